@@ -1,0 +1,432 @@
+//! Anthropic Claude Code: `claude -p --output-format stream-json --verbose`,
+//! prompt on stdin.
+//!
+//! Facts this relies on (`shared/realcli/claude-gemini.md`,
+//! `claude-workspace.md`, claude 2.1.332): in `-p` mode an unapproved tool is
+//! silently denied (listed in `permission_denials`, exit 0); `acceptEdits`
+//! alone denies commands, so workspace access adds Claude Code's own OS
+//! sandbox (bubblewrap + socat on Linux) with sandboxed Bash auto-allowed;
+//! variadic flags (`--tools`, …) would swallow a prompt argument, which is one
+//! more reason the prompt goes on stdin; as root, skipping permissions needs
+//! `IS_SANDBOX=1`; a nested claude must not see `CLAUDECODE`.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, clip, last_line};
+use crate::result::{Denial, Usage};
+
+/// Tools a read-only peer keeps: reading and searching, nothing that writes or runs.
+pub const READ_ONLY_TOOLS: &str = "Read,Grep,Glob";
+
+/// Claude Code's sandbox settings that make workspace access behave like
+/// codex's `workspace-write`: edits and commands inside the cwd, nothing outside.
+pub const WORKSPACE_SETTINGS: &str =
+    r#"{"sandbox":{"enabled":true,"autoAllowBashIfSandboxed":true}}"#;
+
+pub fn command(req: &Request) -> CommandSpec {
+    let mut c = CommandSpec::new("claude");
+    c.args(["-p", "--output-format", "stream-json", "--verbose"]);
+    if let Some(m) = &req.model {
+        c.args(["--model", m]);
+    }
+    if let Some(e) = &req.effort {
+        c.args(["--effort", e]);
+    }
+    if let Some(id) = &req.resume {
+        c.args(["--resume", id]);
+    }
+    if let Some((schema, _)) = &req.extra.output_schema {
+        c.args(["--json-schema", schema]);
+    }
+    if req.extra.no_tools {
+        c.args(["--tools", "", "--strict-mcp-config"]);
+    } else {
+        match req.access {
+            Access::ReadOnly => {
+                // Only reading tools, and no MCP servers (they could write).
+                c.args(["--tools", READ_ONLY_TOOLS, "--strict-mcp-config"]);
+            }
+            Access::Workspace => {
+                c.args([
+                    "--permission-mode",
+                    "acceptEdits",
+                    "--settings",
+                    WORKSPACE_SETTINGS,
+                ]);
+                if !req.missing_sandbox_deps.is_empty() {
+                    c.warnings.push(format!(
+                        "claude's sandbox needs {} on PATH (not found): the peer can edit files \
+                         but its commands (tests, builds) will be denied; install them \
+                         (Debian: apt-get install bubblewrap socat)",
+                        req.missing_sandbox_deps.join(" and ")
+                    ));
+                }
+            }
+            Access::Full => {
+                c.arg("--dangerously-skip-permissions");
+                if req.is_root {
+                    // claude refuses to skip permissions as root otherwise.
+                    c.env_set.push(("IS_SANDBOX".into(), "1".into()));
+                }
+            }
+        }
+    }
+    // A claude started from inside Claude Code hangs or refuses with these set.
+    c.env_remove = vec!["CLAUDECODE".into(), "CLAUDE_CODE_ENTRYPOINT".into()];
+    c.stdin = Some(req.prompt.clone());
+    c
+}
+
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    subtype: Option<Cow<'a, str>>,
+    session_id: Option<String>,
+    model: Option<String>,
+    message: Option<Message>,
+    // `result` event fields
+    is_error: Option<bool>,
+    result: Option<String>,
+    usage: Option<ClaudeUsage>,
+    total_cost_usd: Option<f64>,
+    permission_denials: Option<Vec<PermissionDenial>>,
+    api_error_status: Option<serde_json::Value>,
+    structured_output: Option<serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    model: Option<String>,
+    #[serde(default)]
+    content: Vec<Block>,
+}
+
+#[derive(Deserialize)]
+struct Block {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ClaudeUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct PermissionDenial {
+    tool_name: Option<String>,
+    tool_input: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Parser {
+    session: Option<String>,
+    model: Option<String>,
+    last_text: Option<String>,
+    result: Option<ResultEvent>,
+    recognised: bool,
+}
+
+#[derive(Debug, Clone)]
+struct ResultEvent {
+    is_error: bool,
+    text: Option<String>,
+    usage: Usage,
+    denials: Vec<Denial>,
+    api_status: Option<String>,
+}
+
+impl Parser {
+    pub fn feed(&mut self, line: &[u8]) -> Signal {
+        let Ok(ev) = serde_json::from_slice::<Event>(line) else {
+            return Signal::Nothing;
+        };
+        self.recognised = true;
+        if ev.session_id.is_some() {
+            self.session = ev.session_id.clone();
+        }
+        match ev.kind.as_ref() {
+            "system" if ev.subtype.as_deref() == Some("init") => {
+                if ev.model.is_some() {
+                    self.model = ev.model;
+                }
+            }
+            "assistant" => {
+                if let Some(m) = ev.message {
+                    if m.model.is_some() {
+                        self.model = m.model;
+                    }
+                    let text: String = m
+                        .content
+                        .iter()
+                        .filter(|b| b.kind == "text")
+                        .filter_map(|b| b.text.as_deref())
+                        .collect();
+                    if !text.is_empty() {
+                        self.last_text = Some(text);
+                    }
+                }
+            }
+            "result" => {
+                let usage = ev
+                    .usage
+                    .map(|u| {
+                        let cached = u.cache_read_input_tokens.unwrap_or(0);
+                        let created = u.cache_creation_input_tokens.unwrap_or(0);
+                        Usage {
+                            // claude's input_tokens excludes cache reads and writes.
+                            input_tokens: u.input_tokens.map(|i| i + cached + created),
+                            output_tokens: u.output_tokens,
+                            cached_input_tokens: Some(cached),
+                            reasoning_output_tokens: None,
+                            cost_usd: ev.total_cost_usd,
+                        }
+                    })
+                    .unwrap_or_default();
+                let denials = ev
+                    .permission_denials
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|d| Denial {
+                        tool: d.tool_name.unwrap_or_else(|| "tool".into()),
+                        detail: d
+                            .tool_input
+                            .map(|v| clip(&denial_detail(&v), 300))
+                            .unwrap_or_default(),
+                    })
+                    .collect();
+                // With --json-schema the validated object is the answer.
+                let text = match ev.structured_output {
+                    Some(v) if !v.is_null() => Some(v.to_string()),
+                    _ => ev.result,
+                };
+                self.result = Some(ResultEvent {
+                    is_error: ev.is_error.unwrap_or(false),
+                    text,
+                    usage,
+                    denials,
+                    api_status: ev
+                        .api_error_status
+                        .filter(|v| !v.is_null())
+                        .map(|v| v.to_string()),
+                });
+                return Signal::TurnFinished;
+            }
+            _ => {}
+        }
+        Signal::Nothing
+    }
+
+    pub fn finish(self, end: &ProcessExit) -> Outcome {
+        let mut o = Outcome {
+            session: self.session,
+            model: self.model,
+            unparsable: !self.recognised,
+            ..Outcome::default()
+        };
+        match self.result {
+            Some(r) => {
+                o.success = !r.is_error;
+                o.usage = r.usage;
+                o.denials = r.denials;
+                if r.is_error {
+                    let msg = r.text.unwrap_or_else(|| "claude reported is_error".into());
+                    o.error = Some(match r.api_status {
+                        Some(s) if !msg.contains(&s) => format!("{msg} (HTTP {s})"),
+                        _ => msg,
+                    });
+                } else {
+                    o.message = r.text.or(self.last_text);
+                }
+            }
+            None => {
+                o.message = self.last_text;
+                o.error = last_line(&end.stderr_tail)
+                    .or_else(|| Some("claude ended without a result event".into()));
+            }
+        }
+        o
+    }
+}
+
+fn denial_detail(v: &serde_json::Value) -> String {
+    for k in ["file_path", "command", "path", "url"] {
+        if let Some(s) = v.get(k).and_then(|x| x.as_str()) {
+            return s.to_string();
+        }
+    }
+    v.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{Agent, Extra};
+    use std::path::PathBuf;
+
+    fn req(access: Access) -> Request {
+        Request {
+            prompt: "task".into(),
+            access,
+            model: Some("opus".into()),
+            effort: Some("xhigh".into()),
+            resume: None,
+            cwd: PathBuf::from("/w"),
+            profile: None,
+            provider: None,
+            timeout_secs: 3600,
+            is_root: false,
+            missing_sandbox_deps: vec![],
+            extra: Extra::default(),
+        }
+    }
+
+    const BASE: [&str; 9] = [
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--model",
+        "opus",
+        "--effort",
+        "xhigh",
+        "",
+    ];
+
+    fn argv(r: &Request) -> Vec<String> {
+        Agent::Claude.command(r).unwrap().args_lossy()
+    }
+
+    #[test]
+    fn argv_per_access() {
+        let base: Vec<&str> = BASE[..8].to_vec();
+        let ro = argv(&req(Access::ReadOnly));
+        assert_eq!(ro[..8], base[..]);
+        assert_eq!(ro[8..], ["--tools", READ_ONLY_TOOLS, "--strict-mcp-config"]);
+        let ws = argv(&req(Access::Workspace));
+        assert_eq!(
+            ws[8..],
+            [
+                "--permission-mode",
+                "acceptEdits",
+                "--settings",
+                WORKSPACE_SETTINGS
+            ]
+        );
+        let full = argv(&req(Access::Full));
+        assert_eq!(full[8..], ["--dangerously-skip-permissions"]);
+    }
+
+    #[test]
+    fn full_as_root_sets_is_sandbox_and_strips_nesting_vars() {
+        let mut r = req(Access::Full);
+        r.is_root = true;
+        let spec = Agent::Claude.command(&r).unwrap();
+        assert_eq!(
+            spec.env_set,
+            vec![("IS_SANDBOX".to_string(), "1".to_string())]
+        );
+        assert_eq!(spec.env_remove, ["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"]);
+        assert_eq!(spec.stdin.as_deref(), Some("task"));
+        let not_root = Agent::Claude.command(&req(Access::Full)).unwrap();
+        assert!(not_root.env_set.is_empty());
+    }
+
+    #[test]
+    fn resume_and_missing_sandbox_warning() {
+        let mut r = req(Access::Workspace);
+        r.resume = Some("abc".into());
+        r.missing_sandbox_deps = vec!["bwrap", "socat"];
+        let spec = Agent::Claude.command(&r).unwrap();
+        let a = spec.args_lossy();
+        let i = a.iter().position(|x| x == "--resume").unwrap();
+        assert_eq!(a[i + 1], "abc");
+        assert_eq!(spec.warnings.len(), 1);
+        assert!(spec.warnings[0].contains("bwrap and socat"));
+    }
+
+    #[test]
+    fn no_tools_for_packet_advice() {
+        let mut r = req(Access::ReadOnly);
+        r.extra.no_tools = true;
+        let a = argv(&r);
+        assert_eq!(a[8..], ["--tools", "", "--strict-mcp-config"]);
+    }
+
+    fn fixture(name: &str) -> Vec<u8> {
+        std::fs::read(format!(
+            "{}/tests/fixtures/claude/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    fn parse(name: &str, code: i32) -> Outcome {
+        Agent::Claude.parse_transcript(
+            &fixture(name),
+            &ProcessExit {
+                code: Some(code),
+                stderr_tail: String::new(),
+            },
+        )
+    }
+
+    #[test]
+    fn parses_stream() {
+        let o = parse("claude-stream.jsonl", 0);
+        assert!(o.success);
+        assert_eq!(
+            o.session.as_deref(),
+            Some("770ccbf4-0cf4-4a19-a0da-79d885d7bddc")
+        );
+        assert_eq!(o.message.as_deref(), Some("Hi from the mock server!"));
+        assert_eq!(o.model.as_deref(), Some("claude-opus-5-5"));
+        assert_eq!(o.usage.input_tokens, Some(2563));
+        assert_eq!(o.usage.output_tokens, Some(13));
+        assert_eq!(o.usage.cost_usd, Some(0.010512));
+    }
+
+    #[test]
+    fn parses_tool_stream_final_text() {
+        let o = parse("claude-toolcall-stream.jsonl", 0);
+        assert!(o.success);
+        assert!(o.message.unwrap().starts_with("WRITE-DONE"));
+    }
+
+    #[test]
+    fn json_output_forms_parse_too() {
+        // `--output-format json` prints the same result object on one line.
+        let o = parse("claude-api-error.json", 1);
+        assert!(!o.success);
+        assert!(
+            o.error
+                .unwrap()
+                .contains("API Error: 400 mock: scripted invalid request")
+        );
+        let d = parse("claude-permission-denied.json", 0);
+        assert!(d.success);
+        assert_eq!(d.denials.len(), 1);
+        assert_eq!(d.denials[0].tool, "Write");
+        assert!(d.denials[0].detail.ends_with("out.txt"));
+    }
+
+    #[test]
+    fn no_result_event_is_a_failure() {
+        let o = Agent::Claude.parse_transcript(
+            b"",
+            &ProcessExit {
+                code: Some(1),
+                stderr_tail: "Error: something broke\n".into(),
+            },
+        );
+        assert!(!o.success);
+        assert_eq!(o.error.as_deref(), Some("Error: something broke"));
+    }
+}

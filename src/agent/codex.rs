@@ -1,0 +1,431 @@
+//! OpenAI Codex CLI: `codex exec --json`, prompt on stdin (`-`).
+//!
+//! Facts this relies on (`shared/realcli/codex-pi.md`, codex 0.171.0):
+//! exec-level flags go *before* `resume <id>`, and without `--sandbox` a
+//! resumed turn is read-only, so the sandbox is always passed; stdin must be
+//! closed or codex waits; `turn.completed.usage` is cumulative per thread.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, clip, last_line};
+use crate::result::{Denial, Usage};
+
+pub fn command(req: &Request) -> CommandSpec {
+    let mut c = CommandSpec::new("codex");
+    c.args(["exec", "--json", "--skip-git-repo-check"]);
+    match req.access {
+        Access::ReadOnly => {
+            c.args(["--sandbox", "read-only"]);
+            // A reported bypass: an automatic approvals reviewer could grant
+            // escalations; pin approvals to the (absent) user so none happen.
+            c.args(["-c", "approvals_reviewer=\"user\""]);
+        }
+        Access::Workspace => {
+            c.args(["--sandbox", "workspace-write"]);
+        }
+        Access::Full => {
+            c.arg("--dangerously-bypass-approvals-and-sandbox");
+        }
+    }
+    if let Some(m) = &req.model {
+        c.args(["-m", m]);
+    }
+    if let Some(e) = &req.effort {
+        c.arg("-c").arg(format!("model_reasoning_effort=\"{e}\""));
+    }
+    if let Some(p) = &req.profile {
+        c.args(["--profile", p]);
+    }
+    if let Some((_, path)) = &req.extra.output_schema {
+        c.arg("--output-schema").arg(path);
+    }
+    if let Some(id) = &req.resume {
+        c.args(["resume", id]);
+    }
+    c.arg("-");
+    c.stdin = Some(req.prompt.clone());
+    c
+}
+
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    thread_id: Option<String>,
+    item: Option<Item<'a>>,
+    usage: Option<CodexUsage>,
+    error: Option<ErrorObj>,
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Item<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    text: Option<String>,
+    message: Option<String>,
+    command: Option<String>,
+    #[serde(borrow)]
+    aggregated_output: Option<Cow<'a, str>>,
+    status: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+struct CodexUsage {
+    input_tokens: Option<u64>,
+    cached_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    reasoning_output_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct ErrorObj {
+    message: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Parser {
+    session: Option<String>,
+    message: Option<String>,
+    usage: Option<Usage>,
+    completed: bool,
+    failed: Option<String>,
+    last_error_event: Option<String>,
+    denials: Vec<Denial>,
+    warnings: Vec<String>,
+    recognised: bool,
+}
+
+impl Parser {
+    pub fn feed(&mut self, line: &[u8]) -> Signal {
+        let Ok(ev) = serde_json::from_slice::<Event>(line) else {
+            return Signal::Nothing;
+        };
+        self.recognised = true;
+        match ev.kind.as_ref() {
+            "thread.started" => {
+                if ev.thread_id.is_some() {
+                    self.session = ev.thread_id;
+                }
+            }
+            "item.completed" => {
+                if let Some(item) = ev.item {
+                    self.item_completed(item);
+                }
+            }
+            "turn.completed" => {
+                self.completed = true;
+                if let Some(u) = ev.usage {
+                    self.usage = Some(Usage {
+                        input_tokens: u.input_tokens,
+                        output_tokens: u.output_tokens,
+                        cached_input_tokens: u.cached_input_tokens,
+                        reasoning_output_tokens: u.reasoning_output_tokens,
+                        cost_usd: None,
+                    });
+                }
+                return Signal::TurnFinished;
+            }
+            "turn.failed" => {
+                let msg = ev
+                    .error
+                    .and_then(|e| e.message)
+                    .or_else(|| self.last_error_event.clone())
+                    .unwrap_or_else(|| "codex reported turn.failed".into());
+                self.failed = Some(msg);
+                return Signal::TurnFinished;
+            }
+            "error" => {
+                if let Some(m) = ev.message {
+                    // Retries are announced as errors; they are not the outcome.
+                    if !m.starts_with("Reconnecting") {
+                        self.last_error_event = Some(m);
+                    }
+                }
+            }
+            _ => {}
+        }
+        Signal::Nothing
+    }
+
+    fn item_completed(&mut self, item: Item) {
+        match item.kind.as_ref() {
+            "agent_message" => {
+                if let Some(t) = item.text {
+                    self.message = Some(t);
+                }
+            }
+            "error" => {
+                if let Some(m) = item.message.or(item.text) {
+                    self.warnings.push(format!("codex: {}", clip(&m, 300)));
+                }
+            }
+            "command_execution" if item.status.as_deref() == Some("failed") => {
+                let out = item.aggregated_output.unwrap_or_default();
+                // The sandbox refusing a write is what read-only looks like from here.
+                if let Some(l) = out.lines().find(|l| {
+                    l.contains("Read-only file system") || l.contains("Operation not permitted")
+                }) {
+                    self.denials.push(Denial {
+                        tool: "shell".into(),
+                        detail: format!(
+                            "{}: {}",
+                            clip(item.command.as_deref().unwrap_or("command"), 200),
+                            clip(l, 200)
+                        ),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn finish(self, end: &ProcessExit) -> Outcome {
+        let error = self
+            .failed
+            .clone()
+            .or_else(|| {
+                (!self.completed)
+                    .then(|| self.last_error_event.clone())
+                    .flatten()
+            })
+            .map(|m| readable_error(&m))
+            .or_else(|| {
+                (end.code != Some(0) && !self.completed)
+                    .then(|| last_line(&end.stderr_tail))
+                    .flatten()
+            });
+        Outcome {
+            success: self.completed && self.failed.is_none(),
+            error,
+            session: self.session,
+            message: self.message,
+            usage: self.usage.unwrap_or_default(),
+            model: None,
+            denials: self.denials,
+            warnings: self.warnings,
+            unparsable: !self.recognised,
+        }
+    }
+}
+
+/// Codex passes API error bodies through verbatim (`{"error": {"message": …}}`);
+/// keep the message people need, and the rest when it is not that shape.
+fn readable_error(m: &str) -> String {
+    #[derive(Deserialize)]
+    struct Body {
+        error: Inner,
+    }
+    #[derive(Deserialize)]
+    struct Inner {
+        message: String,
+        #[serde(rename = "type")]
+        kind: Option<String>,
+    }
+    match serde_json::from_str::<Body>(m) {
+        Ok(b) => match b.error.kind {
+            Some(k) => format!("{} ({k})", b.error.message),
+            None => b.error.message,
+        },
+        Err(_) => m.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{Agent, Extra};
+    use std::path::PathBuf;
+
+    fn req(access: Access) -> Request {
+        Request {
+            prompt: "do it".into(),
+            access,
+            model: None,
+            effort: Some("high".into()),
+            resume: None,
+            cwd: PathBuf::from("/w"),
+            profile: None,
+            provider: None,
+            timeout_secs: 3600,
+            is_root: false,
+            missing_sandbox_deps: vec![],
+            extra: Extra::default(),
+        }
+    }
+
+    fn argv(r: &Request) -> Vec<String> {
+        Agent::Codex.command(r).unwrap().args_lossy()
+    }
+
+    #[test]
+    fn argv_per_access() {
+        assert_eq!(
+            argv(&req(Access::Workspace)),
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "workspace-write",
+                "-c",
+                "model_reasoning_effort=\"high\"",
+                "-"
+            ]
+        );
+        assert_eq!(
+            argv(&req(Access::ReadOnly)),
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "read-only",
+                "-c",
+                "approvals_reviewer=\"user\"",
+                "-c",
+                "model_reasoning_effort=\"high\"",
+                "-"
+            ]
+        );
+        assert_eq!(
+            argv(&req(Access::Full)),
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "-c",
+                "model_reasoning_effort=\"high\"",
+                "-"
+            ]
+        );
+    }
+
+    #[test]
+    fn resume_keeps_exec_flags_before_resume() {
+        let mut r = req(Access::Workspace);
+        r.resume = Some("t-1".into());
+        r.model = Some("gpt-5.6-sol".into());
+        r.profile = Some("work".into());
+        let a = argv(&r);
+        assert_eq!(
+            a,
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "workspace-write",
+                "-m",
+                "gpt-5.6-sol",
+                "-c",
+                "model_reasoning_effort=\"high\"",
+                "--profile",
+                "work",
+                "resume",
+                "t-1",
+                "-"
+            ]
+        );
+        let spec = Agent::Codex.command(&r).unwrap();
+        assert_eq!(spec.stdin.as_deref(), Some("do it"));
+        assert!(
+            !a.iter().any(|x| x.contains("do it")),
+            "prompt must not be in argv"
+        );
+    }
+
+    fn fixture(name: &str) -> Vec<u8> {
+        std::fs::read(format!(
+            "{}/tests/fixtures/codex/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+    }
+
+    fn parse(name: &str, code: i32) -> Outcome {
+        Agent::Codex.parse_transcript(
+            &fixture(name),
+            &ProcessExit {
+                code: Some(code),
+                stderr_tail: String::new(),
+            },
+        )
+    }
+
+    #[test]
+    fn parses_basic() {
+        let o = parse("codex-exec-basic.jsonl", 0);
+        assert!(o.success);
+        assert_eq!(
+            o.session.as_deref(),
+            Some("01a22af9-9e2e-70e3-ad11-07b983a9c1d0")
+        );
+        assert_eq!(o.message.as_deref(), Some("Hi from the mock model!"));
+        assert_eq!(o.usage.input_tokens, Some(120));
+        assert_eq!(o.usage.output_tokens, Some(12));
+        assert_eq!(o.error, None);
+    }
+
+    #[test]
+    fn parses_usage_with_cache_and_reasoning() {
+        let o = parse("codex-exec-usage.jsonl", 0);
+        assert_eq!(o.usage.input_tokens, Some(1000));
+        assert_eq!(o.usage.cached_input_tokens, Some(400));
+        assert_eq!(o.usage.output_tokens, Some(50));
+        assert_eq!(o.usage.reasoning_output_tokens, Some(20));
+    }
+
+    #[test]
+    fn parses_api_error() {
+        let o = parse("codex-exec-error.jsonl", 1);
+        assert!(!o.success);
+        let e = o.error.unwrap();
+        assert!(e.contains("mock: scripted bad request"), "{e}");
+    }
+
+    #[test]
+    fn parses_stream_failure() {
+        let o = parse("codex-exec-stream-failed.jsonl", 1);
+        assert!(!o.success);
+        assert!(o.error.unwrap().contains("stream disconnected"));
+    }
+
+    #[test]
+    fn readonly_write_is_a_denial() {
+        let o = parse("codex-exec-readonly.jsonl", 0);
+        assert!(o.success);
+        assert_eq!(o.denials.len(), 1);
+        assert!(o.denials[0].detail.contains("Read-only file system"));
+    }
+
+    #[test]
+    fn unknown_model_is_a_warning_not_a_failure() {
+        let o = parse("codex-exec-unknown-model.jsonl", 0);
+        assert!(o.success);
+        assert_eq!(o.warnings.len(), 1);
+        assert!(o.warnings[0].contains("Model metadata"));
+    }
+
+    #[test]
+    fn garbage_is_unparsable() {
+        let o = Agent::Codex.parse_transcript(b"hello\nworld\n", &ProcessExit::default());
+        assert!(o.unparsable);
+        assert!(!o.success);
+    }
+
+    #[test]
+    fn zero_exit_without_turn_completed_is_not_success() {
+        let o = Agent::Codex.parse_transcript(
+            b"{\"type\":\"thread.started\",\"thread_id\":\"x\"}\n",
+            &ProcessExit {
+                code: Some(0),
+                stderr_tail: String::new(),
+            },
+        );
+        assert!(!o.success);
+    }
+}

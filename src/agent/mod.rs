@@ -1,0 +1,431 @@
+//! The peer agent CLIs baton can delegate to: a closed enum, one file per CLI.
+//!
+//! Each adapter is pure: `command(&Request) -> CommandSpec` builds the exact
+//! argv/env/stdin (no I/O), and a streaming `Parser` turns the CLI's output,
+//! line by line, into an `Outcome`. Supervision (spawning, timeouts, killing)
+//! lives in `process`, and the public result in `result`.
+
+pub mod agy;
+pub mod claude;
+pub mod codex;
+pub mod gemini_cli;
+pub mod pi;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::result::{Denial, Usage};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Agent {
+    /// OpenAI Codex CLI: `codex exec --json`.
+    Codex,
+    /// Anthropic Claude Code: `claude -p --output-format stream-json`.
+    Claude,
+    /// Google Antigravity: `agy --print`.
+    Gemini,
+    /// Z.AI GLM 5.2 through `pi --provider zai`.
+    Zai,
+    /// Pi with any `--provider`.
+    Pi,
+    /// Google's Gemini CLI: `gemini -o stream-json`.
+    GeminiCli,
+}
+
+impl Agent {
+    pub const ALL: [Agent; 6] = [
+        Agent::Codex,
+        Agent::Claude,
+        Agent::Gemini,
+        Agent::Zai,
+        Agent::Pi,
+        Agent::GeminiCli,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Codex => "codex",
+            Agent::Claude => "claude",
+            Agent::Gemini => "gemini",
+            Agent::Zai => "zai",
+            Agent::Pi => "pi",
+            Agent::GeminiCli => "gemini-cli",
+        }
+    }
+
+    /// Case-insensitive, with the aliases users type.
+    pub fn parse(s: &str) -> Result<Agent> {
+        let l = s.trim().to_ascii_lowercase();
+        Ok(match l.as_str() {
+            "codex" => Agent::Codex,
+            "claude" | "claude-code" => Agent::Claude,
+            "gemini" | "agy" | "antigravity" => Agent::Gemini,
+            "zai" | "glm" | "z.ai" | "glm-5.2" => Agent::Zai,
+            "pi" => Agent::Pi,
+            "gemini-cli" | "geminicli" => Agent::GeminiCli,
+            _ => {
+                return Err(Error::usage_hint(
+                    format!("unknown agent `{s}`"),
+                    "use one of: codex, claude, gemini (agy), zai (glm), pi, gemini-cli",
+                ));
+            }
+        })
+    }
+
+    /// The executable looked up on PATH.
+    pub fn binary(self) -> &'static str {
+        match self {
+            Agent::Codex => "codex",
+            Agent::Claude => "claude",
+            Agent::Gemini => "agy",
+            Agent::Zai | Agent::Pi => "pi",
+            Agent::GeminiCli => "gemini",
+        }
+    }
+
+    /// How to install the CLI (shown when it is missing).
+    pub fn install_hint(self) -> &'static str {
+        match self {
+            Agent::Codex => "npm install -g @openai/codex",
+            Agent::Claude => "npm install -g @anthropic-ai/claude-code@latest",
+            Agent::Gemini => {
+                "install Google Antigravity (it provides `agy`) from its own installer; no package registry ships it"
+            }
+            Agent::Zai | Agent::Pi => "npm install -g @mariozechner/pi-coding-agent",
+            Agent::GeminiCli => "npm install -g @google/gemini-cli",
+        }
+    }
+
+    /// Access modes the CLI can enforce with its own switches.
+    pub fn supported_access(self) -> &'static [Access] {
+        match self {
+            Agent::Gemini => &[Access::Workspace, Access::Full],
+            _ => &[Access::ReadOnly, Access::Workspace, Access::Full],
+        }
+    }
+
+    /// Whether the CLI streams progress events while it works. For those that
+    /// do not (agy prints one object at the end) the idle timeout cannot tell
+    /// a stuck peer from a busy one, so it is not applied.
+    pub fn streams_progress(self) -> bool {
+        !matches!(self, Agent::Gemini)
+    }
+
+    pub fn command(self, req: &Request) -> Result<CommandSpec> {
+        if !self.supported_access().contains(&req.access) {
+            return Err(self.access_refusal(req.access));
+        }
+        Ok(match self {
+            Agent::Codex => codex::command(req),
+            Agent::Claude => claude::command(req),
+            Agent::Gemini => agy::command(req),
+            Agent::Zai => pi::command(req, Some("zai")),
+            Agent::Pi => pi::command(req, None),
+            Agent::GeminiCli => gemini_cli::command(req),
+        })
+    }
+
+    fn access_refusal(self, access: Access) -> Error {
+        match self {
+            Agent::Gemini => Error::UnsupportedAccess {
+                agent: self.name(),
+                access: access.as_str(),
+                reason: "agy has no enforceable read-only mode (its sandbox confines terminal \
+                         commands only, not its file tools), so baton will not pretend",
+                hint: "use `--agent gemini-cli --access read-only` or another agent for read-only work"
+                    .into(),
+            },
+            _ => Error::Internal(format!("{} lacks access {}", self.name(), access.as_str())),
+        }
+    }
+
+    pub fn parser(self) -> Parser {
+        match self {
+            Agent::Codex => Parser::Codex(codex::Parser::default()),
+            Agent::Claude => Parser::Claude(claude::Parser::default()),
+            Agent::Gemini => Parser::Agy(agy::Parser::default()),
+            Agent::Zai | Agent::Pi => Parser::Pi(pi::Parser::default()),
+            Agent::GeminiCli => Parser::GeminiCli(gemini_cli::Parser::default()),
+        }
+    }
+
+    /// Pure: parse a whole transcript (used by tests and by `logs`).
+    pub fn parse_transcript(self, stdout: &[u8], end: &ProcessExit) -> Outcome {
+        let mut p = self.parser();
+        for line in stdout.split(|b| *b == b'\n') {
+            p.feed(line);
+        }
+        p.finish(end)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    ReadOnly,
+    Workspace,
+    Full,
+}
+
+impl Access {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::ReadOnly => "read-only",
+            Access::Workspace => "workspace",
+            Access::Full => "full",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Access> {
+        match s.to_ascii_lowercase().as_str() {
+            "read-only" | "readonly" | "ro" => Ok(Access::ReadOnly),
+            "workspace" | "workspace-write" | "write" => Ok(Access::Workspace),
+            "full" | "full-access" | "danger-full-access" => Ok(Access::Full),
+            _ => Err(Error::usage_hint(
+                format!("unknown access mode `{s}`"),
+                "use read-only, workspace or full",
+            )),
+        }
+    }
+}
+
+/// Everything an adapter needs to build a command line. Built by `run`.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The full text sent to the peer (brief + task, or the raw task).
+    pub prompt: String,
+    pub access: Access,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub resume: Option<String>,
+    pub cwd: PathBuf,
+    /// codex `--profile`.
+    pub profile: Option<String>,
+    /// pi `--provider`.
+    pub provider: Option<String>,
+    /// Total time allowed (agy has its own print timeout that must not be shorter).
+    pub timeout_secs: u64,
+    /// The process runs as root (claude needs `IS_SANDBOX=1` for full access then).
+    pub is_root: bool,
+    /// Programs claude's own sandbox needs that are not on PATH (Linux:
+    /// `bwrap`, `socat`). Found by `run`, so adapters stay pure.
+    pub missing_sandbox_deps: Vec<&'static str>,
+    /// Extra CLI-level switches for special uses (`ask`): see `Extra`.
+    pub extra: Extra,
+}
+
+/// Additions used by `baton ask` and friends; empty for plain runs.
+#[derive(Debug, Clone, Default)]
+pub struct Extra {
+    /// Disable every tool (not only writing ones): packet-scope advice.
+    pub no_tools: bool,
+    /// A JSON Schema the final message must follow (claude `--json-schema`,
+    /// codex `--output-schema <file>`), with its file path for codex.
+    pub output_schema: Option<(String, PathBuf)>,
+}
+
+/// The exact process baton will start. No shell is involved anywhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    pub program: String,
+    pub args: Vec<OsString>,
+    /// Variables set (or overridden) in the child's environment.
+    pub env_set: Vec<(String, String)>,
+    /// Variables removed from the child's environment.
+    pub env_remove: Vec<String>,
+    /// Written to the child's stdin, which is then closed. `None`: stdin is /dev/null.
+    pub stdin: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+impl CommandSpec {
+    pub fn new(program: &str) -> Self {
+        CommandSpec {
+            program: program.to_string(),
+            args: Vec::new(),
+            env_set: Vec::new(),
+            env_remove: Vec::new(),
+            stdin: None,
+            warnings: Vec::new(),
+        }
+    }
+
+    pub fn arg(&mut self, a: impl Into<OsString>) -> &mut Self {
+        self.args.push(a.into());
+        self
+    }
+
+    pub fn args<I, S>(&mut self, it: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(it.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn args_lossy(&self) -> Vec<String> {
+        self.args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+/// How the peer process ended, as far as the parser needs to know.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessExit {
+    /// Exit code, `None` if killed by a signal.
+    pub code: Option<i32>,
+    /// The last bytes of stderr, for error messages (CLIs that report errors there).
+    pub stderr_tail: String,
+}
+
+/// What the parser understood of a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// The CLI's own success marker was seen (and no failure marker).
+    pub success: bool,
+    /// A failure reported by the CLI (model/API error), if any.
+    pub error: Option<String>,
+    pub session: Option<String>,
+    pub message: Option<String>,
+    pub usage: Usage,
+    /// The model the CLI said it used.
+    pub model: Option<String>,
+    pub denials: Vec<Denial>,
+    /// Notes for the result's `warnings` (e.g. non-fatal CLI errors).
+    pub warnings: Vec<String>,
+    /// The output could not be understood at all (no recognised event).
+    pub unparsable: bool,
+}
+
+/// What a single line told the supervisor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    Nothing,
+    /// The CLI reported that its turn is over (success or failure). If the
+    /// process does not exit shortly after, it is hung (codex is known to).
+    TurnFinished,
+}
+
+/// Streaming parser state for one run, per CLI. Fed one line at a time so
+/// memory stays flat however much the peer prints.
+#[derive(Debug)]
+pub enum Parser {
+    Codex(codex::Parser),
+    Claude(claude::Parser),
+    Agy(agy::Parser),
+    Pi(pi::Parser),
+    GeminiCli(gemini_cli::Parser),
+}
+
+impl Parser {
+    pub fn feed(&mut self, line: &[u8]) -> Signal {
+        let line = trim_line(line);
+        if line.is_empty() {
+            return Signal::Nothing;
+        }
+        match self {
+            Parser::Codex(p) => p.feed(line),
+            Parser::Claude(p) => p.feed(line),
+            Parser::Agy(p) => p.feed(line),
+            Parser::Pi(p) => p.feed(line),
+            Parser::GeminiCli(p) => p.feed(line),
+        }
+    }
+
+    pub fn finish(self, end: &ProcessExit) -> Outcome {
+        match self {
+            Parser::Codex(p) => p.finish(end),
+            Parser::Claude(p) => p.finish(end),
+            Parser::Agy(p) => p.finish(end),
+            Parser::Pi(p) => p.finish(end),
+            Parser::GeminiCli(p) => p.finish(end),
+        }
+    }
+
+    /// A copy of what is known so far (for a peer that had to be killed).
+    pub fn snapshot(&self, end: &ProcessExit) -> Outcome {
+        match self {
+            Parser::Codex(p) => p.clone().finish(end),
+            Parser::Claude(p) => p.clone().finish(end),
+            Parser::Agy(p) => p.clone().finish(end),
+            Parser::Pi(p) => p.clone().finish(end),
+            Parser::GeminiCli(p) => p.clone().finish(end),
+        }
+    }
+}
+
+fn trim_line(mut line: &[u8]) -> &[u8] {
+    while let [rest @ .., b'\r' | b'\n' | b' ' | b'\t'] = line {
+        line = rest;
+    }
+    while let [b' ' | b'\t', rest @ ..] = line {
+        line = rest;
+    }
+    line
+}
+
+/// The last non-empty line of a text, trimmed (for error messages from stderr).
+pub(crate) fn last_line(s: &str) -> Option<String> {
+    s.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+}
+
+/// Cut a text to at most `max` characters for a one-line message.
+pub(crate) fn clip(s: &str, max: usize) -> String {
+    let s = s.trim();
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_aliases() {
+        for (s, a) in [
+            ("codex", Agent::Codex),
+            ("Claude", Agent::Claude),
+            ("AGY", Agent::Gemini),
+            ("antigravity", Agent::Gemini),
+            ("gemini", Agent::Gemini),
+            ("glm", Agent::Zai),
+            ("Z.AI", Agent::Zai),
+            ("glm-5.2", Agent::Zai),
+            ("zai", Agent::Zai),
+            ("pi", Agent::Pi),
+            ("gemini-cli", Agent::GeminiCli),
+        ] {
+            assert_eq!(Agent::parse(s).unwrap(), a, "{s}");
+        }
+        assert!(Agent::parse("gpt").is_err());
+    }
+
+    #[test]
+    fn access_parse() {
+        assert_eq!(Access::parse("read-only").unwrap(), Access::ReadOnly);
+        assert_eq!(Access::parse("workspace").unwrap(), Access::Workspace);
+        assert_eq!(Access::parse("full").unwrap(), Access::Full);
+        assert!(Access::parse("root").is_err());
+    }
+
+    #[test]
+    fn trim_line_strips_cr_and_spaces() {
+        assert_eq!(trim_line(b"  {\"a\":1}\r\n"), b"{\"a\":1}");
+        assert_eq!(trim_line(b"\r\n"), b"");
+    }
+}

@@ -1,0 +1,149 @@
+//! `baton agents`: what is supported, what is installed, and with which options.
+
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::agent::Agent;
+use crate::models;
+use crate::output::{self, Mode};
+use crate::process;
+
+#[derive(Debug, Serialize)]
+pub struct AgentInfo {
+    pub name: &'static str,
+    pub binary: &'static str,
+    pub installed: bool,
+    pub path: Option<String>,
+    pub version: Option<String>,
+    pub default_model: Option<&'static str>,
+    pub model_aliases: Vec<(&'static str, &'static str)>,
+    pub default_effort: Option<&'static str>,
+    pub efforts: &'static [&'static str],
+    pub access: Vec<&'static str>,
+    pub notes: Vec<String>,
+    pub install_hint: &'static str,
+}
+
+pub fn list(mode: Mode) -> i32 {
+    let (tx, rx) = mpsc::channel();
+    // Versions are asked in parallel: some CLIs take seconds to start.
+    for (i, a) in Agent::ALL.iter().copied().enumerate() {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send((i, info(a)));
+        });
+    }
+    drop(tx);
+    let mut infos: Vec<(usize, AgentInfo)> = rx.iter().collect();
+    infos.sort_by_key(|(i, _)| *i);
+    let infos: Vec<AgentInfo> = infos.into_iter().map(|(_, a)| a).collect();
+    match mode {
+        Mode::Json => output::json_line(&serde_json::json!({
+            "schema_version": crate::result::SCHEMA_VERSION,
+            "agents": infos,
+        })),
+        Mode::Text => {
+            for a in &infos {
+                println!(
+                    "{:<11} {:<7} {:<10} {:<28} model {:<17} effort {:<6} [{}]  access: {}",
+                    a.name,
+                    a.binary,
+                    if a.installed { "installed" } else { "missing" },
+                    a.version.as_deref().unwrap_or("-"),
+                    a.default_model.unwrap_or("(cli default)"),
+                    a.default_effort.unwrap_or("-"),
+                    a.efforts.join("|"),
+                    a.access.join(", ")
+                );
+                for n in &a.notes {
+                    println!("            note: {n}");
+                }
+                if !a.installed {
+                    println!("            install: {}", a.install_hint);
+                }
+            }
+        }
+    }
+    0
+}
+
+fn info(a: Agent) -> AgentInfo {
+    let t = models::table(a);
+    let path = process::find_program(a.binary());
+    let version = path.as_ref().and_then(|p| version_of(p));
+    let mut notes = Vec::new();
+    match a {
+        Agent::Gemini => {
+            notes.push("no read-only mode: --access read-only is refused".into());
+            notes.push("not installable from a package registry; adapter tested with fakes".into());
+        }
+        Agent::Claude if cfg!(target_os = "linux") => {
+            let missing: Vec<&str> = ["bwrap", "socat"]
+                .into_iter()
+                .filter(|p| process::find_program(p).is_none())
+                .collect();
+            if !missing.is_empty() {
+                notes.push(format!(
+                    "workspace access needs {} for claude's sandbox: without them the peer can edit but not run commands",
+                    missing.join(" and ")
+                ));
+            }
+        }
+        Agent::Zai | Agent::Pi => notes
+            .push("no sandbox: read-only is a tool allowlist; workspace is not confined".into()),
+        Agent::GeminiCli => {
+            notes.push("workspace (auto_edit) allows edits but no shell commands".into())
+        }
+        _ => {}
+    }
+    AgentInfo {
+        name: a.name(),
+        binary: a.binary(),
+        installed: path.is_some(),
+        path: path.map(|p| p.display().to_string()),
+        version,
+        default_model: t.default_model,
+        model_aliases: t.aliases.to_vec(),
+        default_effort: t.default_effort,
+        efforts: t.efforts,
+        access: a.supported_access().iter().map(|x| x.as_str()).collect(),
+        notes,
+        install_hint: a.install_hint(),
+    }
+}
+
+/// `<cli> --version`, first non-empty line of stdout or stderr (pi prints
+/// there), with a 15 s limit so a broken CLI cannot hang `baton agents`.
+fn version_of(p: &std::path::Path) -> Option<String> {
+    use std::os::unix::process::CommandExt;
+    let child = Command::new(p)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .ok()?;
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(Duration::from_secs(15)) {
+        Ok(Ok(out)) => {
+            let text = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            text.lines()
+                .map(str::trim)
+                .find(|l| !l.is_empty())
+                .map(str::to_string)
+        }
+        _ => {
+            process::killpg(pid, libc::SIGKILL);
+            None
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Tool errors: baton itself could not do what was asked.
+//!
+//! These are kept apart from agent outcomes (`result::Status`): a peer that ran
+//! and failed, timed out or was cancelled is a well-formed result, not an
+//! `Error`. Every variant has a stable `kind()` string (part of the JSON
+//! contract) and an exit code documented in the README.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Exit codes, in one place so the README table and the code cannot drift.
+pub mod exit {
+    pub const SUCCESS: i32 = 0;
+    /// The peer ran and failed (or baton hit an I/O problem; `error.kind` says which).
+    pub const FAILED: i32 = 1;
+    pub const USAGE: i32 = 2;
+    /// Reserved for the plugin shim: no binary for this platform.
+    pub const UNSUPPORTED_PLATFORM: i32 = 3;
+    pub const JOB_NOT_FOUND: i32 = 4;
+    pub const TIMEOUT: i32 = 124;
+    pub const NOT_INSTALLED: i32 = 127;
+    pub const INTERRUPTED: i32 = 130;
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The command line (or a packet/flag combination) is not valid.
+    #[error("{message}")]
+    Usage {
+        message: String,
+        hint: Option<String>,
+    },
+
+    /// The agent cannot enforce the requested access mode; baton refuses
+    /// rather than silently running with more access than asked for.
+    #[error("`{agent}` cannot run with `--access {access}`: {reason}")]
+    UnsupportedAccess {
+        agent: &'static str,
+        access: &'static str,
+        reason: &'static str,
+        hint: String,
+    },
+
+    /// `BATON_DEPTH` reached `BATON_MAX_DEPTH`: a delegated peer tried to delegate again.
+    #[error("recursion guard: BATON_DEPTH={depth} has reached BATON_MAX_DEPTH={max}")]
+    RecursionLimit { depth: u32, max: u32 },
+
+    /// The peer CLI is not on PATH.
+    #[error("`{binary}` (the {agent} CLI) was not found on PATH")]
+    NotInstalled {
+        agent: &'static str,
+        binary: String,
+        hint: String,
+    },
+
+    /// A job id that is well-formed but unknown in this repository's store.
+    #[error("no job `{id}` in {store}")]
+    JobNotFound { id: String, store: PathBuf },
+
+    /// A job id that is not of baton's form (path traversal, odd characters, …).
+    #[error("`{id}` is not a valid job id")]
+    InvalidJobId { id: String },
+
+    /// baton was interrupted (Ctrl-C / SIGTERM) before it had a result to report.
+    #[error("interrupted by {signal}")]
+    Interrupted { signal: &'static str },
+
+    /// Spawning the peer failed for a reason other than "not installed".
+    #[error("could not start `{binary}`: {source}")]
+    Spawn {
+        binary: String,
+        #[source]
+        source: io::Error,
+    },
+
+    /// A file-system or pipe operation of baton's own failed.
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: io::Error,
+    },
+
+    /// A bug in baton. Please report it.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error::Usage {
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    pub fn usage_hint(message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Error::Usage {
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+
+    pub fn io(context: impl Into<String>, source: io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// Stable machine-readable name of the error, part of the JSON contract.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Usage { .. } => "usage",
+            Error::UnsupportedAccess { .. } => "unsupported_access",
+            Error::RecursionLimit { .. } => "recursion_limit",
+            Error::NotInstalled { .. } => "agent_not_installed",
+            Error::JobNotFound { .. } => "job_not_found",
+            Error::InvalidJobId { .. } => "invalid_job_id",
+            Error::Interrupted { .. } => "interrupted",
+            Error::Spawn { .. } => "spawn_failed",
+            Error::Io { .. } => "io",
+            Error::Internal(_) => "internal",
+        }
+    }
+
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Usage { .. }
+            | Error::UnsupportedAccess { .. }
+            | Error::RecursionLimit { .. }
+            | Error::InvalidJobId { .. } => exit::USAGE,
+            Error::NotInstalled { .. } => exit::NOT_INSTALLED,
+            Error::JobNotFound { .. } => exit::JOB_NOT_FOUND,
+            Error::Interrupted { .. } => exit::INTERRUPTED,
+            Error::Spawn { .. } | Error::Io { .. } | Error::Internal(_) => exit::FAILED,
+        }
+    }
+
+    /// What the caller should do next.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Error::Usage { hint, .. } => hint.clone(),
+            Error::UnsupportedAccess { hint, .. } => Some(hint.clone()),
+            Error::RecursionLimit { .. } => Some(
+                "do the task yourself; a delegated peer may not delegate again \
+                 (the user can raise BATON_MAX_DEPTH)"
+                    .into(),
+            ),
+            Error::NotInstalled { hint, .. } => Some(hint.clone()),
+            Error::JobNotFound { .. } => {
+                Some("run `baton jobs --all` in the same repository to list job ids".into())
+            }
+            Error::InvalidJobId { .. } => Some(
+                "job ids are 13 lowercase letters and digits, as printed by `baton run --async`"
+                    .into(),
+            ),
+            Error::Interrupted { .. } => None,
+            Error::Spawn { .. } => {
+                Some("check that the CLI is executable and runs on its own".into())
+            }
+            Error::Io { .. } => None,
+            Error::Internal(_) => Some("this is a bug in baton; please report it".into()),
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! baton's own files: private permissions and atomic writes.
+//!
+//! State files are 0600 and directories 0700 (they hold prompts and peer
+//! transcripts). Every state write goes to a temp file in the same directory,
+//! is fsynced, renamed over the target, and the directory fsynced, so a reader
+//! never sees a torn file and a crash leaves the old or the new content.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+pub fn ensure_private_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    // `recursive` applies the mode to new parents as well, but an umask may
+    // have narrowed it; make the leaf exact.
+    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+    Ok(())
+}
+
+/// Create (or truncate) a file readable by its owner only.
+pub fn create_private(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| Error::io(format!("creating {}", path.display()), e))
+}
+
+/// Write `data` to `path` atomically (temp file, fsync, rename, fsync dir).
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("state");
+    let tmp = dir.join(format!(
+        ".{name}.{}.{}.tmp",
+        std::process::id(),
+        crate::ids::random_suffix(6)
+    ));
+    let ctx = |what: &str| format!("{what} {}", path.display());
+    {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(|e| Error::io(ctx("writing"), e))?;
+        f.write_all(data)
+            .map_err(|e| Error::io(ctx("writing"), e))?;
+        f.sync_all().map_err(|e| Error::io(ctx("syncing"), e))?;
+    }
+    if let Err(e) = fs::rename(&tmp, path) {
+        let _ = fs::remove_file(&tmp);
+        return Err(Error::io(ctx("renaming into place"), e));
+    }
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+/// The directory that holds `.baton/`: the git top-level of `cwd`, else `cwd`.
+///
+/// Found by walking up to a `.git` entry (directory, or file for linked
+/// worktrees) instead of spawning git: this is on every command's path.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    let mut dir = Some(cwd);
+    while let Some(d) = dir {
+        if d.join(".git").exists() {
+            return d.to_path_buf();
+        }
+        dir = d.parent();
+    }
+    cwd.to_path_buf()
+}
+
+/// `<root>/.baton`, created 0700 with a `.gitignore` of `*` so baton's state
+/// never shows up in `git status`.
+pub fn baton_dir(root: &Path) -> Result<PathBuf> {
+    let dir = root.join(".baton");
+    ensure_private_dir(&dir)?;
+    let gi = dir.join(".gitignore");
+    if !gi.exists() {
+        write_atomic(&gi, b"*\n")?;
+    }
+    Ok(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_is_private_and_replaces() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("state.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        // no temp files left behind
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn baton_dir_is_private_and_ignored() {
+        let d = tempfile::tempdir().unwrap();
+        let b = baton_dir(d.path()).unwrap();
+        let mode = fs::metadata(&b).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        assert_eq!(fs::read_to_string(b.join(".gitignore")).unwrap(), "*\n");
+    }
+
+    #[test]
+    fn project_root_finds_git_dir() {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir_all(d.path().join("a/b")).unwrap();
+        fs::create_dir(d.path().join(".git")).unwrap();
+        assert_eq!(project_root(&d.path().join("a/b")), d.path());
+    }
+}

@@ -1,0 +1,82 @@
+//! Ids for runs and jobs: short, sortable by time, safe in paths.
+//!
+//! 13 characters of Crockford base32 (lowercase): 9 for the milliseconds
+//! since the epoch (good until the year 3084), 4 random. Every id that comes
+//! from outside is validated against exactly this alphabet and length, so no
+//! path traversal or odd character can reach the file system.
+
+use std::io::Read;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
+pub const ID_LEN: usize = 13;
+
+pub fn new_id() -> String {
+    let ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let mut s = String::with_capacity(ID_LEN);
+    for i in (0..9).rev() {
+        s.push(ALPHABET[((ms >> (i * 5)) & 31) as usize] as char);
+    }
+    s.push_str(&random_suffix(4));
+    s
+}
+
+pub fn random_suffix(n: usize) -> String {
+    let mut bytes = vec![0u8; n];
+    let filled = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .is_ok();
+    if !filled {
+        // Fall back to time and pid: uniqueness, not secrecy, is what matters.
+        let seed = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0)
+            ^ std::process::id().rotate_left(16);
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = (seed >> ((i % 4) * 8)) as u8 ^ i as u8;
+        }
+    }
+    bytes
+        .iter()
+        .map(|b| ALPHABET[(*b & 31) as usize] as char)
+        .collect()
+}
+
+pub fn is_valid(id: &str) -> bool {
+    id.len() == ID_LEN && id.bytes().all(|b| ALPHABET.contains(&b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_valid_and_sortable() {
+        let a = new_id();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = new_id();
+        assert!(is_valid(&a) && is_valid(&b));
+        assert!(a[..9] < b[..9]);
+    }
+
+    #[test]
+    fn rejects_traversal_and_odd_characters() {
+        for bad in [
+            "../etc",
+            "",
+            "0123456789abc/",
+            "0123456789ABC",
+            "0123456789abi",
+            "012345678\0abc",
+            "0123456789abé",
+            "0123456789abcd",
+        ] {
+            assert!(!is_valid(bad), "{bad:?}");
+        }
+        assert!(is_valid("0123456789abc"));
+    }
+}

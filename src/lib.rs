@@ -1,0 +1,112 @@
+//! baton: hand a task to a peer coding-agent CLI, supervise it, and report
+//! one uniform JSON result.
+//!
+//! Module map: `cli` (command line), `run` (the run command), `agent/<cli>`
+//! (one adapter per peer CLI: argv + output parser), `models` (model/effort
+//! table), `process` (spawn, process groups, timeouts), `git` (changed
+//! files), `result` (the public JSON), `output` (printers), `error` (tool
+//! errors and exit codes), `fsutil` (private, atomic state files), `ids`.
+
+pub mod agent;
+pub mod agents_cmd;
+pub mod cli;
+pub mod error;
+pub mod fsutil;
+pub mod git;
+pub mod ids;
+pub mod models;
+pub mod output;
+pub mod process;
+pub mod prompt;
+pub mod result;
+pub mod run;
+
+use std::ffi::OsString;
+
+use clap::Parser as _;
+use clap::error::ErrorKind;
+
+use crate::cli::{Cli, Command, RunArgs};
+use crate::error::{Error, Result};
+use crate::output::Mode;
+
+/// Entry point: parse `args`, run the command, return the exit code.
+pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let args: Vec<OsString> = args.into_iter().collect();
+    // Decided before parsing so that a usage error is reported in the mode asked for.
+    let text = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--text");
+    let mode = if text { Mode::Text } else { Mode::Json };
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => return clap_error(e, mode),
+    };
+    match dispatch(cli, mode) {
+        Ok(code) => code,
+        Err(e) => {
+            output::print_error(&e, mode);
+            e.exit_code()
+        }
+    }
+}
+
+fn clap_error(e: clap::Error, mode: Mode) -> i32 {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            0
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            let first = rendered
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ")
+                .to_string();
+            let err = Error::usage_hint(first, "see `baton --help`");
+            if mode == Mode::Json {
+                let mut report = result::ErrorReport::from_error(&err);
+                report.exit_code = Some(err.exit_code());
+                output::json_line(&report);
+            }
+            eprint!("{rendered}");
+            err.exit_code()
+        }
+    }
+}
+
+fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
+    match cli.command {
+        None => run_command(cli.run, mode),
+        Some(Command::Run(args)) => run_command(args, mode),
+        Some(Command::Agents) => Ok(agents_cmd::list(mode)),
+        Some(Command::Schema) => {
+            output::json_line(&result::schema());
+            Ok(0)
+        }
+    }
+}
+
+fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
+    let task = run::read_task(&args)?;
+    let plan = run::plan(&args, task)?;
+    let spec = plan.command()?;
+    if args.dry_run {
+        output::json_line(&run::dry_run_json(&plan, &spec));
+        return Ok(0);
+    }
+    if args.detach {
+        return Err(Error::usage("--async is not available yet in this build"));
+    }
+    let program = plan.program(&spec)?;
+    // Installed before the peer exists: a Ctrl-C can never orphan it.
+    let mut interrupts = process::Interrupts::install()?;
+    let (_id, dir) = run::new_run_dir(&plan.root)?;
+    let result = run::execute(&plan, &spec, &program, &dir, &mut interrupts, &mut |_| {})?;
+    output::print_result(&result, mode);
+    Ok(result.status.exit_code())
+}

@@ -1,0 +1,289 @@
+//! The one table of models and efforts per agent.
+//!
+//! Aliases map to the ids the CLI expects; a model that is not in the table is
+//! passed through unchanged with a warning (new models ship every month and
+//! baton must not block them). Efforts follow what each CLI's own `--help`
+//! accepts; an effort the agent does not accept is a usage error.
+
+use crate::agent::Agent;
+use crate::error::{Error, Result};
+
+pub struct ModelTable {
+    /// Model used when `--model` is not given. `None`: let the CLI decide.
+    pub default_model: Option<&'static str>,
+    /// `(alias, model id)`; ids themselves are also accepted as-is.
+    pub aliases: &'static [(&'static str, &'static str)],
+    /// Model ids known to this table beyond the alias targets.
+    pub known: &'static [&'static str],
+    /// Efforts the agent accepts (empty: the CLI has no effort switch).
+    pub efforts: &'static [&'static str],
+    pub default_effort: Option<&'static str>,
+    /// The model is fixed (zai): any other `--model` is a usage error.
+    pub fixed_model: bool,
+}
+
+pub fn table(agent: Agent) -> &'static ModelTable {
+    match agent {
+        Agent::Codex => &ModelTable {
+            default_model: None,
+            aliases: &[
+                ("luna", "gpt-5.6-luna"),
+                ("terra", "gpt-5.6-terra"),
+                ("sol", "gpt-5.6-sol"),
+                ("astra", "gpt-6-astra"),
+            ],
+            known: &[],
+            efforts: &["low", "medium", "high", "xhigh"],
+            default_effort: Some("high"),
+            fixed_model: false,
+        },
+        // The aliases are claude's own (it resolves them to the newest model of
+        // the family), so they are passed through as-is.
+        Agent::Claude => &ModelTable {
+            default_model: None,
+            aliases: &[
+                ("fable", "fable"),
+                ("opus", "opus"),
+                ("sonnet", "sonnet"),
+                ("haiku", "haiku"),
+            ],
+            known: &[],
+            efforts: &["low", "medium", "high", "xhigh", "max"],
+            default_effort: Some("xhigh"),
+            fixed_model: false,
+        },
+        Agent::Gemini => &ModelTable {
+            default_model: Some("gemini-3.7-flash"),
+            aliases: &[("flash", "gemini-3.7-flash"), ("pro", "gemini-3.1-pro")],
+            known: &[
+                "gemini-3.7-flash",
+                "gemini-3.6-flash",
+                "gemini-3.5-flash",
+                "gemini-3.1-pro",
+            ],
+            efforts: &["low", "medium", "high"],
+            default_effort: Some("high"),
+            fixed_model: false,
+        },
+        Agent::Zai => &ModelTable {
+            default_model: Some("glm-5.2"),
+            aliases: &[("glm", "glm-5.2"), ("glm-5.2", "glm-5.2")],
+            known: &["glm-5.2"],
+            efforts: &["medium", "high", "xhigh"],
+            default_effort: Some("high"),
+            fixed_model: true,
+        },
+        // pi's `--thinking` levels, per `pi --help`.
+        Agent::Pi => &ModelTable {
+            default_model: None,
+            aliases: &[],
+            known: &[],
+            efforts: &["off", "minimal", "low", "medium", "high", "xhigh"],
+            default_effort: None,
+            fixed_model: false,
+        },
+        // gemini-cli has no effort switch; the model defaults to its router (`auto`).
+        Agent::GeminiCli => &ModelTable {
+            default_model: None,
+            aliases: &[
+                ("flash", "gemini-3.8-flash"),
+                ("pro", "gemini-3.1-pro-preview"),
+            ],
+            known: &[],
+            efforts: &[],
+            default_effort: None,
+            fixed_model: false,
+        },
+    }
+}
+
+/// Efforts a specific model accepts, when it narrows the agent's list.
+fn model_efforts(agent: Agent, model: &str) -> Option<&'static [&'static str]> {
+    match agent {
+        Agent::Gemini if model.contains("pro") => Some(&["low", "high"]),
+        _ => None,
+    }
+}
+
+/// The model and effort a run will use, after aliases and defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+pub fn resolve(agent: Agent, model: Option<&str>, effort: Option<&str>) -> Result<Resolved> {
+    let t = table(agent);
+    let mut warnings = Vec::new();
+    let model = match model {
+        None => t.default_model.map(str::to_string),
+        Some(m) => {
+            let lower = m.to_ascii_lowercase();
+            if let Some((_, id)) = t.aliases.iter().find(|(a, _)| *a == lower) {
+                Some((*id).to_string())
+            } else if t.known.contains(&m) || t.aliases.iter().any(|(_, id)| *id == m) {
+                Some(m.to_string())
+            } else if t.fixed_model {
+                return Err(Error::usage_hint(
+                    format!(
+                        "`{}` always uses `glm-5.2`; `--model {m}` is not accepted",
+                        agent.name()
+                    ),
+                    "drop --model, or use `--agent pi --provider zai --model <id>` for another Z.AI model",
+                ));
+            } else {
+                warnings.push(format!(
+                    "model `{m}` is not in baton's table for {}; passed to the CLI unchanged",
+                    agent.name()
+                ));
+                Some(m.to_string())
+            }
+        }
+    };
+    let allowed = model
+        .as_deref()
+        .and_then(|m| model_efforts(agent, m))
+        .unwrap_or(t.efforts);
+    let effort = match effort {
+        None => match t.default_effort {
+            // A narrower model list may not contain the agent default (none today).
+            Some(d) if allowed.contains(&d) => Some(d.to_string()),
+            Some(_) => allowed.last().map(|s| s.to_string()),
+            None => None,
+        },
+        Some(e) => {
+            let e = e.to_ascii_lowercase();
+            if allowed.is_empty() {
+                return Err(Error::usage_hint(
+                    format!(
+                        "`{}` has no effort setting; `--effort {e}` is not accepted",
+                        agent.name()
+                    ),
+                    "drop --effort",
+                ));
+            }
+            if !allowed.contains(&e.as_str()) {
+                let what = match &model {
+                    Some(m) if model_efforts(agent, m).is_some() => format!("model `{m}`"),
+                    _ => format!("`{}`", agent.name()),
+                };
+                return Err(Error::usage_hint(
+                    format!("effort `{e}` is not accepted by {what}"),
+                    format!("use one of: {}", allowed.join(", ")),
+                ));
+            }
+            Some(e)
+        }
+    };
+    Ok(Resolved {
+        model,
+        effort,
+        warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(agent: Agent, m: Option<&str>, e: Option<&str>) -> Resolved {
+        resolve(agent, m, e).unwrap()
+    }
+
+    #[test]
+    fn codex_aliases_and_default_effort() {
+        let x = r(Agent::Codex, Some("luna"), None);
+        assert_eq!(x.model.as_deref(), Some("gpt-5.6-luna"));
+        assert_eq!(x.effort.as_deref(), Some("high"));
+        assert_eq!(
+            r(Agent::Codex, Some("TERRA"), None).model.as_deref(),
+            Some("gpt-5.6-terra")
+        );
+        assert_eq!(
+            r(Agent::Codex, Some("sol"), None).model.as_deref(),
+            Some("gpt-5.6-sol")
+        );
+        assert_eq!(
+            r(Agent::Codex, Some("astra"), None).model.as_deref(),
+            Some("gpt-6-astra")
+        );
+        assert_eq!(r(Agent::Codex, None, None).model, None);
+        assert!(resolve(Agent::Codex, None, Some("max")).is_err());
+        assert_eq!(
+            r(Agent::Codex, None, Some("xhigh")).effort.as_deref(),
+            Some("xhigh")
+        );
+    }
+
+    #[test]
+    fn claude_efforts_follow_its_help() {
+        for e in ["low", "medium", "high", "xhigh", "max"] {
+            assert_eq!(r(Agent::Claude, None, Some(e)).effort.as_deref(), Some(e));
+        }
+        assert_eq!(
+            r(Agent::Claude, None, None).effort.as_deref(),
+            Some("xhigh")
+        );
+        assert_eq!(
+            r(Agent::Claude, Some("fable"), None).model.as_deref(),
+            Some("fable")
+        );
+        assert!(resolve(Agent::Claude, None, Some("ultra")).is_err());
+    }
+
+    #[test]
+    fn gemini_pro_takes_only_low_and_high() {
+        let x = r(Agent::Gemini, None, None);
+        assert_eq!(x.model.as_deref(), Some("gemini-3.7-flash"));
+        assert_eq!(x.effort.as_deref(), Some("high"));
+        assert_eq!(
+            r(Agent::Gemini, Some("pro"), None).model.as_deref(),
+            Some("gemini-3.1-pro")
+        );
+        assert!(resolve(Agent::Gemini, Some("pro"), Some("medium")).is_err());
+        assert!(resolve(Agent::Gemini, Some("flash"), Some("medium")).is_ok());
+        for m in ["gemini-3.6-flash", "gemini-3.5-flash", "gemini-3.1-pro"] {
+            let x = r(Agent::Gemini, Some(m), Some("low"));
+            assert_eq!(x.model.as_deref(), Some(m));
+            assert!(x.warnings.is_empty());
+        }
+    }
+
+    #[test]
+    fn zai_model_is_fixed() {
+        let x = r(Agent::Zai, None, None);
+        assert_eq!(x.model.as_deref(), Some("glm-5.2"));
+        assert_eq!(x.effort.as_deref(), Some("high"));
+        assert!(resolve(Agent::Zai, Some("glm-4.7"), None).is_err());
+        assert!(resolve(Agent::Zai, None, Some("low")).is_err());
+        assert_eq!(
+            r(Agent::Zai, None, Some("xhigh")).effort.as_deref(),
+            Some("xhigh")
+        );
+    }
+
+    #[test]
+    fn unknown_model_passes_through_with_a_warning() {
+        let x = r(Agent::Codex, Some("gpt-7-nova"), None);
+        assert_eq!(x.model.as_deref(), Some("gpt-7-nova"));
+        assert_eq!(x.warnings.len(), 1);
+        assert!(x.warnings[0].contains("gpt-7-nova"));
+    }
+
+    #[test]
+    fn gemini_cli_has_no_effort() {
+        assert!(resolve(Agent::GeminiCli, None, Some("high")).is_err());
+        assert_eq!(r(Agent::GeminiCli, None, None).effort, None);
+    }
+
+    #[test]
+    fn pi_thinking_levels() {
+        assert_eq!(
+            r(Agent::Pi, None, Some("minimal")).effort.as_deref(),
+            Some("minimal")
+        );
+        assert_eq!(r(Agent::Pi, None, None).effort, None);
+        assert!(resolve(Agent::Pi, None, Some("max")).is_err());
+    }
+}

@@ -1,0 +1,100 @@
+//! Printers: one JSON object per line for programs (the default), plain text
+//! for people (`--text`). Errors follow the same mode, so a host agent always
+//! gets JSON on stdout, even for a usage error.
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::result::{ErrorReport, RunResult};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Json,
+    Text,
+}
+
+/// Print any serialisable value as one JSON line.
+pub fn json_line<T: Serialize>(value: &T) {
+    let mut out = std::io::stdout().lock();
+    // A closed stdout (the caller went away) is not worth a panic.
+    let _ = serde_json::to_writer(&mut out, value);
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
+
+pub fn print_result(r: &RunResult, mode: Mode) {
+    match mode {
+        Mode::Json => json_line(r),
+        Mode::Text => {
+            let mut s = String::new();
+            s.push_str(&format!("{}\n", r.summary));
+            s.push_str(&format!("status:   {}\n", r.status.as_str()));
+            if let Some(id) = &r.job_id {
+                s.push_str(&format!("job:      {id}\n"));
+            }
+            s.push_str(&format!(
+                "agent:    {} (model {}, effort {}, access {})\n",
+                r.agent,
+                r.model.as_deref().unwrap_or("default"),
+                r.effort.as_deref().unwrap_or("default"),
+                r.access
+            ));
+            if let Some(sess) = &r.session {
+                s.push_str(&format!("session:  {sess}\n"));
+            }
+            if !r.changed_files.is_empty() {
+                s.push_str(&format!("changed:  {}\n", r.changed_files.join(", ")));
+            }
+            let u = &r.usage;
+            if !u.is_empty() {
+                s.push_str(&format!(
+                    "usage:    {} in ({} cached), {} out{}\n",
+                    u.input_tokens.unwrap_or(0),
+                    u.cached_input_tokens.unwrap_or(0),
+                    u.output_tokens.unwrap_or(0),
+                    u.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
+                ));
+            }
+            if let Some(p) = &r.log_path {
+                s.push_str(&format!("log:      {p}\n"));
+            }
+            for w in &r.warnings {
+                s.push_str(&format!("warning:  {w}\n"));
+            }
+            for d in &r.denials {
+                s.push_str(&format!("denied:   {} {}\n", d.tool, d.detail));
+            }
+            if let Some(e) = &r.error {
+                s.push_str(&format!("error:    [{}] {}\n", e.kind, e.message));
+                if let Some(h) = &e.hint {
+                    s.push_str(&format!("hint:     {h}\n"));
+                }
+            }
+            if let Some(m) = &r.message {
+                s.push_str("\n");
+                s.push_str(m.trim_end());
+                s.push('\n');
+            }
+            let _ = std::io::stdout().lock().write_all(s.as_bytes());
+        }
+    }
+}
+
+pub fn print_error(err: &Error, mode: Mode) {
+    match mode {
+        Mode::Json => {
+            let mut report = ErrorReport::from_error(err);
+            report.exit_code = Some(err.exit_code());
+            json_line(&report);
+        }
+        Mode::Text => {}
+    }
+    // People (and logs) get the message on stderr in both modes.
+    let mut e = std::io::stderr().lock();
+    let _ = writeln!(e, "baton: error: {err}");
+    if let Some(h) = err.hint() {
+        let _ = writeln!(e, "baton: hint: {h}");
+    }
+}

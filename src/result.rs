@@ -1,0 +1,295 @@
+//! The public JSON result: one object, one line, on stdout.
+//!
+//! This is a versioned contract read by programs (host agents). Fields are
+//! added, never renamed; `schema_version` changes when a field changes
+//! meaning. `baton schema` prints the JSON Schema derived from these types,
+//! and `tests/json.rs` re-declares them with `deny_unknown_fields` so the
+//! shape cannot drift by accident.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, exit};
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How the delegation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The peer exited 0 *and* its CLI reported success.
+    Success,
+    /// The peer ran and failed, or its output could not be understood.
+    Failed,
+    /// `--timeout` or `--idle-timeout` expired; the peer was stopped.
+    Timeout,
+    /// Stopped on request (Ctrl-C, SIGTERM, `baton cancel`).
+    Cancelled,
+    /// A background job that has not ended yet.
+    Running,
+    /// A background job whose runner died without recording an end.
+    Lost,
+    /// baton itself could not do what was asked (see `error`).
+    Error,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Success => "success",
+            Status::Failed => "failed",
+            Status::Timeout => "timeout",
+            Status::Cancelled => "cancelled",
+            Status::Running => "running",
+            Status::Lost => "lost",
+            Status::Error => "error",
+        }
+    }
+
+    /// The process exit code a command reporting this status uses.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Status::Success | Status::Running => exit::SUCCESS,
+            Status::Failed | Status::Lost | Status::Error => exit::FAILED,
+            Status::Timeout => exit::TIMEOUT,
+            Status::Cancelled => exit::INTERRUPTED,
+        }
+    }
+
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, Status::Running)
+    }
+}
+
+/// Token usage of *this* run (not cumulative over a resumed session).
+///
+/// `input_tokens` counts every input token, including those served from a
+/// cache; `cached_input_tokens` is the part of it read from a cache. Each CLI
+/// reports these differently; the adapters normalise to this meaning.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Usage {
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub cached_input_tokens: Option<u64>,
+    /// Reasoning/thinking tokens, where the CLI reports them (part of output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_output_tokens: Option<u64>,
+    /// Cost in US dollars as reported by the CLI itself (claude only today).
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    pub fn is_empty(&self) -> bool {
+        self.input_tokens.is_none() && self.output_tokens.is_none() && self.cost_usd.is_none()
+    }
+
+    /// Add `other` field by field; `None + x = x`.
+    pub fn add(&mut self, other: &Usage) {
+        fn sum(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+            match (a, b) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            }
+        }
+        self.input_tokens = sum(self.input_tokens, other.input_tokens);
+        self.output_tokens = sum(self.output_tokens, other.output_tokens);
+        self.cached_input_tokens = sum(self.cached_input_tokens, other.cached_input_tokens);
+        self.reasoning_output_tokens =
+            sum(self.reasoning_output_tokens, other.reasoning_output_tokens);
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    }
+
+    /// `self - earlier`, for CLIs whose counters are cumulative per session.
+    pub fn minus(&self, earlier: &Usage) -> Usage {
+        fn sub(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+            a.map(|a| a.saturating_sub(b.unwrap_or(0)))
+        }
+        Usage {
+            input_tokens: sub(self.input_tokens, earlier.input_tokens),
+            output_tokens: sub(self.output_tokens, earlier.output_tokens),
+            cached_input_tokens: sub(self.cached_input_tokens, earlier.cached_input_tokens),
+            reasoning_output_tokens: sub(
+                self.reasoning_output_tokens,
+                earlier.reasoning_output_tokens,
+            ),
+            cost_usd: self.cost_usd,
+        }
+    }
+}
+
+/// Why a run was not successful, or why baton could not run it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorInfo {
+    /// Stable name: `agent_error`, `timeout`, `idle_timeout`, `cancelled`,
+    /// `unparsable_output`, `nonzero_exit`, `lost`, or a tool error kind
+    /// (`usage`, `agent_not_installed`, …).
+    pub kind: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+/// A tool call the peer CLI refused on its own (permission system, sandbox,
+/// tool allowlist). This is how a read-only run shows what it prevented.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Denial {
+    pub tool: String,
+    pub detail: String,
+}
+
+/// A check run after the peer finished (worktree `--test-cmd`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Verification {
+    pub command: String,
+    pub exit_code: Option<i32>,
+    pub passed: bool,
+    pub output_tail: String,
+}
+
+/// The result of one delegation (`run`, `wait`, `result`, …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub status: Status,
+    /// One line for people.
+    pub summary: String,
+    /// The peer's final message.
+    pub message: Option<String>,
+    pub agent: String,
+    /// The model the CLI reported using, else the one baton asked for, else null (CLI default).
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub access: String,
+    pub cwd: String,
+    /// The peer's own session id: pass it to `--resume` to continue the dialogue.
+    pub session: Option<String>,
+    /// Files whose content changed during the run (git repositories only).
+    pub changed_files: Vec<String>,
+    pub usage: Usage,
+    pub duration_ms: u64,
+    /// The peer process's exit code (null if it was stopped by a signal or never started).
+    pub exit_code: Option<i32>,
+    /// The peer's raw output stream (stderr sits beside it in `stderr.log`).
+    pub log_path: Option<String>,
+    pub warnings: Vec<String>,
+    /// Tool calls the peer's CLI refused (permission denials, missing tools, sandbox).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub denials: Vec<Denial>,
+    pub error: Option<ErrorInfo>,
+    /// Result of a post-run check (worktree `--test-cmd`), else null.
+    pub verification: Option<Verification>,
+    /// Set for background jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    /// Extra objects added by other features (worktree, advice, …), kept
+    /// open so those features can grow without a schema bump here.
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// What baton prints when it could not do its job at all (usage errors,
+/// missing CLI, …): the same envelope with `status: "error"`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorReport {
+    pub schema_version: u32,
+    pub status: Status,
+    pub summary: String,
+    pub error: ErrorInfo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+}
+
+impl ErrorReport {
+    pub fn from_error(err: &Error) -> Self {
+        ErrorReport {
+            schema_version: SCHEMA_VERSION,
+            status: Status::Error,
+            summary: format!("baton: {err}"),
+            error: ErrorInfo {
+                kind: err.kind().to_string(),
+                message: err.to_string(),
+                hint: err.hint(),
+            },
+            exit_code: None,
+        }
+    }
+}
+
+/// JSON Schema of the result (`baton schema`).
+pub fn schema() -> serde_json::Value {
+    let mut s = serde_json::to_value(schemars::schema_for!(RunResult)).expect("schema serialises");
+    if let Some(obj) = s.as_object_mut() {
+        obj.insert(
+            "$id".into(),
+            serde_json::Value::String(format!(
+                "https://baton.dev/schema/result-v{SCHEMA_VERSION}.json"
+            )),
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_minus_handles_cumulative_counters() {
+        let total = Usage {
+            input_tokens: Some(360),
+            output_tokens: Some(36),
+            cached_input_tokens: Some(0),
+            reasoning_output_tokens: None,
+            cost_usd: None,
+        };
+        let before = Usage {
+            input_tokens: Some(240),
+            output_tokens: Some(24),
+            cached_input_tokens: Some(0),
+            reasoning_output_tokens: None,
+            cost_usd: None,
+        };
+        let d = total.minus(&before);
+        assert_eq!(d.input_tokens, Some(120));
+        assert_eq!(d.output_tokens, Some(12));
+    }
+
+    #[test]
+    fn status_exit_codes_follow_the_readme() {
+        assert_eq!(Status::Success.exit_code(), 0);
+        assert_eq!(Status::Failed.exit_code(), 1);
+        assert_eq!(Status::Timeout.exit_code(), 124);
+        assert_eq!(Status::Cancelled.exit_code(), 130);
+    }
+
+    #[test]
+    fn schema_lists_required_fields() {
+        let s = schema();
+        let props = s["properties"].as_object().unwrap();
+        for f in [
+            "schema_version",
+            "status",
+            "summary",
+            "message",
+            "agent",
+            "model",
+            "effort",
+            "access",
+            "cwd",
+            "session",
+            "changed_files",
+            "usage",
+            "duration_ms",
+            "exit_code",
+            "log_path",
+            "warnings",
+            "error",
+            "verification",
+        ] {
+            assert!(props.contains_key(f), "schema lacks {f}");
+        }
+    }
+}

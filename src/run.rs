@@ -1,0 +1,557 @@
+//! `baton run`: turn the command line into a `Request`, start the peer under
+//! supervision, and build the one result.
+//!
+//! Split in two so the background job runner shares it: `prepare` does every
+//! check that can fail fast (usage, access, recursion, CLI installed) and
+//! `execute` runs the peer and writes its logs into a given directory.
+
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::{Access, Agent, CommandSpec, Extra, Request};
+use crate::cli::{RunArgs, parse_duration};
+use crate::error::{Error, Result};
+use crate::process::{self, EndReason, Interrupts, Limits, LogFiles};
+use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
+use crate::{fsutil, git, ids, models, prompt};
+
+/// How long a peer may linger after its own "turn finished" event.
+pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
+/// SIGTERM → SIGKILL grace when stopping a peer.
+pub const KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// Everything decided before the peer starts. Serialisable: a background
+/// job stores it and its runner executes it later.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Plan {
+    pub agent: Agent,
+    pub access: Access,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub resume: Option<String>,
+    pub cwd: PathBuf,
+    /// Where `.baton/` lives (git top-level of cwd, else cwd).
+    pub root: PathBuf,
+    /// The task as the user gave it.
+    pub task: String,
+    /// What the peer receives (brief + task, or the raw task).
+    pub prompt: String,
+    pub raw: bool,
+    pub profile: Option<String>,
+    pub provider: Option<String>,
+    pub timeout_ms: u64,
+    pub idle_timeout_ms: u64,
+    pub warnings: Vec<String>,
+    /// The recursion depth the peer gets (`BATON_DEPTH`).
+    pub child_depth: u32,
+}
+
+/// Environment knobs, read once.
+pub struct Depth {
+    pub depth: u32,
+    pub max: u32,
+}
+
+impl Depth {
+    pub fn from_env() -> Depth {
+        let get = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse::<u32>().ok())
+        };
+        Depth {
+            depth: get("BATON_DEPTH").unwrap_or(0),
+            max: get("BATON_MAX_DEPTH").unwrap_or(1),
+        }
+    }
+
+    pub fn check(&self) -> Result<()> {
+        if self.depth >= self.max {
+            return Err(Error::RecursionLimit {
+                depth: self.depth,
+                max: self.max,
+            });
+        }
+        Ok(())
+    }
+}
+
+pub fn resolve_access(args: &RunArgs) -> Result<Access> {
+    if args.read_only {
+        return Ok(Access::ReadOnly);
+    }
+    if args.full_access {
+        return Ok(Access::Full);
+    }
+    match &args.access {
+        Some(a) => Access::parse(a),
+        None => Ok(Access::Workspace),
+    }
+}
+
+pub fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf> {
+    let base =
+        std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
+    let dir = match cwd {
+        Some(d) => base.join(d),
+        None => base,
+    };
+    let dir = dir.canonicalize().map_err(|e| {
+        Error::usage_hint(
+            format!("--cwd {}: {e}", dir.display()),
+            "give an existing directory",
+        )
+    })?;
+    if !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "--cwd {} is not a directory",
+            dir.display()
+        )));
+    }
+    Ok(dir)
+}
+
+/// The task text: words, `--prompt-file`, or piped stdin, in that order.
+pub fn read_task(args: &RunArgs) -> Result<String> {
+    if !args.task.is_empty() && args.prompt_file.is_some() {
+        return Err(Error::usage(
+            "give the task as words or with --prompt-file, not both",
+        ));
+    }
+    let text = if let Some(p) = &args.prompt_file {
+        if p.as_os_str() == "-" {
+            read_stdin()?
+        } else {
+            std::fs::read_to_string(p).map_err(|e| {
+                Error::usage_hint(
+                    format!("--prompt-file {}: {e}", p.display()),
+                    "give a readable text file",
+                )
+            })?
+        }
+    } else if !args.task.is_empty() {
+        args.task.join(" ")
+    } else if !std::io::stdin().is_terminal() {
+        read_stdin()?
+    } else {
+        String::new()
+    };
+    if text.trim().is_empty() {
+        return Err(Error::usage_hint(
+            "no task given",
+            "pass the task as words (`baton \"fix the failing test\"`), with --prompt-file, or on stdin",
+        ));
+    }
+    Ok(text)
+}
+
+fn read_stdin() -> Result<String> {
+    let mut s = String::new();
+    std::io::stdin()
+        .read_to_string(&mut s)
+        .map_err(|e| Error::io("reading the task from stdin", e))?;
+    Ok(s)
+}
+
+/// Validate the command line into a plan. Fails fast on every usage problem.
+pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
+    let depth = Depth::from_env();
+    depth.check()?;
+    let agent = Agent::parse(args.agent.as_deref().unwrap_or("codex"))?;
+    let access = resolve_access(args)?;
+    let cwd = resolve_cwd(args.cwd.as_deref())?;
+    let resolved = models::resolve(agent, args.model.as_deref(), args.effort.as_deref())?;
+    let timeout = parse_duration(&args.timeout)?;
+    let idle = parse_duration(&args.idle_timeout)?;
+    if timeout.is_zero() {
+        return Err(Error::usage("--timeout must be more than zero"));
+    }
+    if args.profile.is_some() && agent != Agent::Codex {
+        return Err(Error::usage_hint(
+            "--profile is a codex option",
+            "drop --profile or use --agent codex",
+        ));
+    }
+    if args.provider.is_some() && agent != Agent::Pi {
+        return Err(Error::usage_hint(
+            "--provider is a pi option",
+            "drop --provider, or use --agent pi (zai always uses the zai provider)",
+        ));
+    }
+    if let Some(r) = &args.resume
+        && (r.trim().is_empty() || r.starts_with('-'))
+    {
+        return Err(Error::usage(format!("--resume `{r}` is not a session id")));
+    }
+    let cwd_str = cwd.display().to_string();
+    let prompt = if args.raw {
+        task.clone()
+    } else {
+        prompt::brief(&task, access, &cwd_str)
+    };
+    let p = Plan {
+        agent,
+        access,
+        model: resolved.model,
+        effort: resolved.effort,
+        resume: args.resume.clone(),
+        root: fsutil::project_root(&cwd),
+        cwd,
+        task,
+        prompt,
+        raw: args.raw,
+        profile: args.profile.clone(),
+        provider: args.provider.clone(),
+        timeout_ms: timeout.as_millis() as u64,
+        idle_timeout_ms: idle.as_millis() as u64,
+        warnings: resolved.warnings,
+        child_depth: depth.depth + 1,
+    };
+    // Refuse unenforceable access now, not after the job started.
+    p.command()?;
+    Ok(p)
+}
+
+impl Plan {
+    pub fn request(&self) -> Request {
+        Request {
+            prompt: self.prompt.clone(),
+            access: self.access,
+            model: self.model.clone(),
+            effort: self.effort.clone(),
+            resume: self.resume.clone(),
+            cwd: self.cwd.clone(),
+            profile: self.profile.clone(),
+            provider: self.provider.clone(),
+            timeout_secs: self.timeout_ms.div_ceil(1000),
+            // SAFETY: geteuid has no preconditions.
+            is_root: unsafe { libc::geteuid() } == 0,
+            missing_sandbox_deps: missing_sandbox_deps(self.agent, self.access),
+            extra: Extra::default(),
+        }
+    }
+
+    pub fn command(&self) -> Result<CommandSpec> {
+        self.command_with(Extra::default())
+    }
+
+    pub fn command_with(&self, extra: Extra) -> Result<CommandSpec> {
+        let mut req = self.request();
+        req.extra = extra;
+        let mut spec = self.agent.command(&req)?;
+        spec.env_set
+            .push(("BATON_DEPTH".into(), self.child_depth.to_string()));
+        Ok(spec)
+    }
+
+    pub fn limits(&self) -> Limits {
+        Limits {
+            timeout: Duration::from_millis(self.timeout_ms),
+            idle_timeout: (self.agent.streams_progress() && self.idle_timeout_ms > 0)
+                .then(|| Duration::from_millis(self.idle_timeout_ms)),
+            after_final: AFTER_FINAL_GRACE,
+            kill_grace: KILL_GRACE,
+        }
+    }
+
+    /// The peer CLI on PATH, or the 127 error that says how to install it.
+    pub fn program(&self, spec: &CommandSpec) -> Result<PathBuf> {
+        process::find_program(&spec.program).ok_or_else(|| Error::NotInstalled {
+            agent: self.agent.name(),
+            binary: spec.program.clone(),
+            hint: format!("install it: {}", self.agent.install_hint()),
+        })
+    }
+}
+
+/// claude's workspace mode relies on its OS sandbox; on Linux that needs
+/// bubblewrap and socat.
+fn missing_sandbox_deps(agent: Agent, access: Access) -> Vec<&'static str> {
+    if agent != Agent::Claude || access != Access::Workspace || !cfg!(target_os = "linux") {
+        return Vec::new();
+    }
+    ["bwrap", "socat"]
+        .into_iter()
+        .filter(|p| process::find_program(p).is_none())
+        .collect()
+}
+
+/// What `--dry-run` prints.
+pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
+    serde_json::json!({
+        "schema_version": SCHEMA_VERSION,
+        "dry_run": true,
+        "agent": plan.agent.name(),
+        "program": spec.program,
+        "argv": std::iter::once(spec.program.clone()).chain(spec.args_lossy()).collect::<Vec<_>>(),
+        "cwd": plan.cwd,
+        "env_set": spec.env_set.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
+        "env_remove": spec.env_remove,
+        "stdin": spec.stdin,
+        "prompt": plan.prompt,
+        "model": plan.model,
+        "effort": plan.effort,
+        "access": plan.access.as_str(),
+        "timeout_ms": plan.timeout_ms,
+        "idle_timeout_ms": if plan.agent.streams_progress() { Some(plan.idle_timeout_ms) } else { None },
+        "warnings": plan.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
+    })
+}
+
+/// A fresh run directory under `.baton/runs/`.
+pub fn new_run_dir(root: &Path) -> Result<(String, PathBuf)> {
+    let runs = fsutil::baton_dir(root)?.join("runs");
+    fsutil::ensure_private_dir(&runs)?;
+    let id = ids::new_id();
+    let dir = runs.join(&id);
+    fsutil::ensure_private_dir(&dir)?;
+    Ok((id, dir))
+}
+
+/// Run the plan's peer to the end, with its logs in `dir`.
+pub fn execute(
+    plan: &Plan,
+    spec: &CommandSpec,
+    program: &Path,
+    dir: &Path,
+    interrupts: &mut Interrupts,
+    on_spawn: &mut dyn FnMut(u32),
+) -> Result<RunResult> {
+    fsutil::write_atomic(&dir.join("prompt.txt"), plan.prompt.as_bytes())?;
+    let logs = LogFiles {
+        stdout: dir.join("stdout.log"),
+        stderr: dir.join("stderr.log"),
+    };
+    let before = git::snapshot(&plan.cwd);
+    let finished = process::supervise(
+        spec,
+        program,
+        &plan.cwd,
+        &logs,
+        plan.agent.parser(),
+        &plan.limits(),
+        interrupts,
+        on_spawn,
+    )?;
+    let changed_files = before.as_ref().map(git::changed_since).unwrap_or_default();
+
+    let o = finished.outcome;
+    let mut warnings: Vec<String> = plan.warnings.clone();
+    warnings.extend(spec.warnings.iter().cloned());
+    warnings.extend(o.warnings.iter().cloned());
+    if before.is_none() {
+        warnings.push("cwd is not in a git repository: changed_files is not tracked".into());
+    }
+    if finished.pipes_left_open {
+        warnings.push(
+            "a process outside the peer's process group kept its output open; baton stopped reading"
+                .into(),
+        );
+    }
+    let usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
+
+    let secs = |ms: u64| ms as f64 / 1000.0;
+    let (status, error) = match finished.reason {
+        EndReason::Timeout => (
+            Status::Timeout,
+            Some(info(
+                "timeout",
+                format!("the peer did not finish within {}s", secs(plan.timeout_ms)),
+                "raise --timeout, or split the task",
+            )),
+        ),
+        EndReason::IdleTimeout => (
+            Status::Timeout,
+            Some(info(
+                "idle_timeout",
+                format!(
+                    "the peer printed nothing for {}s",
+                    secs(plan.idle_timeout_ms)
+                ),
+                "raise --idle-timeout if the peer legitimately works silently; see the log",
+            )),
+        ),
+        EndReason::Interrupted(sig) => (
+            Status::Cancelled,
+            Some(info(
+                "cancelled",
+                format!("stopped by {}", process::signal_name(sig)),
+                "run it again, or continue the session with --resume",
+            )),
+        ),
+        EndReason::Exited | EndReason::HungAfterFinal => {
+            let exited_ok =
+                finished.reason == EndReason::HungAfterFinal || finished.exit.code == Some(0);
+            if finished.reason == EndReason::HungAfterFinal {
+                warnings.push(format!(
+                    "the peer did not exit within {}s of its final event; baton stopped it",
+                    AFTER_FINAL_GRACE.as_secs()
+                ));
+            }
+            if exited_ok && o.success {
+                (Status::Success, None)
+            } else if let Some(e) = &o.error {
+                (
+                    Status::Failed,
+                    Some(info(
+                        "agent_error",
+                        e.clone(),
+                        "read the message; the full output is in log_path",
+                    )),
+                )
+            } else if o.unparsable {
+                (
+                    Status::Failed,
+                    Some(info(
+                        "unparsable_output",
+                        format!(
+                            "{} printed output baton could not understand",
+                            plan.agent.name()
+                        ),
+                        "the raw output is in log_path; check the CLI version (`baton agents`)",
+                    )),
+                )
+            } else {
+                (
+                    Status::Failed,
+                    Some(info(
+                        "nonzero_exit",
+                        format!(
+                            "{} exited with {} without reporting success",
+                            spec.program,
+                            finished
+                                .exit
+                                .code
+                                .map_or("a signal".to_string(), |c| format!("code {c}"))
+                        ),
+                        "see stderr.log beside log_path",
+                    )),
+                )
+            }
+        }
+    };
+
+    let summary = summarize(
+        plan.agent,
+        status,
+        finished.duration,
+        o.message.as_deref(),
+        error.as_ref(),
+        changed_files.len(),
+    );
+    let result = RunResult {
+        schema_version: SCHEMA_VERSION,
+        status,
+        summary,
+        message: o.message,
+        agent: plan.agent.name().to_string(),
+        model: o.model.or_else(|| plan.model.clone()),
+        effort: plan.effort.clone(),
+        access: plan.access.as_str().to_string(),
+        cwd: plan.cwd.display().to_string(),
+        session: o.session.or_else(|| plan.resume.clone()),
+        changed_files,
+        usage,
+        duration_ms: finished.duration.as_millis() as u64,
+        exit_code: finished.exit.code,
+        log_path: Some(logs.stdout.display().to_string()),
+        warnings,
+        denials: o.denials,
+        error,
+        verification: None,
+        job_id: None,
+        extra: Default::default(),
+    };
+    let json = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
+    fsutil::write_atomic(&dir.join("result.json"), &json)?;
+    Ok(result)
+}
+
+fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {
+    ErrorInfo {
+        kind: kind.into(),
+        message,
+        hint: Some(hint.into()),
+    }
+}
+
+fn summarize(
+    agent: Agent,
+    status: Status,
+    d: Duration,
+    message: Option<&str>,
+    error: Option<&ErrorInfo>,
+    changed: usize,
+) -> String {
+    let took = format!("{:.1}s", d.as_secs_f64());
+    let first =
+        |s: &str| crate::agent::clip(s.lines().find(|l| !l.trim().is_empty()).unwrap_or(""), 120);
+    match (status, error) {
+        (Status::Success, _) => {
+            let files = match changed {
+                0 => String::new(),
+                1 => ", 1 file changed".into(),
+                n => format!(", {n} files changed"),
+            };
+            format!(
+                "{} succeeded in {took}{files}: {}",
+                agent.name(),
+                first(message.unwrap_or(""))
+            )
+        }
+        (s, Some(e)) => format!(
+            "{} {} after {took}: {}",
+            agent.name(),
+            s.as_str(),
+            first(&e.message)
+        ),
+        (s, None) => format!("{} {} after {took}", agent.name(), s.as_str()),
+    }
+}
+
+/// Codex reports usage cumulatively per thread. baton keeps the last total
+/// it saw per session so a resumed run reports only its own tokens.
+fn session_usage(
+    plan: &Plan,
+    session: Option<&str>,
+    usage: &Usage,
+    warnings: &mut Vec<String>,
+) -> Usage {
+    if plan.agent != Agent::Codex {
+        return usage.clone();
+    }
+    let Some(session) =
+        session.filter(|s| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+    else {
+        return usage.clone();
+    };
+    let Ok(dir) = fsutil::baton_dir(&plan.root).map(|d| d.join("sessions")) else {
+        return usage.clone();
+    };
+    let path = dir.join(format!("codex-{session}.json"));
+    let earlier: Option<Usage> = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let own = match (&plan.resume, earlier) {
+        (Some(_), Some(e)) => usage.minus(&e),
+        (Some(_), None) => {
+            warnings.push(
+                "codex reports usage per thread and this session was started outside baton's \
+                 records: usage is the thread's total, not this run's"
+                    .into(),
+            );
+            usage.clone()
+        }
+        (None, _) => usage.clone(),
+    };
+    if !usage.is_empty()
+        && fsutil::ensure_private_dir(&dir).is_ok()
+        && let Ok(b) = serde_json::to_vec(usage)
+    {
+        let _ = fsutil::write_atomic(&path, &b);
+    }
+    own
+}
