@@ -1,1 +1,6 @@
+//! One integration-test binary: every module runs the built `baton` against
+//! fake agent CLIs (see `support`).
 
+mod support;
+
+mod run;
