@@ -5,7 +5,8 @@
 //! (one adapter per peer CLI: argv + output parser), `models` (model/effort
 //! table), `process` (spawn, process groups, timeouts), `git` (changed
 //! files), `result` (the public JSON), `output` (printers), `error` (tool
-//! errors and exit codes), `fsutil` (private, atomic state files), `ids`.
+//! errors and exit codes), `fsutil` (private, atomic state files), `ids`,
+//! `job` (background jobs: store, runner, wait/cancel/logs).
 
 pub mod agent;
 pub mod agents_cmd;
@@ -14,6 +15,7 @@ pub mod error;
 pub mod fsutil;
 pub mod git;
 pub mod ids;
+pub mod job;
 pub mod models;
 pub mod output;
 pub mod process;
@@ -88,6 +90,15 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
             output::json_line(&result::schema());
             Ok(0)
         }
+        Some(Command::Wait(a)) => job::wait(a, mode),
+        Some(Command::Status(a)) => job::status(a, mode),
+        Some(Command::Result(a)) => job::result(a, mode),
+        Some(Command::Cancel(a)) => job::cancel(a, mode),
+        Some(Command::Jobs(a)) => job::list(a, mode),
+        Some(Command::Logs(a)) => job::logs::logs(a, mode),
+        Some(Command::Continue(a)) => job::continue_job(a, mode),
+        Some(Command::Prune(a)) => job::prune(a, mode),
+        Some(Command::JobRunner(a)) => job::run_runner(a),
     }
 }
 
@@ -99,10 +110,12 @@ fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
         output::json_line(&run::dry_run_json(&plan, &spec));
         return Ok(0);
     }
-    if args.detach {
-        return Err(Error::usage("--async is not available yet in this build"));
-    }
     let program = plan.program(&spec)?;
+    if args.detach {
+        let started = job::start(&plan, &spec, &program, None)?;
+        job::print_started(&started, mode);
+        return Ok(0);
+    }
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let (_id, dir) = run::new_run_dir(&plan.root)?;

@@ -1,0 +1,129 @@
+//! Starting a job: everything that can fail is checked by the caller before
+//! this runs (plan, command, peer installed), so errors come back at once.
+//!
+//! The launcher creates the job directory, takes the runner's lock itself and
+//! hands the locked descriptor to the runner it spawns. The lock is therefore
+//! held from before `state.json` exists until the runner dies: there is no
+//! moment at which the job reads `running` but could be mistaken for lost.
+
+use std::fs::{self, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use super::store::{Job, STORE_VERSION, Spec, State, Store, StoredCommand, now_ms};
+use crate::agent::CommandSpec;
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::ids;
+use crate::result::RunResult;
+use crate::run::Plan;
+
+/// The hidden subcommand the runner is started with.
+pub const RUNNER_COMMAND: &str = "__job-runner";
+
+/// Start `plan` as a background job; returns its `running` result.
+pub fn start(
+    plan: &Plan,
+    spec: &CommandSpec,
+    program: &Path,
+    resumed_from: Option<String>,
+) -> Result<RunResult> {
+    let command = StoredCommand::from_spec(spec)?;
+    let store = Store::here()?;
+    store.create()?;
+    let id = ids::new_id();
+    let job = store.job(&id);
+    fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&job.dir)
+        .map_err(|e| Error::io(format!("creating {}", job.dir.display()), e))?;
+    match launch(&job, plan, command, program, resumed_from) {
+        Ok(state) => Ok(job.running_result(&state)),
+        Err(e) => {
+            // A job that never started leaves nothing behind.
+            let _ = fs::remove_dir_all(&job.dir);
+            Err(e)
+        }
+    }
+}
+
+fn launch(
+    job: &Job,
+    plan: &Plan,
+    command: StoredCommand,
+    program: &Path,
+    resumed_from: Option<String>,
+) -> Result<State> {
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(job.lock_path())
+        .map_err(|e| Error::io(format!("creating {}", job.lock_path().display()), e))?;
+    lock.lock()
+        .map_err(|e| Error::io(format!("locking {}", job.lock_path().display()), e))?;
+    let spec = Spec {
+        version: STORE_VERSION,
+        id: job.id.clone(),
+        created_ms: now_ms(),
+        plan: plan.clone(),
+        command,
+        program: program.to_path_buf(),
+        resumed_from,
+    };
+    let b = serde_json::to_vec(&spec).map_err(|e| Error::Internal(e.to_string()))?;
+    fsutil::write_atomic(&job.spec_path(), &b)?;
+    let log = fsutil::create_private(&job.runner_log())?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::io("finding baton's own executable to start the job runner", e))?;
+
+    // Held across the spawn: the runner's first state update waits for the
+    // initial state below instead of racing it.
+    job.with_guard(|| {
+        let fd = lock.as_raw_fd();
+        let mut cmd = Command::new(&exe);
+        cmd.arg(RUNNER_COMMAND)
+            .arg(&job.dir)
+            .arg("--lock-fd")
+            .arg(fd.to_string())
+            .current_dir(&job.dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(
+                log.try_clone()
+                    .map_err(|e| Error::io("duplicating runner.log", e))?,
+            ))
+            .stderr(Stdio::from(log));
+        // SAFETY: only async-signal-safe calls (setsid, fcntl) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                // Its own session: the job outlives the caller's terminal,
+                // shell and process group.
+                if libc::setsid() == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                // The locked descriptor survives exec; the runner re-marks it
+                // close-on-exec at once so the peer does not inherit it.
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags == -1 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().map_err(|e| Error::Spawn {
+            binary: exe.display().to_string(),
+            source: e,
+        })?;
+        let mut state = State::initial(&spec);
+        state.runner_pid = Some(child.id());
+        // The runner is not our business any more (it is reparented when we exit).
+        drop(child);
+        job.write_initial(&state)?;
+        Ok(state)
+    })
+}
