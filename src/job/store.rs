@@ -657,6 +657,117 @@ mod tests {
         assert_eq!(e.exit_code(), 4);
     }
 
+    fn spec(id: &str, cwd: &Path) -> Spec {
+        Spec {
+            version: STORE_VERSION,
+            id: id.into(),
+            created_ms: now_ms(),
+            plan: Plan {
+                agent: Agent::Codex,
+                access: crate::agent::Access::Workspace,
+                model: None,
+                effort: Some("high".into()),
+                resume: None,
+                cwd: cwd.to_path_buf(),
+                root: cwd.to_path_buf(),
+                task: "the task\nmore".into(),
+                prompt: "the task".into(),
+                raw: true,
+                profile: None,
+                provider: None,
+                timeout_ms: 1000,
+                idle_timeout_ms: 1000,
+                warnings: vec![],
+                child_depth: 1,
+            },
+            command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
+            program: PathBuf::from("/bin/true"),
+            resumed_from: None,
+        }
+    }
+
+    fn new_job(d: &Path) -> (Job, Spec) {
+        let store = Store::at_root(d);
+        store.create().unwrap();
+        let id = ids::new_id();
+        let job = store.job(&id);
+        fsutil::ensure_private_dir(&job.dir).unwrap();
+        let sp = spec(&id, d);
+        job.with_guard(|| job.write_initial(&State::initial(&sp)))
+            .unwrap();
+        (job, sp)
+    }
+
+    #[test]
+    fn a_job_ends_once() {
+        let d = tempfile::tempdir().unwrap();
+        let (job, sp) = new_job(d.path());
+        let s = job.update(&sp, |s| s.peer_pgid = Some(1_073_741_823)).unwrap();
+        assert_eq!(s.status, JobState::Running);
+        assert_eq!(s.task, "the task");
+        let mut r = job.running_result(&s);
+        r.status = Status::Success;
+        r.summary = "done".into();
+        let s = job.finish(r.clone()).unwrap();
+        assert_eq!(s.status, JobState::Success);
+        assert!(s.ended_ms.is_some());
+        let first = fs::read(job.result_path()).unwrap();
+        // Every later attempt leaves the ended job as it is.
+        r.status = Status::Failed;
+        assert_eq!(job.finish(r).unwrap(), s);
+        assert_eq!(job.update(&sp, |s| s.peer_pgid = None).unwrap(), s);
+        assert_eq!(job.settle(Ending::Lost).unwrap(), s);
+        assert_eq!(fs::read(job.result_path()).unwrap(), first);
+        assert_eq!(
+            job.result(&s).unwrap().job_id.as_deref(),
+            Some(job.id.as_str())
+        );
+    }
+
+    #[test]
+    fn a_running_job_without_its_runner_is_lost_with_what_it_said() {
+        let d = tempfile::tempdir().unwrap();
+        let (job, _) = new_job(d.path());
+        fs::write(
+            job.stdout_log(),
+            "{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}\n",
+        )
+        .unwrap();
+        // No lock held (no runner): refresh records the end.
+        assert!(!job.runner_alive());
+        let s = job.refresh().unwrap();
+        assert_eq!(s.status, JobState::Lost);
+        assert_eq!(s.session.as_deref(), Some("t-1"));
+        let r = job.result(&s).unwrap();
+        assert_eq!(r.status, Status::Lost);
+        assert_eq!(r.error.unwrap().kind, "lost");
+    }
+
+    #[test]
+    fn a_complete_result_left_by_a_dying_runner_is_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let (job, _) = new_job(d.path());
+        let mut r = job.running_result(&job.read_state().unwrap());
+        r.status = Status::Timeout;
+        fs::write(job.result_path(), serde_json::to_vec(&r).unwrap()).unwrap();
+        assert_eq!(
+            job.settle(Ending::Cancelled).unwrap().status,
+            JobState::Timeout
+        );
+    }
+
+    #[test]
+    fn a_held_lock_means_running() {
+        let d = tempfile::tempdir().unwrap();
+        let (job, _) = new_job(d.path());
+        let lock = File::create(job.lock_path()).unwrap();
+        lock.lock().unwrap();
+        assert!(job.runner_alive());
+        assert_eq!(job.refresh().unwrap().status, JobState::Running);
+        drop(lock);
+        assert!(!job.runner_alive());
+    }
+
     #[test]
     fn terminal_states_never_change() {
         for s in [
