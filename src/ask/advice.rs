@@ -251,9 +251,9 @@ pub fn extract(answer: &str) -> Result<Checked, Vec<String>> {
             Ok(c) => return Ok(c),
             Err(errs) => {
                 // The candidate with most schema fields is the one meant as advice.
-                let score = v
-                    .as_object()
-                    .map_or(0, |o| FIELDS.iter().filter(|f| o.contains_key(**f)).count() + 1);
+                let score = v.as_object().map_or(0, |o| {
+                    FIELDS.iter().filter(|f| o.contains_key(**f)).count() + 1
+                });
                 if best.as_ref().is_none_or(|(s, _)| score > *s) {
                     best = Some((score, errs));
                 }
@@ -347,10 +347,12 @@ impl Scope {
 /// The whole prompt: the adviser's brief, the schema, then the packet.
 pub fn prompt(scope: Scope, repo: &str, packet: &str) -> String {
     let scope_line = match scope {
-        Scope::Packet => "You have no tools and no files: the packet below is everything you know. \
+        Scope::Packet => {
+            "You have no tools and no files: the packet below is everything you know. \
 Do not try to run commands or read files; if something you need is missing, say so in \
 `missing_context`."
-            .to_string(),
+                .to_string()
+        }
         Scope::Repo => format!(
             "You may read files in the repository at {repo} to check facts. You have read-only \
 access: do not try to modify anything, and do not run builds or tests."
@@ -538,7 +540,10 @@ mod tests {
         ];
         for (v, needle) in cases {
             let errs = validate(&v).unwrap_err();
-            assert!(errs.iter().any(|e| e.contains(needle)), "{needle}: {errs:?}");
+            assert!(
+                errs.iter().any(|e| e.contains(needle)),
+                "{needle}: {errs:?}"
+            );
         }
         let mut two = good();
         two.as_object_mut().unwrap().remove("assessment");

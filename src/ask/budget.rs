@@ -176,7 +176,13 @@ mod tests {
     fn state_is_private_and_names_are_safe() {
         use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
-        for id in ["../../etc/passwd", "a/b", ".hidden", "ünï cødé", "x".repeat(200).as_str()] {
+        for id in [
+            "../../etc/passwd",
+            "a/b",
+            ".hidden",
+            "ünï cødé",
+            "x".repeat(200).as_str(),
+        ] {
             consume(d.path(), id, 5, "r").unwrap();
         }
         let dir = d.path().join(".baton/ask-budget");

@@ -48,11 +48,13 @@ use crate::run::{self, Depth, Plan};
 use crate::{fsutil, ids};
 
 #[derive(Debug, Clone, Args, Default)]
-#[command(after_help = "The adviser cannot change anything. In packet scope (the default) it \
+#[command(
+    after_help = "The adviser cannot change anything. In packet scope (the default) it \
 sees only the packet, with its tools off, in an empty temporary directory; in repo scope it may \
 read the repository but not write. Credential-like files are refused (exit 2), secrets are \
 redacted, a packet over --max-chars is refused, and a --task-id has a budget of \
-BATON_ASK_BUDGET consultations (default 2).")]
+BATON_ASK_BUDGET consultations (default 2)."
+)]
 pub struct AskArgs {
     /// Adviser: codex (default), claude, zai (glm), pi or gemini-cli. agy cannot advise: it has no read-only mode.
     #[arg(long, short = 'a', value_name = "NAME", conflicts_with = "agents")]
@@ -276,7 +278,10 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
         }
     }
     if prepared.iter().all(|p| p.is_err()) {
-        let (_, e) = prepared.into_iter().find_map(|p| p.err()).expect("advisers");
+        let (_, e) = prepared
+            .into_iter()
+            .find_map(|p| p.err())
+            .expect("advisers");
         return Err(e);
     }
 
@@ -299,10 +304,7 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
     let interrupts = Interrupts::install()?;
 
     if !multi {
-        let p = prepared
-            .pop()
-            .expect("one adviser")
-            .map_err(|(_, e)| e)?;
+        let p = prepared.pop().expect("one adviser").map_err(|(_, e)| e)?;
         let r = consult(&p, &shared, &mut interrupts.clone())?;
         print_one(&r, mode);
         return Ok(r.status.exit_code());
@@ -390,7 +392,10 @@ fn advisers(args: &AskArgs) -> Result<(Vec<AdviserSpec>, bool)> {
             None => (n, None),
         };
         let agent = Agent::parse(name)?;
-        if !agent.supported_access().contains(&crate::agent::Access::ReadOnly) {
+        if !agent
+            .supported_access()
+            .contains(&crate::agent::Access::ReadOnly)
+        {
             return Err(Error::Refused {
                 kind: "unsupported_access",
                 message: format!(
@@ -464,8 +469,8 @@ fn packet_input(args: &AskArgs) -> Result<PacketInput> {
         let text = packet::read_source(p, "--previous-advice")?;
         input.previous_advice = Some(packet::previous_advice(&text));
     }
-    let stdin_free = args.packet.as_deref() != Some(stdin)
-        && args.previous_advice.as_deref() != Some(stdin);
+    let stdin_free =
+        args.packet.as_deref() != Some(stdin) && args.previous_advice.as_deref() != Some(stdin);
     if input.question.is_none() && stdin_free && !std::io::stdin().is_terminal() {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
@@ -502,7 +507,9 @@ fn extra_for(agent: Agent, scope: Scope, schema_path: &Path) -> Extra {
 
 /// Where codex reads the schema from (a constant file, versioned by name).
 fn schema_path(root: &Path) -> PathBuf {
-    root.join(".baton").join("ask").join("advice-schema-v1.json")
+    root.join(".baton")
+        .join("ask")
+        .join("advice-schema-v1.json")
 }
 
 fn prepare(
@@ -618,7 +625,8 @@ fn consult(p: &Prepared, shared: &Shared, interrupts: &mut Interrupts) -> Result
                 let spec = plan.command_with(p.extra.clone())?;
                 let rdir = dir.join("repair");
                 fsutil::ensure_private_dir(&rdir)?;
-                let second = run::execute(&plan, &spec, &p.program, &rdir, interrupts, &mut |_| {})?;
+                let second =
+                    run::execute(&plan, &spec, &p.program, &rdir, interrupts, &mut |_| {})?;
                 repair = Some(json!({
                     "mode": how,
                     "errors": errors,
@@ -695,9 +703,7 @@ fn consult(p: &Prepared, shared: &Shared, interrupts: &mut Interrupts) -> Result
                         .into(),
                 ),
             });
-            result
-                .extra
-                .insert("advice_errors".into(), json!(errors));
+            result.extra.insert("advice_errors".into(), json!(errors));
         }
         Verdict::RunFailed => {}
     }
@@ -923,15 +929,27 @@ mod tests {
     #[test]
     fn advisers_and_models() {
         let (a, multi) = advisers(&parse(&["q"])).unwrap();
-        assert_eq!(a, [AdviserSpec { agent: Agent::Codex, model: None }]);
+        assert_eq!(
+            a,
+            [AdviserSpec {
+                agent: Agent::Codex,
+                model: None
+            }]
+        );
         assert!(!multi);
-        let (a, multi) = advisers(&parse(&["--agents", "codex,claude:opus", "-m", "sol", "q"]))
-            .unwrap();
+        let (a, multi) =
+            advisers(&parse(&["--agents", "codex,claude:opus", "-m", "sol", "q"])).unwrap();
         assert!(multi);
         assert_eq!(a[0].model.as_deref(), Some("sol"));
-        assert_eq!((a[1].agent, a[1].model.as_deref()), (Agent::Claude, Some("opus")));
+        assert_eq!(
+            (a[1].agent, a[1].model.as_deref()),
+            (Agent::Claude, Some("opus"))
+        );
         // agy cannot be made read-only, so it cannot advise.
-        for args in [&["--agent", "agy", "q"][..], &["--agents", "claude,gemini", "q"][..]] {
+        for args in [
+            &["--agent", "agy", "q"][..],
+            &["--agents", "claude,gemini", "q"][..],
+        ] {
             let e = advisers(&parse(args)).unwrap_err();
             assert_eq!(e.kind(), "unsupported_access");
             assert_eq!(e.exit_code(), 2);
@@ -997,7 +1015,10 @@ mod tests {
         let e = extra_for(Agent::Pi, Scope::Repo, p);
         assert!(!e.no_tools && e.output_schema.is_none());
         assert_eq!(
-            extra_for(Agent::Codex, Scope::Repo, p).output_schema.unwrap().1,
+            extra_for(Agent::Codex, Scope::Repo, p)
+                .output_schema
+                .unwrap()
+                .1,
             p
         );
     }

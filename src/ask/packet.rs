@@ -246,7 +246,10 @@ pub fn build(
         question,
         help_type: input.help_type.unwrap_or_default(),
         goal: input.goal.filter(|s| !s.trim().is_empty()),
-        constraints: input.constraints.map(OneOrMany::into_vec).unwrap_or_default(),
+        constraints: input
+            .constraints
+            .map(OneOrMany::into_vec)
+            .unwrap_or_default(),
         tried: input.tried.map(OneOrMany::into_vec).unwrap_or_default(),
         observations: input
             .observations
@@ -295,7 +298,7 @@ pub fn build(
                 parts.push((k.to_string(), value[k].to_string().chars().count()));
             }
         }
-        parts.sort_by(|a, b| b.1.cmp(&a.1));
+        parts.sort_by_key(|p| std::cmp::Reverse(p.1));
         let largest: Vec<String> = parts
             .iter()
             .take(3)
@@ -403,8 +406,8 @@ fn inline_file(cwd: &Path, f: &FileRef, max_chars: usize) -> Result<InlinedFile>
         )
     })?;
     check_credential(&path, &canonical)?;
-    let meta = std::fs::metadata(&canonical)
-        .map_err(|e| Error::usage(format!("file `{path}`: {e}")))?;
+    let meta =
+        std::fs::metadata(&canonical).map_err(|e| Error::usage(format!("file `{path}`: {e}")))?;
     if !meta.is_file() {
         return Err(Error::usage(format!("`{path}` is not a regular file")));
     }
@@ -636,15 +639,16 @@ pub fn read_source(p: &Path, what: &str) -> Result<String> {
     if let Ok(c) = p.canonicalize() {
         check_credential(&p.display().to_string(), &c)?;
     }
-    std::fs::read_to_string(p)
-        .map_err(|e| Error::usage(format!("{what} {}: {e}", p.display())))
+    std::fs::read_to_string(p).map_err(|e| Error::usage(format!("{what} {}: {e}", p.display())))
 }
 
 /// Earlier advice from a file: a whole `baton ask` result (its `advice`), a
 /// multi-adviser result (each adviser's `advice`), bare advice, or text.
 pub fn previous_advice(text: &str) -> Value {
     match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(m)) if m.get("advice").is_some_and(|a| !a.is_null()) => m["advice"].clone(),
+        Ok(Value::Object(m)) if m.get("advice").is_some_and(|a| !a.is_null()) => {
+            m["advice"].clone()
+        }
         Ok(Value::Object(m)) if m.get("results").is_some_and(Value::is_array) => Value::Array(
             m["results"]
                 .as_array()
@@ -785,7 +789,10 @@ mod tests {
         fs::write(d.path().join("odd:1"), "x\n").unwrap();
         let mut i = input("q");
         i.files = vec![FileRef::Spec("odd:1".into())];
-        assert_eq!(sent(&build_in(d.path(), i).unwrap())["files"][0]["content"], "x\n");
+        assert_eq!(
+            sent(&build_in(d.path(), i).unwrap())["files"][0]["content"],
+            "x\n"
+        );
     }
 
     #[test]
@@ -907,7 +914,10 @@ mod tests {
         assert_eq!(e.kind(), "packet_too_large");
         assert_eq!(e.exit_code(), 2);
         let m = e.to_string();
-        assert!(m.contains("4000") && m.contains("file `big.txt` 5000"), "{m}");
+        assert!(
+            m.contains("4000") && m.contains("file `big.txt` 5000"),
+            "{m}"
+        );
         // A file that cannot possibly fit is refused before it is read.
         let e = build(i, &DiffSource::None, d.path(), &no_env(), 1000).unwrap_err();
         assert!(e.to_string().contains("was not read"), "{e}");
@@ -963,6 +973,9 @@ mod tests {
             multi,
             serde_json::json!([{"agent": "codex", "advice": {"recommendation": "a"}}])
         );
-        assert_eq!(previous_advice("just text"), Value::String("just text".into()));
+        assert_eq!(
+            previous_advice("just text"),
+            Value::String("just text".into())
+        );
     }
 }

@@ -28,9 +28,10 @@ pub struct Redactor {
 impl Redactor {
     /// Secrets from the patterns and from this process's environment.
     pub fn from_env() -> Redactor {
-        Redactor::with_env(std::env::vars_os().filter_map(|(k, v)| {
-            Some((k.into_string().ok()?, v.into_string().ok()?))
-        }))
+        Redactor::with_env(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        )
     }
 
     pub fn with_env(vars: impl IntoIterator<Item = (String, String)>) -> Redactor {
@@ -257,7 +258,9 @@ fn aws_secret(t: &str, at: usize) -> Option<Found> {
     }
     i += 1;
     i += run(t, i, |c| c == b'"' || c == b'\'' || c == b' ' || c == b'\t');
-    let n = run(t, i, |c| c.is_ascii_alphanumeric() || c == b'/' || c == b'+');
+    let n = run(t, i, |c| {
+        c.is_ascii_alphanumeric() || c == b'/' || c == b'+'
+    });
     (n == 40).then_some(Found {
         kind: "aws_secret_key",
         start: i,
@@ -321,7 +324,8 @@ fn private_key(t: &str, at: usize) -> Option<Found> {
     if !t[at..].starts_with(BEGIN) {
         return None;
     }
-    let head_end = at + BEGIN.len() + run(t, at + BEGIN.len(), |c| c.is_ascii_uppercase() || c == b' ');
+    let head_end =
+        at + BEGIN.len() + run(t, at + BEGIN.len(), |c| c.is_ascii_uppercase() || c == b' ');
     if !t[at..head_end].ends_with("PRIVATE KEY") || !t[head_end..].starts_with("-----") {
         return None;
     }
@@ -412,11 +416,7 @@ mod tests {
                 "Authorization: Bearer [REDACTED:bearer_token]",
                 "bearer_token",
             ),
-            (
-                &format!("cookie={JWT};"),
-                "cookie=[REDACTED:jwt];",
-                "jwt",
-            ),
+            (&format!("cookie={JWT};"), "cookie=[REDACTED:jwt];", "jwt"),
             (
                 &format!("a\n{pem}\nb"),
                 "a\n[REDACTED:private_key]\nb",
