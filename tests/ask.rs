@@ -563,25 +563,21 @@ fn parallel_all_good_and_a_missing_cli_does_not_sink_the_rest() {
     assert_eq!(j["results"][1]["error"]["kind"], "agent_not_installed");
 }
 
-#[test]
-fn ctrl_c_stops_every_parallel_adviser() {
-    let env = Env::new();
-    let a = Advisers::new(&env);
-    // Both wait on a gate that never opens.
-    let wait = r#"while [ ! -f "$FAKE_DIR/gate" ]; do sleep 0.05; done"#;
-    a.install("codex", wait).install("claude", wait);
+/// Start baton, wait until every fake in `names` is running, send SIGINT to
+/// baton alone, and check that it reports and that no fake survives.
+fn interrupt(env: &Env, args: &[&str], names: &[&str]) -> Run {
     let mut child = env
         .baton()
-        .args(["ask", "--agents", "codex,claude", "q"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let pid_file = |n: &str| env.fake_dir.join(format!("{n}.1.pid"));
-    assert!(wait_for(Duration::from_secs(20), || pid_file("codex")
-        .exists()
-        && pid_file("claude").exists()));
-    let pids: Vec<i32> = ["codex", "claude"]
+    assert!(wait_for(Duration::from_secs(20), || names
+        .iter()
+        .all(|n| pid_file(n).exists())));
+    let pids: Vec<i32> = names
         .iter()
         .map(|n| {
             fs::read_to_string(pid_file(n))
@@ -606,23 +602,50 @@ fn ctrl_c_stops_every_parallel_adviser() {
         std::thread::sleep(Duration::from_millis(20));
     };
     let out = child.wait_with_output().unwrap();
-    let r = Run {
+    for pid in pids {
+        assert!(
+            wait_for(Duration::from_secs(5), || !crate::support::pid_alive(pid)),
+            "peer {pid} outlived baton"
+        );
+    }
+    Run {
         code: status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    }
+}
+
+/// Both wait on a gate that never opens.
+const WAIT_FOREVER: &str = r#"while [ ! -f "$FAKE_DIR/gate" ]; do sleep 0.05; done"#;
+
+#[test]
+fn ctrl_c_stops_every_parallel_adviser() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", WAIT_FOREVER)
+        .install("claude", WAIT_FOREVER);
+    let r = interrupt(
+        &env,
+        &["ask", "--agents", "codex,claude", "q"],
+        &["codex", "claude"],
+    );
     assert_eq!(r.code, 130, "{}\n{}", r.stdout, r.stderr);
     let j = r.json();
     assert_eq!(j["status"], "cancelled");
     for res in j["results"].as_array().unwrap() {
         assert_eq!(res["status"], "cancelled", "{res}");
+        assert!(res["advice"].is_null());
     }
-    for pid in pids {
-        assert!(
-            wait_for(Duration::from_secs(5), || !crate::support::pid_alive(pid)),
-            "adviser {pid} outlived baton"
-        );
-    }
+}
+
+/// `Interrupts` became a broadcast for `ask`; `run` must still stop its peer.
+#[test]
+fn run_still_stops_its_peer_on_ctrl_c() {
+    let env = Env::new();
+    Advisers::new(&env).install("codex", WAIT_FOREVER);
+    let r = interrupt(&env, &["run", "--agent", "codex", "q"], &["codex"]);
+    assert_eq!(r.code, 130, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["status"], "cancelled");
 }
 
 #[test]
