@@ -268,6 +268,9 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
     let context = context(scope, &built, &prompt, args.max_chars);
     let request_id = ids::new_id();
 
+    // From here on temporary directories exist: a Ctrl-C must let them be
+    // cleaned up (and stops any adviser that starts after it).
+    let interrupts = Interrupts::install()?;
     // Every usage problem surfaces here, before the budget is touched.
     let mut prepared = Vec::new();
     for a in &advisers {
@@ -290,6 +293,11 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
         return Ok(0);
     }
 
+    if let Some(sig) = interrupts.fired() {
+        return Err(Error::Interrupted {
+            signal: crate::process::signal_name(sig),
+        });
+    }
     let budget = match (&built.task_id, limit) {
         (Some(t), Some(l)) => Some(budget::consume(&root, t, l, &request_id)?),
         _ => None,
@@ -301,7 +309,6 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
         context,
         budget,
     };
-    let interrupts = Interrupts::install()?;
 
     if !multi {
         let p = prepared.pop().expect("one adviser").map_err(|(_, e)| e)?;
@@ -594,6 +601,8 @@ fn dry_run(
 /// Ask one adviser, with at most one repair round.
 fn consult(p: &Prepared, shared: &Shared, interrupts: &mut Interrupts) -> Result<RunResult> {
     if p.extra.output_schema.is_some() && p.plan.agent == Agent::Codex {
+        // `.baton/` first, so it gets its `.gitignore` before anything lands in it.
+        fsutil::baton_dir(&shared.root)?;
         let path = schema_path(&shared.root);
         fsutil::ensure_private_dir(path.parent().expect("schema dir"))?;
         fsutil::write_atomic(&path, advice::SCHEMA.as_bytes())?;
