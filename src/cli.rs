@@ -52,6 +52,8 @@ pub struct OutputArgs {
 pub enum Command {
     /// Delegate a task to a peer agent CLI (the default command).
     Run(RunArgs),
+    /// Ask one or more advisers for a read-only second opinion, returned as structured advice.
+    Ask(Box<crate::ask::AskArgs>),
     /// List the supported agents, whether their CLIs are installed, and their options.
     Agents,
     /// Print the JSON Schema of the result.

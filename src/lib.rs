@@ -9,6 +9,7 @@
 
 pub mod agent;
 pub mod agents_cmd;
+pub mod ask;
 pub mod cli;
 pub mod error;
 pub mod fsutil;
@@ -83,6 +84,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
     match cli.command {
         None => run_command(cli.run, mode),
         Some(Command::Run(args)) => run_command(args, mode),
+        Some(Command::Ask(args)) => ask::command(*args, mode),
         Some(Command::Agents) => Ok(agents_cmd::list(mode)),
         Some(Command::Schema) => {
             output::json_line(&result::schema());

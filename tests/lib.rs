@@ -3,4 +3,5 @@
 
 mod support;
 
+mod ask;
 mod run;
