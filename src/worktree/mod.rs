@@ -238,7 +238,12 @@ impl Checked {
     /// The plan moved into worktree `path` (pure: creates nothing).
     pub fn plan_for(&self, plan: &Plan, path: &Path, branch: &str, writable: Vec<PathBuf>) -> Plan {
         let mut p = plan.clone();
-        p.cwd = path.join(&self.rel_cwd);
+        // (Joining an empty path would add a trailing `/`.)
+        p.cwd = if self.rel_cwd.as_os_str().is_empty() {
+            path.to_path_buf()
+        } else {
+            path.join(&self.rel_cwd)
+        };
         p.writable_dirs = writable;
         if !p.raw {
             p.prompt = format!(
