@@ -501,6 +501,12 @@ fn allow_reverts_changes_outside_it_even_committed_ones() {
         assert!(!reverted.contains(&p), "{p} is listed as changed");
     }
     assert!(
+        j["summary"]
+            .as_str()
+            .unwrap()
+            .contains("4 reverted outside --allow")
+    );
+    assert!(
         strings(&j["warnings"])
             .iter()
             .any(|w| w.contains("outside --allow")),
@@ -1162,4 +1168,88 @@ fn a_running_worktree_is_listed_as_running_and_not_removed() {
         baton(&env, &["worktree", "list"]).json()["worktrees"][0]["state"],
         "finished"
     );
+}
+
+#[test]
+fn the_users_hooks_do_not_run_for_batons_own_git_calls() {
+    let env = Env::new();
+    let w = repo(&env);
+    for hook in [
+        "post-checkout",
+        "pre-commit",
+        "commit-msg",
+        "post-commit",
+        "reference-transaction",
+    ] {
+        write(
+            &w,
+            &format!(".git/hooks/{hook}"),
+            &format!("#!/bin/sh\ntouch \"$FAKE_DIR/hook-{hook}\"\nexit 1\n"),
+        );
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(
+            w.join(".git/hooks").join(hook),
+            fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    peer(&env, "echo x >> LICENSE");
+    let (r, j) = wt_run(&env, &["--include-dirty"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(subjects(&j["worktree"]).len(), 1, "{}", j["worktree"]);
+    let ran: Vec<String> = fs::read_dir(&env.fake_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("hook-"))
+        .collect();
+    assert!(ran.is_empty(), "hooks ran: {ran:?}");
+}
+
+#[test]
+fn ctrl_c_during_test_cmd_stops_it_and_reports_cancelled() {
+    let env = Env::new();
+    repo(&env);
+    peer(&env, "echo x >> LICENSE");
+    let child = baton_cmd(
+        &env,
+        &[
+            "run",
+            "--agent",
+            "codex",
+            "--worktree",
+            "--test-cmd",
+            "echo checking; touch \"$FAKE_DIR/testing\"; while :; do sleep 0.05; done",
+            "go",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    assert!(wait_for(Duration::from_secs(20), || env
+        .fake_dir
+        .join("testing")
+        .exists()));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let r = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 130, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["status"], "cancelled");
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("while --test-cmd ran")
+    );
+    let v = &j["verification"];
+    assert_eq!(v["passed"], false);
+    let tail = v["output_tail"].as_str().unwrap();
+    assert!(
+        tail.starts_with("checking") && tail.contains("stopped by SIGINT"),
+        "{tail}"
+    );
+    // The peer's work was committed before the check started.
+    assert_eq!(strings(&j["worktree"]["changed_files"]), ["LICENSE"]);
 }

@@ -568,6 +568,12 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
             result
                 .changed_files
                 .retain(|p| !report.reverted.contains(p));
+            if !report.reverted.is_empty() {
+                result.summary.push_str(&format!(
+                    "; {} reverted outside --allow",
+                    report.reverted.len()
+                ));
+            }
             result.summary.push_str(&format!(
                 "; branch {}: {} file(s), +{} -{}",
                 report.branch,
