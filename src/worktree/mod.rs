@@ -90,6 +90,9 @@ pub struct Session {
     /// Paths `--include-dirty` carried in (differing from `base`).
     #[serde(default)]
     pub carried: Vec<String>,
+    /// The branch the user was on (`None`: detached), for the carry commit.
+    #[serde(default)]
+    pub user_branch: Option<String>,
     #[serde(default)]
     pub allow: Vec<String>,
     #[serde(default)]
@@ -393,6 +396,7 @@ pub fn prepare(
         base: c.base.clone(),
         start_tree,
         carried,
+        user_branch: c.user_branch.clone(),
         allow: c.allow.clone(),
         test_cmd: c.test_cmd.clone(),
     };
@@ -872,7 +876,10 @@ fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<Strin
 
 impl Session {
     fn branch_source(&self) -> String {
-        format!("the checkout at {}", short(&self.base))
+        match &self.user_branch {
+            Some(b) => format!("`{b}`"),
+            None => format!("the detached HEAD at {}", short(&self.base)),
+        }
     }
 }
 
