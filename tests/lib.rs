@@ -5,3 +5,4 @@ mod support;
 
 mod ask;
 mod run;
+mod worktree;
