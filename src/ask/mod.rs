@@ -509,6 +509,7 @@ fn extra_for(agent: Agent, scope: Scope, schema_path: &Path) -> Extra {
         no_tools: scope == Scope::Packet,
         output_schema: matches!(agent, Agent::Claude | Agent::Codex)
             .then(|| (advice::SCHEMA.to_string(), schema_path.to_path_buf())),
+        ..Extra::default()
     }
 }
 
