@@ -6,10 +6,12 @@
 //! table), `process` (spawn, process groups, timeouts), `git` (changed
 //! files), `result` (the public JSON), `output` (printers), `error` (tool
 //! errors and exit codes), `fsutil` (private, atomic state files), `ids`,
-//! `job` (background jobs: store, runner, wait/cancel/logs).
+//! `worktree` (`run --worktree` and `baton worktree`), `job` (background
+//! jobs: store, runner, wait/cancel/logs).
 
 pub mod agent;
 pub mod agents_cmd;
+pub mod ask;
 pub mod cli;
 pub mod error;
 pub mod fsutil;
@@ -22,6 +24,7 @@ pub mod process;
 pub mod prompt;
 pub mod result;
 pub mod run;
+pub mod worktree;
 
 use std::ffi::OsString;
 
@@ -85,11 +88,13 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
     match cli.command {
         None => run_command(cli.run, mode),
         Some(Command::Run(args)) => run_command(args, mode),
+        Some(Command::Ask(args)) => ask::command(*args, mode),
         Some(Command::Agents) => Ok(agents_cmd::list(mode)),
         Some(Command::Schema) => {
             output::json_line(&result::schema());
             Ok(0)
         }
+        Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
         Some(Command::Wait(a)) => job::wait(a, mode),
         Some(Command::Status(a)) => job::status(a, mode),
         Some(Command::Result(a)) => job::result(a, mode),
@@ -105,10 +110,24 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
 fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
     let task = run::read_task(&args)?;
     let plan = run::plan(&args, task)?;
+    // Validated before anything is created (exit 2 on a bad repository/base).
+    let worktree = worktree::check(&args.worktree, &plan)?;
     let spec = plan.command()?;
     if args.dry_run {
-        output::json_line(&run::dry_run_json(&plan, &spec));
+        match &worktree {
+            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?),
+            None => output::json_line(&run::dry_run_json(&plan, &spec)),
+        }
         return Ok(0);
+    }
+    if args.detach && worktree.is_some() {
+        return Err(Error::usage_hint(
+            "--async cannot be combined with --worktree yet",
+            "run the worktree job in the foreground, or drop --worktree",
+        ));
+    }
+    if let Some(c) = worktree {
+        return worktree::run(plan, &c, mode);
     }
     let program = plan.program(&spec)?;
     if args.detach {

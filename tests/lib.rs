@@ -3,5 +3,7 @@
 
 mod support;
 
+mod ask;
 mod jobs;
 mod run;
+mod worktree;

@@ -679,6 +679,7 @@ mod tests {
                 idle_timeout_ms: 1000,
                 warnings: vec![],
                 child_depth: 1,
+                writable_dirs: vec![],
             },
             command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
             program: PathBuf::from("/bin/true"),
@@ -702,7 +703,9 @@ mod tests {
     fn a_job_ends_once() {
         let d = tempfile::tempdir().unwrap();
         let (job, sp) = new_job(d.path());
-        let s = job.update(&sp, |s| s.peer_pgid = Some(1_073_741_823)).unwrap();
+        let s = job
+            .update(&sp, |s| s.peer_pgid = Some(1_073_741_823))
+            .unwrap();
         assert_eq!(s.status, JobState::Running);
         assert_eq!(s.task, "the task");
         let mut r = job.running_result(&s);
