@@ -97,9 +97,8 @@ fn assert_refused(p: &Peer, run: &str, o: &crate::support::Outcome) {
         "the model asked to write and got an answer back\n{}",
         o.dump()
     );
-    let denials = o.json["denials"].as_array().cloned().unwrap_or_default();
     assert!(
-        !denials.is_empty(),
+        !o.denials().is_empty(),
         "the result must say the write was refused (denials)\n{}",
         o.dump()
     );

@@ -409,6 +409,11 @@ impl Outcome {
             .unwrap_or_default()
     }
 
+    /// `denials` (left out of the JSON when empty).
+    pub fn denials(&self) -> Vec<Value> {
+        self.json["denials"].as_array().cloned().unwrap_or_default()
+    }
+
     /// The result, baton's stderr, and the peer's own logs, for assertion messages.
     pub fn dump(&self) -> String {
         let log = self.json["log_path"].as_str().map(PathBuf::from);
