@@ -4,6 +4,7 @@
 use std::fs;
 use std::time::Duration;
 
+use crate::mock::Recorded;
 use crate::support::{Agent, Peer, assert_usage, eventually, mock, turns};
 
 const WRITTEN: &str = "written by the peer\n";
@@ -26,8 +27,41 @@ fn plain(agent: Agent) {
     let t = turns(&id);
     assert_eq!(t.len(), 1, "one model turn expected");
     assert_eq!(t[0].scenario, "plain");
+    assert_wire(agent, &t[0]);
     assert_usage(&o, mock().usage_for(&id));
     assert!(o.changed_files().is_empty(), "{}", o.dump());
+}
+
+/// Each CLI reached the mock the way the realcli notes say: its API, its key
+/// (so the env baton passed through arrived), and for zai the model baton chose.
+fn assert_wire(agent: Agent, r: &Recorded) {
+    let (path, header, value) = match agent {
+        Agent::Codex => ("/v1/responses", "authorization", "Bearer e2e-codex-key"),
+        Agent::Claude => ("/v1/messages?beta=true", "x-api-key", "e2e-claude-key"),
+        Agent::Zai => (
+            "/v1/chat/completions",
+            "authorization",
+            "Bearer e2e-zai-key",
+        ),
+        Agent::Pi => ("/v1/chat/completions", "authorization", "Bearer e2e-pi-key"),
+        Agent::GeminiCli => ("", "x-goog-api-key", "e2e-gemini-key"),
+    };
+    if agent == Agent::GeminiCli {
+        assert!(
+            r.path.contains(":streamGenerateContent?alt=sse"),
+            "{}",
+            r.path
+        );
+    } else {
+        assert_eq!(r.path, path);
+    }
+    assert_eq!(r.header(header), Some(value), "{header}");
+    let model = r.body["model"].as_str();
+    match agent {
+        Agent::Zai => assert_eq!(model, Some("glm-5.2")),
+        Agent::Pi => assert_eq!(model, Some("mock-model")),
+        _ => {}
+    }
 }
 
 /// The session id baton reports is the one the CLI itself uses: it names
@@ -144,7 +178,7 @@ fn resume(agent: Agent) {
 }
 
 /// Scenario 5: The model answers HTTP 400: failed, exit 1, the API's text in
-/// `error.message` (pi's JSON mode exits 0 and gemini-agent's stdout is empty
+/// `error.message` (pi's JSON mode exits 0 and gemini-cli's stdout is empty
 /// on this error; baton must still see it).
 fn model_error(agent: Agent) {
     let p = Peer::new(agent, "error");
@@ -153,6 +187,14 @@ fn model_error(agent: Agent) {
     assert_eq!((o.code, o.status()), (1, "failed"), "{}", o.dump());
     let msg = o.json["error"]["message"].as_str().unwrap_or("");
     assert!(msg.contains("mock: scripted bad request"), "{}", o.dump());
+    // The quirks baton must see through: pi's JSON mode exits 0 on a failed
+    // turn, gemini-cli exits with the HTTP status mod 256.
+    let peer_exit = o.json["exit_code"].as_i64();
+    match agent {
+        Agent::Pi | Agent::Zai => assert_eq!(peer_exit, Some(0), "{}", o.dump()),
+        Agent::GeminiCli => assert_eq!(peer_exit, Some(400 % 256), "{}", o.dump()),
+        Agent::Codex | Agent::Claude => assert_eq!(peer_exit, Some(1), "{}", o.dump()),
+    }
     assert!(!turns(&id).is_empty());
 }
 

@@ -72,7 +72,7 @@ impl Agent {
             Agent::Claude => "claude",
             Agent::Zai => "zai",
             Agent::Pi => "pi",
-            Agent::GeminiCli => "gemini-agent",
+            Agent::GeminiCli => "gemini-cli",
         }
     }
 
