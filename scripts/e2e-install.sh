@@ -26,7 +26,7 @@ err() {
 root=$(cd "$(dirname "$0")/.." && pwd)
 pins="$root/e2e/versions.env"
 [ -f "$pins" ] || err "missing $pins"
-# shellcheck source=../e2e/versions.env
+# shellcheck source=/dev/null # plain KEY=VALUE pins, read at run time
 . "$pins"
 
 # --- system packages -------------------------------------------------------
