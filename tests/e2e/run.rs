@@ -203,18 +203,29 @@ fn model_error(agent: Agent) {
 fn timeout(agent: Agent) {
     let p = Peer::new(agent, "timeout");
     let (id, task) = p.prompt("E2E-SLOW");
-    let o = p
+    let running = p
         .baton()
         .access("workspace")
         .timeout(agent.slow_timeout())
-        .run(&task);
-    assert_eq!((o.code, o.status()), (124, "timeout"), "{}", o.dump());
-    assert_eq!(o.json["error"]["kind"], "timeout", "{}", o.dump());
+        .spawn(&task);
+    // While the model stalls, the peer is alive and carries the run's tag:
+    // this is what makes the "nothing left" check below mean something.
+    let slow_seen = eventually(Duration::from_secs(60), || {
+        turns(&id).iter().any(|r| r.scenario == "slow")
+    });
+    let during = running.processes();
+    let o = running.wait();
     assert!(
-        turns(&id).iter().any(|r| r.scenario == "slow"),
+        slow_seen,
         "the timeout must hit while the model is answering, not during startup\n{}",
         o.dump()
     );
+    assert!(
+        during.iter().any(|p| !p.contains("/baton ")),
+        "the peer should have been running: {during:?}"
+    );
+    assert_eq!((o.code, o.status()), (124, "timeout"), "{}", o.dump());
+    assert_eq!(o.json["error"]["kind"], "timeout", "{}", o.dump());
     assert!(
         eventually(Duration::from_secs(2), || o.survivors().is_empty()),
         "processes left after the timeout: {:?}",

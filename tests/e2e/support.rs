@@ -348,9 +348,14 @@ impl Baton {
 
     /// Run with `task` as the final argument; returns once baton exits.
     pub fn run(self, task: &str) -> Outcome {
+        self.spawn(task).wait()
+    }
+
+    /// Start baton and return at once (for tests that look at it mid-run).
+    pub fn spawn(self, task: &str) -> Running {
         let started = Instant::now();
-        let mut c = Command::new(BATON);
-        c.env_clear()
+        let child = Command::new(BATON)
+            .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env("BATON_E2E_TAG", &self.tag)
             .current_dir(&self.cwd)
@@ -358,8 +363,34 @@ impl Baton {
             .args(["--timeout", &self.timeout])
             .arg("--")
             .arg(task)
-            .stdin(Stdio::null());
-        let out = c.output().expect("run baton");
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start baton");
+        Running {
+            child,
+            started,
+            tag: self.tag,
+        }
+    }
+}
+
+/// A baton run in progress.
+pub struct Running {
+    child: std::process::Child,
+    started: Instant,
+    pub tag: String,
+}
+
+impl Running {
+    /// Live processes started for this run (baton, the peer, its children).
+    pub fn processes(&self) -> Vec<String> {
+        tagged_processes(&self.tag)
+    }
+
+    pub fn wait(self) -> Outcome {
+        let out = self.child.wait_with_output().expect("wait for baton");
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let json = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
         Outcome {
@@ -367,7 +398,7 @@ impl Baton {
             stdout,
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             json,
-            took: started.elapsed(),
+            took: self.started.elapsed(),
             tag: self.tag,
         }
     }
@@ -435,30 +466,37 @@ impl Outcome {
     }
 
     /// Processes still alive that carry this run's tag (the peer or anything
-    /// it started). Zombies have no readable environment, so only live ones count.
+    /// it started).
     pub fn survivors(&self) -> Vec<String> {
-        let needle = format!("BATON_E2E_TAG={}", self.tag);
-        let mut found = Vec::new();
-        let Ok(rd) = fs::read_dir("/proc") else {
-            return found;
-        };
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if !name.chars().all(|c| c.is_ascii_digit()) {
-                continue;
-            }
-            let Ok(env) = fs::read(e.path().join("environ")) else {
-                continue;
-            };
-            if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
-                let cmd = fs::read(e.path().join("cmdline"))
-                    .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-                    .unwrap_or_default();
-                found.push(format!("{name}: {cmd}"));
-            }
-        }
-        found
+        tagged_processes(&self.tag)
     }
+}
+
+/// Live processes whose environment holds `BATON_E2E_TAG=<tag>` (baton puts
+/// its env into the peer's, and children inherit it). Zombies have no
+/// readable environment, so only live ones count.
+pub fn tagged_processes(tag: &str) -> Vec<String> {
+    let needle = format!("BATON_E2E_TAG={tag}");
+    let mut found = Vec::new();
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(env) = fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+            let cmd = fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                .unwrap_or_default();
+            found.push(format!("{name}: {cmd}"));
+        }
+    }
+    found
 }
 
 fn tail(s: &str, n: usize) -> &str {
