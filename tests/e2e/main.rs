@@ -15,4 +15,5 @@ mod mock;
 mod support;
 
 mod claude_sandbox;
+mod jobs;
 mod run;
