@@ -473,7 +473,7 @@ fn thirty_two_jobs_with_concurrent_waits_and_a_cancel() {
             serde_json::from_slice(&fs::read(job_dir(&env, id).join("result.json")).unwrap())
                 .unwrap();
         assert_eq!(r["status"], want, "job {n}");
-        assert_eq!(r["job_id"], id.as_str());
+        assert_eq!(env.run(&["result", id]).json()["job_id"], id.as_str());
         // No temp file was left behind by an atomic write.
         for e in fs::read_dir(job_dir(&env, id)).unwrap() {
             let name = e.unwrap().file_name().into_string().unwrap();

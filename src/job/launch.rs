@@ -5,9 +5,13 @@
 //! hands the locked descriptor to the runner it spawns. The lock is therefore
 //! held from before `state.json` exists until the runner dies: there is no
 //! moment at which the job reads `running` but could be mistaken for lost.
+//!
+//! Only `state.json` is written (atomically, fsynced) before the launcher
+//! answers: the spec travels to the runner on its stdin and the runner
+//! stores it, so the caller waits for one durable write, not two.
 
 use std::fs::{self, OpenOptions};
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
@@ -76,8 +80,7 @@ fn launch(
         program: program.to_path_buf(),
         resumed_from,
     };
-    let b = serde_json::to_vec(&spec).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::write_atomic(&job.spec_path(), &b)?;
+    let spec_json = serde_json::to_vec(&spec).map_err(|e| Error::Internal(e.to_string()))?;
     let log = fsutil::create_private(&job.runner_log())?;
     let exe = std::env::current_exe()
         .map_err(|e| Error::io("finding baton's own executable to start the job runner", e))?;
@@ -92,7 +95,7 @@ fn launch(
             .arg("--lock-fd")
             .arg(fd.to_string())
             .current_dir(&job.dir)
-            .stdin(Stdio::null())
+            .stdin(Stdio::piped())
             .stdout(Stdio::from(
                 log.try_clone()
                     .map_err(|e| Error::io("duplicating runner.log", e))?,
@@ -115,12 +118,24 @@ fn launch(
                 Ok(())
             });
         }
-        let child = cmd.spawn().map_err(|e| Error::Spawn {
+        let mut child = cmd.spawn().map_err(|e| Error::Spawn {
             binary: exe.display().to_string(),
             source: e,
         })?;
         let mut state = State::initial(&spec);
         state.runner_pid = Some(child.id());
+        // Written while the runner starts (it reads it at once, so a spec
+        // larger than the pipe's buffer only waits for that).
+        let sent = child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(&spec_json);
+        if let Err(e) = sent {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Error::io("handing the job to its runner", e));
+        }
         // The runner is not our business any more (it is reparented when we exit).
         drop(child);
         job.write_initial(&state)?;

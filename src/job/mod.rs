@@ -321,12 +321,25 @@ pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
     }
     let views: Vec<View> = jobs.iter().map(|(j, s)| View::new(j, s, now)).collect();
     match mode {
-        Mode::Json => output::json_line(&serde_json::json!({
-            "schema_version": SCHEMA_VERSION,
-            "jobs": views,
-            "total": total,
-            "hidden": total - views.len(),
-        })),
+        Mode::Json => {
+            #[derive(Serialize)]
+            struct Listing<'a> {
+                schema_version: u32,
+                jobs: &'a [View],
+                total: usize,
+                hidden: usize,
+            }
+            let listing = Listing {
+                schema_version: SCHEMA_VERSION,
+                jobs: &views,
+                total,
+                hidden: total - views.len(),
+            };
+            // One write: with --all the line can be megabytes.
+            let mut b = serde_json::to_vec(&listing).map_err(|e| Error::Internal(e.to_string()))?;
+            b.push(b'\n');
+            let _ = std::io::stdout().lock().write_all(&b);
+        }
         Mode::Text => {
             let mut t = String::new();
             if views.is_empty() {

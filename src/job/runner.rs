@@ -6,6 +6,7 @@
 //! whole process group and yields a `cancelled` result.
 
 use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Read;
 use std::os::fd::FromRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -13,7 +14,7 @@ use std::path::Path;
 use super::store::{Job, Spec, now_ms};
 use crate::error::{Error, Result};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status};
-use crate::{ids, process, run};
+use crate::{fsutil, ids, process, run};
 
 pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
     let id = dir
@@ -29,7 +30,7 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
     let _lock = adopt_lock(&job, lock_fd)?;
     // Before the peer exists, so a cancel can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
-    let spec = job.read_spec()?;
+    let spec = take_spec(&job)?;
     job.update(&spec, |s| s.runner_pid = Some(std::process::id()))?;
     let command = spec.command.to_spec();
     let outcome = run::execute(
@@ -44,15 +45,31 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
             }
         },
     );
-    let result = match outcome {
-        Ok(r) => r,
+    // `execute` stored its result in the job directory already.
+    let (result, stored) = match outcome {
+        Ok(r) => (r, true),
         Err(e) => {
             eprintln!("baton job runner: {e}");
-            failed(&spec, &job, &e)
+            (failed(&spec, &job, &e), false)
         }
     };
-    job.finish(result)?;
+    job.finish(result, stored)?;
     Ok(0)
+}
+
+/// The spec comes from the launcher on stdin; the runner stores it (so the
+/// launcher need not wait for that write). Started by hand, with nothing on
+/// stdin, the runner uses the stored one.
+fn take_spec(job: &Job) -> Result<Spec> {
+    let mut b = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut b);
+    match serde_json::from_slice::<Spec>(&b) {
+        Ok(spec) if spec.id == job.id => {
+            fsutil::write_atomic(&job.spec_path(), &b)?;
+            Ok(spec)
+        }
+        _ => job.read_spec(),
+    }
 }
 
 /// Take over the locked descriptor the launcher passed, after checking it
