@@ -300,11 +300,7 @@ pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
     let store = Store::here()?;
     let now = now_ms();
     let mut jobs: Vec<(Job, State)> = Vec::new();
-    for id in store.ids()? {
-        let job = store.job(&id);
-        // No state yet: a launch in progress (or one that died before it
-        // spawned anything); not a job to show.
-        let Ok(s) = job.read_state() else { continue };
+    for (job, s) in store.states()? {
         let s = if s.status.is_terminal() {
             s
         } else {
