@@ -120,21 +120,18 @@ fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
         }
         return Ok(0);
     }
-    if args.detach && worktree.is_some() {
-        return Err(Error::usage_hint(
-            "--async cannot be combined with --worktree yet",
-            "run the worktree job in the foreground, or drop --worktree",
-        ));
+    if args.detach {
+        let place = match &worktree {
+            Some(c) => job::Place::NewWorktree(c),
+            None => job::Place::Cwd,
+        };
+        job::print_started(&job::start(&plan, place, None)?, mode);
+        return Ok(0);
     }
     if let Some(c) = worktree {
         return worktree::run(plan, &c, mode);
     }
     let program = plan.program(&spec)?;
-    if args.detach {
-        let started = job::start(&plan, &spec, &program, None)?;
-        job::print_started(&started, mode);
-        return Ok(0);
-    }
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let (_id, dir) = run::new_run_dir(&plan.root)?;

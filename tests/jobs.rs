@@ -698,3 +698,157 @@ fn text_mode_for_people() {
     assert!(w.stdout.contains(&format!("job:      {id}")));
     let _ = support::BATON;
 }
+
+/// `baton` for worktree jobs: git without the machine's configuration.
+fn git_env(env: &Env, args: &[&str]) -> Run {
+    Run::from(
+        env.baton()
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", env.tmp.path())
+            .output()
+            .unwrap(),
+    )
+}
+
+fn git_out(dir: &std::path::Path, args: &[&str]) -> String {
+    let o = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn async_worktree_job_commits_on_its_branch_and_continues_there() {
+    let env = Env::new();
+    env.git_init();
+    let head = git_out(&env.work, &["rev-parse", "HEAD"]);
+    // The peer writes a file named after its turn in its cwd (the worktree).
+    env.fake(
+        "codex",
+        &format!(
+            "{}\npwd > \"$FAKE_DIR/codex.pwd\"\nn=$(ls turn-*.txt 2>/dev/null | wc -l)\n\
+             echo work > \"turn-$n.txt\"\n\
+             while [ ! -e \"$FAKE_DIR/gate\" ]; do sleep 0.02; done\ncat '{}'",
+            record("codex"),
+            fixture("codex/codex-exec-basic.jsonl").display()
+        ),
+    );
+    let r = git_env(
+        &env,
+        &[
+            "run",
+            "--async",
+            "--worktree",
+            "--agent",
+            "codex",
+            "write it",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let id = r.json()["job_id"].as_str().unwrap().to_string();
+    let wt = env.work.join(".baton/worktrees").join(&id);
+    assert!(wt.is_dir(), "the worktree exists when the launcher answers");
+    assert!(wait_for(LONG, || env.called("codex")));
+
+    // While it runs, the worktree is busy: listed running, not removable.
+    let list = git_env(&env, &["worktree", "list"]).json();
+    assert_eq!(list["worktrees"][0]["state"], "running", "{list}");
+    assert_eq!(list["worktrees"][0]["job_id"], id.as_str());
+    let rm = git_env(&env, &["worktree", "remove", &id]);
+    assert_eq!(rm.code, 2, "{}", rm.stdout);
+
+    open_gate(&env);
+    let w = git_env(&env, &["wait", &id]);
+    assert_eq!(w.code, 0, "{}", w.stdout);
+    let j = w.json();
+    assert_eq!(j["status"], "success");
+    assert_eq!(j["worktree"]["branch"], format!("baton/{id}"));
+    assert_eq!(
+        fs::read_to_string(env.fake_dir.join("codex.pwd"))
+            .unwrap()
+            .trim(),
+        wt.canonicalize().unwrap().to_str().unwrap()
+    );
+    let msg = git_out(
+        &env.work,
+        &["log", "-1", "--format=%B", &format!("baton/{id}")],
+    );
+    assert!(msg.contains(&format!("Baton-Job: {id}")), "{msg}");
+    assert_eq!(
+        git_out(
+            &env.work,
+            &["ls-tree", "--name-only", &format!("baton/{id}")]
+        )
+        .lines()
+        .filter(|l| l.starts_with("turn-"))
+        .count(),
+        1
+    );
+    // The user's checkout did not move and has nothing new.
+    assert_eq!(git_out(&env.work, &["rev-parse", "HEAD"]), head);
+    assert!(!env.work.join("turn-0.txt").exists());
+    assert_eq!(
+        git_env(&env, &["worktree", "list"]).json()["worktrees"][0]["state"],
+        "finished"
+    );
+
+    // `continue` works in the same worktree and commits there again.
+    let c = git_env(&env, &["continue", &id, "one more"]);
+    assert_eq!(c.code, 0, "{}\n{}", c.stdout, c.stderr);
+    let next = c.json()["job_id"].as_str().unwrap().to_string();
+    let w2 = git_env(&env, &["wait", &next]);
+    assert_eq!(w2.json()["status"], "success", "{}", w2.stdout);
+    assert_eq!(w2.json()["worktree"]["branch"], format!("baton/{id}"));
+    let tree = git_out(
+        &env.work,
+        &["ls-tree", "--name-only", &format!("baton/{id}")],
+    );
+    assert_eq!(
+        tree.lines().filter(|l| l.starts_with("turn-")).count(),
+        2,
+        "{tree}"
+    );
+    let msg = git_out(
+        &env.work,
+        &["log", "-1", "--format=%B", &format!("baton/{id}")],
+    );
+    assert!(msg.contains(&format!("Baton-Job: {next}")), "{msg}");
+
+    // Pruning the jobs removes the worktree; the branch with the work stays.
+    let p = git_env(&env, &["prune", "--older-than", "0"]).json();
+    assert_eq!(p["removed"].as_array().unwrap().len(), 2, "{p}");
+    assert_eq!(p["worktrees_removed"][0], id.as_str(), "{p}");
+    assert!(!wt.exists());
+    git_out(
+        &env.work,
+        &["rev-parse", "--verify", &format!("baton/{id}")],
+    );
+}
+
+#[test]
+fn async_worktree_errors_come_back_at_once() {
+    let env = Env::new();
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    // Not a git repository.
+    let r = git_env(
+        &env,
+        &["run", "--async", "--worktree", "--agent", "codex", "x"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        !env.work.join(".baton/jobs").exists()
+            || fs::read_dir(env.work.join(".baton/jobs")).unwrap().count() == 0
+    );
+}

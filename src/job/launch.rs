@@ -19,24 +19,33 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::store::{Job, STORE_VERSION, Spec, State, Store, StoredCommand, now_ms};
-use crate::agent::CommandSpec;
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::ids;
 use crate::result::RunResult;
 use crate::run::Plan;
+use crate::worktree;
 
 /// The hidden subcommand the runner is started with.
 pub const RUNNER_COMMAND: &str = "__job-runner";
 
+/// Where a job's peer works.
+pub enum Place<'a> {
+    /// Where the plan says (its `cwd`).
+    Cwd,
+    /// A new worktree (`run --async --worktree`), made before the launcher
+    /// answers so its errors come back at once.
+    NewWorktree(&'a worktree::Checked),
+    /// The worktree of an earlier job (`continue`): the peer works there
+    /// again and baton commits what it leaves, as after the first job.
+    Worktree(Box<worktree::Session>),
+}
+
 /// Start `plan` as a background job; returns its `running` result.
-pub fn start(
-    plan: &Plan,
-    spec: &CommandSpec,
-    program: &Path,
-    resumed_from: Option<String>,
-) -> Result<RunResult> {
-    let command = StoredCommand::from_spec(spec)?;
+pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<RunResult> {
+    // Before anything exists: an unenforceable access mode is exit 2, a
+    // missing CLI exit 127, as for `run`.
+    let program = plan.program(&plan.command()?)?;
     let store = Store::here()?;
     store.create()?;
     let id = ids::new_id();
@@ -45,13 +54,62 @@ pub fn start(
         .mode(0o700)
         .create(&job.dir)
         .map_err(|e| Error::io(format!("creating {}", job.dir.display()), e))?;
-    match launch(&job, plan, command, program, resumed_from) {
-        Ok(state) => Ok(job.running_result(&state)),
+    let new_worktree = matches!(place, Place::NewWorktree(_));
+    let (plan, session) = match place {
+        Place::Cwd => (plan.clone(), None),
+        Place::NewWorktree(c) => match worktree::prepare(c, plan, &id, Some(&id)) {
+            Ok((p, s)) => (p, Some(s)),
+            Err(e) => {
+                let _ = fs::remove_dir_all(&job.dir);
+                return Err(e);
+            }
+        },
+        Place::Worktree(mut s) => {
+            s.job_id = Some(id.clone());
+            (plan.clone(), Some(*s))
+        }
+    };
+    let launched = plan
+        .command()
+        .and_then(|spec| StoredCommand::from_spec(&spec))
+        .and_then(|command| {
+            launch(
+                &job,
+                &plan,
+                command,
+                &program,
+                resumed_from,
+                session.clone(),
+            )
+        });
+    match launched {
+        Ok(state) => {
+            if let (Some(s), Some(pid)) = (&session, state.runner_pid) {
+                claim_worktree(s, &job.id, pid);
+            }
+            Ok(job.running_result(&state))
+        }
         Err(e) => {
             // A job that never started leaves nothing behind.
+            if let (Some(s), true) = (&session, new_worktree) {
+                worktree::abandon(s);
+            }
             let _ = fs::remove_dir_all(&job.dir);
             Err(e)
         }
+    }
+}
+
+/// The worktree's record names the process working in it (that is how
+/// `baton worktree list`/`remove` tell a busy worktree): the runner, not
+/// this launcher, which exits at once.
+fn claim_worktree(s: &worktree::Session, job_id: &str, runner: u32) {
+    if let Some(mut r) = worktree::store::load(&s.root, &s.id) {
+        r.pid = Some(runner);
+        r.job_id = Some(job_id.to_string());
+        r.finished_ms = None;
+        r.status = None;
+        let _ = worktree::store::save(&s.root, &r);
     }
 }
 
@@ -61,6 +119,7 @@ fn launch(
     command: StoredCommand,
     program: &Path,
     resumed_from: Option<String>,
+    worktree: Option<worktree::Session>,
 ) -> Result<State> {
     let lock = OpenOptions::new()
         .read(true)
@@ -79,6 +138,7 @@ fn launch(
         command,
         program: program.to_path_buf(),
         resumed_from,
+        worktree,
     };
     let spec_json = serde_json::to_vec(&spec).map_err(|e| Error::Internal(e.to_string()))?;
     let log = fsutil::create_private(&job.runner_log())?;

@@ -44,7 +44,7 @@ use crate::output::{self, Mode};
 use crate::result::{RunResult, SCHEMA_VERSION};
 use crate::{process, run};
 
-pub use self::launch::start;
+pub use self::launch::{Place, start};
 
 /// How many ended jobs `jobs` shows without `--all` (running ones always show).
 pub const RECENT: usize = 20;
@@ -391,7 +391,20 @@ pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
             ),
         ));
     };
-    let p = job.read_spec()?.plan;
+    let old = job.read_spec()?;
+    let p = old.plan;
+    if let Some(w) = &old.worktree
+        && !w.path.is_dir()
+    {
+        return Err(Error::usage_hint(
+            format!(
+                "the worktree of job `{}` is gone ({})",
+                job.id,
+                w.path.display()
+            ),
+            "its branch still holds the work; start a new job with `baton run --async --worktree`",
+        ));
+    }
     let args = RunArgs {
         agent: Some(p.agent.name().to_string()),
         model: p.model.clone(),
@@ -410,10 +423,17 @@ pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
     };
     // Same checks as `run --async`, so a follow-up cannot bypass them.
     let task = run::read_task(&args)?;
-    let plan = run::plan(&args, task)?;
-    let spec = plan.command()?;
-    let program = plan.program(&spec)?;
-    let r = start(&plan, &spec, &program, Some(job.id.clone()))?;
+    let mut plan = run::plan(&args, task)?;
+    let place = match old.worktree {
+        Some(w) => {
+            // Still the user's `.baton/`, and the same git metadata to commit to.
+            plan.root = p.root.clone();
+            plan.writable_dirs = p.writable_dirs.clone();
+            Place::Worktree(Box::new(w))
+        }
+        None => Place::Cwd,
+    };
+    let r = start(&plan, place, Some(job.id.clone()))?;
     print_started(&r, mode);
     Ok(0)
 }
@@ -447,15 +467,27 @@ struct Pruned {
     task: String,
     ended_ms: Option<u64>,
     bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worktree: Option<String>,
 }
 
-/// `baton prune [--older-than D] [--dry-run]`: remove ended jobs, never running ones.
+#[derive(Serialize)]
+struct KeptWorktree {
+    id: String,
+    reason: String,
+}
+
+/// `baton prune [--older-than D] [--dry-run]`: remove ended jobs, never
+/// running ones. The worktree of a removed `--worktree` job goes too once no
+/// remaining job uses it, unless it holds uncommitted changes; its branch,
+/// which holds the work, always stays.
 pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
     let older = parse_duration(&a.older_than)?.as_millis() as u64;
     let store = Store::here()?;
     let now = now_ms();
     let cutoff = now.saturating_sub(older);
-    let mut removed = Vec::new();
+    let mut doomed: Vec<(Job, Pruned)> = Vec::new();
+    let mut in_use = std::collections::HashSet::new();
     let mut running = 0usize;
     for id in store.ids()? {
         let job = store.job(&id);
@@ -465,19 +497,20 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
                 // A directory without state: a launch in progress or one that
                 // died before starting anything. Removed once clearly abandoned.
                 let born = id_time_ms(&id);
-                if !job.runner_alive()
-                    && born < cutoff
-                    && now.saturating_sub(born) > 60_000
-                    && (a.dry_run || remove(&store, &job))
-                {
-                    removed.push(Pruned {
-                        job_id: id.clone(),
-                        status: "incomplete",
-                        agent: String::new(),
-                        task: String::new(),
-                        ended_ms: None,
-                        bytes: dir_size(&job.dir),
-                    });
+                if !job.runner_alive() && born < cutoff && now.saturating_sub(born) > 60_000 {
+                    let bytes = dir_size(&job.dir);
+                    doomed.push((
+                        job,
+                        Pruned {
+                            job_id: id.clone(),
+                            status: "incomplete",
+                            agent: String::new(),
+                            task: String::new(),
+                            ended_ms: None,
+                            bytes,
+                            worktree: None,
+                        },
+                    ));
                 }
                 continue;
             }
@@ -487,25 +520,56 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
         } else {
             job.refresh()?
         };
-        if !s.status.is_terminal() {
-            running += 1;
-            continue;
-        }
-        if s.ended_ms.unwrap_or(s.created_ms) > cutoff {
+        if !s.status.is_terminal() || s.ended_ms.unwrap_or(s.created_ms) > cutoff {
+            running += usize::from(!s.status.is_terminal());
+            in_use.extend(s.worktree.clone());
             continue;
         }
         let bytes = dir_size(&job.dir);
+        doomed.push((
+            job,
+            Pruned {
+                job_id: id.clone(),
+                status: s.status.as_str(),
+                agent: s.agent.clone(),
+                task: s.task.clone(),
+                ended_ms: s.ended_ms,
+                bytes,
+                worktree: s.worktree.clone(),
+            },
+        ));
+    }
+    let mut removed = Vec::new();
+    let mut worktrees_removed = Vec::new();
+    let mut worktrees_kept = Vec::new();
+    for (job, p) in doomed {
+        let session = p
+            .worktree
+            .as_ref()
+            .filter(|w| !in_use.contains(*w))
+            .and_then(|_| job.read_spec().ok())
+            .and_then(|sp| sp.worktree);
         if !a.dry_run && !remove(&store, &job) {
             continue;
         }
-        removed.push(Pruned {
-            job_id: id.clone(),
-            status: s.status.as_str(),
-            agent: s.agent.clone(),
-            task: s.task.clone(),
-            ended_ms: s.ended_ms,
-            bytes,
-        });
+        if let Some(w) = session.filter(|w| !worktrees_removed.contains(&w.id)) {
+            let gone = a.dry_run || {
+                match crate::worktree::store::remove(&w.root, &w.id, false, false) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        worktrees_kept.push(KeptWorktree {
+                            id: w.id.clone(),
+                            reason: e.to_string(),
+                        });
+                        false
+                    }
+                }
+            };
+            if gone {
+                worktrees_removed.push(w.id);
+            }
+        }
+        removed.push(p);
     }
     let freed: u64 = removed.iter().map(|p| p.bytes).sum();
     match mode {
@@ -516,6 +580,8 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
             "removed": removed,
             "freed_bytes": freed,
             "running_kept": running,
+            "worktrees_removed": worktrees_removed,
+            "worktrees_kept": worktrees_kept,
         })),
         Mode::Text => {
             let verb = if a.dry_run { "would remove" } else { "removed" };
@@ -525,6 +591,14 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
                     "{verb} {}  {:<10}  {:<9}  {}\n",
                     p.job_id, p.agent, p.status, p.task
                 ));
+            }
+            for w in &worktrees_removed {
+                t.push_str(&format!(
+                    "{verb} worktree {w} (its branch baton/{w} stays)\n"
+                ));
+            }
+            for k in &worktrees_kept {
+                t.push_str(&format!("kept worktree {}: {}\n", k.id, k.reason));
             }
             t.push_str(&format!(
                 "{verb} {} job(s), {} KiB; {running} running job(s) kept\n",

@@ -14,7 +14,7 @@ use std::path::Path;
 use super::store::{Job, Spec, now_ms};
 use crate::error::{Error, Result};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status};
-use crate::{fsutil, ids, process, run};
+use crate::{fsutil, ids, process, run, worktree};
 
 pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
     let id = dir
@@ -31,6 +31,12 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
     // Before the peer exists, so a cancel can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let spec = take_spec(&job)?;
+    // Like `interrupts`, before the peer starts: a cancel that lands after it
+    // ended still stops a `--test-cmd`.
+    let stop = match &spec.worktree {
+        Some(_) => Some(worktree::verify::Stop::install()?),
+        None => None,
+    };
     job.update(&spec, |s| s.runner_pid = Some(std::process::id()))?;
     let command = spec.command.to_spec();
     let outcome = run::execute(
@@ -45,11 +51,20 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
             }
         },
     );
-    // `execute` stored its result in the job directory already.
-    let (result, stored) = match outcome {
-        Ok(r) => (r, true),
-        Err(e) => {
+    let (result, stored) = match (outcome, &spec.worktree, &stop) {
+        (Ok(mut r), Some(s), Some(stop)) => {
+            // Commit what the peer left, run --test-cmd: as `run --worktree`.
+            worktree::finish(s, &spec.plan, &mut r, &job.dir, stop);
+            (r, false)
+        }
+        // `execute` stored its result in the job directory already.
+        (Ok(r), _, _) => (r, true),
+        (Err(e), wt, _) => {
             eprintln!("baton job runner: {e}");
+            // A worktree made for this job and never worked in goes again.
+            if let (Some(s), None) = (wt, &spec.resumed_from) {
+                worktree::abandon(s);
+            }
             (failed(&spec, &job, &e), false)
         }
     };

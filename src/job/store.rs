@@ -153,6 +153,10 @@ pub struct Spec {
     pub program: PathBuf,
     /// The job whose peer session this one continues (`baton continue`).
     pub resumed_from: Option<String>,
+    /// `run --async --worktree` (and its continuations): the worktree the
+    /// peer works in, committed to when it ends.
+    #[serde(default)]
+    pub worktree: Option<crate::worktree::Session>,
 }
 
 /// `state.json`: the state and everything `jobs`/`status` show, so listing
@@ -178,6 +182,9 @@ pub struct State {
     pub session: Option<String>,
     pub summary: Option<String>,
     pub resumed_from: Option<String>,
+    /// The id of the worktree the peer works in, if any.
+    #[serde(default)]
+    pub worktree: Option<String>,
     pub warnings: Vec<String>,
 }
 
@@ -203,6 +210,7 @@ impl State {
             session: None,
             summary: None,
             resumed_from: spec.resumed_from.clone(),
+            worktree: spec.worktree.as_ref().map(|w| w.id.clone()),
             warnings,
         }
     }
@@ -758,6 +766,7 @@ mod tests {
             command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
             program: PathBuf::from("/bin/true"),
             resumed_from: None,
+            worktree: None,
         }
     }
 
