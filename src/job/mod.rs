@@ -137,8 +137,8 @@ fn cancel_job(job: &Job) -> Result<State> {
     if let Some(pid) = s.runner_pid {
         signal_runner(job, pid, libc::SIGTERM);
     }
-    // The runner stops the peer's group (SIGTERM, grace, SIGKILL) and records
-    // `cancelled`; give it that grace and a margin.
+    // The runner stops the peer's group (SIGTERM, grace, SIGKILL), commits a
+    // worktree job's work, and records `cancelled`; give it that and a margin.
     if gone
         .recv_timeout(run::KILL_GRACE + Duration::from_secs(5))
         .is_err()
