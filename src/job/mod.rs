@@ -140,7 +140,7 @@ fn cancel_job(job: &Job) -> Result<State> {
     // The runner stops the peer's group (SIGTERM, grace, SIGKILL), commits a
     // worktree job's work, and records `cancelled`; give it that and a margin.
     if gone
-        .recv_timeout(run::KILL_GRACE + Duration::from_secs(5))
+        .recv_timeout(run::KILL_GRACE + Duration::from_secs(30))
         .is_err()
     {
         let s = job.read_state()?;
