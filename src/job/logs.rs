@@ -202,16 +202,21 @@ impl Watch {
         Ok(Watch { rx, ended: false })
     }
 
+    /// Block until something happened; then take every pending event.
     fn wait(&mut self) {
-        let first = self.rx.recv();
-        for ev in first.into_iter().chain(self.rx.try_iter()) {
-            if let Event::Ended = ev {
-                self.ended = true;
+        let mut next = self.rx.recv().map_err(|_| mpsc::TryRecvError::Disconnected);
+        loop {
+            match next {
+                Ok(Event::Ended) => self.ended = true,
+                Ok(Event::Grew) => {}
+                Err(mpsc::TryRecvError::Empty) => return,
+                // Both threads gone: nothing more can happen.
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    self.ended = true;
+                    return;
+                }
             }
-        }
-        // Both threads gone: nothing more can happen.
-        if matches!(self.rx.try_recv(), Err(mpsc::TryRecvError::Disconnected)) {
-            self.ended = true;
+            next = self.rx.try_recv();
         }
     }
 }
@@ -292,6 +297,25 @@ mod tests {
         p.bytes(b"\n").unwrap();
         p.finish().unwrap();
         assert_eq!(String::from_utf8(p.w).unwrap(), "» hi there\n");
+    }
+
+    #[test]
+    fn watch_never_drops_the_end() {
+        let (tx, rx) = mpsc::channel();
+        let mut w = Watch { rx, ended: false };
+        tx.send(Event::Grew).unwrap();
+        w.wait();
+        assert!(!w.ended);
+        tx.send(Event::Grew).unwrap();
+        tx.send(Event::Ended).unwrap();
+        tx.send(Event::Grew).unwrap();
+        w.wait();
+        assert!(w.ended);
+        let (tx, rx) = mpsc::channel::<Event>();
+        let mut w = Watch { rx, ended: false };
+        drop(tx);
+        w.wait();
+        assert!(w.ended);
     }
 
     #[test]
