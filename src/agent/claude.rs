@@ -523,6 +523,56 @@ mod tests {
         assert!(parse("claude-toolcall-stream.jsonl", 0).denials.is_empty());
     }
 
+    /// Real claude 2.1.332 output (e2e suite, `baton ask`): with
+    /// `--json-schema` the model answers through the `StructuredOutput`
+    /// tool, and the result event carries `structured_output`.
+    #[test]
+    fn json_schema_answer_is_the_structured_output() {
+        let raw = fixture("claude-json-schema-structured-output-stream.jsonl");
+        let o = parse("claude-json-schema-structured-output-stream.jsonl", 0);
+        assert!(o.success);
+        assert!(o.denials.is_empty(), "{:?}", o.denials);
+        let msg = o.message.expect("message");
+        let advice = crate::ask::advice::extract(&msg).expect("valid advice");
+        assert_eq!(
+            advice.advice.recommendation,
+            "ASK-RECOMMENDATION: add a lock."
+        );
+        // The object comes from `structured_output`, not from `result`.
+        let text = String::from_utf8(raw).unwrap();
+        let mut lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let last = lines.last_mut().unwrap();
+        let structured = last["structured_output"].clone();
+        last["result"] = serde_json::Value::String(String::new());
+        let stripped: String = lines.iter().map(|v| format!("{v}\n")).collect();
+        let o = Agent::Claude.parse_transcript(stripped.as_bytes(), &ProcessExit::default());
+        let got: serde_json::Value = serde_json::from_str(&o.message.unwrap()).unwrap();
+        assert_eq!(got, structured);
+    }
+
+    /// Real claude 2.1.332 output: the model answered `--json-schema` with
+    /// text, claude nudged once (`[structured-output-enforce]`), got text
+    /// again and ended without `structured_output`: the text is the answer
+    /// (and `baton ask` repairs it).
+    #[test]
+    fn json_schema_text_answer_falls_back_to_the_result_text() {
+        let o = parse("claude-json-schema-text-answer-stream.jsonl", 0);
+        assert!(o.success);
+        assert_eq!(
+            o.message.as_deref(),
+            Some(r#"ASK-BAD: it is a race, add a lock. {"assessment": "a race"}"#)
+        );
+        let errors = crate::ask::advice::extract(o.message.as_deref().unwrap()).unwrap_err();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("`recommendation` is missing"))
+        );
+    }
+
     #[test]
     fn no_result_event_is_a_failure() {
         let o = Agent::Claude.parse_transcript(

@@ -14,5 +14,6 @@
 mod mock;
 mod support;
 
+mod ask;
 mod claude_sandbox;
 mod run;
