@@ -25,6 +25,23 @@ pub const READ_ONLY_TOOLS: &str = "Read,Grep,Glob";
 pub const WORKSPACE_SETTINGS: &str =
     r#"{"sandbox":{"enabled":true,"autoAllowBashIfSandboxed":true}}"#;
 
+/// `WORKSPACE_SETTINGS`, plus `sandbox.filesystem.denyWrite` for paths the
+/// sandbox must keep read-only. claude 2.1.332 opens a linked worktree's
+/// whole main `.git` (the user's HEAD, index and branches) to sandboxed
+/// commands on its own, whatever `--add-dir` says; a deny wins over that and
+/// over any grant (measured in the e2e suite).
+fn workspace_settings(protected: &[std::path::PathBuf]) -> String {
+    if protected.is_empty() {
+        return WORKSPACE_SETTINGS.to_string();
+    }
+    let mut v: serde_json::Value =
+        serde_json::from_str(WORKSPACE_SETTINGS).expect("WORKSPACE_SETTINGS is JSON");
+    v["sandbox"]["filesystem"] = serde_json::json!({
+        "denyWrite": protected.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+    });
+    v.to_string()
+}
+
 pub fn command(req: &Request) -> CommandSpec {
     let mut c = CommandSpec::new("claude");
     c.args(["-p", "--output-format", "stream-json", "--verbose"]);
@@ -49,12 +66,8 @@ pub fn command(req: &Request) -> CommandSpec {
                 c.args(["--tools", READ_ONLY_TOOLS, "--strict-mcp-config"]);
             }
             Access::Workspace => {
-                c.args([
-                    "--permission-mode",
-                    "acceptEdits",
-                    "--settings",
-                    WORKSPACE_SETTINGS,
-                ]);
+                c.args(["--permission-mode", "acceptEdits", "--settings"]);
+                c.arg(workspace_settings(&req.extra.protected_paths));
                 // One flag per directory: `--add-dir` is variadic, and the
                 // prompt is on stdin, so nothing positional can be swallowed.
                 for d in &req.extra.writable_dirs {
@@ -409,6 +422,29 @@ mod tests {
             r.extra.writable_dirs = vec![PathBuf::from("/r/.git/objects")];
             assert!(!argv(&r).iter().any(|a| a == "--add-dir"), "{access:?}");
         }
+    }
+
+    #[test]
+    fn protected_paths_become_sandbox_deny_writes() {
+        let mut r = req(Access::Workspace);
+        r.extra.protected_paths = vec![
+            PathBuf::from("/r/.git/HEAD"),
+            PathBuf::from("/r/.git/refs/heads/main"),
+        ];
+        let a = argv(&r);
+        let i = a.iter().position(|x| x == "--settings").unwrap();
+        let v: serde_json::Value = serde_json::from_str(&a[i + 1]).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": true,
+                "filesystem": {"denyWrite": ["/r/.git/HEAD", "/r/.git/refs/heads/main"]}}})
+        );
+        // Without any, the plain workspace settings (and read-only never
+        // gets a sandbox to configure).
+        assert!(argv(&req(Access::Workspace)).contains(&WORKSPACE_SETTINGS.to_string()));
+        let mut ro = req(Access::ReadOnly);
+        ro.extra.protected_paths = vec![PathBuf::from("/r/.git/HEAD")];
+        assert!(!argv(&ro).iter().any(|x| x == "--settings"));
     }
 
     #[test]
