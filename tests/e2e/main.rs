@@ -17,3 +17,4 @@ mod support;
 mod ask;
 mod claude_sandbox;
 mod run;
+mod worktree;
