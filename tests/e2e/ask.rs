@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::mock::{Recorded, scenario_step};
 use crate::support::{Agent, Outcome, Peer, assert_usage, mock, turns};
@@ -128,6 +128,15 @@ fn assert_structured_request(agent: Agent, r: &Recorded, schema: &Value) {
     }
 }
 
+/// claude's `system`/`init` event (its tools and MCP servers) from the log.
+fn claude_init(o: &Outcome) -> Value {
+    let log = fs::read_to_string(o.json["log_path"].as_str().expect("log_path")).unwrap();
+    log.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "system" && v["subtype"] == "init")
+        .unwrap_or_else(|| panic!("no init event\n{}", o.dump()))
+}
+
 fn git_status(dir: &Path) -> String {
     let out = Command::new("git")
         .args(["status", "--porcelain", "--ignored=no"])
@@ -145,7 +154,19 @@ fn git_status(dir: &Path) -> String {
 fn read_only(agent: Agent) {
     let p = Peer::new(agent, "ask-ro");
     let out = p.work.join("out.txt");
-    for scope in ["packet", "repo"] {
+    if agent == Agent::Claude {
+        // A user-level MCP server (it could write): the adviser must not
+        // get it (`--strict-mcp-config`), the control run below does.
+        fs::write(
+            p.home.join(".claude/.claude.json"),
+            r#"{"mcpServers":{"e2e-mcp":{"type":"stdio","command":"/bin/false","args":[]}}}"#,
+        )
+        .unwrap();
+    }
+    for (scope, claude_tools) in [
+        ("packet", &["StructuredOutput"][..]),
+        ("repo", &["Glob", "Grep", "Read", "StructuredOutput"][..]),
+    ] {
         let (id, q) = p.prompt("E2E-ASK-WRITE");
         let o = p.ask().args(["--scope", scope]).run(&q);
         let ctx = format!("scope {scope}\n{}", o.dump());
@@ -167,10 +188,22 @@ fn read_only(agent: Agent) {
         assert_eq!(o.json["advice"], scripted("ask-write", 1), "{ctx}");
         let warnings = o.json["warnings"].to_string();
         assert!(!warnings.contains("despite read-only"), "{ctx}");
+        if agent == Agent::Claude {
+            let init = claude_init(&o);
+            assert_eq!(init["tools"], json!(claude_tools), "{ctx}");
+            assert_eq!(init["mcp_servers"], json!([]), "{ctx}");
+        }
     }
     let (_, task) = p.prompt("E2E-ASK-WRITE");
     let o = p.baton().access("workspace").run(&task);
     assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    if agent == Agent::Claude {
+        let mcp = claude_init(&o)["mcp_servers"].to_string();
+        assert!(
+            mcp.contains("e2e-mcp"),
+            "the control run must see the MCP server: {mcp}"
+        );
+    }
     assert_eq!(
         fs::read_to_string(&out).ok().as_deref(),
         Some("written by the adviser\n"),
