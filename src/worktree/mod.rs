@@ -6,7 +6,9 @@
 //!   commits, `--base` a commit, not read-only, globs) and creates nothing.
 //! - `prepare` makes `.baton/worktrees/<id>` on a new branch `baton/<id>` from
 //!   the base commit and returns the run's `Plan` moved there (`cwd`, the
-//!   brief, and `writable_dirs` so a sandboxed peer can commit). With
+//!   brief, `writable_dirs` so a sandboxed peer can commit, and
+//!   `protected_paths`: the rest of the user's git state, for a CLI whose
+//!   sandbox would open it up on its own, as claude's does). With
 //!   `--include-dirty` the user's uncommitted state is snapshotted through a
 //!   *temporary* index (a copy of theirs): `write-tree` gives the staged
 //!   tree, `add -A` + `write-tree` the work-tree state including untracked,
