@@ -51,6 +51,10 @@ pub struct Plan {
     /// worktree's git metadata, so the peer can commit).
     #[serde(default)]
     pub writable_dirs: Vec<PathBuf>,
+    /// Paths the peer must not write although its CLI might open them up
+    /// (the user's git state, beside a linked worktree).
+    #[serde(default)]
+    pub protected_paths: Vec<PathBuf>,
 }
 
 /// Environment knobs, read once.
@@ -214,6 +218,7 @@ pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
         warnings: resolved.warnings,
         child_depth: depth.depth + 1,
         writable_dirs: Vec::new(),
+        protected_paths: Vec::new(),
     };
     // Refuse unenforceable access now, not after the job started.
     p.command()?;
@@ -237,6 +242,7 @@ impl Plan {
             missing_sandbox_deps: missing_sandbox_deps(self.agent, self.access),
             extra: Extra {
                 writable_dirs: self.writable_dirs.clone(),
+                protected_paths: self.protected_paths.clone(),
                 ..Extra::default()
             },
         }
@@ -249,8 +255,10 @@ impl Plan {
     pub fn command_with(&self, extra: Extra) -> Result<CommandSpec> {
         let mut req = self.request();
         let dirs = std::mem::take(&mut req.extra.writable_dirs);
+        let protected = std::mem::take(&mut req.extra.protected_paths);
         req.extra = extra;
         req.extra.writable_dirs.extend(dirs);
+        req.extra.protected_paths.extend(protected);
         let mut spec = self.agent.command(&req)?;
         spec.env_set
             .push(("BATON_DEPTH".into(), self.child_depth.to_string()));

@@ -402,6 +402,34 @@ mod tests {
         );
     }
 
+    /// `--output-schema` is an exec-level flag: it goes before `resume <id>`,
+    /// where real codex 0.171.0 honours it on the resumed turn (the e2e
+    /// suite's `ask` repair round sees the json_schema text format again).
+    #[test]
+    fn output_schema_goes_before_resume() {
+        let mut r = req(Access::ReadOnly);
+        r.effort = None;
+        r.extra.output_schema = Some(("{}".into(), PathBuf::from("/r/.baton/ask/s.json")));
+        r.resume = Some("t-1".into());
+        assert_eq!(
+            argv(&r),
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "read-only",
+                "-c",
+                "approvals_reviewer=\"user\"",
+                "--output-schema",
+                "/r/.baton/ask/s.json",
+                "resume",
+                "t-1",
+                "-"
+            ]
+        );
+    }
+
     fn fixture(name: &str) -> Vec<u8> {
         std::fs::read(format!(
             "{}/tests/fixtures/codex/{name}",

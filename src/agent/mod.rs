@@ -230,6 +230,11 @@ pub struct Extra {
     /// the linked worktree's git metadata, so the peer can commit). Mapped to
     /// the CLI's own switch where its sandbox would otherwise refuse.
     pub writable_dirs: Vec<PathBuf>,
+    /// Paths the peer must not write even where its CLI's sandbox would let
+    /// it (`run --worktree`: the user's HEAD, index and branches, which
+    /// claude's sandbox opens up in a linked worktree). Only CLIs that widen
+    /// grants on their own need it.
+    pub protected_paths: Vec<PathBuf>,
 }
 
 /// The exact process baton will start. No shell is involved anywhere.

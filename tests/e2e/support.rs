@@ -146,7 +146,34 @@ impl Peer {
 
     /// `baton run --agent <agent> …` in the work dir, with this peer's env.
     pub fn baton(&self) -> Baton {
-        let mut args: Vec<String> = vec!["run".into(), "--agent".into(), self.agent.name().into()];
+        self.command("run")
+    }
+
+    /// `baton ask --agent <agent> …` in the work dir, with this peer's env.
+    pub fn ask(&self) -> Baton {
+        self.command("ask")
+    }
+
+    /// `baton ask --agents <self>,<others>…` in this peer's work dir, with
+    /// the others' CLI config added to the env (each CLI has its own
+    /// variables, so they do not collide).
+    pub fn ask_many(&self, others: &[&Peer]) -> Baton {
+        let mut b = self.command("ask");
+        let mut names = vec![self.agent.name()];
+        for o in others {
+            names.push(o.agent.name());
+            for (k, v) in &o.env {
+                if !b.env.iter().any(|(have, _)| have == k) {
+                    b.env.push((k.clone(), v.clone()));
+                }
+            }
+        }
+        b.args = vec!["ask".into(), "--agents".into(), names.join(",")];
+        b
+    }
+
+    fn command(&self, sub: &str) -> Baton {
+        let mut args: Vec<String> = vec![sub.into(), "--agent".into(), self.agent.name().into()];
         if self.agent == Agent::Pi {
             args.extend(["--provider", "mock", "--model", "mock-model"].map(String::from));
         }
