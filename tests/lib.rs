@@ -3,4 +3,6 @@
 
 mod support;
 
+mod plugin;
 mod run;
+mod shim;
