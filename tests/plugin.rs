@@ -247,6 +247,14 @@ fn plugin_has_readme_and_license_for_the_catalog() {
     let license = fs::read_to_string(root().join("plugin/LICENSE")).unwrap();
     assert!(license.starts_with("MIT License"));
     assert_eq!(license, fs::read_to_string(root().join("LICENSE")).unwrap());
+    // The catalog's icon rule: a square PNG of 512 to 2048 px, under 2 MB.
+    let icon = fs::read(root().join("plugin/.claude-plugin/icon.png")).unwrap();
+    assert!(icon.starts_with(b"\x89PNG\r\n\x1a\n") && icon.len() < 2 << 20);
+    let (w, h) = (
+        u32::from_be_bytes(icon[16..20].try_into().unwrap()),
+        u32::from_be_bytes(icon[20..24].try_into().unwrap()),
+    );
+    assert!(w == h && (512..=2048).contains(&w), "{w}x{h}");
 }
 
 /// A copy of the files the manifest scripts read and write.
