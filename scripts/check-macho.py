@@ -20,7 +20,8 @@ def ver(x):
 
 
 def ver_tuple(s):
-    return tuple(int(p) for p in s.split("."))
+    parts = [int(p) for p in s.split(".")]
+    return tuple(parts + [0] * (3 - len(parts)))
 
 
 def check(path, want_arch, max_minos):
@@ -69,6 +70,7 @@ def check(path, want_arch, max_minos):
     if smagic != 0xFADE0CC0:
         print(f"  bad signature superblob magic {smagic:#x}")
         return False
+    sig_ok, seen = True, False
     for i in range(count):
         _typ, boff = struct.unpack_from(">II", sb, 12 + 8 * i)
         if struct.unpack_from(">I", sb, boff)[0] != 0xFADE0C02:  # CodeDirectory
@@ -82,9 +84,11 @@ def check(path, want_arch, max_minos):
             want = sb[boff + hash_off + n * hash_size: boff + hash_off + (n + 1) * hash_size]
             bad += algo(page).digest()[:hash_size] != want
         print(f"  CodeDirectory adhoc={bool(cdflags & 2)} pages={ncode} bad_pages={bad}")
-        ok &= bad == 0 and code_limit == dataoff
-    print("  signature page hashes:", "VALID" if ok else "BROKEN")
-    return ok
+        seen = True
+        sig_ok &= bad == 0 and code_limit == dataoff
+    sig_ok &= seen
+    print("  signature page hashes:", "VALID" if sig_ok else "BROKEN")
+    return ok and sig_ok
 
 
 def main():

@@ -136,6 +136,16 @@ for t in $ALL; do
     esac
 done
 
+# The shim picks the right one here (where a committed binary can run).
+if [ "$(uname -s)-$(uname -m)" = Linux-x86_64 ]; then
+    shim_out=$(env -u BATON_BIN -u BATON_TARGET_OVERRIDE "$BIN/baton" --version 2>&1 || true)
+    if [ "$shim_out" = "baton $version (x86_64-unknown-linux-musl, commit $short)" ]; then
+        ok "the shim starts linux-amd64: $shim_out"
+    else
+        bad "plugin/bin/baton --version printed '$shim_out'"
+    fi
+fi
+
 # 5. distance from the recorded commit
 if ! git -C "$ROOT" cat-file -e "$commit^{commit}" 2>/dev/null &&
     [ "$(git -C "$ROOT" rev-parse --is-shallow-repository)" = true ]; then

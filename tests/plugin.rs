@@ -257,6 +257,18 @@ fn plugin_has_readme_and_license_for_the_catalog() {
     assert!(w == h && (512..=2048).contains(&w), "{w}x{h}");
 }
 
+#[test]
+fn every_script_is_executable() {
+    // make calls them directly; a lost exec bit fails only at release time.
+    for entry in fs::read_dir(root().join("scripts")).unwrap() {
+        let path = entry.unwrap().path();
+        let mode = fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o111, 0o111, "{} is not executable", path.display());
+        let text = fs::read_to_string(&path).unwrap();
+        assert!(text.starts_with("#!/"), "{} has no #! line", path.display());
+    }
+}
+
 /// A copy of the files the manifest scripts read and write.
 fn manifest_tree() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
