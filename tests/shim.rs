@@ -486,3 +486,35 @@ fn committed_shim_starts_the_committed_binary_on_this_machine() {
     assert!(r.stdout.starts_with("baton "), "{}", r.stdout);
     assert!(r.stdout.contains(", commit "), "{}", r.stdout);
 }
+
+#[test]
+fn baton_bin_as_a_bare_name_means_the_file_in_the_working_directory() {
+    let p = Plugin::new();
+    // A `baton` on PATH that must not be picked: exec of a bare name searches PATH.
+    write_exe(&p.path_dir.join("baton"), &fake_binary("from-path"));
+    write_exe(&p.tmp().join("baton"), &fake_binary("from-cwd"));
+    let r = Run::from(
+        p.cmd("Linux", "x86_64")
+            .env("BATON_BIN", "baton")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(ran(&r), ["ran from-cwd"]);
+}
+
+#[test]
+fn cdpath_does_not_confuse_the_shim() {
+    // Started by a relative path, with CDPATH naming another plugin tree
+    // (without binaries) that also has a `bin/`: `cd bin` must not go there.
+    let p = Plugin::new();
+    let other = Plugin::with(&[]);
+    let r = Run::from(
+        p.cmd_at(Path::new("/bin/sh"), "Linux", "x86_64")
+            .args(["-c", "bin/baton ok"])
+            .env("CDPATH", &other.root)
+            .current_dir(&p.root)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(ran(&r), ["ran linux-amd64", "ok"]);
+}
