@@ -4,5 +4,7 @@
 mod support;
 
 mod ask;
+mod plugin;
 mod run;
+mod shim;
 mod worktree;
