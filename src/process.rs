@@ -21,7 +21,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -186,7 +186,9 @@ pub fn supervise(
         });
     }
 
+    become_subreaper();
     let started = Instant::now();
+    let _active = ActiveSupervision::enter();
     let mut child = cmd.spawn().map_err(|e| Error::Spawn {
         binary: spec.program.clone(),
         source: e,
@@ -293,8 +295,12 @@ pub fn supervise(
         status = Some(stop_leader(pgid, limits.kill_grace, &rx, &mut eofs));
     }
     let duration = started.elapsed();
-    // Whatever the leader left behind in its group goes too.
+    // Whatever the leader left behind in its group goes too, and so does
+    // anything that left the group (setsid) and was orphaned to baton.
     stop_group_leftovers(pgid, limits.kill_grace);
+    if ActiveSupervision::alone() {
+        stop_orphans(limits.kill_grace);
+    }
 
     // The pipes close once every process holding them is gone. Something that
     // escaped the group (setsid) may keep one open: do not wait for it forever.
@@ -467,21 +473,203 @@ fn stop_leader(
 }
 
 /// Stop whatever is left in the group after its leader exited.
+///
+/// The leader's orphaned children are reparented to baton (see
+/// `become_subreaper`), so their zombies are reaped here: a group of zombies
+/// still "exists" for `kill`, and in a container whose init does not reap,
+/// it would look alive until the grace ran out.
 pub fn stop_group_leftovers(pgid: libc::pid_t, grace: Duration) {
+    reap_group(pgid);
     if !group_alive(pgid) {
         return;
     }
     killpg(pgid, libc::SIGTERM);
-    let until = Instant::now() + grace;
-    // Orphans are reaped by init, not by us, so there is nothing to block on:
-    // check briefly and often, only in this rare case.
-    while Instant::now() < until {
-        if !group_alive(pgid) {
-            return;
+    if wait_until(grace, || {
+        reap_group(pgid);
+        !group_alive(pgid)
+    }) {
+        return;
+    }
+    killpg(pgid, libc::SIGKILL);
+    wait_until(Duration::from_secs(2), || {
+        reap_group(pgid);
+        !group_alive(pgid)
+    });
+}
+
+/// Poll `done` often (every 10 ms) until it holds or `limit` passes. Used
+/// only while stopping leftovers: orphans give nothing to block on.
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
         }
         thread::sleep(Duration::from_millis(10));
     }
-    killpg(pgid, libc::SIGKILL);
+}
+
+/// Reap the exited members of a group that were orphaned to baton.
+fn reap_group(pgid: libc::pid_t) {
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: plain syscall; WNOHANG never blocks, a null status is allowed.
+    while unsafe { libc::waitpid(-pgid, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+}
+
+/// Linux: make baton the reaper of its orphaned descendants, so a grandchild
+/// that left the peer's process group (`setsid`, daemons) is reparented to
+/// baton when its parent dies, and can be found and stopped. Process-wide
+/// and idempotent. Elsewhere a no-op: the group is all baton can reach.
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain prctl on this process, no pointers.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// How many `supervise` calls are running in this process. Orphans carry no
+/// mark of the peer they came from, so they are stopped only when one peer
+/// is supervised (the case for `baton run` and a job runner).
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+struct ActiveSupervision;
+
+impl ActiveSupervision {
+    fn enter() -> ActiveSupervision {
+        ACTIVE.fetch_add(1, Ordering::SeqCst);
+        ActiveSupervision
+    }
+
+    fn alone() -> bool {
+        ACTIVE.load(Ordering::SeqCst) == 1
+    }
+}
+
+impl Drop for ActiveSupervision {
+    fn drop(&mut self) {
+        ACTIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Stop the processes orphaned to baton after the peer's group is gone:
+/// SIGTERM (to each one's own group when it leads one), the grace, SIGKILL.
+/// Stopping one may orphan its children to baton in turn, so the list is
+/// read again on every round.
+fn stop_orphans(grace: Duration) {
+    if !has_children() {
+        return;
+    }
+    let term = |pids: &[libc::pid_t], sig: i32| {
+        for &pid in pids {
+            // SAFETY: plain syscalls on our own children.
+            unsafe {
+                if libc::getpgid(pid) == pid {
+                    libc::killpg(pid, sig);
+                }
+                libc::kill(pid, sig);
+            }
+        }
+    };
+    // Reap the exited ones, return the others.
+    let live = || {
+        let mut pids = children();
+        pids.retain(|&(pid, state)| {
+            if state == 'Z' {
+                // SAFETY: WNOHANG on our own exited child.
+                unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+            }
+            state != 'Z'
+        });
+        pids.into_iter().map(|(pid, _)| pid).collect::<Vec<_>>()
+    };
+    let first = live();
+    if first.is_empty() {
+        return;
+    }
+    term(&first, libc::SIGTERM);
+    let mut seen = first;
+    if wait_until(grace, || {
+        let now = live();
+        let new: Vec<_> = now.iter().filter(|p| !seen.contains(p)).copied().collect();
+        term(&new, libc::SIGTERM);
+        seen.extend(new);
+        now.is_empty()
+    }) {
+        return;
+    }
+    wait_until(Duration::from_secs(2), || {
+        let now = live();
+        term(&now, libc::SIGKILL);
+        now.is_empty()
+    });
+}
+
+/// Whether this process has any child at all (exited or not), without reaping.
+fn has_children() -> bool {
+    // SAFETY: zeroed siginfo is a valid out-parameter; WNOWAIT leaves any
+    // child waitable, so nothing is reaped here.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) == 0
+    }
+}
+
+/// Children of this process, with their state (`Z`: exited, not reaped).
+fn children() -> Vec<(libc::pid_t, char)> {
+    let me = std::process::id() as libc::pid_t;
+    let mut pids: Vec<libc::pid_t> = Vec::new();
+    let per_thread = format!("/proc/{me}/task/{me}/children");
+    if std::path::Path::new(&per_thread).exists() {
+        // CONFIG_PROC_CHILDREN: a child is listed under the thread that
+        // spawned or received it.
+        for t in std::fs::read_dir(format!("/proc/{me}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+                pids.extend(
+                    s.split_whitespace()
+                        .filter_map(|p| p.parse::<libc::pid_t>().ok()),
+                );
+            }
+        }
+    } else {
+        // Otherwise scan every process for its parent.
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            if let Some(pid) = e.file_name().to_str().and_then(|n| n.parse().ok())
+                && proc_stat(pid).is_some_and(|(ppid, _)| ppid == me)
+            {
+                pids.push(pid);
+            }
+        }
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    pids.into_iter()
+        .filter_map(|p| proc_stat(p).map(|(_, state)| (p, state)))
+        .collect()
+}
+
+/// `(ppid, state)` from `/proc/<pid>/stat`.
+fn proc_stat(pid: libc::pid_t) -> Option<(libc::pid_t, char)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces and parentheses: split after the last ')'.
+    let mut rest = s.rsplit_once(')')?.1.split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    Some((ppid, state))
 }
 
 pub fn group_alive(pgid: libc::pid_t) -> bool {

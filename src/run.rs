@@ -23,6 +23,16 @@ pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
 /// SIGTERM → SIGKILL grace when stopping a peer.
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
 
+/// `AFTER_FINAL_GRACE`, unless `BATON_FINAL_GRACE_MS` overrides it. Internal,
+/// undocumented for users: it exists so the test of a peer that hangs after
+/// its final event does not have to wait 10 s.
+fn after_final_grace() -> Duration {
+    std::env::var("BATON_FINAL_GRACE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(AFTER_FINAL_GRACE, Duration::from_millis)
+}
+
 /// Everything decided before the peer starts. Serialisable: a background
 /// job stores it and its runner executes it later.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -252,7 +262,7 @@ impl Plan {
             timeout: Duration::from_millis(self.timeout_ms),
             idle_timeout: (self.agent.streams_progress() && self.idle_timeout_ms > 0)
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
-            after_final: AFTER_FINAL_GRACE,
+            after_final: after_final_grace(),
             kill_grace: KILL_GRACE,
         }
     }
@@ -388,7 +398,7 @@ pub fn execute(
             if finished.reason == EndReason::HungAfterFinal {
                 warnings.push(format!(
                     "the peer did not exit within {}s of its final event; baton stopped it",
-                    AFTER_FINAL_GRACE.as_secs()
+                    secs(plan.limits().after_final.as_millis() as u64)
                 ));
             }
             if exited_ok && o.success {

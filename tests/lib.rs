@@ -3,4 +3,7 @@
 
 mod support;
 
+mod agents;
+mod json;
 mod run;
+mod supervise;
