@@ -330,7 +330,7 @@ pub fn execute(
     interrupts: &mut Interrupts,
     on_spawn: &mut dyn FnMut(u32),
 ) -> Result<RunResult> {
-    fsutil::write_atomic(&dir.join("prompt.txt"), plan.prompt.as_bytes())?;
+    fsutil::replace_file(&dir.join("prompt.txt"), plan.prompt.as_bytes())?;
     let logs = LogFiles {
         stdout: dir.join("stdout.log"),
         stderr: dir.join("stderr.log"),
@@ -476,7 +476,7 @@ pub fn execute(
         extra: Default::default(),
     };
     let json = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::write_atomic(&dir.join("result.json"), &json)?;
+    fsutil::replace_file(&dir.join("result.json"), &json)?;
     Ok(result)
 }
 
@@ -561,7 +561,7 @@ fn session_usage(
         && fsutil::ensure_private_dir(&dir).is_ok()
         && let Ok(b) = serde_json::to_vec(usage)
     {
-        let _ = fsutil::write_atomic(&path, &b);
+        let _ = fsutil::replace_file(&path, &b);
     }
     own
 }

@@ -1266,3 +1266,35 @@ fn outside_git_changed_files_is_empty_with_a_warning() {
             .any(|w| w.as_str().unwrap().contains("not in a git repository"))
     );
 }
+
+#[test]
+fn changed_files_in_a_linked_worktree() {
+    // `.git` is a file there; the top level is still the directory holding it.
+    let env = Env::new();
+    env.git_init();
+    let wt = env.tmp.path().join("linked");
+    git(&env.work, &["worktree", "add", "-q", wt.to_str().unwrap()]);
+    fs::write(wt.join("pre.txt"), "dirty before\n").unwrap();
+    let transcript = fixture("codex/codex-exec-basic.jsonl");
+    env.fake(
+        "codex",
+        &format!(
+            "{}\necho changed > README\ncat '{}'",
+            record("codex"),
+            transcript.display()
+        ),
+    );
+    let r = Run::from(env.baton().current_dir(&wt).args(["x"]).output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["changed_files"], serde_json::json!(["README"]));
+    assert!(
+        j["log_path"].as_str().unwrap().starts_with(
+            &wt.canonicalize()
+                .unwrap()
+                .join(".baton")
+                .display()
+                .to_string()
+        )
+    );
+}
