@@ -48,14 +48,21 @@ pub struct OutputArgs {
     pub text: bool,
 }
 
+// Parsed once per process: boxing `RunArgs` would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Delegate a task to a peer agent CLI (the default command).
     Run(RunArgs),
+    /// Ask one or more advisers for a read-only second opinion, returned as structured advice.
+    Ask(Box<crate::ask::AskArgs>),
     /// List the supported agents, whether their CLIs are installed, and their options.
     Agents,
     /// Print the JSON Schema of the result.
     Schema,
+    /// Worktrees made by `run --worktree`: list or remove them.
+    #[command(subcommand)]
+    Worktree(WorktreeCommand),
 }
 
 #[derive(Debug, Clone, Args, Default)]
@@ -124,9 +131,54 @@ pub struct RunArgs {
     #[arg(long = "async")]
     pub detach: bool,
 
+    #[command(flatten)]
+    pub worktree: WorktreeArgs,
+
     /// The task (or give --prompt-file, or pipe it on stdin).
     #[arg(value_name = "TASK", allow_hyphen_values = false)]
     pub task: Vec<String>,
+}
+
+/// `run --worktree` and its options (see `worktree`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct WorktreeArgs {
+    /// Let the peer write in a new git worktree on its own branch `baton/<id>`, never in your checkout.
+    #[arg(long = "worktree", id = "worktree")]
+    pub enabled: bool,
+
+    /// --worktree: the commit to branch from (default: HEAD).
+    #[arg(long, value_name = "REF", requires = "worktree")]
+    pub base: Option<String>,
+
+    /// --worktree: start from your uncommitted changes too (staged, unstaged, untracked).
+    #[arg(long, requires = "worktree")]
+    pub include_dirty: bool,
+
+    /// --worktree: the only paths the peer may change (repeatable); other changes are reverted.
+    #[arg(long = "allow", value_name = "GLOB", requires = "worktree")]
+    pub allow: Vec<String>,
+
+    /// --worktree: a check to run in the worktree after the peer (run with `sh -c`).
+    #[arg(long, value_name = "COMMAND", requires = "worktree")]
+    pub test_cmd: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorktreeCommand {
+    /// List baton's worktrees: id, branch, age, state and diffstat.
+    List,
+    /// Remove a worktree (its committed work stays on its branch unless --branch).
+    Remove {
+        /// The worktree id (the run or job id).
+        #[arg(value_name = "ID")]
+        id: String,
+        /// Also delete its branch `baton/<id>`.
+        #[arg(long)]
+        branch: bool,
+        /// Remove it even if it has uncommitted changes (they are lost).
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 /// Parse `90`, `90s`, `45m`, `2h`, `1h30m`, `500ms`, `7d`.

@@ -81,6 +81,16 @@ pub enum Error {
         source: io::Error,
     },
 
+    /// baton refused on purpose: a credential-like file, a packet over its
+    /// size limit, an exhausted consultation budget (`baton ask`). `kind`
+    /// names which, for programs.
+    #[error("{message}")]
+    Refused {
+        kind: &'static str,
+        message: String,
+        hint: String,
+    },
+
     /// A bug in baton. Please report it.
     #[error("internal error: {0}")]
     Internal(String),
@@ -122,6 +132,7 @@ impl Error {
             Error::Interrupted { .. } => "interrupted",
             Error::Spawn { .. } => "spawn_failed",
             Error::Io { .. } => "io",
+            Error::Refused { kind, .. } => kind,
             Error::Internal(_) => "internal",
         }
     }
@@ -131,7 +142,8 @@ impl Error {
             Error::Usage { .. }
             | Error::UnsupportedAccess { .. }
             | Error::RecursionLimit { .. }
-            | Error::InvalidJobId { .. } => exit::USAGE,
+            | Error::InvalidJobId { .. }
+            | Error::Refused { .. } => exit::USAGE,
             Error::NotInstalled { .. } => exit::NOT_INSTALLED,
             Error::JobNotFound { .. } => exit::JOB_NOT_FOUND,
             Error::Interrupted { .. } => exit::INTERRUPTED,
@@ -162,6 +174,7 @@ impl Error {
                 Some("check that the CLI is executable and runs on its own".into())
             }
             Error::Io { .. } => None,
+            Error::Refused { hint, .. } => Some(hint.clone()),
             Error::Internal(_) => Some("this is a bug in baton; please report it".into()),
         }
     }

@@ -5,10 +5,12 @@
 //! (one adapter per peer CLI: argv + output parser), `models` (model/effort
 //! table), `process` (spawn, process groups, timeouts), `git` (changed
 //! files), `result` (the public JSON), `output` (printers), `error` (tool
-//! errors and exit codes), `fsutil` (private, atomic state files), `ids`.
+//! errors and exit codes), `fsutil` (private, atomic state files), `ids`,
+//! `worktree` (`run --worktree` and `baton worktree`).
 
 pub mod agent;
 pub mod agents_cmd;
+pub mod ask;
 pub mod cli;
 pub mod error;
 pub mod fsutil;
@@ -20,6 +22,7 @@ pub mod process;
 pub mod prompt;
 pub mod result;
 pub mod run;
+pub mod worktree;
 
 use std::ffi::OsString;
 
@@ -83,24 +86,34 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
     match cli.command {
         None => run_command(cli.run, mode),
         Some(Command::Run(args)) => run_command(args, mode),
+        Some(Command::Ask(args)) => ask::command(*args, mode),
         Some(Command::Agents) => Ok(agents_cmd::list(mode)),
         Some(Command::Schema) => {
             output::json_line(&result::schema());
             Ok(0)
         }
+        Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
     }
 }
 
 fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
     let task = run::read_task(&args)?;
     let plan = run::plan(&args, task)?;
+    // Validated before anything is created (exit 2 on a bad repository/base).
+    let worktree = worktree::check(&args.worktree, &plan)?;
     let spec = plan.command()?;
     if args.dry_run {
-        output::json_line(&run::dry_run_json(&plan, &spec));
+        match &worktree {
+            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?),
+            None => output::json_line(&run::dry_run_json(&plan, &spec)),
+        }
         return Ok(0);
     }
     if args.detach {
         return Err(Error::usage("--async is not available yet in this build"));
+    }
+    if let Some(c) = worktree {
+        return worktree::run(plan, &c, mode);
     }
     let program = plan.program(&spec)?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.

@@ -57,6 +57,18 @@ pub fn print_result(r: &RunResult, mode: Mode) {
                     u.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
                 ));
             }
+            if let Some(w) = r.extra.get("worktree") {
+                s.push_str(&crate::worktree::text_lines(w));
+            }
+            if let Some(v) = &r.verification {
+                s.push_str(&format!(
+                    "check:    {} ({}): {}\n",
+                    if v.passed { "passed" } else { "FAILED" },
+                    v.exit_code
+                        .map_or("no exit code".into(), |c| format!("exit {c}")),
+                    v.command
+                ));
+            }
             if let Some(p) = &r.log_path {
                 s.push_str(&format!("log:      {p}\n"));
             }

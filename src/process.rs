@@ -21,7 +21,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -98,11 +98,37 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
         })
 }
 
-/// Handle to the signals baton reacts to while a peer runs. Installed before
-/// the child is spawned so a Ctrl-C can never leave an unsupervised peer.
+/// Handle to the signals baton reacts to while peers run. Installed before
+/// any child is spawned so a Ctrl-C can never leave an unsupervised peer.
+///
+/// Several supervisors may run at once (`baton ask --agents a,b`): each
+/// `supervise` call subscribes for its own lifetime and every subscriber gets
+/// every signal. A signal that arrives while nobody is subscribed is
+/// remembered (`fired`), so a supervisor that starts afterwards stops its
+/// peer at once instead of missing the Ctrl-C. Clones share the handlers,
+/// which are removed when the last clone is dropped.
+#[derive(Clone)]
 pub struct Interrupts {
-    handle: signal_hook::iterator::Handle,
-    rx: Option<mpsc::Receiver<i32>>,
+    hub: Arc<Hub>,
+    _close: Arc<CloseOnDrop>,
+}
+
+type Subscriber = Box<dyn Fn(i32) + Send>;
+
+#[derive(Default)]
+struct Hub {
+    subscribers: Mutex<Vec<(u64, Subscriber)>>,
+    next_id: AtomicU64,
+    /// The last signal received, 0 for none.
+    fired: AtomicI32,
+}
+
+struct CloseOnDrop(signal_hook::iterator::Handle);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.close();
+    }
 }
 
 impl Interrupts {
@@ -111,24 +137,52 @@ impl Interrupts {
         let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
             .map_err(|e| Error::io("installing signal handlers", e))?;
         let handle = signals.handle();
-        let (tx, rx) = mpsc::channel();
-        thread::spawn(move || {
-            for s in signals.forever() {
-                if tx.send(s).is_err() {
-                    break;
+        let hub = Arc::new(Hub::default());
+        {
+            let hub = hub.clone();
+            thread::spawn(move || {
+                for s in signals.forever() {
+                    hub.fired.store(s, Ordering::SeqCst);
+                    for (_, notify) in hub.subscribers.lock().unwrap().iter() {
+                        notify(s);
+                    }
                 }
-            }
-        });
+            });
+        }
         Ok(Interrupts {
-            handle,
-            rx: Some(rx),
+            hub,
+            _close: Arc::new(CloseOnDrop(handle)),
         })
+    }
+
+    /// The last signal received since `install`, if any.
+    pub fn fired(&self) -> Option<i32> {
+        match self.hub.fired.load(Ordering::SeqCst) {
+            0 => None,
+            s => Some(s),
+        }
+    }
+
+    /// Call `notify` for every signal until the returned guard is dropped.
+    fn subscribe(&self, notify: Subscriber) -> Subscription<'_> {
+        let id = self.hub.next_id.fetch_add(1, Ordering::Relaxed);
+        self.hub.subscribers.lock().unwrap().push((id, notify));
+        Subscription { hub: &self.hub, id }
     }
 }
 
-impl Drop for Interrupts {
+struct Subscription<'a> {
+    hub: &'a Hub,
+    id: u64,
+}
+
+impl Drop for Subscription<'_> {
     fn drop(&mut self) {
-        self.handle.close();
+        self.hub
+            .subscribers
+            .lock()
+            .unwrap()
+            .retain(|(id, _)| *id != self.id);
     }
 }
 
@@ -237,15 +291,15 @@ pub fn supervise(
             let _ = tx.send(Msg::Exited(child.wait()));
         });
     }
-    if let Some(srx) = interrupts.rx.take() {
+    let _subscription = {
         let tx = tx.clone();
-        thread::spawn(move || {
-            while let Ok(s) = srx.recv() {
-                if tx.send(Msg::Signal(s)).is_err() {
-                    break;
-                }
-            }
-        });
+        interrupts.subscribe(Box::new(move |s| {
+            let _ = tx.send(Msg::Signal(s));
+        }))
+    };
+    // Subscribing first, then checking, means no signal falls in between.
+    if let Some(s) = interrupts.fired() {
+        let _ = tx.send(Msg::Signal(s));
     }
     drop(tx);
 

@@ -57,6 +57,10 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// The recursion depth the peer gets (`BATON_DEPTH`).
     pub child_depth: u32,
+    /// Directories outside `cwd` the peer must be able to write (a linked
+    /// worktree's git metadata, so the peer can commit).
+    #[serde(default)]
+    pub writable_dirs: Vec<PathBuf>,
 }
 
 /// Environment knobs, read once.
@@ -219,6 +223,7 @@ pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
         idle_timeout_ms: idle.as_millis() as u64,
         warnings: resolved.warnings,
         child_depth: depth.depth + 1,
+        writable_dirs: Vec::new(),
     };
     // Refuse unenforceable access now, not after the job started.
     p.command()?;
@@ -240,7 +245,10 @@ impl Plan {
             // SAFETY: geteuid has no preconditions.
             is_root: unsafe { libc::geteuid() } == 0,
             missing_sandbox_deps: missing_sandbox_deps(self.agent, self.access),
-            extra: Extra::default(),
+            extra: Extra {
+                writable_dirs: self.writable_dirs.clone(),
+                ..Extra::default()
+            },
         }
     }
 
@@ -250,7 +258,9 @@ impl Plan {
 
     pub fn command_with(&self, extra: Extra) -> Result<CommandSpec> {
         let mut req = self.request();
+        let dirs = std::mem::take(&mut req.extra.writable_dirs);
         req.extra = extra;
+        req.extra.writable_dirs.extend(dirs);
         let mut spec = self.agent.command(&req)?;
         spec.env_set
             .push(("BATON_DEPTH".into(), self.child_depth.to_string()));

@@ -4,6 +4,8 @@
 mod support;
 
 mod agents;
+mod ask;
 mod json;
 mod run;
 mod supervise;
+mod worktree;

@@ -31,6 +31,9 @@ pub fn command(req: &Request) -> CommandSpec {
     }
     c.arg("--dangerously-skip-permissions");
     c.arg("--add-dir").arg(&req.cwd);
+    for d in &req.extra.writable_dirs {
+        c.arg("--add-dir").arg(d);
+    }
     // agy's own print timeout defaults to 5 minutes; baton's timeout governs.
     c.arg("--print-timeout")
         .arg(format!("{}s", req.timeout_secs));
@@ -195,6 +198,16 @@ mod tests {
         let i = full.iter().position(|a| a == "--conversation").unwrap();
         assert_eq!(full[i + 1], "conv-1");
         assert_eq!(full[full.len() - 2..], ["--print", "the task"]);
+    }
+
+    #[test]
+    fn writable_dirs_follow_the_cwd_add_dir() {
+        let mut r = req(Access::Workspace);
+        r.extra.writable_dirs = vec![PathBuf::from("/r/.git/objects")];
+        let a = Agent::Gemini.command(&r).unwrap().args_lossy();
+        let i = a.iter().position(|x| x == "/repo").unwrap();
+        assert_eq!(a[i + 1..i + 3], ["--add-dir", "/r/.git/objects"]);
+        assert_eq!(a[a.len() - 2..], ["--print", "the task"]);
     }
 
     #[test]

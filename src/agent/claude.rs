@@ -55,6 +55,11 @@ pub fn command(req: &Request) -> CommandSpec {
                     "--settings",
                     WORKSPACE_SETTINGS,
                 ]);
+                // One flag per directory: `--add-dir` is variadic, and the
+                // prompt is on stdin, so nothing positional can be swallowed.
+                for d in &req.extra.writable_dirs {
+                    c.arg("--add-dir").arg(d);
+                }
                 if !req.missing_sandbox_deps.is_empty() {
                     c.warnings.push(format!(
                         "claude's sandbox needs {} on PATH (not found): the peer can edit files \
@@ -322,6 +327,34 @@ mod tests {
         );
         let full = argv(&req(Access::Full));
         assert_eq!(full[8..], ["--dangerously-skip-permissions"]);
+    }
+
+    #[test]
+    fn writable_dirs_are_add_dirs_in_workspace_mode_only() {
+        let mut r = req(Access::Workspace);
+        r.extra.writable_dirs = vec![
+            PathBuf::from("/r/.git/worktrees/x"),
+            PathBuf::from("/r/.git/objects"),
+        ];
+        let a = argv(&r);
+        assert_eq!(
+            a[8..],
+            [
+                "--permission-mode",
+                "acceptEdits",
+                "--settings",
+                WORKSPACE_SETTINGS,
+                "--add-dir",
+                "/r/.git/worktrees/x",
+                "--add-dir",
+                "/r/.git/objects"
+            ]
+        );
+        for access in [Access::ReadOnly, Access::Full] {
+            let mut r = req(access);
+            r.extra.writable_dirs = vec![PathBuf::from("/r/.git/objects")];
+            assert!(!argv(&r).iter().any(|a| a == "--add-dir"), "{access:?}");
+        }
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub fn command(req: &Request) -> CommandSpec {
         }
         Access::Workspace => {
             c.args(["--sandbox", "workspace-write"]);
+            // Writable roots beside the cwd (a linked worktree's git metadata).
+            for d in &req.extra.writable_dirs {
+                c.arg("--add-dir").arg(d);
+            }
         }
         Access::Full => {
             c.arg("--dangerously-bypass-approvals-and-sandbox");
@@ -306,6 +310,42 @@ mod tests {
                 "-"
             ]
         );
+    }
+
+    #[test]
+    fn writable_dirs_are_add_dirs_in_workspace_mode_only() {
+        let mut r = req(Access::Workspace);
+        r.extra.writable_dirs = vec![
+            PathBuf::from("/r/.git/worktrees/x"),
+            PathBuf::from("/r/.git/objects"),
+        ];
+        r.resume = Some("t-1".into());
+        let a = argv(&r);
+        assert_eq!(
+            a,
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "workspace-write",
+                "--add-dir",
+                "/r/.git/worktrees/x",
+                "--add-dir",
+                "/r/.git/objects",
+                "-c",
+                "model_reasoning_effort=\"high\"",
+                "resume",
+                "t-1",
+                "-"
+            ]
+        );
+        // Full access has no sandbox to widen; read-only must stay read-only.
+        for access in [Access::Full, Access::ReadOnly] {
+            let mut r = req(access);
+            r.extra.writable_dirs = vec![PathBuf::from("/r/.git/objects")];
+            assert!(!argv(&r).iter().any(|a| a == "--add-dir"), "{access:?}");
+        }
     }
 
     #[test]

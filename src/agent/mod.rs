@@ -226,6 +226,10 @@ pub struct Extra {
     /// A JSON Schema the final message must follow (claude `--json-schema`,
     /// codex `--output-schema <file>`), with its file path for codex.
     pub output_schema: Option<(String, PathBuf)>,
+    /// More directories the peer may write besides its cwd (`run --worktree`:
+    /// the linked worktree's git metadata, so the peer can commit). Mapped to
+    /// the CLI's own switch where its sandbox would otherwise refuse.
+    pub writable_dirs: Vec<PathBuf>,
 }
 
 /// The exact process baton will start. No shell is involved anywhere.

@@ -1,0 +1,319 @@
+//! The git plumbing worktree mode needs, each call with a purpose so that a
+//! failure says what baton was trying to do.
+//!
+//! baton's own git calls never run the user's hooks (`core.hooksPath` is
+//! pointed at nothing) and ignore `GIT_DIR`-style variables inherited from a
+//! caller (a git hook, say), which would otherwise redirect them to another
+//! repository or index. Commits are made with `commit-tree` + `update-ref`:
+//! no hooks, no signing prompt, and a compare-and-swap on the branch.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Variables that would point git somewhere other than the `-C` directory.
+const REDIRECTING_ENV: [&str; 8] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+];
+
+/// The identity baton commits with when the user has none configured.
+pub const BATON_NAME: &str = "baton";
+pub const BATON_EMAIL: &str = "baton@localhost";
+
+/// `git -C dir` for baton's own use (see the module comment).
+pub fn git(dir: &Path) -> Command {
+    let mut c = crate::git::git(dir);
+    for v in REDIRECTING_ENV {
+        c.env_remove(v);
+    }
+    c.args(["-c", "core.hooksPath=/dev/null"]);
+    c
+}
+
+/// Run `cmd`, feeding `stdin`; its stdout, or an error naming `purpose`.
+pub fn run(mut cmd: Command, purpose: &str, stdin: Option<&[u8]>) -> Result<Vec<u8>> {
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    if stdin.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::usage_hint(
+                format!("{purpose}: `git` was not found on PATH"),
+                "install git: --worktree is built on git worktrees",
+            )
+        } else {
+            Error::io(purpose, e)
+        }
+    })?;
+    if let (Some(mut w), Some(data)) = (child.stdin.take(), stdin) {
+        // Small inputs (a message, a path list): written before reading output.
+        w.write_all(data).map_err(|e| Error::io(purpose, e))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| Error::io(purpose, e))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let msg = err
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let msg = if msg.is_empty() {
+            format!("git exited with {}", out.status)
+        } else {
+            msg
+        };
+        return Err(Error::io(purpose, std::io::Error::other(msg)));
+    }
+    Ok(out.stdout)
+}
+
+/// `run` for a one-line answer (a sha, a path).
+pub fn line(cmd: Command, purpose: &str) -> Result<String> {
+    let out = run(cmd, purpose, None)?;
+    Ok(String::from_utf8_lossy(&out).trim_end().to_string())
+}
+
+/// Whether `cmd` succeeds, quietly; `None` when git could not be started.
+pub fn probe(mut cmd: Command) -> Option<(bool, String)> {
+    let out = cmd.stderr(Stdio::null()).output().ok()?;
+    Some((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
+    ))
+}
+
+/// Split NUL-terminated git output into paths.
+pub fn nul_paths(out: &[u8]) -> Vec<String> {
+    out.split(|b| *b == 0)
+        .filter(|p| !p.is_empty())
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect()
+}
+
+pub fn rev(dir: &Path, rev: &str, purpose: &str) -> Result<String> {
+    let mut c = git(dir);
+    c.args(["rev-parse", "--verify", "--end-of-options", rev]);
+    line(c, purpose)
+}
+
+/// A path git printed, made absolute against `dir`.
+pub fn abs(dir: &Path, p: &str) -> PathBuf {
+    let p = Path::new(p);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        dir.join(p)
+    }
+}
+
+/// Files, insertions and deletions, as `git diff --stat` counts them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffStat {
+    pub files: u64,
+    pub insertions: u64,
+    pub deletions: u64,
+}
+
+/// `git diff --numstat base tip`, summed. Rename detection follows the
+/// user's configuration, exactly like the `git diff --stat` they would run;
+/// binary files count as changed files with no lines.
+pub fn diffstat(dir: &Path, base: &str, tip: &str) -> Result<DiffStat> {
+    let mut c = git(dir);
+    c.args(["diff", "--numstat", "-z", base, tip, "--"]);
+    let out = run(c, "computing the diffstat", None)?;
+    Ok(parse_numstat(&out))
+}
+
+fn parse_numstat(out: &[u8]) -> DiffStat {
+    let mut s = DiffStat::default();
+    let mut fields = out.split(|b| *b == 0).peekable();
+    while let Some(rec) = fields.next() {
+        if rec.is_empty() {
+            continue;
+        }
+        let text = String::from_utf8_lossy(rec);
+        let mut parts = text.splitn(3, '\t');
+        let (ins, del, path) = (parts.next(), parts.next(), parts.next());
+        s.files += 1;
+        s.insertions += ins.and_then(|n| n.parse().ok()).unwrap_or(0);
+        s.deletions += del.and_then(|n| n.parse().ok()).unwrap_or(0);
+        // A rename is `ins\tdel\t\0old\0new\0`: skip its two path fields.
+        if path == Some("") {
+            fields.next();
+            fields.next();
+        }
+    }
+    s
+}
+
+/// Every path whose content differs between two commits or trees (no rename
+/// pairing: a rename lists both names).
+pub fn changed_paths(dir: &Path, from: &str, to: &str) -> Result<Vec<String>> {
+    let mut c = git(dir);
+    c.args(["diff", "--name-only", "--no-renames", "-z", from, to, "--"]);
+    Ok(nul_paths(&run(c, "listing changed files", None)?))
+}
+
+/// One commit on the branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Commit {
+    pub sha: String,
+    pub subject: String,
+}
+
+/// Commits in `base..tip`, oldest first.
+pub fn commits(dir: &Path, base: &str, tip: &str) -> Result<Vec<Commit>> {
+    let mut c = git(dir);
+    c.args([
+        "log",
+        "--reverse",
+        "--format=%H%x1f%s",
+        &format!("{base}..{tip}"),
+        "--",
+    ]);
+    let out = run(c, "listing the branch's commits", None)?;
+    Ok(String::from_utf8_lossy(&out)
+        .lines()
+        .filter_map(|l| l.split_once('\x1f'))
+        .map(|(sha, subject)| Commit {
+            sha: sha.to_string(),
+            subject: subject.to_string(),
+        })
+        .collect())
+}
+
+/// Environment for baton's commits: the user's own identity when git has
+/// one, else baton's (a fresh machine or CI often has none, and a commit
+/// must not fail for that).
+pub fn identity_env(dir: &Path) -> Vec<(String, String)> {
+    let configured = |key: &str, vars: &[&str]| {
+        vars.iter()
+            .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
+            || probe({
+                let mut c = git(dir);
+                c.args(["config", "--get", key]);
+                c
+            })
+            .is_some_and(|(ok, v)| ok && !v.is_empty())
+    };
+    let mut env = Vec::new();
+    if !configured("user.name", &["GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"]) {
+        env.push(("GIT_AUTHOR_NAME".into(), BATON_NAME.into()));
+        env.push(("GIT_COMMITTER_NAME".into(), BATON_NAME.into()));
+    }
+    if !configured(
+        "user.email",
+        &["GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", "EMAIL"],
+    ) {
+        env.push(("GIT_AUTHOR_EMAIL".into(), BATON_EMAIL.into()));
+        env.push(("GIT_COMMITTER_EMAIL".into(), BATON_EMAIL.into()));
+    }
+    env
+}
+
+/// `git commit-tree tree -p parent` with `message` on stdin.
+pub fn commit_tree(
+    dir: &Path,
+    tree: &str,
+    parent: &str,
+    message: &str,
+    env: &[(String, String)],
+) -> Result<String> {
+    let mut c = git(dir);
+    c.args([
+        "commit-tree",
+        "--no-gpg-sign",
+        tree,
+        "-p",
+        parent,
+        "-F",
+        "-",
+    ]);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = run(c, "committing the peer's work", Some(message.as_bytes()))?;
+    Ok(String::from_utf8_lossy(&out).trim().to_string())
+}
+
+/// Paths git lists in a `-z` porcelain status of `dir` (untracked included).
+pub fn dirty_paths(dir: &Path) -> Result<Vec<String>> {
+    let mut c = git(dir);
+    c.args(["status", "--porcelain", "-z", "--untracked-files=all"]);
+    let out = run(c, "reading the worktree's status", None)?;
+    Ok(nul_paths(&out)
+        .into_iter()
+        .filter_map(|e| e.get(3..).map(str::to_string))
+        .collect())
+}
+
+/// Worktree path → (HEAD, branch ref), as `git worktree list` reports them.
+pub type Worktrees = BTreeMap<PathBuf, (Option<String>, Option<String>)>;
+
+/// `git worktree list --porcelain`.
+pub fn worktrees(top: &Path) -> Result<Worktrees> {
+    let mut c = git(top);
+    c.args(["worktree", "list", "--porcelain", "-z"]);
+    let out = run(c, "listing git worktrees", None)?;
+    let mut map = BTreeMap::new();
+    let mut cur: Option<(PathBuf, Option<String>, Option<String>)> = None;
+    for field in out.split(|b| *b == 0) {
+        let f = String::from_utf8_lossy(field);
+        if f.is_empty() {
+            if let Some((p, h, b)) = cur.take() {
+                map.insert(p, (h, b));
+            }
+        } else if let Some(p) = f.strip_prefix("worktree ") {
+            cur = Some((PathBuf::from(p), None, None));
+        } else if let (Some(h), Some(c)) = (f.strip_prefix("HEAD "), cur.as_mut()) {
+            c.1 = Some(h.to_string());
+        } else if let (Some(b), Some(c)) = (f.strip_prefix("branch "), cur.as_mut()) {
+            c.2 = Some(b.to_string());
+        }
+    }
+    if let Some((p, h, b)) = cur.take() {
+        map.insert(p, (h, b));
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numstat_sums_lines_binaries_and_renames() {
+        let out = b"3\t1\tsrc/a.rs\0-\t-\tlogo.png\0\
+0\t0\t\0old name.txt\0new name.txt\x002\t0\tb\0";
+        assert_eq!(
+            parse_numstat(out),
+            DiffStat {
+                files: 4,
+                insertions: 5,
+                deletions: 1
+            }
+        );
+        assert_eq!(parse_numstat(b""), DiffStat::default());
+    }
+
+    #[test]
+    fn nul_paths_keeps_spaces_and_newlines() {
+        assert_eq!(nul_paths(b"a b\0c\nd\0\0"), ["a b", "c\nd"]);
+    }
+}

@@ -1,0 +1,375 @@
+//! baton's record of each worktree, `.baton/worktrees/<id>.json` beside the
+//! worktree directory `.baton/worktrees/<id>/` (never inside it, where it
+//! would be committed), and the `worktree list` / `worktree remove` commands.
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use super::repo::{self, DiffStat};
+use crate::error::{Error, Result};
+use crate::{fsutil, ids};
+
+/// What baton knows about a worktree it made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    pub agent: String,
+    pub branch: String,
+    /// The commit the branch started from.
+    pub base: String,
+    pub path: PathBuf,
+    pub created_ms: u64,
+    /// The baton process that runs the peer in it (running records only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// The task's first line, for people scanning the list.
+    pub task: String,
+    #[serde(default)]
+    pub include_dirty: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_cmd: Option<String>,
+    /// Set when the run ended (and baton committed what the peer left).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_ms: Option<u64>,
+    /// The run's status (`success`, `failed`, …) once finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// `<root>/.baton/worktrees`, without creating anything.
+pub fn dir(root: &Path) -> PathBuf {
+    root.join(".baton").join("worktrees")
+}
+
+/// The same, created private (and `.baton` ignored by git).
+pub fn ensure_dir(root: &Path) -> Result<PathBuf> {
+    let d = fsutil::baton_dir(root)?.join("worktrees");
+    fsutil::ensure_private_dir(&d)?;
+    Ok(d)
+}
+
+pub fn record_path(root: &Path, id: &str) -> PathBuf {
+    dir(root).join(format!("{id}.json"))
+}
+
+pub fn save(root: &Path, r: &Record) -> Result<()> {
+    let json = serde_json::to_vec_pretty(r).map_err(|e| Error::Internal(e.to_string()))?;
+    fsutil::write_atomic(&record_path(root, &r.id), &json)
+}
+
+pub fn load(root: &Path, id: &str) -> Option<Record> {
+    let bytes = std::fs::read(record_path(root, id)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Where `.baton/` is for worktree commands run from `cwd`: the project root,
+/// or, from inside one of baton's worktrees, the checkout that owns it.
+pub fn store_root(cwd: &Path) -> PathBuf {
+    let root = fsutil::project_root(cwd);
+    let owner = root
+        .parent()
+        .filter(|p| p.ends_with(".baton/worktrees"))
+        .and_then(|p| p.parent())
+        .and_then(|p| p.parent());
+    match (owner, root.file_name().and_then(|n| n.to_str())) {
+        (Some(o), Some(name)) if ids::is_valid(name) => o.to_path_buf(),
+        _ => root,
+    }
+}
+
+/// Is a process with this pid alive? (A reused pid can fool it; the record
+/// is cleared when the run ends, so only a crashed run can be misread.)
+pub fn pid_alive(pid: u32) -> bool {
+    // SAFETY: plain syscall; signal 0 only checks for existence.
+    pid > 0 && unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
+}
+
+/// One line of `baton worktree list`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Entry {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job_id: Option<String>,
+    pub agent: Option<String>,
+    pub branch: String,
+    pub path: PathBuf,
+    pub base: Option<String>,
+    /// The branch's tip, null when the branch is gone.
+    pub head: Option<String>,
+    pub created_ms: Option<u64>,
+    pub age_secs: Option<u64>,
+    /// `running` (a baton process is working in it), `finished`,
+    /// `interrupted` (its baton died before finishing) or `unknown` (a git
+    /// worktree under `.baton/worktrees` without baton's record).
+    pub state: &'static str,
+    /// The run's status once finished.
+    pub status: Option<String>,
+    /// Whether the directory is still there.
+    pub present: bool,
+    /// `base..branch`, as `git diff --stat` counts it.
+    pub diffstat: Option<DiffStat>,
+    pub task: Option<String>,
+}
+
+/// Every worktree baton made under `root`, oldest first.
+pub fn list(root: &Path) -> Result<Vec<Entry>> {
+    let store = dir(root);
+    let mut ids: Vec<String> = std::fs::read_dir(&store)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .map(|n| n.strip_suffix(".json").map(str::to_string).unwrap_or(n))
+                .filter(|n| ids::is_valid(n))
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids.dedup();
+    let now = now_ms();
+    let git_wts = repo::worktrees(root).unwrap_or_default();
+    let mut out = Vec::new();
+    for id in ids {
+        let rec = load(root, &id);
+        let path = store.join(&id);
+        let branch = rec
+            .as_ref()
+            .map(|r| r.branch.clone())
+            .unwrap_or_else(|| format!("baton/{id}"));
+        let registered = git_wts.contains_key(&path)
+            || path.canonicalize().is_ok_and(|p| git_wts.contains_key(&p));
+        if rec.is_none() && !registered {
+            continue;
+        }
+        let head = repo::probe({
+            let mut c = repo::git(root);
+            c.args([
+                "rev-parse",
+                "--verify",
+                "-q",
+                &format!("refs/heads/{branch}"),
+            ]);
+            c
+        })
+        .filter(|(ok, _)| *ok)
+        .map(|(_, sha)| sha);
+        let base = rec.as_ref().map(|r| r.base.clone());
+        let diffstat = match (&base, &head) {
+            (Some(b), Some(h)) => repo::diffstat(root, b, h).ok(),
+            _ => None,
+        };
+        let state = match &rec {
+            None => "unknown",
+            Some(r) if r.finished_ms.is_some() => "finished",
+            Some(r) if r.pid.is_some_and(pid_alive) => "running",
+            Some(_) => "interrupted",
+        };
+        out.push(Entry {
+            id: id.clone(),
+            job_id: rec.as_ref().and_then(|r| r.job_id.clone()),
+            agent: rec.as_ref().map(|r| r.agent.clone()),
+            branch,
+            present: path.is_dir(),
+            path,
+            base,
+            head,
+            created_ms: rec.as_ref().map(|r| r.created_ms),
+            age_secs: rec
+                .as_ref()
+                .map(|r| now.saturating_sub(r.created_ms) / 1000),
+            state,
+            status: rec.as_ref().and_then(|r| r.status.clone()),
+            diffstat,
+            task: rec.as_ref().map(|r| r.task.clone()),
+        });
+    }
+    Ok(out)
+}
+
+/// What `worktree remove` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Removed {
+    pub id: String,
+    pub path: PathBuf,
+    pub branch: String,
+    /// The branch tip when it was removed (to recover a deleted branch:
+    /// `git branch <branch> <head>`).
+    pub head: Option<String>,
+    pub worktree_removed: bool,
+    pub branch_deleted: bool,
+}
+
+/// Remove worktree `id` (and with `delete_branch` its branch). Refuses a
+/// worktree a live baton is working in, and one with uncommitted changes
+/// unless `force`.
+pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result<Removed> {
+    if !ids::is_valid(id) {
+        return Err(Error::InvalidJobId { id: id.to_string() });
+    }
+    let rec = load(root, id);
+    let path = dir(root).join(id);
+    let branch = rec
+        .as_ref()
+        .map(|r| r.branch.clone())
+        .unwrap_or_else(|| format!("baton/{id}"));
+    let registered = repo::worktrees(root)
+        .unwrap_or_default()
+        .keys()
+        .any(|p| *p == path || path.canonicalize().is_ok_and(|c| *p == c));
+    let head = repo::probe({
+        let mut c = repo::git(root);
+        c.args([
+            "rev-parse",
+            "--verify",
+            "-q",
+            &format!("refs/heads/{branch}"),
+        ]);
+        c
+    })
+    .filter(|(ok, _)| *ok)
+    .map(|(_, sha)| sha);
+    let known = rec.is_some() || registered || path.exists() || (delete_branch && head.is_some());
+    if !known {
+        return Err(Error::JobNotFound {
+            id: id.to_string(),
+            store: dir(root),
+        });
+    }
+    if let Some(r) = &rec
+        && r.finished_ms.is_none()
+        && let Some(pid) = r.pid.filter(|p| *p != std::process::id() && pid_alive(*p))
+    {
+        return Err(Error::usage_hint(
+            format!("worktree `{id}` is in use: a baton run (pid {pid}) is working in it"),
+            "wait for the run to end (or stop it), then remove the worktree",
+        ));
+    }
+    let mut worktree_removed = false;
+    if registered || path.exists() {
+        if path.is_dir() && !force {
+            let dirty = repo::dirty_paths(&path).unwrap_or_default();
+            if !dirty.is_empty() {
+                return Err(Error::usage_hint(
+                    format!(
+                        "worktree `{id}` has {} uncommitted path(s) ({}); baton committed the \
+                         peer's work on `{branch}`, so these came later",
+                        dirty.len(),
+                        preview(&dirty)
+                    ),
+                    "commit them in the worktree, or pass --force to discard them",
+                ));
+            }
+        }
+        let mut c = repo::git(root);
+        // --force: also for a directory that is already gone, and for the
+        // ignored build output a --test-cmd leaves behind.
+        c.args(["worktree", "remove", "--force"]).arg(&path);
+        repo::run(c, "removing the worktree", None)?;
+        worktree_removed = true;
+    }
+    let mut branch_deleted = false;
+    if delete_branch && head.is_some() {
+        let mut c = repo::git(root);
+        c.args(["branch", "-D", "--end-of-options", &branch]);
+        repo::run(c, "deleting the worktree's branch", None)?;
+        branch_deleted = true;
+    }
+    let _ = std::fs::remove_file(record_path(root, id));
+    Ok(Removed {
+        id: id.to_string(),
+        path,
+        branch,
+        head,
+        worktree_removed,
+        branch_deleted,
+    })
+}
+
+fn preview(paths: &[String]) -> String {
+    let mut s = paths
+        .iter()
+        .take(5)
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > 5 {
+        s.push_str(", …");
+    }
+    s
+}
+
+/// `3m`, `2h`, `5d`: ages for people.
+pub fn human_age(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_root_from_inside_a_baton_worktree_is_its_owner() {
+        let d = tempfile::tempdir().unwrap();
+        let owner = d.path();
+        std::fs::create_dir(owner.join(".git")).unwrap();
+        let wt = owner.join(".baton/worktrees/0123456789abc");
+        std::fs::create_dir_all(wt.join("src")).unwrap();
+        std::fs::write(wt.join(".git"), "gitdir: x\n").unwrap();
+        assert_eq!(store_root(&wt.join("src")), owner);
+        assert_eq!(store_root(owner), owner);
+        // A directory that merely looks similar is its own root.
+        let other = owner.join(".baton/worktrees/not-an-id");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join(".git"), "gitdir: x\n").unwrap();
+        assert_eq!(store_root(&other), other);
+    }
+
+    #[test]
+    fn ages() {
+        assert_eq!(human_age(5), "5s");
+        assert_eq!(human_age(125), "2m");
+        assert_eq!(human_age(7300), "2h");
+        assert_eq!(human_age(3 * 86400), "3d");
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let d = tempfile::tempdir().unwrap();
+        ensure_dir(d.path()).unwrap();
+        let r = Record {
+            id: "0123456789abc".into(),
+            job_id: None,
+            agent: "codex".into(),
+            branch: "baton/0123456789abc".into(),
+            base: "abc".into(),
+            path: d.path().join("x"),
+            created_ms: 1,
+            pid: Some(7),
+            task: "t".into(),
+            include_dirty: true,
+            allow: vec!["src/**".into()],
+            test_cmd: Some("make test".into()),
+            finished_ms: None,
+            status: None,
+        };
+        save(d.path(), &r).unwrap();
+        assert_eq!(load(d.path(), &r.id), Some(r));
+    }
+}

@@ -1,0 +1,1253 @@
+//! `baton run --worktree` and `baton worktree` against fake peers that edit,
+//! create, delete and rename files, commit on their own, or write outside
+//! `--allow`, with real git. Every test that runs a peer also proves the
+//! user's checkout is byte-for-byte unchanged.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::support::{Env, Run, fixture, record, wait_for};
+
+const OK: &str = "codex/codex-exec-basic.jsonl";
+
+/// git as the tests run it: no global or system config (so rename
+/// detection and identity are the same for baton and for the checks).
+fn git_cmd(dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    c.arg("-C")
+        .arg(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("LC_ALL", "C")
+        .env("GIT_AUTHOR_NAME", "Tess")
+        .env("GIT_AUTHOR_EMAIL", "tess@example.com")
+        .env("GIT_COMMITTER_NAME", "Tess")
+        .env("GIT_COMMITTER_EMAIL", "tess@example.com")
+        .stdin(Stdio::null());
+    c
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = git_cmd(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn git_ok(dir: &Path, args: &[&str]) -> bool {
+    git_cmd(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+/// A repository with a few files (one binary, one executable) and one commit.
+fn repo(env: &Env) -> PathBuf {
+    let w = env.work.clone();
+    git(&w, &["init", "-q", "-b", "main"]);
+    write(&w, "README.md", "# demo\n\nline two\n");
+    write(&w, "src/lib.rs", "pub fn one() -> u32 {\n    1\n}\n");
+    write(&w, "src/old.txt", "old\nfile\n");
+    write(&w, "docs/a.md", "alpha\nbeta\ngamma\n");
+    write(&w, "Cargo.toml", "[package]\nname = \"demo\"\n");
+    write(&w, "LICENSE", "MIT\n");
+    write(&w, "build.rs", "fn main() {}\n");
+    write(&w, ".gitignore", "*.log\n/target/\n");
+    fs::write(w.join("logo.bin"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
+    write(&w, "run.sh", "#!/bin/sh\necho run\n");
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(w.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    git(&w, &["add", "."]);
+    git(&w, &["commit", "-qm", "init"]);
+    w
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(p, text).unwrap();
+}
+
+/// A fake codex that records argv/stdin/pwd, runs `body` in its cwd (the
+/// worktree), then prints a successful transcript.
+fn peer(env: &Env, body: &str) {
+    peer_with(env, body, OK, 0);
+}
+
+fn peer_with(env: &Env, body: &str, transcript: &str, code: i32) {
+    let f = fixture(transcript);
+    env.fake(
+        "codex",
+        &format!(
+            "{}\npwd > \"$FAKE_DIR/codex.pwd\"\n\
+             export GIT_AUTHOR_NAME=Peer GIT_AUTHOR_EMAIL=peer@example.com \
+             GIT_COMMITTER_NAME=Peer GIT_COMMITTER_EMAIL=peer@example.com\n\
+             {body}\ncat '{}'\nexit {code}",
+            record("codex"),
+            f.display()
+        ),
+    );
+}
+
+fn baton_cmd(env: &Env, args: &[&str]) -> Command {
+    let mut c = env.baton();
+    c.args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", env.tmp.path())
+        .env_remove("GIT_AUTHOR_NAME")
+        .env_remove("GIT_AUTHOR_EMAIL")
+        .env_remove("GIT_COMMITTER_NAME")
+        .env_remove("GIT_COMMITTER_EMAIL")
+        .env_remove("EMAIL");
+    c
+}
+
+fn baton(env: &Env, args: &[&str]) -> Run {
+    Run::from(baton_cmd(env, args).output().unwrap())
+}
+
+fn wt_run(env: &Env, extra: &[&str]) -> (Run, Value) {
+    let mut args = vec!["run", "--agent", "codex", "--worktree"];
+    args.extend_from_slice(extra);
+    args.push("do the task");
+    let r = baton(env, &args);
+    let j = r.json();
+    (r, j)
+}
+
+/// Every byte of the user's checkout that baton must not touch: the files
+/// (content, symlink target, mode) outside `.git` and `.baton`, the index,
+/// HEAD, config, every ref but baton's own branches, and what `git status`
+/// and `git stash list` say.
+fn fingerprint(work: &Path) -> BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, skip_top: &[&str], out: &mut BTreeMap<String, String>) {
+        let mut entries: Vec<_> = fs::read_dir(dir).unwrap().map(|e| e.unwrap()).collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if dir == root && skip_top.contains(&rel.as_str()) {
+                continue;
+            }
+            let meta = fs::symlink_metadata(&p).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            let mode = meta.permissions().mode();
+            if meta.file_type().is_symlink() {
+                out.insert(rel, format!("link {:?}", fs::read_link(&p).unwrap()));
+            } else if meta.is_dir() {
+                out.insert(format!("{rel}/"), format!("dir {mode:o}"));
+                walk(root, &p, skip_top, out);
+            } else {
+                let h = Sha256::digest(fs::read(&p).unwrap());
+                out.insert(rel, format!("{mode:o} {h:x}"));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(work, work, &[".git", ".baton"], &mut out);
+    let gitdir = work.join(".git");
+    for f in [
+        "index",
+        "HEAD",
+        "config",
+        "logs/HEAD",
+        "packed-refs",
+        "ORIG_HEAD",
+    ] {
+        let p = gitdir.join(f);
+        if p.exists() {
+            let h = Sha256::digest(fs::read(&p).unwrap());
+            out.insert(format!(".git/{f}"), format!("{h:x}"));
+        }
+    }
+    let mut refs = BTreeMap::new();
+    walk(&gitdir.join("refs"), &gitdir.join("refs"), &[], &mut refs);
+    for (k, v) in refs {
+        if !k.starts_with("heads/baton") {
+            out.insert(format!(".git/refs/{k}"), v);
+        }
+    }
+    out.insert(
+        "status".into(),
+        git(work, &["status", "--porcelain=v1", "-uall"]),
+    );
+    out.insert("stash".into(), git(work, &["stash", "list"]));
+    out.insert(
+        "branches".into(),
+        git(
+            work,
+            &[
+                "for-each-ref",
+                "--format=%(refname) %(objectname)",
+                "--exclude=refs/heads/baton/*",
+            ],
+        ),
+    );
+    out
+}
+
+/// `git diff --stat base..branch`'s summary line as numbers.
+fn git_stat(dir: &Path, base: &str, branch: &str) -> (u64, u64, u64) {
+    let out = git(dir, &["diff", "--stat", &format!("{base}..{branch}")]);
+    let last = out.lines().last().unwrap_or("");
+    let num = |word: &str| {
+        last.split(',')
+            .find(|p| p.contains(word))
+            .and_then(|p| p.trim().split(' ').next())
+            .map_or(0, |n| n.parse().unwrap())
+    };
+    (num("changed"), num("insertion"), num("deletion"))
+}
+
+fn assert_diffstat_matches_git(work: &Path, w: &Value) {
+    let stat = git_stat(
+        work,
+        w["base"].as_str().unwrap(),
+        w["branch"].as_str().unwrap(),
+    );
+    let d = &w["diffstat"];
+    assert_eq!(
+        (
+            d["files"].as_u64().unwrap(),
+            d["insertions"].as_u64().unwrap(),
+            d["deletions"].as_u64().unwrap()
+        ),
+        stat,
+        "worktree.diffstat differs from git diff --stat: {w}"
+    );
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not an array: {v}"))
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn subjects(w: &Value) -> Vec<String> {
+    w["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["subject"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn nothing_created(env: &Env, before: &BTreeMap<String, String>) {
+    let w = &env.work;
+    assert!(!w.join(".baton").exists(), ".baton was created");
+    assert!(!env.called("codex"), "the peer was started");
+    if w.join(".git").exists() {
+        assert_eq!(
+            git(w, &["worktree", "list", "--porcelain"])
+                .matches("worktree ")
+                .count(),
+            1
+        );
+        assert_eq!(git(w, &["branch", "--list", "baton/*"]), "");
+        assert_eq!(&fingerprint(w), before);
+    }
+}
+
+#[test]
+fn peer_edits_creates_deletes_and_renames_in_the_worktree_only() {
+    let env = Env::new();
+    let w = repo(&env);
+    // The user has work in progress of their own; it must survive untouched.
+    write(&w, "README.md", "# demo\n\nuser's own edit\n");
+    write(&w, "scratch.txt", "user's untracked notes\n");
+    git(&w, &["add", "scratch.txt"]);
+    write(&w, "debug.log", "ignored\n");
+    let before = fingerprint(&w);
+    let head = git(&w, &["rev-parse", "HEAD"]).trim().to_string();
+    peer(
+        &env,
+        "printf '# demo\\n\\nline two, edited by the peer\\n' > README.md\n\
+         mkdir -p new/dir && printf 'brand new\\n' > new/dir/file.txt\n\
+         rm src/old.txt\n\
+         mv docs/a.md docs/b.md\n\
+         printf '\\001\\002\\003' > logo.bin\n\
+         chmod -x run.sh",
+    );
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(j["status"], "success");
+    let wt = &j["worktree"];
+    let id = wt["id"].as_str().unwrap();
+    let path = PathBuf::from(wt["path"].as_str().unwrap());
+    assert_eq!(
+        path,
+        w.canonicalize().unwrap().join(".baton/worktrees").join(id)
+    );
+    assert_eq!(wt["branch"], format!("baton/{id}"));
+    assert_eq!(wt["base"], head);
+    assert_eq!(wt["merge_hint"], format!("git merge baton/{id}"));
+    assert_eq!(j["cwd"], path.display().to_string());
+    // The peer ran in the worktree, not in the user's checkout.
+    assert_eq!(
+        fs::read_to_string(env.fake_dir.join("codex.pwd"))
+            .unwrap()
+            .trim(),
+        path.display().to_string()
+    );
+    // baton committed what the peer left, on the branch, with a named message.
+    let tip = git(&w, &["rev-parse", &format!("baton/{id}")])
+        .trim()
+        .to_string();
+    assert_eq!(wt["head"], tip);
+    assert_eq!(subjects(wt), [format!("baton: codex run {id} (success)")]);
+    let msg = git(&w, &["log", "-1", "--format=%B", &tip]);
+    assert!(msg.contains(&format!("Baton-Run: {id}")), "{msg}");
+    assert!(msg.contains("Baton-Agent: codex"), "{msg}");
+    assert!(msg.contains("Task: do the task"), "{msg}");
+    // No identity configured anywhere: baton's own.
+    assert_eq!(
+        git(&w, &["log", "-1", "--format=%an <%ae>|%cn <%ce>", &tip]).trim(),
+        "baton <baton@localhost>|baton <baton@localhost>"
+    );
+    assert_eq!(
+        git(&path, &["status", "--porcelain"]),
+        "",
+        "worktree left dirty"
+    );
+    assert_eq!(
+        git(&w, &["show", &format!("baton/{id}:new/dir/file.txt")]),
+        "brand new\n"
+    );
+    assert_eq!(
+        git(&w, &["show", &format!("baton/{id}:README.md")]),
+        "# demo\n\nline two, edited by the peer\n"
+    );
+    assert!(!git_ok(
+        &w,
+        &["cat-file", "-e", &format!("baton/{id}:src/old.txt")]
+    ));
+    let mut changed = strings(&wt["changed_files"]);
+    changed.sort();
+    assert_eq!(
+        changed,
+        [
+            "README.md",
+            "docs/a.md",
+            "docs/b.md",
+            "logo.bin",
+            "new/dir/file.txt",
+            "run.sh",
+            "src/old.txt"
+        ]
+    );
+    assert_diffstat_matches_git(&w, wt);
+    // A sandboxed codex may write the worktree's git metadata, and only that.
+    let argv = env.argv("codex");
+    let common = w.canonicalize().unwrap().join(".git");
+    for d in [common.join("worktrees").join(id), common.join("objects")] {
+        let i = argv
+            .iter()
+            .position(|a| *a == d.display().to_string())
+            .unwrap_or_else(|| panic!("{} not in {argv:?}", d.display()));
+        assert_eq!(argv[i - 1], "--add-dir");
+    }
+    assert!(!argv.contains(&common.display().to_string()));
+    // The brief names the worktree and its branch.
+    let stdin = env.stdin("codex");
+    assert!(stdin.contains(&format!("`baton/{id}`")), "{stdin}");
+    assert!(stdin.contains(&path.display().to_string()));
+    assert_eq!(fingerprint(&w), before, "the user's checkout changed");
+}
+
+#[test]
+fn the_users_identity_is_used_when_configured() {
+    let env = Env::new();
+    let w = repo(&env);
+    git(&w, &["config", "user.name", "Ursula"]);
+    git(&w, &["config", "user.email", "ursula@example.com"]);
+    peer(&env, "echo more >> README.md");
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let tip = j["worktree"]["head"].as_str().unwrap();
+    assert_eq!(
+        git(&w, &["log", "-1", "--format=%an <%ae>", tip]).trim(),
+        "Ursula <ursula@example.com>"
+    );
+}
+
+#[test]
+fn the_peers_own_commits_are_kept_and_the_rest_committed_after_them() {
+    let env = Env::new();
+    let w = repo(&env);
+    let before = fingerprint(&w);
+    peer(
+        &env,
+        "echo 'pub fn two() {}' >> src/lib.rs\n\
+         git add src/lib.rs && git commit -qm 'peer: add two'\n\
+         echo 'third' > third.txt && git add third.txt && git commit -qm 'peer: third'\n\
+         echo 'left over' >> docs/a.md",
+    );
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let wt = &j["worktree"];
+    let id = wt["id"].as_str().unwrap();
+    assert_eq!(
+        subjects(wt),
+        [
+            "peer: add two".to_string(),
+            "peer: third".to_string(),
+            format!("baton: codex run {id} (success)")
+        ]
+    );
+    assert_eq!(
+        git(&w, &["log", "-1", "--format=%an", &format!("baton/{id}~1")]).trim(),
+        "Peer"
+    );
+    assert_diffstat_matches_git(&w, wt);
+    assert_eq!(fingerprint(&w), before);
+}
+
+#[test]
+fn a_peer_that_commits_everything_or_nothing_gets_no_baton_commit() {
+    let env = Env::new();
+    let w = repo(&env);
+    peer(
+        &env,
+        "echo x >> LICENSE && git commit -qam 'peer: all of it'",
+    );
+    let (_, j) = wt_run(&env, &[]);
+    assert_eq!(subjects(&j["worktree"]), ["peer: all of it"]);
+    assert_diffstat_matches_git(&w, &j["worktree"]);
+
+    peer(&env, "true");
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(r.code, 0);
+    let wt = &j["worktree"];
+    assert_eq!(wt["commits"], serde_json::json!([]));
+    assert_eq!(wt["head"], wt["base"]);
+    assert_eq!(
+        wt["diffstat"],
+        serde_json::json!({"files": 0, "insertions": 0, "deletions": 0})
+    );
+    assert_eq!(wt["changed_files"], serde_json::json!([]));
+}
+
+#[test]
+fn allow_reverts_changes_outside_it_even_committed_ones() {
+    let env = Env::new();
+    let w = repo(&env);
+    let before = fingerprint(&w);
+    peer(
+        &env,
+        "echo 'fn main() { println!(\"x\"); }' > build.rs && git commit -qam 'peer: touch build.rs'\n\
+         echo 'pub fn two() {}' >> src/lib.rs\n\
+         echo 'new' > src/new.rs\n\
+         echo 'edited' >> README.md\n\
+         echo '[deps]' >> Cargo.toml\n\
+         mkdir -p docs && echo 'guide' > docs/guide.md\n\
+         rm LICENSE",
+    );
+    let (r, j) = wt_run(&env, &["--allow", "src/**", "--allow", "*.md"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let wt = &j["worktree"];
+    let id = wt["id"].as_str().unwrap();
+    let mut reverted = strings(&wt["reverted"]);
+    reverted.sort();
+    assert_eq!(
+        reverted,
+        ["Cargo.toml", "LICENSE", "build.rs", "docs/guide.md"]
+    );
+    let mut changed = strings(&wt["changed_files"]);
+    changed.sort();
+    assert_eq!(changed, ["README.md", "src/lib.rs", "src/new.rs"]);
+    // The branch's net effect is inside --allow; the peer's commit is kept
+    // in history and undone by baton's.
+    let b = format!("baton/{id}");
+    assert_eq!(
+        git(&w, &["show", &format!("{b}:build.rs")]),
+        "fn main() {}\n"
+    );
+    assert_eq!(
+        git(&w, &["show", &format!("{b}:Cargo.toml")]),
+        "[package]\nname = \"demo\"\n"
+    );
+    assert_eq!(git(&w, &["show", &format!("{b}:LICENSE")]), "MIT\n");
+    assert!(!git_ok(
+        &w,
+        &["cat-file", "-e", &format!("{b}:docs/guide.md")]
+    ));
+    assert_eq!(git(&w, &["show", &format!("{b}:src/new.rs")]), "new\n");
+    assert_eq!(subjects(wt)[0], "peer: touch build.rs");
+    let msg = git(&w, &["log", "-1", "--format=%B", &b]);
+    assert!(msg.contains("Reverted outside --allow:"), "{msg}");
+    // The worktree itself holds what the branch holds.
+    let path = PathBuf::from(wt["path"].as_str().unwrap());
+    assert_eq!(git(&path, &["status", "--porcelain"]), "");
+    assert!(!path.join("docs/guide.md").exists());
+    assert!(path.join("LICENSE").exists());
+    // The top-level changed_files no longer lists what was reverted.
+    for p in strings(&j["changed_files"]) {
+        assert!(!reverted.contains(&p), "{p} is listed as changed");
+    }
+    assert!(
+        j["summary"]
+            .as_str()
+            .unwrap()
+            .contains("4 reverted outside --allow")
+    );
+    assert!(
+        strings(&j["warnings"])
+            .iter()
+            .any(|w| w.contains("outside --allow")),
+        "{}",
+        j["warnings"]
+    );
+    assert_diffstat_matches_git(&w, wt);
+    assert_eq!(fingerprint(&w), before);
+}
+
+#[test]
+fn include_dirty_reproduces_staged_unstaged_and_untracked_changes() {
+    let env = Env::new();
+    let w = repo(&env);
+    write(&w, "src/lib.rs", "pub fn one() -> u32 {\n    2\n}\n");
+    git(&w, &["add", "src/lib.rs"]); // staged
+    write(&w, "src/lib.rs", "pub fn one() -> u32 {\n    3\n}\n"); // and unstaged on top
+    write(&w, "README.md", "# demo\n\nunstaged edit\n"); // unstaged
+    write(&w, "staged-new.txt", "staged new file\n");
+    git(&w, &["add", "staged-new.txt"]); // staged, new
+    git(&w, &["rm", "-q", "LICENSE"]); // staged deletion
+    fs::remove_file(w.join("build.rs")).unwrap(); // unstaged deletion
+    write(&w, "notes/todo.txt", "untracked\n"); // untracked, in a new directory
+    fs::write(w.join("untracked.bin"), [0u8, 1, 2, 255]).unwrap();
+    write(&w, "debug.log", "ignored, must not travel\n");
+    let before = fingerprint(&w);
+    let user_status = git(&w, &["status", "--porcelain=v1", "-uall"]);
+    let user_cached = git(&w, &["diff", "--cached"]);
+    let user_unstaged = git(&w, &["diff"]);
+    // The peer reports what it sees, then makes one change of its own.
+    peer(
+        &env,
+        "GIT_OPTIONAL_LOCKS=0 git status --porcelain=v1 -uall > \"$FAKE_DIR/status\"\n\
+         git diff --cached > \"$FAKE_DIR/cached\"\n\
+         git diff > \"$FAKE_DIR/unstaged\"\n\
+         if [ -e debug.log ]; then echo yes > \"$FAKE_DIR/ignored-travelled\"; fi\n\
+         echo 'peer line' >> README.md",
+    );
+    let (r, j) = wt_run(&env, &["--include-dirty"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let read = |n: &str| fs::read_to_string(env.fake_dir.join(n)).unwrap();
+    assert_eq!(read("status"), user_status);
+    assert_eq!(read("cached"), user_cached);
+    assert_eq!(read("unstaged"), user_unstaged);
+    assert!(!env.fake_dir.join("ignored-travelled").exists());
+
+    let wt = &j["worktree"];
+    let id = wt["id"].as_str().unwrap();
+    let mut carried = strings(&wt["carried"]);
+    carried.sort();
+    assert_eq!(
+        carried,
+        [
+            "LICENSE",
+            "README.md",
+            "build.rs",
+            "notes/todo.txt",
+            "src/lib.rs",
+            "staged-new.txt",
+            "untracked.bin"
+        ]
+    );
+    // The carried state has its own commit, so the peer's work is separable.
+    assert_eq!(
+        subjects(wt),
+        [
+            "baton: uncommitted changes carried from `main` (--include-dirty)".to_string(),
+            format!("baton: codex run {id} (success)")
+        ]
+    );
+    let b = format!("baton/{id}");
+    assert_eq!(
+        git(&w, &["diff", "--name-only", &format!("{b}~1"), &b]),
+        "README.md\n"
+    );
+    assert_eq!(
+        git(&w, &["show", &format!("{b}:README.md")]),
+        "# demo\n\nunstaged edit\npeer line\n"
+    );
+    assert!(
+        strings(&j["warnings"])
+            .iter()
+            .any(|w| w.contains("carried 7"))
+    );
+    assert_diffstat_matches_git(&w, wt);
+    assert_eq!(
+        fingerprint(&w),
+        before,
+        "the user's checkout or index changed"
+    );
+}
+
+#[test]
+fn include_dirty_with_a_clean_checkout_is_a_plain_worktree() {
+    let env = Env::new();
+    let w = repo(&env);
+    peer(&env, "echo x >> LICENSE");
+    let (r, j) = wt_run(&env, &["--include-dirty"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(j["worktree"].get("carried").is_none());
+    assert_eq!(subjects(&j["worktree"]).len(), 1);
+    assert!(
+        strings(&j["warnings"])
+            .iter()
+            .any(|w| w.contains("no uncommitted changes"))
+    );
+    assert_diffstat_matches_git(&w, &j["worktree"]);
+}
+
+#[test]
+fn base_picks_the_starting_commit() {
+    let env = Env::new();
+    let w = repo(&env);
+    let first = git(&w, &["rev-parse", "HEAD"]).trim().to_string();
+    write(&w, "later.txt", "later\n");
+    git(&w, &["add", "later.txt"]);
+    git(&w, &["commit", "-qm", "later"]);
+    git(&w, &["tag", "v1", &first]);
+    peer(&env, "ls > \"$FAKE_DIR/ls\"; echo x >> LICENSE");
+    let (r, j) = wt_run(&env, &["--base", "v1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(j["worktree"]["base"], first);
+    assert!(
+        !fs::read_to_string(env.fake_dir.join("ls"))
+            .unwrap()
+            .contains("later.txt")
+    );
+    assert_diffstat_matches_git(&w, &j["worktree"]);
+    assert_eq!(
+        git(
+            &w,
+            &[
+                "merge-base",
+                "HEAD",
+                j["worktree"]["branch"].as_str().unwrap()
+            ]
+        )
+        .trim(),
+        first
+    );
+}
+
+#[test]
+fn the_peer_starts_in_the_same_subdirectory() {
+    let env = Env::new();
+    let w = repo(&env);
+    peer(&env, "echo 'in src' > here.txt");
+    let r = Run::from(
+        baton_cmd(
+            &env,
+            &[
+                "run",
+                "--agent",
+                "codex",
+                "--worktree",
+                "--cwd",
+                "src",
+                "go",
+            ],
+        )
+        .output()
+        .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    let wt = &j["worktree"];
+    let path = PathBuf::from(wt["path"].as_str().unwrap());
+    assert_eq!(
+        fs::read_to_string(env.fake_dir.join("codex.pwd"))
+            .unwrap()
+            .trim(),
+        path.join("src").display().to_string()
+    );
+    assert_eq!(strings(&wt["changed_files"]), ["src/here.txt"]);
+    // .baton lives at the repository top, not in the subdirectory.
+    assert!(w.join(".baton/worktrees").is_dir());
+    assert!(!w.join("src/.baton").exists());
+}
+
+#[test]
+fn test_cmd_passes_in_the_committed_worktree() {
+    let env = Env::new();
+    let w = repo(&env);
+    peer(&env, "echo 'new' > new.txt");
+    let (r, j) = wt_run(
+        &env,
+        &[
+            "--test-cmd",
+            "pwd > \"$FAKE_DIR/test.pwd\"; test -f new.txt && git status --porcelain | wc -l \
+             | tr -d ' ' && git log -1 --format=%s && echo \"branch=$BATON_BRANCH\"",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = &j["verification"];
+    assert_eq!(v["passed"], true, "{v}");
+    assert_eq!(v["exit_code"], 0);
+    let id = j["worktree"]["id"].as_str().unwrap();
+    let tail = v["output_tail"].as_str().unwrap();
+    // Run after baton's commit: a clean worktree with baton's commit on top.
+    assert!(tail.starts_with("0\nbaton: codex run"), "{tail}");
+    assert!(tail.ends_with(&format!("branch=baton/{id}")), "{tail}");
+    assert_eq!(
+        fs::read_to_string(env.fake_dir.join("test.pwd"))
+            .unwrap()
+            .trim(),
+        j["worktree"]["path"].as_str().unwrap()
+    );
+    assert!(j["summary"].as_str().unwrap().contains("test-cmd passed"));
+    // The full output is kept beside the run's logs.
+    let log = PathBuf::from(j["log_path"].as_str().unwrap()).with_file_name("test.log");
+    assert!(fs::read_to_string(log).unwrap().contains("branch=baton/"));
+    let _ = w;
+}
+
+#[test]
+fn test_cmd_failure_is_reported_not_hidden() {
+    let env = Env::new();
+    repo(&env);
+    peer(&env, "echo x >> LICENSE");
+    let (r, j) = wt_run(
+        &env,
+        &["--test-cmd", "echo 'assertion failed: 1 == 2' >&2; exit 3"],
+    );
+    // The peer succeeded; the check's verdict is in `verification`.
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(j["status"], "success");
+    let v = &j["verification"];
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["exit_code"], 3);
+    assert_eq!(v["command"], "echo 'assertion failed: 1 == 2' >&2; exit 3");
+    assert!(
+        v["output_tail"]
+            .as_str()
+            .unwrap()
+            .contains("assertion failed: 1 == 2")
+    );
+    assert!(
+        j["summary"]
+            .as_str()
+            .unwrap()
+            .contains("test-cmd FAILED (exit 3)")
+    );
+}
+
+#[test]
+fn test_cmd_is_stopped_at_the_timeout_with_its_group() {
+    let env = Env::new();
+    repo(&env);
+    peer(&env, "echo x >> LICENSE");
+    let (r, j) = wt_run(
+        &env,
+        &[
+            "--timeout",
+            "2s",
+            "--test-cmd",
+            "sleep 60 & echo $! > \"$FAKE_DIR/grandchild\"; echo started; wait",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = &j["verification"];
+    assert_eq!(v["passed"], false);
+    assert_eq!(v["exit_code"], Value::Null);
+    let tail = v["output_tail"].as_str().unwrap();
+    assert!(tail.starts_with("started"), "{tail}");
+    assert!(tail.contains("did not finish within 2s"), "{tail}");
+    let pid: i32 = fs::read_to_string(env.fake_dir.join("grandchild"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        wait_for(Duration::from_secs(5), || !crate::support::pid_alive(pid)),
+        "the check's background process survived"
+    );
+}
+
+#[test]
+fn test_cmd_is_skipped_when_the_peer_failed_but_its_work_is_committed() {
+    let env = Env::new();
+    let w = repo(&env);
+    peer_with(
+        &env,
+        "echo half > half-done.txt",
+        "codex/codex-exec-error.jsonl",
+        1,
+    );
+    let (r, j) = wt_run(&env, &["--test-cmd", "touch \"$FAKE_DIR/tested\""]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(j["status"], "failed");
+    assert_eq!(j["verification"], Value::Null);
+    assert!(!env.fake_dir.join("tested").exists());
+    assert!(
+        strings(&j["warnings"])
+            .iter()
+            .any(|w| w.contains("--test-cmd was not run"))
+    );
+    let wt = &j["worktree"];
+    assert_eq!(strings(&wt["changed_files"]), ["half-done.txt"]);
+    assert!(subjects(wt)[0].ends_with("(failed)"));
+    assert_diffstat_matches_git(&w, wt);
+}
+
+#[test]
+fn a_cancelled_run_still_commits_what_the_peer_left() {
+    let env = Env::new();
+    let w = repo(&env);
+    let before = fingerprint(&w);
+    peer(
+        &env,
+        "echo partial > partial.txt\ntouch \"$FAKE_DIR/started\"\nwhile :; do sleep 0.05; done",
+    );
+    let child = baton_cmd(&env, &["run", "--agent", "codex", "--worktree", "go"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(20), || env
+        .fake_dir
+        .join("started")
+        .exists()));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let r = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 130, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["status"], "cancelled");
+    let wt = &j["worktree"];
+    assert_eq!(strings(&wt["changed_files"]), ["partial.txt"]);
+    assert!(subjects(wt)[0].ends_with("(cancelled)"));
+    assert_eq!(fingerprint(&w), before);
+}
+
+#[test]
+fn two_worktree_runs_at_once_on_the_same_repository() {
+    let env = Env::new();
+    let w = repo(&env);
+    let before = fingerprint(&w);
+    peer(
+        &env,
+        "echo \"$$\" > \"peer-$$.txt\"\ntouch \"$FAKE_DIR/started.$$\"\n\
+         while [ ! -e \"$FAKE_DIR/gate\" ]; do sleep 0.02; done",
+    );
+    let spawn = || {
+        baton_cmd(&env, &["run", "--agent", "codex", "--worktree", "go"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    let started = || {
+        fs::read_dir(&env.fake_dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("started.")
+            })
+            .count()
+    };
+    assert!(
+        wait_for(Duration::from_secs(30), || started() == 2),
+        "both peers should be running at once"
+    );
+    fs::write(env.fake_dir.join("gate"), "").unwrap();
+    let ra = Run::from(a.wait_with_output().unwrap());
+    let rb = Run::from(b.wait_with_output().unwrap());
+    assert_eq!((ra.code, rb.code), (0, 0), "{}\n{}", ra.stderr, rb.stderr);
+    let (ja, jb) = (ra.json(), rb.json());
+    let (wa, wb) = (&ja["worktree"], &jb["worktree"]);
+    assert_ne!(wa["id"], wb["id"]);
+    assert_ne!(wa["path"], wb["path"]);
+    for wt in [wa, wb] {
+        let files = strings(&wt["changed_files"]);
+        assert_eq!(files.len(), 1, "{files:?}");
+        assert!(files[0].starts_with("peer-"));
+        assert_diffstat_matches_git(&w, wt);
+    }
+    assert_ne!(wa["changed_files"], wb["changed_files"]);
+    assert_eq!(
+        git(&w, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        3
+    );
+    assert_eq!(fingerprint(&w), before);
+}
+
+#[test]
+fn errors_exit_2_and_create_nothing() {
+    // Not a git repository.
+    let env = Env::new();
+    peer(&env, "true");
+    let r = baton(&env, &["run", "--worktree", "x"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    let j = r.json();
+    assert_eq!(j["error"]["kind"], "usage");
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("needs a git repository")
+    );
+    nothing_created(&env, &BTreeMap::new());
+
+    // A repository with no commits (with and without --base).
+    let env = Env::new();
+    peer(&env, "true");
+    git(&env.work, &["init", "-q"]);
+    write(&env.work, "a.txt", "a\n");
+    let before = fingerprint(&env.work);
+    for extra in [&[][..], &["--base", "main"][..]] {
+        let mut args = vec!["run", "--worktree"];
+        args.extend_from_slice(extra);
+        args.push("x");
+        let r = baton(&env, &args);
+        assert_eq!(r.code, 2, "{}", r.stdout);
+        assert!(
+            r.json()["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no commits yet")
+        );
+        nothing_created(&env, &before);
+    }
+
+    let env = Env::new();
+    peer(&env, "true");
+    let w = repo(&env);
+    write(&w, "second.txt", "2\n");
+    git(&w, &["add", "second.txt"]);
+    git(&w, &["commit", "-qm", "second"]);
+    write(&w, "dirty.txt", "d\n");
+    let before = fingerprint(&w);
+    let cases: &[(&[&str], &str)] = &[
+        (&["--base", "no-such-branch"], "is not a commit"),
+        (&["--base=-rf"], "is not a commit"),
+        (&["--base", "HEAD^{tree}"], "is not a commit"),
+        (&["--read-only"], "read-only"),
+        (&["--access", "read-only"], "read-only"),
+        (&["--allow", "src/["], "not a valid glob"),
+        (&["--allow", "../outside"], "leaves the repository"),
+        (&["--test-cmd", "  "], "--test-cmd is empty"),
+        (
+            &["--include-dirty", "--base", "HEAD~1"],
+            "--base must be HEAD",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["run", "--agent", "codex", "--worktree"];
+        args.extend_from_slice(extra);
+        args.push("x");
+        let r = baton(&env, &args);
+        assert_eq!(r.code, 2, "{extra:?}: {}", r.stdout);
+        let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+        assert!(msg.contains(want), "{extra:?}: {msg}");
+        nothing_created(&env, &before);
+    }
+    // Worktree options without --worktree are usage errors too.
+    for extra in [
+        &["--allow", "src"][..],
+        &["--include-dirty"],
+        &["--test-cmd", "true"],
+        &["--base", "HEAD"],
+    ] {
+        let mut args = vec!["run"];
+        args.extend_from_slice(extra);
+        args.push("x");
+        let r = baton(&env, &args);
+        assert_eq!(r.code, 2, "{extra:?}");
+        nothing_created(&env, &before);
+    }
+}
+
+#[test]
+fn dry_run_shows_the_worktree_run_and_creates_nothing() {
+    let env = Env::new();
+    peer(&env, "true");
+    let w = repo(&env);
+    let before = fingerprint(&w);
+    let r = baton(
+        &env,
+        &[
+            "run",
+            "--agent",
+            "claude",
+            "--worktree",
+            "--allow",
+            "src/**",
+            "--dry-run",
+            "x",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["dry_run"], true);
+    let path = j["worktree"]["path"].as_str().unwrap();
+    assert_eq!(j["cwd"], path);
+    assert!(j["prompt"].as_str().unwrap().contains("`src/**`"));
+    let argv = strings(&j["argv"]);
+    assert!(argv.contains(&"--add-dir".to_string()), "{argv:?}");
+    nothing_created(&env, &before);
+}
+
+#[test]
+fn claude_gets_the_worktree_git_dirs_as_add_dirs() {
+    let env = Env::new();
+    let w = repo(&env);
+    env.fake(
+        "claude",
+        &format!(
+            "{}\necho from-claude > c.txt\ncat '{}'",
+            record("claude"),
+            fixture("claude/claude-stream.jsonl").display()
+        ),
+    );
+    let r = baton(&env, &["run", "--agent", "claude", "--worktree", "go"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    let id = j["worktree"]["id"].as_str().unwrap();
+    let argv = env.argv("claude");
+    let gitdir = w.canonicalize().unwrap().join(".git/worktrees").join(id);
+    let i = argv
+        .iter()
+        .position(|a| *a == gitdir.display().to_string())
+        .unwrap();
+    assert_eq!(argv[i - 1], "--add-dir");
+    assert_eq!(strings(&j["worktree"]["changed_files"]), ["c.txt"]);
+}
+
+#[test]
+fn worktree_list_and_remove() {
+    let env = Env::new();
+    let w = repo(&env);
+    peer(&env, "echo one >> LICENSE\necho two > two.txt");
+    let (_, j) = wt_run(&env, &[]);
+    let wt = j["worktree"].clone();
+    let id = wt["id"].as_str().unwrap().to_string();
+    let path = PathBuf::from(wt["path"].as_str().unwrap());
+
+    let r = baton(&env, &["worktree", "list"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let l = r.json();
+    let list = l["worktrees"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{l}");
+    let e = &list[0];
+    assert_eq!(e["id"], id.as_str());
+    assert_eq!(e["branch"], format!("baton/{id}"));
+    assert_eq!(e["state"], "finished");
+    assert_eq!(e["status"], "success");
+    assert_eq!(e["agent"], "codex");
+    assert_eq!(e["task"], "do the task");
+    assert_eq!(e["present"], true);
+    assert_eq!(e["diffstat"], wt["diffstat"]);
+    assert_eq!(e["head"], wt["head"]);
+    assert!(e["age_secs"].as_u64().unwrap() < 600);
+
+    // The same from inside the worktree, and for people.
+    let r = Run::from(
+        baton_cmd(&env, &["worktree", "list", "--text"])
+            .current_dir(&path)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stdout.contains(&id) && r.stdout.contains(&format!("baton/{id}")),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("2 file(s) +2 -0"), "{}", r.stdout);
+
+    // Uncommitted changes made later are not thrown away silently.
+    write(&path, "later.txt", "later\n");
+    let r = baton(&env, &["worktree", "remove", &id]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("later.txt")
+    );
+    assert!(path.exists());
+
+    let r = baton(&env, &["worktree", "remove", &id, "--force"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rm = &r.json()["removed"];
+    assert_eq!(rm["worktree_removed"], true);
+    assert_eq!(rm["branch_deleted"], false);
+    assert!(!path.exists());
+    assert!(
+        git_ok(&w, &["rev-parse", "--verify", &format!("baton/{id}")]),
+        "branch kept"
+    );
+    assert_eq!(
+        baton(&env, &["worktree", "list"]).json()["worktrees"],
+        serde_json::json!([])
+    );
+    assert_eq!(
+        git(&w, &["worktree", "list", "--porcelain"])
+            .matches("worktree ")
+            .count(),
+        1
+    );
+
+    let r = baton(&env, &["worktree", "remove", &id, "--branch"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    assert_eq!(r.json()["removed"]["branch_deleted"], true);
+    assert!(!git_ok(
+        &w,
+        &["rev-parse", "--verify", &format!("baton/{id}")]
+    ));
+
+    // Unknown and malformed ids.
+    assert_eq!(baton(&env, &["worktree", "remove", &id]).code, 4);
+    let r = baton(&env, &["worktree", "remove", "../../etc"]);
+    assert_eq!(r.code, 2);
+    assert_eq!(r.json()["error"]["kind"], "invalid_job_id");
+}
+
+#[test]
+fn a_running_worktree_is_listed_as_running_and_not_removed() {
+    let env = Env::new();
+    repo(&env);
+    peer(
+        &env,
+        "touch \"$FAKE_DIR/started\"\nwhile [ ! -e \"$FAKE_DIR/gate\" ]; do sleep 0.02; done",
+    );
+    let child = baton_cmd(&env, &["run", "--agent", "codex", "--worktree", "go"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(20), || env
+        .fake_dir
+        .join("started")
+        .exists()));
+    let l = baton(&env, &["worktree", "list"]).json();
+    let e = &l["worktrees"][0];
+    assert_eq!(e["state"], "running", "{l}");
+    let id = e["id"].as_str().unwrap().to_string();
+    let r = baton(&env, &["worktree", "remove", &id, "--force"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("in use")
+    );
+    fs::write(env.fake_dir.join("gate"), "").unwrap();
+    let r = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        baton(&env, &["worktree", "list"]).json()["worktrees"][0]["state"],
+        "finished"
+    );
+}
+
+#[test]
+fn the_users_hooks_do_not_run_for_batons_own_git_calls() {
+    let env = Env::new();
+    let w = repo(&env);
+    for hook in [
+        "post-checkout",
+        "pre-commit",
+        "commit-msg",
+        "post-commit",
+        "reference-transaction",
+    ] {
+        write(
+            &w,
+            &format!(".git/hooks/{hook}"),
+            &format!("#!/bin/sh\ntouch \"$FAKE_DIR/hook-{hook}\"\nexit 1\n"),
+        );
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(
+            w.join(".git/hooks").join(hook),
+            fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    peer(&env, "echo x >> LICENSE");
+    let (r, j) = wt_run(&env, &["--include-dirty"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(subjects(&j["worktree"]).len(), 1, "{}", j["worktree"]);
+    let ran: Vec<String> = fs::read_dir(&env.fake_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("hook-"))
+        .collect();
+    assert!(ran.is_empty(), "hooks ran: {ran:?}");
+}
+
+#[test]
+fn ctrl_c_during_test_cmd_stops_it_and_reports_cancelled() {
+    let env = Env::new();
+    repo(&env);
+    peer(&env, "echo x >> LICENSE");
+    let child = baton_cmd(
+        &env,
+        &[
+            "run",
+            "--agent",
+            "codex",
+            "--worktree",
+            "--test-cmd",
+            "echo checking; touch \"$FAKE_DIR/testing\"; while :; do sleep 0.05; done",
+            "go",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    assert!(wait_for(Duration::from_secs(20), || env
+        .fake_dir
+        .join("testing")
+        .exists()));
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let r = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 130, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["status"], "cancelled");
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("while --test-cmd ran")
+    );
+    let v = &j["verification"];
+    assert_eq!(v["passed"], false);
+    let tail = v["output_tail"].as_str().unwrap();
+    assert!(
+        tail.starts_with("checking") && tail.contains("stopped by SIGINT"),
+        "{tail}"
+    );
+    // The peer's work was committed before the check started.
+    assert_eq!(strings(&j["worktree"]["changed_files"]), ["LICENSE"]);
+}
