@@ -200,6 +200,8 @@ pub fn signal_name(sig: i32) -> &'static str {
 ///
 /// `on_spawn` receives the child's pid (= its process group id) as soon as it
 /// exists, so a job runner can record it.
+// Each argument is a different concern its callers (run, ask, jobs) decide.
+#[allow(clippy::too_many_arguments)]
 pub fn supervise(
     spec: &CommandSpec,
     program: &Path,

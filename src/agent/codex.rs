@@ -113,10 +113,8 @@ impl Parser {
         };
         self.recognised = true;
         match ev.kind.as_ref() {
-            "thread.started" => {
-                if ev.thread_id.is_some() {
-                    self.session = ev.thread_id;
-                }
+            "thread.started" if ev.thread_id.is_some() => {
+                self.session = ev.thread_id;
             }
             "item.completed" => {
                 if let Some(item) = ev.item {
