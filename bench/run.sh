@@ -39,6 +39,8 @@ chmod +x "$work/bin/codex"
 FAKE=$work/bin/codex
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%.3f\n", (a[NR/2]+a[NR/2+1])/2}'; }
+# "min p25 p75" of numbers on stdin.
+spread() { sort -n | awk '{a[NR]=$1} END {printf "%.2f %.2f %.2f\n", a[1], a[int((NR+3)/4)], a[int((3*NR+3)/4)]}'; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f\n", (b-a)*1000}'; }
 
 # Prints "median_direct median_baton median_added" (ms) for runs in $1.
@@ -68,7 +70,7 @@ overhead() {
 		awk -v a="$d" -v b="$b" 'BEGIN {printf "%.3f\n", b-a}' >> "$work/added.ms"
 	done
 	cd - > /dev/null
-	echo "$(median < "$work/direct.ms") $(median < "$work/baton.ms") $(median < "$work/added.ms")"
+	echo "$(median < "$work/direct.ms") $(median < "$work/baton.ms") $(median < "$work/added.ms") $(spread < "$work/added.ms")"
 }
 
 git -C "$work/repo" init -q
@@ -82,10 +84,10 @@ echo dirty >> "$work/repo/a.txt"
 echo "baton bench: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $("$BATON" --version)"
 echo
 echo "== overhead: baton run vs the fake agent run directly ($ROUNDS interleaved rounds, median ms)"
-read -r d b a < <(overhead "$work/plain")
-printf '  outside git:  direct %7.2f   baton %7.2f   added %6.2f ms  (target <= 5 ms)\n' "$d" "$b" "$a"
-read -r d b a < <(overhead "$work/repo")
-printf '  git repo:     direct %7.2f   baton %7.2f   added %6.2f ms  (two git status snapshots)\n' "$d" "$b" "$a"
+read -r d b a lo q1 q3 < <(overhead "$work/plain")
+printf '  outside git:  direct %6.2f   baton %6.2f   added %5.2f ms (min %.2f, p25 %.2f, p75 %.2f)  target <= 5 ms\n' "$d" "$b" "$a" "$lo" "$q1" "$q3"
+read -r d b a lo q1 q3 < <(overhead "$work/repo")
+printf '  git repo:     direct %6.2f   baton %6.2f   added %5.2f ms (min %.2f, p25 %.2f, p75 %.2f)  incl. 2 git status\n' "$d" "$b" "$a" "$lo" "$q1" "$q3"
 
 echo
 echo "== throughput: $MB MB of codex-style JSONL through baton ($RUNS runs, median)"

@@ -15,13 +15,18 @@
 //! - Stopping is always of the whole group: SIGTERM, a grace period, SIGKILL,
 //!   reap. After the leader exits, anything left in its group (a background
 //!   grandchild) is stopped the same way, so no process outlives baton.
+//! - On Linux baton is a child subreaper: a descendant that left the group
+//!   (`setsid`, a daemon) is reparented to baton when its parent dies. Those
+//!   carrying this supervision's `BATON_PEER_TOKEN` are stopped the same way,
+//!   and orphaned zombies are reaped at once (an init that does not reap would
+//!   otherwise keep a dead group "alive" for the whole grace period).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -242,9 +247,16 @@ pub fn supervise(
         });
     }
 
+    // Marks the peer and every descendant that keeps its environment, so
+    // the ones that escape the group can be told from other children.
+    let token = format!(
+        "{}.{}",
+        std::process::id(),
+        NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)
+    );
+    cmd.env(PEER_TOKEN_VAR, &token);
     become_subreaper();
     let started = Instant::now();
-    let _active = ActiveSupervision::enter();
     let mut child = cmd.spawn().map_err(|e| Error::Spawn {
         binary: spec.program.clone(),
         source: e,
@@ -355,9 +367,7 @@ pub fn supervise(
     // Whatever the leader left behind in its group goes too, and so does
     // anything that left the group (setsid) and was orphaned to baton.
     stop_group_leftovers(pgid, limits.kill_grace);
-    if ActiveSupervision::alone() {
-        stop_orphans(limits.kill_grace);
-    }
+    stop_orphans(&token, limits.kill_grace);
 
     // The pipes close once every process holding them is gone. Something that
     // escaped the group (setsid) may keep one open: do not wait for it forever.
@@ -608,38 +618,23 @@ fn become_subreaper() {
     }
 }
 
-/// How many `supervise` calls are running in this process. Orphans carry no
-/// mark of the peer they came from, so they are stopped only when one peer
-/// is supervised (the case for `baton run` and a job runner).
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// Set in every peer's environment to a value unique to its supervision
+/// (`<baton pid>.<n>`), inherited by its descendants.
+pub const PEER_TOKEN_VAR: &str = "BATON_PEER_TOKEN";
 
-struct ActiveSupervision;
-
-impl ActiveSupervision {
-    fn enter() -> ActiveSupervision {
-        ACTIVE.fetch_add(1, Ordering::SeqCst);
-        ActiveSupervision
-    }
-
-    fn alone() -> bool {
-        ACTIVE.load(Ordering::SeqCst) == 1
-    }
-}
-
-impl Drop for ActiveSupervision {
-    fn drop(&mut self) {
-        ACTIVE.fetch_sub(1, Ordering::SeqCst);
-    }
-}
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
 /// Stop the processes orphaned to baton after the peer's group is gone:
+/// those that carry this supervision's token (several peers may be
+/// supervised at once, and baton's other children are none of its business).
 /// SIGTERM (to each one's own group when it leads one), the grace, SIGKILL.
-/// Stopping one may orphan its children to baton in turn, so the list is
-/// read again on every round.
-fn stop_orphans(grace: Duration) {
+/// Stopping one may orphan its children to baton in turn, so the list is read
+/// again on every round.
+fn stop_orphans(token: &str, grace: Duration) {
     if !has_children() {
         return;
     }
+    let marker = format!("{PEER_TOKEN_VAR}={token}");
     let term = |pids: &[libc::pid_t], sig: i32| {
         for &pid in pids {
             // SAFETY: plain syscalls on our own children.
@@ -651,38 +646,56 @@ fn stop_orphans(grace: Duration) {
             }
         }
     };
-    // Reap the exited ones, return the others.
-    let live = || {
-        let mut pids = children();
-        pids.retain(|&(pid, state)| {
+    // Ours and still running; ours that exited are reaped (only those: a
+    // zombie child of another thread is that thread's to wait for).
+    let mut seen: Vec<libc::pid_t> = Vec::new();
+    let ours = |seen: &mut Vec<libc::pid_t>| {
+        let mut live = Vec::new();
+        for (pid, state) in children() {
             if state == 'Z' {
-                // SAFETY: WNOHANG on our own exited child.
-                unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+                if seen.contains(&pid) {
+                    // SAFETY: WNOHANG on our own exited child.
+                    unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+                }
+            } else if seen.contains(&pid) || carries(pid, &marker) {
+                live.push(pid);
+                if !seen.contains(&pid) {
+                    seen.push(pid);
+                }
             }
-            state != 'Z'
-        });
-        pids.into_iter().map(|(pid, _)| pid).collect::<Vec<_>>()
+        }
+        live
     };
-    let first = live();
+    let first = ours(&mut seen);
     if first.is_empty() {
         return;
     }
     term(&first, libc::SIGTERM);
-    let mut seen = first;
+    let mut signalled = first;
     if wait_until(grace, || {
-        let now = live();
-        let new: Vec<_> = now.iter().filter(|p| !seen.contains(p)).copied().collect();
+        let now = ours(&mut seen);
+        let new: Vec<_> = now
+            .iter()
+            .filter(|p| !signalled.contains(p))
+            .copied()
+            .collect();
         term(&new, libc::SIGTERM);
-        seen.extend(new);
+        signalled.extend(new);
         now.is_empty()
     }) {
         return;
     }
     wait_until(Duration::from_secs(2), || {
-        let now = live();
+        let now = ours(&mut seen);
         term(&now, libc::SIGKILL);
         now.is_empty()
     });
+}
+
+/// Whether `pid`'s environment holds `marker` (`NAME=value`).
+fn carries(pid: libc::pid_t, marker: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()))
 }
 
 /// Whether this process has any child at all (exited or not), without reaping.
@@ -764,6 +777,40 @@ pub fn killpg(pgid: libc::pid_t, sig: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_orphans_stops_only_children_with_the_runs_token() {
+        use std::process::Command;
+        let token = "test-token-4242";
+        let ours = Command::new("sleep")
+            .arg("30")
+            .env(PEER_TOKEN_VAR, token)
+            .spawn()
+            .unwrap();
+        let other = Command::new("sleep")
+            .arg("30")
+            .env(PEER_TOKEN_VAR, "another-run")
+            .spawn()
+            .unwrap();
+        let (ours_pid, mut other) = (ours.id() as libc::pid_t, other);
+        // Wait until exec has happened (the environ is the new program's).
+        assert!(wait_until(Duration::from_secs(5), || carries(
+            ours_pid,
+            &format!("{PEER_TOKEN_VAR}={token}")
+        )));
+        stop_orphans(token, Duration::from_secs(5));
+        assert!(
+            proc_stat(ours_pid).is_none(),
+            "the marked child is stopped and reaped"
+        );
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "the other one is left alone"
+        );
+        other.kill().unwrap();
+        other.wait().unwrap();
+        drop(ours);
+    }
 
     #[test]
     fn memchr_finds_the_first_match() {

@@ -310,6 +310,8 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "cwd": plan.cwd,
         "env_set": spec.env_set.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
         "env_remove": spec.env_remove,
+        // Set when the peer starts, to a value unique to the run.
+        "env_set_per_run": [process::PEER_TOKEN_VAR],
         "stdin": spec.stdin,
         "prompt": plan.prompt,
         "model": plan.model,

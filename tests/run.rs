@@ -351,6 +351,14 @@ fn claude_success_strips_nesting_vars_and_normalises_usage() {
     assert!(!penv.contains_key("CLAUDE_CODE_ENTRYPOINT"));
     assert_eq!(penv["USER_AUTH_TOKEN_FOR_TEST"], "kept");
     assert_eq!(penv["BATON_DEPTH"], "1");
+    // Marks the peer's descendants (to stop those that escape its group).
+    let token = &penv["BATON_PEER_TOKEN"];
+    assert!(
+        token
+            .split_once('.')
+            .is_some_and(|(pid, n)| pid.parse::<u32>().is_ok() && n.parse::<u32>().is_ok()),
+        "{token}"
+    );
     assert!(env.stdin("claude").contains("say hi"));
     let argv = env.argv("claude");
     assert!(!argv.iter().any(|a| a.contains("say hi")));
@@ -1028,6 +1036,10 @@ fn dry_run_prints_argv_env_and_prompt_and_runs_nothing() {
         &["--tools", "Read,Grep,Glob", "--strict-mcp-config"]
     ));
     assert_eq!(j["env_set"]["BATON_DEPTH"], "1");
+    assert_eq!(
+        j["env_set_per_run"],
+        serde_json::json!(["BATON_PEER_TOKEN"])
+    );
     assert_eq!(
         j["env_remove"],
         serde_json::json!(["CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"])
