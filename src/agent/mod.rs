@@ -119,6 +119,19 @@ impl Agent {
         if !self.supported_access().contains(&req.access) {
             return Err(self.access_refusal(req.access));
         }
+        if self == Agent::Gemini && req.prompt.len() >= agy::MAX_PROMPT_ARG {
+            // Refused here rather than as an obscure E2BIG from exec.
+            return Err(Error::usage_hint(
+                format!(
+                    "the prompt is {} bytes; agy takes it as one argument, and Linux allows \
+                     less than {} KiB in one argument",
+                    req.prompt.len(),
+                    agy::MAX_PROMPT_ARG / 1024
+                ),
+                "shorten the task (point to files instead of pasting them), or use an agent \
+                 that reads the prompt on stdin",
+            ));
+        }
         Ok(match self {
             Agent::Codex => codex::command(req),
             Agent::Claude => claude::command(req),
