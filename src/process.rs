@@ -271,11 +271,16 @@ pub fn supervise(
     let stderr_tail = Arc::new(Mutex::new(Vec::<u8>::new()));
 
     if let (Some(mut stdin), Some(prompt)) = (child.stdin.take(), spec.stdin.clone()) {
-        thread::spawn(move || {
-            // A peer that exits without reading gives EPIPE; that is its business.
+        // A prompt that fits in the empty pipe is written at once (it cannot
+        // block); a longer one by a thread, as the peer reads it. A peer that
+        // exits without reading gives EPIPE; that is its business.
+        if prompt.len() <= enlarge_pipe(&stdin) {
             let _ = stdin.write_all(prompt.as_bytes());
-            drop(stdin);
-        });
+        } else {
+            thread::spawn(move || {
+                let _ = stdin.write_all(prompt.as_bytes());
+            });
+        }
     }
 
     let stdout = child.stdout.take().expect("piped stdout");
@@ -471,16 +476,23 @@ fn pump_stdout(
 }
 
 /// Linux: a 1 MiB pipe instead of the default 64 KiB lets a fast peer
-/// write in bigger bursts, so baton wakes up and copies less often. Best
-/// effort: the limit (`/proc/sys/fs/pipe-max-size`) may be lower.
-fn enlarge_pipe(fd: &impl std::os::fd::AsRawFd) {
+/// write in bigger bursts, so baton wakes up and copies less often, and
+/// takes most prompts in one write. Best effort: the limit
+/// (`/proc/sys/fs/pipe-max-size`) may be lower. Returns the pipe's capacity
+/// (the POSIX minimum, 4096, where it cannot be known).
+fn enlarge_pipe(fd: &impl std::os::fd::AsRawFd) -> usize {
     #[cfg(target_os = "linux")]
     // SAFETY: fcntl on a pipe descriptor we own; failure leaves it unchanged.
     unsafe {
         libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
+        let n = libc::fcntl(fd.as_raw_fd(), libc::F_GETPIPE_SZ);
+        if n > 0 {
+            return n as usize;
+        }
     }
     #[cfg(not(target_os = "linux"))]
     let _ = fd;
+    4096
 }
 
 fn feed(p: &mut Option<Parser>, line: &[u8]) -> Signal {

@@ -1310,3 +1310,18 @@ fn changed_files_in_a_linked_worktree() {
         )
     );
 }
+
+#[test]
+fn a_prompt_larger_than_the_pipe_reaches_the_peer_whole() {
+    let env = Env::new();
+    fake_cli(&env, "codex", "codex/codex-exec-basic.jsonl", None, 0);
+    // 3 MiB: more than a pipe holds, so it is written while the peer reads.
+    let big: String = "0123456789abcdef\n".repeat(3 << 16);
+    fs::write(env.work.join("big.md"), &big).unwrap();
+    let r = env.run(&["--raw", "--prompt-file", "big.md"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        env.stdin("codex") == big,
+        "the prompt arrived cut or altered"
+    );
+}
