@@ -114,6 +114,13 @@ struct Block {
     #[serde(rename = "type")]
     kind: String,
     text: Option<String>,
+    /// tool_use: its id and tool name.
+    id: Option<String>,
+    name: Option<String>,
+    /// tool_result: which call it answers, and whether it failed.
+    tool_use_id: Option<String>,
+    is_error: Option<bool>,
+    content: Option<serde_json::Value>,
 }
 
 #[derive(Deserialize)]
@@ -136,6 +143,11 @@ pub struct Parser {
     model: Option<String>,
     last_text: Option<String>,
     result: Option<ResultEvent>,
+    /// tool_use id → tool name, to name the tool a refusal was about.
+    tool_names: Vec<(String, String)>,
+    /// Calls the CLI refused because the tool is not available in this
+    /// session (`--tools` allowlist): not in `permission_denials`.
+    unavailable: Vec<Denial>,
     recognised: bool,
 }
 
@@ -175,6 +187,16 @@ impl Parser {
                     if !text.is_empty() {
                         self.last_text = Some(text);
                     }
+                    for b in &m.content {
+                        if let (Some(id), Some(name)) = (&b.id, &b.name) {
+                            self.tool_names.push((id.clone(), name.clone()));
+                        }
+                    }
+                }
+            }
+            "user" => {
+                for b in ev.message.map(|m| m.content).unwrap_or_default() {
+                    self.tool_result(b);
                 }
             }
             "result" => {
@@ -227,6 +249,37 @@ impl Parser {
         Signal::Nothing
     }
 
+    /// With `--tools Read,Grep,Glob` (read-only) a call to Write or Bash is
+    /// answered `<tool_use_error>Error: No such tool available: Write. …` and
+    /// is not listed in `permission_denials` (claude 2.1.332), so it is
+    /// picked up from the tool result itself.
+    fn tool_result(&mut self, b: Block) {
+        if b.kind != "tool_result" || b.is_error != Some(true) {
+            return;
+        }
+        let text = match &b.content {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => return,
+        };
+        if !text.contains("No such tool available") {
+            return;
+        }
+        let tool = b
+            .tool_use_id
+            .and_then(|id| self.tool_names.iter().find(|(i, _)| *i == id))
+            .map(|(_, n)| n.clone())
+            .unwrap_or_else(|| "tool".into());
+        let detail = text
+            .trim_start_matches("<tool_use_error>")
+            .trim_end_matches("</tool_use_error>")
+            .trim_start_matches("Error: ");
+        self.unavailable.push(Denial {
+            tool,
+            detail: clip(detail, 300),
+        });
+    }
+
     pub fn finish(self, end: &ProcessExit) -> Outcome {
         let mut o = Outcome {
             session: self.session,
@@ -239,6 +292,7 @@ impl Parser {
                 o.success = !r.is_error;
                 o.usage = r.usage;
                 o.denials = r.denials;
+                o.denials.extend(self.unavailable);
                 if r.is_error {
                     let msg = r.text.unwrap_or_else(|| "claude reported is_error".into());
                     o.error = Some(match r.api_status {
@@ -446,6 +500,25 @@ mod tests {
         assert_eq!(d.denials.len(), 1);
         assert_eq!(d.denials[0].tool, "Write");
         assert!(d.denials[0].detail.ends_with("out.txt"));
+    }
+
+    /// Real claude 2.1.332 output (e2e suite): read-only (`--tools
+    /// Read,Grep,Glob`), the model calls Write anyway.
+    #[test]
+    fn unavailable_tool_is_a_denial() {
+        let o = parse("claude-readonly-no-such-tool-stream.jsonl", 0);
+        assert!(o.success);
+        assert_eq!(o.denials.len(), 1, "{:?}", o.denials);
+        assert_eq!(o.denials[0].tool, "Write");
+        assert!(
+            o.denials[0]
+                .detail
+                .starts_with("No such tool available: Write."),
+            "{}",
+            o.denials[0].detail
+        );
+        // A successful tool call is not a denial.
+        assert!(parse("claude-toolcall-stream.jsonl", 0).denials.is_empty());
     }
 
     #[test]

@@ -188,7 +188,8 @@ impl Parser {
         }
     }
 
-    pub fn finish(self, end: &ProcessExit) -> Outcome {
+    pub fn finish(mut self, end: &ProcessExit) -> Outcome {
+        self.denials.extend(stderr_denials(&end.stderr_tail));
         let error = self
             .failed
             .clone()
@@ -215,6 +216,29 @@ impl Parser {
             unparsable: !self.recognised,
         }
     }
+}
+
+/// A refused `apply_patch` leaves no item in the JSONL stream (codex 0.171):
+/// the model gets "patch rejected: writing is blocked by read-only sandbox;
+/// …" as the tool result, and the only trace a wrapper can see is a log line
+/// on stderr, `ERROR codex_core::tools::router: error=patch rejected: …`.
+/// Shell commands the sandbox blocks do show as failed `command_execution`
+/// items (handled above), so only the router's rejections are read here.
+fn stderr_denials(stderr: &str) -> Vec<Denial> {
+    const MARK: &str = "codex_core::tools::router: error=";
+    stderr
+        .lines()
+        .filter_map(|l| l.split_once(MARK).map(|(_, e)| e.trim()))
+        .filter(|e| e.contains("rejected") || e.contains("blocked"))
+        .map(|e| Denial {
+            tool: if e.starts_with("patch rejected") {
+                "apply_patch".into()
+            } else {
+                "tool".into()
+            },
+            detail: clip(e, 300),
+        })
+        .collect()
 }
 
 /// Codex passes API error bodies through verbatim (`{"error": {"message": …}}`);
@@ -442,6 +466,39 @@ mod tests {
         assert!(o.success);
         assert_eq!(o.denials.len(), 1);
         assert!(o.denials[0].detail.contains("Read-only file system"));
+    }
+
+    /// Real codex 0.171.0 output (e2e suite): a freeform `apply_patch` under
+    /// `--sandbox read-only` is refused, and only stderr says so.
+    #[test]
+    fn readonly_patch_rejection_on_stderr_is_a_denial() {
+        let o = Agent::Codex.parse_transcript(
+            &fixture("codex-exec-readonly-patch.jsonl"),
+            &ProcessExit {
+                code: Some(0),
+                stderr_tail: String::from_utf8(fixture("codex-exec-readonly-patch.stderr.txt"))
+                    .unwrap(),
+            },
+        );
+        assert!(o.success);
+        assert_eq!(o.denials.len(), 1, "{:?}", o.denials);
+        assert_eq!(o.denials[0].tool, "apply_patch");
+        assert!(
+            o.denials[0]
+                .detail
+                .starts_with("patch rejected: writing is blocked by read-only sandbox")
+        );
+        // Other stderr noise is not a denial.
+        let quiet = Agent::Codex.parse_transcript(
+            &fixture("codex-exec-basic.jsonl"),
+            &ProcessExit {
+                code: Some(0),
+                stderr_tail: "WARNING: proceeding, even though we could not create PATH aliases\n\
+                              Reading additional input from stdin...\n"
+                    .into(),
+            },
+        );
+        assert!(quiet.denials.is_empty());
     }
 
     #[test]

@@ -140,7 +140,10 @@ impl Parser {
                 if let Some(e) = ev.error {
                     let m = e.message.unwrap_or_default();
                     self.error = Some(match e.kind {
-                        Some(k) if !m.is_empty() => format!("{} ({k})", readable(&m)),
+                        // The real CLI (0.61.0) says `"type":"unknown"` for API errors.
+                        Some(k) if !m.is_empty() && k != "unknown" => {
+                            format!("{} ({k})", readable(&m))
+                        }
                         _ => readable(&m),
                     });
                 }
@@ -196,9 +199,15 @@ fn main_model(models: &serde_json::Map<String, serde_json::Value>) -> Option<Str
         .cloned()
 }
 
-/// API errors carry the provider's JSON body as the message.
+/// API errors carry the provider's JSON body as the message; in the
+/// stream-json result gemini-cli 0.61.0 wraps it: `[API Error: {…}]`.
 fn readable(m: &str) -> String {
-    let v: serde_json::Value = match serde_json::from_str(m) {
+    let body = m
+        .trim()
+        .strip_prefix("[API Error:")
+        .and_then(|r| r.strip_suffix(']'))
+        .map_or(m, str::trim);
+    let v: serde_json::Value = match serde_json::from_str(body) {
         Ok(v) => v,
         Err(_) => return m.to_string(),
     };
@@ -340,5 +349,23 @@ mod tests {
         );
         assert!(!o.success);
         assert_eq!(o.error.as_deref(), Some("bad thing (Error)"));
+    }
+
+    /// Real gemini-cli 0.61.0 output (e2e suite): HTTP 400 in stream-json.
+    #[test]
+    fn real_stream_api_error_is_readable() {
+        let o = Agent::GeminiCli.parse_transcript(
+            &fixture("gemini-stream-api-error.jsonl"),
+            &ProcessExit {
+                code: Some(144),
+                stderr_tail: String::new(),
+            },
+        );
+        assert!(!o.success);
+        assert_eq!(o.error.as_deref(), Some("mock: scripted bad request"));
+        assert_eq!(
+            o.session.as_deref(),
+            Some("01249849-c798-4134-b471-6738c4853aa2")
+        );
     }
 }

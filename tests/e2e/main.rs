@@ -1,0 +1,18 @@
+//! End-to-end suite: the built `baton` drives the REAL agent CLIs (pinned in
+//! e2e/versions.env, installed by scripts/e2e-install.sh) against a scripted
+//! mock model server on 127.0.0.1 (`mock`). Run it with `make e2e`, which
+//! installs the CLIs and runs this binary inside a loopback-only network
+//! namespace. Every test is `#[ignore]`d so `make test` (and plain
+//! `cargo test`) never needs the CLIs; `make e2e` passes `--ignored`.
+//!
+//! Adding a module: `mod <area>;` below, then in it build a `Peer` per test
+//! (`support::Peer::new(Agent::Codex, "<unique name>")`), get a prompt with
+//! `peer.prompt("E2E-<MARKER>")` (add the scenario to scenarios.json), run
+//! `peer.baton()…run(&prompt)` and assert on the result and on
+//! `support::mock().requests_for(id)`.
+
+mod mock;
+mod support;
+
+mod claude_sandbox;
+mod run;

@@ -1,0 +1,266 @@
+//! `baton run` against each real CLI: the six scenarios of the e2e issue,
+//! generated per agent by `for_each_cli!`.
+
+use std::fs;
+use std::time::Duration;
+
+use crate::mock::Recorded;
+use crate::support::{Agent, Peer, assert_usage, eventually, mock, turns};
+
+const WRITTEN: &str = "written by the peer\n";
+
+/// Scenario 1: A plain task: success, the scripted answer, the CLI's real session id,
+/// and the usage the mock reported.
+fn plain(agent: Agent) {
+    let p = Peer::new(agent, "plain");
+    let (id, task) = p.prompt("E2E-PLAIN");
+    let o = p.baton().access("workspace").run(&task);
+    assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    assert_eq!(
+        o.message().trim(),
+        "PLAIN-ANSWER: hello from the mock model.",
+        "{}",
+        o.dump()
+    );
+    let session = o.session();
+    assert_real_session(&p, &id, &session);
+    let t = turns(&id);
+    assert_eq!(t.len(), 1, "one model turn expected");
+    assert_eq!(t[0].scenario, "plain");
+    assert_wire(agent, &t[0]);
+    assert_usage(&o, mock().usage_for(&id));
+    assert!(o.changed_files().is_empty(), "{}", o.dump());
+}
+
+/// Each CLI reached the mock the way the realcli notes say: its API, its key
+/// (so the env baton passed through arrived), and for zai the model baton chose.
+fn assert_wire(agent: Agent, r: &Recorded) {
+    let (path, header, value) = match agent {
+        Agent::Codex => ("/v1/responses", "authorization", "Bearer e2e-codex-key"),
+        Agent::Claude => ("/v1/messages?beta=true", "x-api-key", "e2e-claude-key"),
+        Agent::Zai => (
+            "/v1/chat/completions",
+            "authorization",
+            "Bearer e2e-zai-key",
+        ),
+        Agent::Pi => ("/v1/chat/completions", "authorization", "Bearer e2e-pi-key"),
+        Agent::GeminiCli => ("", "x-goog-api-key", "e2e-gemini-key"),
+    };
+    if agent == Agent::GeminiCli {
+        assert!(
+            r.path.contains(":streamGenerateContent?alt=sse"),
+            "{}",
+            r.path
+        );
+    } else {
+        assert_eq!(r.path, path);
+    }
+    assert_eq!(r.header(header), Some(value), "{header}");
+    let model = r.body["model"].as_str();
+    match agent {
+        Agent::Zai => assert_eq!(model, Some("glm-5.2")),
+        Agent::Pi => assert_eq!(model, Some("mock-model")),
+        _ => {}
+    }
+}
+
+/// The session id baton reports is the one the CLI itself uses: it names
+/// the CLI's session store, and (where the CLI sends one) the request header.
+fn assert_real_session(p: &Peer, run: &str, session: &str) {
+    assert!(!session.is_empty());
+    let files = p.files_mentioning(session);
+    assert!(
+        !files.is_empty(),
+        "no file under {} mentions session {session}",
+        p.home.display()
+    );
+    let header = match p.agent {
+        Agent::Codex => Some("session-id"),
+        Agent::Claude => Some("x-claude-code-session-id"),
+        _ => None,
+    };
+    if let Some(h) = header {
+        for r in turns(run) {
+            assert_eq!(r.header(h), Some(session), "request header {h}");
+        }
+    }
+}
+
+/// Scenario 2: The write scenario with workspace access: the file is there and
+/// `changed_files` lists it.
+fn write_workspace(agent: Agent) {
+    let p = Peer::new(agent, "write-ws");
+    let (id, task) = p.prompt("E2E-WRITE");
+    let o = p.baton().access("workspace").run(&task);
+    assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    let out = p.work.join("out.txt");
+    assert_eq!(
+        fs::read_to_string(&out).ok().as_deref(),
+        Some(WRITTEN),
+        "{}",
+        o.dump()
+    );
+    assert_eq!(o.changed_files(), ["out.txt"], "{}", o.dump());
+    assert!(o.message().starts_with("WRITE-DONE"), "{}", o.dump());
+    assert_eq!(turns(&id).len(), 2, "tool call, then the final answer");
+    assert_usage(&o, mock().usage_for(&id));
+}
+
+/// Scenario 3: The same scenario read-only: the CLI refuses the write (the model did
+/// ask, and got the refusal back), nothing appears, and the result says so.
+/// `write_workspace` proves the same script does write when allowed.
+fn write_read_only(agent: Agent) {
+    let p = Peer::new(agent, "write-ro");
+    let (id, task) = p.prompt("E2E-WRITE");
+    let o = p.baton().access("read-only").run(&task);
+    assert_refused(&p, &id, &o);
+}
+
+fn assert_refused(p: &Peer, run: &str, o: &crate::support::Outcome) {
+    assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    assert!(
+        !p.work.join("out.txt").exists(),
+        "read-only run wrote out.txt\n{}",
+        o.dump()
+    );
+    assert!(o.changed_files().is_empty(), "{}", o.dump());
+    let t = turns(run);
+    assert_eq!(
+        t.len(),
+        2,
+        "the model asked to write and got an answer back\n{}",
+        o.dump()
+    );
+    assert!(
+        !o.denials().is_empty(),
+        "the result must say the write was refused (denials)\n{}",
+        o.dump()
+    );
+}
+
+/// Scenario 4: `--resume`: the mock sees the earlier turn, the session id stays, and
+/// the access mode holds on the resumed turn both ways.
+fn resume(agent: Agent) {
+    let p = Peer::new(agent, "resume");
+    let (first_id, first) = p.prompt("E2E-REMEMBER codeword=PAPAYA-7");
+    let a = p.baton().access("workspace").run(&first);
+    assert_eq!((a.code, a.status()), (0, "success"), "{}", a.dump());
+    let session = a.session();
+
+    // Resumed read-only: history re-sent, write refused.
+    let (ro_id, ro) = p.prompt("E2E-WRITE");
+    let b = p.baton().access("read-only").resume(&session).run(&ro);
+    assert_eq!(b.session(), session, "{}", b.dump());
+    let t = turns(&ro_id);
+    assert!(!t.is_empty(), "{}", b.dump());
+    assert!(
+        t[0].raw_body.contains("PAPAYA-7")
+            && t[0].raw_body.contains("REMEMBERED: noted the codeword."),
+        "the resumed request must carry the first turn (prompt and answer)"
+    );
+    assert_refused(&p, &ro_id, &b);
+    assert_usage(&b, mock().usage_for(&ro_id));
+
+    // Resumed with workspace access: the same script writes.
+    let (ws_id, ws) = p.prompt("E2E-WRITE");
+    let c = p.baton().access("workspace").resume(&session).run(&ws);
+    assert_eq!((c.code, c.status()), (0, "success"), "{}", c.dump());
+    assert_eq!(c.session(), session);
+    assert_eq!(
+        fs::read_to_string(p.work.join("out.txt")).ok().as_deref(),
+        Some(WRITTEN),
+        "{}",
+        c.dump()
+    );
+    assert_eq!(c.changed_files(), ["out.txt"], "{}", c.dump());
+    assert!(turns(&ws_id)[0].raw_body.contains(&first_id));
+    assert_usage(&c, mock().usage_for(&ws_id));
+}
+
+/// Scenario 5: The model answers HTTP 400: failed, exit 1, the API's text in
+/// `error.message` (pi's JSON mode exits 0 and gemini-cli's stdout is empty
+/// on this error; baton must still see it).
+fn model_error(agent: Agent) {
+    let p = Peer::new(agent, "error");
+    let (id, task) = p.prompt("E2E-ERROR");
+    let o = p.baton().access("workspace").run(&task);
+    assert_eq!((o.code, o.status()), (1, "failed"), "{}", o.dump());
+    let msg = o.json["error"]["message"].as_str().unwrap_or("");
+    assert!(msg.contains("mock: scripted bad request"), "{}", o.dump());
+    // The quirks baton must see through: pi's JSON mode exits 0 on a failed
+    // turn, gemini-cli exits with the HTTP status mod 256.
+    let peer_exit = o.json["exit_code"].as_i64();
+    match agent {
+        Agent::Pi | Agent::Zai => assert_eq!(peer_exit, Some(0), "{}", o.dump()),
+        Agent::GeminiCli => assert_eq!(peer_exit, Some(400 % 256), "{}", o.dump()),
+        Agent::Codex | Agent::Claude => assert_eq!(peer_exit, Some(1), "{}", o.dump()),
+    }
+    assert!(!turns(&id).is_empty());
+}
+
+/// Scenario 6: `--timeout` while the model is still answering: status timeout, exit
+/// 124, and nothing the peer started is left running.
+fn timeout(agent: Agent) {
+    let p = Peer::new(agent, "timeout");
+    let (id, task) = p.prompt("E2E-SLOW");
+    let running = p
+        .baton()
+        .access("workspace")
+        .timeout(agent.slow_timeout())
+        .spawn(&task);
+    // While the model stalls, the peer is alive and carries the run's tag:
+    // this is what makes the "nothing left" check below mean something.
+    let slow_seen = eventually(Duration::from_secs(60), || {
+        turns(&id).iter().any(|r| r.scenario == "slow")
+    });
+    let during = running.processes();
+    let o = running.wait();
+    assert!(
+        slow_seen,
+        "the timeout must hit while the model is answering, not during startup\n{}",
+        o.dump()
+    );
+    assert!(
+        during.iter().any(|p| !p.contains("/baton ")),
+        "the peer should have been running: {during:?}"
+    );
+    assert_eq!((o.code, o.status()), (124, "timeout"), "{}", o.dump());
+    assert_eq!(o.json["error"]["kind"], "timeout", "{}", o.dump());
+    assert!(
+        eventually(Duration::from_secs(2), || o.survivors().is_empty()),
+        "processes left after the timeout: {:?}",
+        o.survivors()
+    );
+}
+
+macro_rules! for_each_cli {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            use crate::support::Agent;
+            #[test]
+            #[ignore = "e2e: needs the real CLIs (make e2e)"]
+            fn codex() { super::$scenario(Agent::Codex) }
+            #[test]
+            #[ignore = "e2e: needs the real CLIs (make e2e)"]
+            fn claude() { super::$scenario(Agent::Claude) }
+            #[test]
+            #[ignore = "e2e: needs the real CLIs (make e2e)"]
+            fn zai() { super::$scenario(Agent::Zai) }
+            #[test]
+            #[ignore = "e2e: needs the real CLIs (make e2e)"]
+            fn pi() { super::$scenario(Agent::Pi) }
+            #[test]
+            #[ignore = "e2e: needs the real CLIs (make e2e)"]
+            fn gemini_cli() { super::$scenario(Agent::GeminiCli) }
+        }
+    )*};
+}
+
+for_each_cli!(
+    plain,
+    write_workspace,
+    write_read_only,
+    resume,
+    model_error,
+    timeout
+);

@@ -1,0 +1,552 @@
+//! Shared fixture for the end-to-end suite: one mock model server per test
+//! binary, a throwaway config home per test and CLI (`Peer`), and a builder
+//! that runs the built `baton` with that environment.
+//!
+//! Nothing here lives under the system temp dir: with a system `bwrap` on
+//! PATH, codex's sandbox fails every tool call when `CODEX_HOME` is under
+//! /tmp (shared/realcli/codex-pi.md §10), which would make a read-only test
+//! pass for the wrong reason. Everything goes under `BATON_E2E_WORK` (set by
+//! `make e2e`) or cargo's target/tmp.
+
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::mock::{Mock, MockUsage, Recorded};
+
+pub const BATON: &str = env!("CARGO_BIN_EXE_baton");
+
+/// The one mock server of this test binary, started on first use.
+pub fn mock() -> &'static Mock {
+    static MOCK: OnceLock<Mock> = OnceLock::new();
+    MOCK.get_or_init(Mock::start)
+}
+
+/// `node_modules/.bin` of the pinned CLIs (`scripts/e2e-install.sh`).
+pub fn cli_bin() -> PathBuf {
+    let dir = std::env::var_os("BATON_E2E_CLI_DIR").unwrap_or_else(|| {
+        panic!(
+            "BATON_E2E_CLI_DIR is not set: run the suite with `make e2e` (it installs the pinned \
+             CLIs with scripts/e2e-install.sh and sets it)"
+        )
+    });
+    let bin = PathBuf::from(dir).join("node_modules/.bin");
+    assert!(bin.join("codex").exists(), "no CLIs in {}", bin.display());
+    bin
+}
+
+fn work_root() -> PathBuf {
+    let root = std::env::var_os("BATON_E2E_WORK")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("e2e"));
+    let tmp = std::env::temp_dir();
+    assert!(
+        !root.starts_with(&tmp) && !root.starts_with("/tmp"),
+        "the e2e work root {} must not be under the temp dir (codex's sandbox breaks there)",
+        root.display()
+    );
+    root
+}
+
+/// The CLIs under test, as baton names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    Codex,
+    Claude,
+    Zai,
+    Pi,
+    GeminiCli,
+}
+
+impl Agent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Codex => "codex",
+            Agent::Claude => "claude",
+            Agent::Zai => "zai",
+            Agent::Pi => "pi",
+            Agent::GeminiCli => "gemini-cli",
+        }
+    }
+
+    /// Time a turn may take here before `--timeout` fires in the slow test:
+    /// startup (node CLIs take seconds on a loaded 2-core machine) plus the
+    /// helper calls before the scripted slow answer.
+    pub fn slow_timeout(self) -> &'static str {
+        match self {
+            Agent::Codex | Agent::Claude => "10s",
+            Agent::Zai | Agent::Pi | Agent::GeminiCli => "25s",
+        }
+    }
+}
+
+/// One test's world for one CLI: a home with the CLI's config pointing at the
+/// mock, and a git work dir.
+pub struct Peer {
+    pub agent: Agent,
+    pub name: String,
+    pub root: PathBuf,
+    pub home: PathBuf,
+    pub work: PathBuf,
+    env: Vec<(String, String)>,
+    runs: AtomicU32,
+}
+
+impl Peer {
+    /// `name` must be unique per test (it names the directories).
+    pub fn new(agent: Agent, name: &str) -> Peer {
+        let name = format!("{}-{}", agent.name(), name);
+        let root = work_root().join(&name);
+        let _ = fs::remove_dir_all(&root);
+        let home = root.join("home");
+        let work = root.join("work");
+        fs::create_dir_all(&home).unwrap();
+        fs::create_dir_all(&work).unwrap();
+        git_init(&work);
+        let path = format!(
+            "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            cli_bin().display()
+        );
+        let mut env = vec![
+            ("PATH".to_string(), path),
+            ("HOME".to_string(), home.display().to_string()),
+            ("LANG".to_string(), "C.UTF-8".to_string()),
+            (
+                "USER".to_string(),
+                std::env::var("USER").unwrap_or_else(|_| "root".into()),
+            ),
+        ];
+        env.extend(configure(agent, &home));
+        Peer {
+            agent,
+            name,
+            root,
+            home,
+            work,
+            env,
+            runs: AtomicU32::new(0),
+        }
+    }
+
+    /// A fresh run id and a prompt that selects `marker`'s scenario and tells
+    /// the mock where the work dir is.
+    pub fn prompt(&self, marker: &str) -> (String, String) {
+        let n = self.runs.fetch_add(1, Ordering::Relaxed);
+        let id = format!("{}-{n}", self.name);
+        let p = format!("{marker} id={id} dir={}", self.work.display());
+        (id, p)
+    }
+
+    /// `baton run --agent <agent> …` in the work dir, with this peer's env.
+    pub fn baton(&self) -> Baton {
+        let mut args: Vec<String> = vec!["run".into(), "--agent".into(), self.agent.name().into()];
+        if self.agent == Agent::Pi {
+            args.extend(["--provider", "mock", "--model", "mock-model"].map(String::from));
+        }
+        Baton {
+            env: self.env.clone(),
+            cwd: self.work.clone(),
+            args,
+            timeout: "180s".into(),
+            tag: format!("{}-{}", self.name, std::process::id()),
+        }
+    }
+
+    /// Every file under the CLI's config home whose name or text holds `s`
+    /// (where the CLI keeps its sessions).
+    pub fn files_mentioning(&self, s: &str) -> Vec<PathBuf> {
+        let mut out = Vec::new();
+        walk(&self.home, &mut |p| {
+            let hit = p.to_string_lossy().contains(s)
+                || fs::read(p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(s));
+            if hit {
+                out.push(p.to_path_buf());
+            }
+        });
+        out
+    }
+}
+
+fn walk(dir: &Path, f: &mut dyn FnMut(&Path)) {
+    let Ok(rd) = fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        let Ok(ft) = e.file_type() else { continue };
+        if ft.is_dir() {
+            walk(&p, f);
+        } else if ft.is_file() {
+            f(&p);
+        }
+    }
+}
+
+fn git_init(work: &Path) {
+    let git = |args: &[&str]| {
+        let st = Command::new("git")
+            .args(args)
+            .current_dir(work)
+            .env("GIT_AUTHOR_NAME", "e2e")
+            .env("GIT_AUTHOR_EMAIL", "e2e@example.invalid")
+            .env("GIT_COMMITTER_NAME", "e2e")
+            .env("GIT_COMMITTER_EMAIL", "e2e@example.invalid")
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    // The project's "test suite" a peer may run (claude sandbox scenario).
+    fs::write(work.join("README.md"), "e2e work dir\n").unwrap();
+    fs::write(
+        work.join("check.sh"),
+        "echo \"CHECK-OK $((6*7))\" | tee ran.txt\n",
+    )
+    .unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "init"]);
+}
+
+/// Write the CLI's config under `home` and return the env it needs.
+fn configure(agent: Agent, home: &Path) -> Vec<(String, String)> {
+    let url = mock().url();
+    let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+    match agent {
+        Agent::Codex => {
+            let codex_home = home.join(".codex");
+            fs::create_dir_all(&codex_home).unwrap();
+            // A custom provider: the built-in one ignores OPENAI_BASE_URL and
+            // tries websockets first. Retries off so errors are immediate;
+            // analytics and plugins off so nothing looks up outside hosts.
+            let toml = format!(
+                r#"model = "gpt-5.5"
+model_provider = "mock"
+check_for_update_on_startup = false
+
+[analytics]
+enabled = false
+
+[features]
+plugins = false
+apps = false
+
+[model_providers.mock]
+name = "mock"
+base_url = "{url}/v1"
+env_key = "MOCK_API_KEY"
+wire_api = "responses"
+request_max_retries = 0
+stream_max_retries = 0
+"#
+            );
+            fs::write(codex_home.join("config.toml"), toml).unwrap();
+            vec![
+                kv("CODEX_HOME", &codex_home.display().to_string()),
+                kv("MOCK_API_KEY", "e2e-codex-key"),
+            ]
+        }
+        Agent::Claude => {
+            let cfg = home.join(".claude");
+            fs::create_dir_all(&cfg).unwrap();
+            vec![
+                kv("CLAUDE_CONFIG_DIR", &cfg.display().to_string()),
+                kv("ANTHROPIC_BASE_URL", &url),
+                kv("ANTHROPIC_API_KEY", "e2e-claude-key"),
+                kv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+                kv("DISABLE_AUTOUPDATER", "1"),
+                kv("DISABLE_TELEMETRY", "1"),
+                kv("DISABLE_ERROR_REPORTING", "1"),
+            ]
+        }
+        Agent::Zai | Agent::Pi => {
+            let dir = home.join(".pi/agent");
+            fs::create_dir_all(&dir).unwrap();
+            // `zai` is pi's built-in provider, redirected by a baseUrl
+            // override (there is no env var for it); `mock` is a custom one.
+            let models = json!({"providers": {
+                "mock": {"baseUrl": format!("{url}/v1"), "api": "openai-completions",
+                    "apiKey": "MOCK_API_KEY",
+                    "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+                    "models": [{"id": "mock-model", "name": "Mock Model"}]},
+                "zai": {"baseUrl": format!("{url}/v1")}
+            }});
+            fs::write(dir.join("models.json"), models.to_string()).unwrap();
+            let settings = json!({"retry": {"enabled": false, "provider": {"maxRetries": 0}}});
+            fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+            vec![
+                kv("PI_CODING_AGENT_DIR", &dir.display().to_string()),
+                kv("PI_OFFLINE", "1"),
+                kv("MOCK_API_KEY", "e2e-pi-key"),
+                kv("ZAI_API_KEY", "e2e-zai-key"),
+            ]
+        }
+        Agent::GeminiCli => {
+            let dir = home.join(".gemini");
+            fs::create_dir_all(&dir).unwrap();
+            // selectedType is required: with a base URL the CLI otherwise
+            // infers the `gateway` auth type, which headless mode rejects.
+            let settings = json!({
+                "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "privacy": {"usageStatisticsEnabled": false},
+                "telemetry": {"enabled": false},
+                "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
+            });
+            fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+            vec![
+                kv("GEMINI_API_KEY", "e2e-gemini-key"),
+                kv("GOOGLE_GEMINI_BASE_URL", &url),
+            ]
+        }
+    }
+}
+
+/// A `baton` command line being built.
+pub struct Baton {
+    env: Vec<(String, String)>,
+    cwd: PathBuf,
+    args: Vec<String>,
+    /// A guard so no test can hang the suite; the slow-answer test lowers it.
+    timeout: String,
+    /// Put in the env of baton and so of every process it starts: finds
+    /// leftovers after a timeout.
+    pub tag: String,
+}
+
+impl Baton {
+    pub fn args<I, S>(mut self, a: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(a.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn access(self, a: &str) -> Self {
+        self.args(["--access", a])
+    }
+
+    pub fn timeout(mut self, t: &str) -> Self {
+        self.timeout = t.into();
+        self
+    }
+
+    pub fn resume(self, session: &str) -> Self {
+        self.args(["--resume", session])
+    }
+
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+
+    /// Run with `task` as the final argument; returns once baton exits.
+    pub fn run(self, task: &str) -> Outcome {
+        self.spawn(task).wait()
+    }
+
+    /// Start baton and return at once (for tests that look at it mid-run).
+    pub fn spawn(self, task: &str) -> Running {
+        let started = Instant::now();
+        let child = Command::new(BATON)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .env("BATON_E2E_TAG", &self.tag)
+            .current_dir(&self.cwd)
+            .args(&self.args)
+            .args(["--timeout", &self.timeout])
+            .arg("--")
+            .arg(task)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start baton");
+        Running {
+            child,
+            started,
+            tag: self.tag,
+        }
+    }
+}
+
+/// A baton run in progress.
+pub struct Running {
+    child: std::process::Child,
+    started: Instant,
+    pub tag: String,
+}
+
+impl Running {
+    /// Live processes started for this run (baton, the peer, its children).
+    pub fn processes(&self) -> Vec<String> {
+        tagged_processes(&self.tag)
+    }
+
+    pub fn wait(self) -> Outcome {
+        let out = self.child.wait_with_output().expect("wait for baton");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let json = serde_json::from_str(stdout.trim()).unwrap_or(Value::Null);
+        Outcome {
+            code: out.status.code().unwrap_or(-1),
+            stdout,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            json,
+            took: self.started.elapsed(),
+            tag: self.tag,
+        }
+    }
+}
+
+pub struct Outcome {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub json: Value,
+    pub took: Duration,
+    pub tag: String,
+}
+
+impl Outcome {
+    pub fn status(&self) -> &str {
+        self.json["status"].as_str().unwrap_or("<none>")
+    }
+
+    pub fn session(&self) -> String {
+        self.json["session"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session in {}", self.dump()))
+            .to_string()
+    }
+
+    pub fn message(&self) -> &str {
+        self.json["message"].as_str().unwrap_or("")
+    }
+
+    pub fn changed_files(&self) -> Vec<String> {
+        self.json["changed_files"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// `denials` (left out of the JSON when empty).
+    pub fn denials(&self) -> Vec<Value> {
+        self.json["denials"].as_array().cloned().unwrap_or_default()
+    }
+
+    /// The result, baton's stderr, and the peer's own logs, for assertion messages.
+    pub fn dump(&self) -> String {
+        let log = self.json["log_path"].as_str().map(PathBuf::from);
+        let read = |p: Option<PathBuf>| {
+            p.and_then(|p| fs::read_to_string(p).ok())
+                .unwrap_or_default()
+        };
+        let peer_err = read(log.as_ref().map(|l| l.with_file_name("stderr.log")));
+        let peer_out = read(log);
+        format!(
+            "exit {} after {:.1}s\n--- result\n{}\n--- baton stderr\n{}\n--- peer stdout (tail)\n{}\n--- peer stderr (tail)\n{}",
+            self.code,
+            self.took.as_secs_f64(),
+            self.stdout.trim(),
+            self.stderr.trim(),
+            tail(&peer_out, 3000),
+            tail(&peer_err, 3000),
+        )
+    }
+
+    /// Processes still alive that carry this run's tag (the peer or anything
+    /// it started).
+    pub fn survivors(&self) -> Vec<String> {
+        tagged_processes(&self.tag)
+    }
+}
+
+/// Live processes whose environment holds `BATON_E2E_TAG=<tag>` (baton puts
+/// its env into the peer's, and children inherit it). Zombies have no
+/// readable environment, so only live ones count.
+pub fn tagged_processes(tag: &str) -> Vec<String> {
+    let needle = format!("BATON_E2E_TAG={tag}");
+    let mut found = Vec::new();
+    let Ok(rd) = fs::read_dir("/proc") else {
+        return found;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(env) = fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+            let cmd = fs::read(e.path().join("cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+                .unwrap_or_default();
+            found.push(format!("{name}: {cmd}"));
+        }
+    }
+    found
+}
+
+fn tail(s: &str, n: usize) -> &str {
+    let start = s.len().saturating_sub(n);
+    let mut i = start;
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    &s[i..]
+}
+
+/// baton's `usage` equals what the mock reported to this run, in baton's
+/// meaning (input includes cached).
+pub fn assert_usage(o: &Outcome, expected: MockUsage) {
+    let u = &o.json["usage"];
+    assert_eq!(
+        (
+            u["input_tokens"].as_u64(),
+            u["cached_input_tokens"].as_u64(),
+            u["output_tokens"].as_u64()
+        ),
+        (
+            Some(expected.input),
+            Some(expected.cached),
+            Some(expected.output)
+        ),
+        "usage (input, cached, output) differs from what the mock reported\n{}",
+        o.dump()
+    );
+}
+
+/// The main-turn requests of a run (helper calls left out).
+pub fn turns(run: &str) -> Vec<Recorded> {
+    mock()
+        .requests_for(run)
+        .into_iter()
+        .filter(|r| !r.helper)
+        .collect()
+}
+
+/// Poll `f` until it holds or `within` passes.
+pub fn eventually(within: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + within;
+    loop {
+        if f() {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
