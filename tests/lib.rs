@@ -3,8 +3,11 @@
 
 mod support;
 
+mod agents;
 mod ask;
+mod json;
 mod plugin;
 mod run;
 mod shim;
+mod supervise;
 mod worktree;

@@ -183,10 +183,8 @@ impl Parser {
             self.session = ev.session_id.clone();
         }
         match ev.kind.as_ref() {
-            "system" if ev.subtype.as_deref() == Some("init") => {
-                if ev.model.is_some() {
-                    self.model = ev.model;
-                }
+            "system" if ev.subtype.as_deref() == Some("init") && ev.model.is_some() => {
+                self.model = ev.model;
             }
             "assistant" => {
                 if let Some(m) = ev.message {
