@@ -17,5 +17,6 @@ mod support;
 
 mod ask;
 mod claude_sandbox;
+mod plugin;
 mod run;
 mod worktree;

@@ -508,6 +508,13 @@ fn real_prompt_text(text: &str) -> Option<String> {
     if text.trim_start().starts_with("[structured-output-enforce]") {
         return None;
     }
+    // claude's injected SKILL.md body after a `Skill` tool call.
+    if text
+        .trim_start()
+        .starts_with("Base directory for this skill:")
+    {
+        return None;
+    }
     let mut t = text.to_string();
     for tag in [
         "system-reminder",
@@ -732,6 +739,8 @@ enum Action {
         content: String,
     },
     Shell(String),
+    /// Invoke a skill by name (claude's `Skill` tool; elsewhere said as text).
+    Skill(String),
     /// A JSON answer, through the structured-output channel the request
     /// offers (claude's `StructuredOutput` tool), else as the text.
     Json(Value),
@@ -743,6 +752,7 @@ impl Action {
     fn json_as_text(&self) -> Action {
         match self {
             Action::Json(v) => Action::Say(v.to_string()),
+            Action::Skill(name) => Action::Say(format!("(no skill tool here: {name})")),
             a => a.clone(),
         }
     }
@@ -760,6 +770,9 @@ impl Action {
         }
         if let Some(j) = step.get("json") {
             return Action::Json(j.clone());
+        }
+        if let Some(s) = step.get("skill").and_then(Value::as_str) {
+            return Action::Skill(ctx.fill(s));
         }
         Action::Say(
             ctx.fill(
@@ -855,7 +868,7 @@ fn responses_stream(
             }
         }
         Action::Shell(cmd) => shell_call(&tools, cmd),
-        Action::Json(_) => unreachable!("json_as_text"),
+        Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
     let mut sse = Sse::start(s)?;
     let resp = |status: &str, output: Value, usage: Value| {
@@ -939,6 +952,7 @@ fn anthropic_stream(
             "Bash",
             json!({"command": cmd, "description": "run the check"}),
         ),
+        Action::Skill(name) => tool_use_block("Skill", json!({"skill": name})),
         // `--json-schema` offers this tool and takes its input as the answer.
         Action::Json(v)
             if offered_tools(body)
@@ -1031,7 +1045,7 @@ fn chat_stream(
             )?;
             "tool_calls"
         }
-        Action::Json(_) => unreachable!("json_as_text"),
+        Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
     sse.send(None, &chunk(json!({}), json!(finish)))?;
     sse.send(
@@ -1064,7 +1078,7 @@ fn gemini_stream(
         Action::Shell(cmd) => {
             json!({"functionCall": {"name": "run_shell_command", "args": {"command": cmd}}})
         }
-        Action::Json(_) => unreachable!("json_as_text"),
+        Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
     let mut sse = Sse::start(s)?;
     if delay > 0 {
@@ -1168,6 +1182,10 @@ mod tests {
             None
         );
         assert_eq!(real_prompt_text("# AGENTS.md instructions for /w"), None);
+        assert_eq!(
+            real_prompt_text("Base directory for this skill: /p/skills/peer\n\n# Peer"),
+            None
+        );
         assert_eq!(
             real_prompt_text("<system-reminder>r</system-reminder>\nE2E-PLAIN id=a").as_deref(),
             Some("E2E-PLAIN id=a")

@@ -172,6 +172,23 @@ impl Peer {
         b
     }
 
+    /// A CLI of `node_modules/.bin` (or any program) run directly, with only
+    /// this peer's env, in its work dir (tests of the CLIs themselves, not
+    /// of baton).
+    pub fn cli(&self, program: &str) -> Command {
+        let bin = cli_bin().join(program);
+        let mut c = Command::new(if bin.exists() {
+            bin
+        } else {
+            PathBuf::from(program)
+        });
+        c.env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.work)
+            .stdin(Stdio::null());
+        c
+    }
+
     fn command(&self, sub: &str) -> Baton {
         let mut args: Vec<String> = vec![sub.into(), "--agent".into(), self.agent.name().into()];
         if self.agent == Agent::Pi {
