@@ -73,8 +73,15 @@ pub fn list(mode: Mode) -> i32 {
 fn info(a: Agent) -> AgentInfo {
     let t = models::table(a);
     let path = process::find_program(a.binary());
-    let version = path.as_ref().and_then(|p| version_of(p));
     let mut notes = Vec::new();
+    let version = match path.as_ref().map(|p| version_of(p)) {
+        Some(Ok(v)) => v,
+        Some(Err(why)) => {
+            notes.push(format!("`{} --version` failed: {why}", a.binary()));
+            None
+        }
+        None => None,
+    };
     match a {
         Agent::Gemini => {
             notes.push("no read-only mode: --access read-only is refused".into());
@@ -115,9 +122,10 @@ fn info(a: Agent) -> AgentInfo {
     }
 }
 
-/// `<cli> --version`, first non-empty line of stdout or stderr (pi prints
-/// there), with a 15 s limit so a broken CLI cannot hang `baton agents`.
-fn version_of(p: &std::path::Path) -> Option<String> {
+/// `<cli> --version`: the first non-empty line of stdout, else of stderr
+/// (pi prints its version there). A CLI that fails or does not answer within
+/// 15 s is reported as such, never with its error text as a "version".
+fn version_of(p: &std::path::Path) -> Result<Option<String>, String> {
     use std::os::unix::process::CommandExt;
     let child = Command::new(p)
         .arg("--version")
@@ -126,24 +134,31 @@ fn version_of(p: &std::path::Path) -> Option<String> {
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
-        .ok()?;
+        .map_err(|e| e.to_string())?;
     let pid = child.id() as libc::pid_t;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
     });
+    let first_line = |b: &[u8]| {
+        String::from_utf8_lossy(b)
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+    };
     match rx.recv_timeout(Duration::from_secs(15)) {
-        Ok(Ok(out)) => {
-            let text = String::from_utf8_lossy(&out.stdout).into_owned()
-                + &String::from_utf8_lossy(&out.stderr);
-            text.lines()
-                .map(str::trim)
-                .find(|l| !l.is_empty())
-                .map(str::to_string)
+        Ok(Ok(out)) if out.status.success() => {
+            Ok(first_line(&out.stdout).or_else(|| first_line(&out.stderr)))
         }
-        _ => {
+        Ok(Ok(out)) => Err(first_line(&out.stderr)
+            .or_else(|| first_line(&out.stdout))
+            .map(|l| crate::agent::clip(&l, 200))
+            .unwrap_or_else(|| format!("exit status {}", out.status))),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => {
             process::killpg(pid, libc::SIGKILL);
-            None
+            Err("no answer within 15 s".into())
         }
     }
 }

@@ -40,6 +40,19 @@ pub fn create_private(path: &Path) -> Result<File> {
 
 /// Write `data` to `path` atomically (temp file, fsync, rename, fsync dir).
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    write_replacing(path, data, true)
+}
+
+/// Like `write_atomic` (a reader sees the old or the new content, never a
+/// torn file) but without the fsyncs, for records whose loss on a power cut
+/// is harmless: a run's copy of its prompt and result (the result is printed
+/// on stdout anyway) and usage bookkeeping. On common disks each fsync costs
+/// milliseconds to tens of milliseconds, on every run's critical path.
+pub fn replace_file(path: &Path, data: &[u8]) -> Result<()> {
+    write_replacing(path, data, false)
+}
+
+fn write_replacing(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("state");
     let tmp = dir.join(format!(
@@ -57,13 +70,15 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
             .map_err(|e| Error::io(ctx("writing"), e))?;
         f.write_all(data)
             .map_err(|e| Error::io(ctx("writing"), e))?;
-        f.sync_all().map_err(|e| Error::io(ctx("syncing"), e))?;
+        if durable {
+            f.sync_all().map_err(|e| Error::io(ctx("syncing"), e))?;
+        }
     }
     if let Err(e) = fs::rename(&tmp, path) {
         let _ = fs::remove_file(&tmp);
         return Err(Error::io(ctx("renaming into place"), e));
     }
-    if let Ok(d) = File::open(dir) {
+    if durable && let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
     Ok(())
@@ -110,6 +125,20 @@ mod tests {
         let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
         // no temp files left behind
+        assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn replace_file_is_private_and_replaces() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("result.json");
+        replace_file(&p, b"one").unwrap();
+        replace_file(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
         assert_eq!(fs::read_dir(d.path()).unwrap().count(), 1);
     }
 

@@ -35,7 +35,28 @@ pub fn git(dir: &Path) -> Command {
 
 /// Snapshot `cwd`'s repository; `None` when it is not in one (or git is missing).
 pub fn snapshot(cwd: &Path) -> Option<Snapshot> {
-    let out = git(cwd)
+    // Each git process costs milliseconds on every run. The top level is
+    // the directory holding `.git` (a directory, or a file in linked
+    // worktrees and submodules); only when the environment relocates the
+    // repository is git asked. No `.git` above cwd: not a repository.
+    let relocated = ["GIT_DIR", "GIT_WORK_TREE"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some());
+    let top = if relocated {
+        toplevel(cwd)?
+    } else {
+        let root = crate::fsutil::project_root(cwd);
+        if !root.join(".git").exists() {
+            return None;
+        }
+        root
+    };
+    status(top)
+}
+
+/// `git status` of the repository whose top-level directory is `top`.
+fn status(top: PathBuf) -> Option<Snapshot> {
+    let out = git(&top)
         .args([
             "status",
             "--porcelain=v2",
@@ -51,7 +72,6 @@ pub fn snapshot(cwd: &Path) -> Option<Snapshot> {
     if !out.status.success() {
         return None;
     }
-    let top = toplevel(cwd)?;
     let mut head = None;
     let mut dirty = HashMap::new();
     for entry in out.stdout.split(|b| *b == 0) {
@@ -108,7 +128,7 @@ fn hash_file(p: &Path) -> Option<[u8; 32]> {
 
 /// Paths (relative to the repository top) whose content changed since `before`.
 pub fn changed_since(before: &Snapshot) -> Vec<String> {
-    let Some(after) = snapshot(&before.top) else {
+    let Some(after) = status(before.top.clone()) else {
         return Vec::new();
     };
     let mut changed = BTreeSet::new();

@@ -85,7 +85,7 @@ pub fn print_result(r: &RunResult, mode: Mode) {
                 }
             }
             if let Some(m) = &r.message {
-                s.push_str("\n");
+                s.push('\n');
                 s.push_str(m.trim_end());
                 s.push('\n');
             }

@@ -15,6 +15,11 @@
 //! - Stopping is always of the whole group: SIGTERM, a grace period, SIGKILL,
 //!   reap. After the leader exits, anything left in its group (a background
 //!   grandchild) is stopped the same way, so no process outlives baton.
+//! - On Linux baton is a child subreaper: a descendant that left the group
+//!   (`setsid`, a daemon) is reparented to baton when its parent dies. Those
+//!   carrying this supervision's `BATON_PEER_TOKEN` are stopped the same way,
+//!   and orphaned zombies are reaped at once (an init that does not reap would
+//!   otherwise keep a dead group "alive" for the whole grace period).
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -200,6 +205,8 @@ pub fn signal_name(sig: i32) -> &'static str {
 ///
 /// `on_spawn` receives the child's pid (= its process group id) as soon as it
 /// exists, so a job runner can record it.
+// Each argument is a different concern its callers (run, ask, jobs) decide.
+#[allow(clippy::too_many_arguments)]
 pub fn supervise(
     spec: &CommandSpec,
     program: &Path,
@@ -240,6 +247,15 @@ pub fn supervise(
         });
     }
 
+    // Marks the peer and every descendant that keeps its environment, so
+    // the ones that escape the group can be told from other children.
+    let token = format!(
+        "{}.{}",
+        std::process::id(),
+        NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)
+    );
+    cmd.env(PEER_TOKEN_VAR, &token);
+    become_subreaper();
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| Error::Spawn {
         binary: spec.program.clone(),
@@ -255,14 +271,20 @@ pub fn supervise(
     let stderr_tail = Arc::new(Mutex::new(Vec::<u8>::new()));
 
     if let (Some(mut stdin), Some(prompt)) = (child.stdin.take(), spec.stdin.clone()) {
-        thread::spawn(move || {
-            // A peer that exits without reading gives EPIPE; that is its business.
+        // A prompt that fits in the empty pipe is written at once (it cannot
+        // block); a longer one by a thread, as the peer reads it. A peer that
+        // exits without reading gives EPIPE; that is its business.
+        if prompt.len() <= enlarge_pipe(&stdin) {
             let _ = stdin.write_all(prompt.as_bytes());
-            drop(stdin);
-        });
+        } else {
+            thread::spawn(move || {
+                let _ = stdin.write_all(prompt.as_bytes());
+            });
+        }
     }
 
     let stdout = child.stdout.take().expect("piped stdout");
+    enlarge_pipe(&stdout);
     {
         let tx = tx.clone();
         let act = last_activity.clone();
@@ -347,8 +369,10 @@ pub fn supervise(
         status = Some(stop_leader(pgid, limits.kill_grace, &rx, &mut eofs));
     }
     let duration = started.elapsed();
-    // Whatever the leader left behind in its group goes too.
+    // Whatever the leader left behind in its group goes too, and so does
+    // anything that left the group (setsid) and was orphaned to baton.
     stop_group_leftovers(pgid, limits.kill_grace);
+    stop_orphans(&token, limits.kill_grace);
 
     // The pipes close once every process holding them is gone. Something that
     // escaped the group (setsid) may keep one open: do not wait for it forever.
@@ -451,6 +475,26 @@ fn pump_stdout(
     let _ = log.flush();
 }
 
+/// Linux: a 1 MiB pipe instead of the default 64 KiB lets a fast peer
+/// write in bigger bursts, so baton wakes up and copies less often, and
+/// takes most prompts in one write. Best effort: the limit
+/// (`/proc/sys/fs/pipe-max-size`) may be lower. Returns the pipe's capacity
+/// (the POSIX minimum, 4096, where it cannot be known).
+fn enlarge_pipe(fd: &impl std::os::fd::AsRawFd) -> usize {
+    #[cfg(target_os = "linux")]
+    // SAFETY: fcntl on a pipe descriptor we own; failure leaves it unchanged.
+    unsafe {
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
+        let n = libc::fcntl(fd.as_raw_fd(), libc::F_GETPIPE_SZ);
+        if n > 0 {
+            return n as usize;
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = fd;
+    4096
+}
+
 fn feed(p: &mut Option<Parser>, line: &[u8]) -> Signal {
     match p {
         Some(p) => p.feed(line),
@@ -458,8 +502,13 @@ fn feed(p: &mut Option<Parser>, line: &[u8]) -> Signal {
     }
 }
 
+/// The C library's `memchr` (vectorised): finding line ends is a large part
+/// of the pump's work when a peer prints hundreds of megabytes.
 fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|b| *b == needle)
+    // SAFETY: the pointer and length describe a live slice; memchr reads
+    // at most `len` bytes and returns null or a pointer inside it.
+    let p = unsafe { libc::memchr(hay.as_ptr().cast(), i32::from(needle), hay.len()) };
+    (!p.is_null()).then(|| p as usize - hay.as_ptr() as usize)
 }
 
 fn pump_stderr(
@@ -521,21 +570,206 @@ fn stop_leader(
 }
 
 /// Stop whatever is left in the group after its leader exited.
+///
+/// The leader's orphaned children are reparented to baton (see
+/// `become_subreaper`), so their zombies are reaped here: a group of zombies
+/// still "exists" for `kill`, and in a container whose init does not reap,
+/// it would look alive until the grace ran out.
 pub fn stop_group_leftovers(pgid: libc::pid_t, grace: Duration) {
+    reap_group(pgid);
     if !group_alive(pgid) {
         return;
     }
     killpg(pgid, libc::SIGTERM);
-    let until = Instant::now() + grace;
-    // Orphans are reaped by init, not by us, so there is nothing to block on:
-    // check briefly and often, only in this rare case.
-    while Instant::now() < until {
-        if !group_alive(pgid) {
-            return;
+    if wait_until(grace, || {
+        reap_group(pgid);
+        !group_alive(pgid)
+    }) {
+        return;
+    }
+    killpg(pgid, libc::SIGKILL);
+    wait_until(Duration::from_secs(2), || {
+        reap_group(pgid);
+        !group_alive(pgid)
+    });
+}
+
+/// Poll `done` often (every 10 ms) until it holds or `limit` passes. Used
+/// only while stopping leftovers: orphans give nothing to block on.
+fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let until = Instant::now() + limit;
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
         }
         thread::sleep(Duration::from_millis(10));
     }
-    killpg(pgid, libc::SIGKILL);
+}
+
+/// Reap the exited members of a group that were orphaned to baton.
+fn reap_group(pgid: libc::pid_t) {
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: plain syscall; WNOHANG never blocks, a null status is allowed.
+    while unsafe { libc::waitpid(-pgid, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+}
+
+/// Linux: make baton the reaper of its orphaned descendants, so a grandchild
+/// that left the peer's process group (`setsid`, daemons) is reparented to
+/// baton when its parent dies, and can be found and stopped. Process-wide
+/// and idempotent. Elsewhere a no-op: the group is all baton can reach.
+fn become_subreaper() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: plain prctl on this process, no pointers.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
+/// Set in every peer's environment to a value unique to its supervision
+/// (`<baton pid>.<n>`), inherited by its descendants.
+pub const PEER_TOKEN_VAR: &str = "BATON_PEER_TOKEN";
+
+static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+/// Stop the processes orphaned to baton after the peer's group is gone:
+/// those that carry this supervision's token (several peers may be
+/// supervised at once, and baton's other children are none of its business).
+/// SIGTERM (to each one's own group when it leads one), the grace, SIGKILL.
+/// Stopping one may orphan its children to baton in turn, so the list is read
+/// again on every round.
+fn stop_orphans(token: &str, grace: Duration) {
+    if !has_children() {
+        return;
+    }
+    let marker = format!("{PEER_TOKEN_VAR}={token}");
+    let term = |pids: &[libc::pid_t], sig: i32| {
+        for &pid in pids {
+            // SAFETY: plain syscalls on our own children.
+            unsafe {
+                if libc::getpgid(pid) == pid {
+                    libc::killpg(pid, sig);
+                }
+                libc::kill(pid, sig);
+            }
+        }
+    };
+    // Ours and still running; ours that exited are reaped (only those: a
+    // zombie child of another thread is that thread's to wait for).
+    let mut seen: Vec<libc::pid_t> = Vec::new();
+    let ours = |seen: &mut Vec<libc::pid_t>| {
+        let mut live = Vec::new();
+        for (pid, state) in children() {
+            if state == 'Z' {
+                if seen.contains(&pid) {
+                    // SAFETY: WNOHANG on our own exited child.
+                    unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+                }
+            } else if seen.contains(&pid) || carries(pid, &marker) {
+                live.push(pid);
+                if !seen.contains(&pid) {
+                    seen.push(pid);
+                }
+            }
+        }
+        live
+    };
+    let first = ours(&mut seen);
+    if first.is_empty() {
+        return;
+    }
+    term(&first, libc::SIGTERM);
+    let mut signalled = first;
+    if wait_until(grace, || {
+        let now = ours(&mut seen);
+        let new: Vec<_> = now
+            .iter()
+            .filter(|p| !signalled.contains(p))
+            .copied()
+            .collect();
+        term(&new, libc::SIGTERM);
+        signalled.extend(new);
+        now.is_empty()
+    }) {
+        return;
+    }
+    wait_until(Duration::from_secs(2), || {
+        let now = ours(&mut seen);
+        term(&now, libc::SIGKILL);
+        now.is_empty()
+    });
+}
+
+/// Whether `pid`'s environment holds `marker` (`NAME=value`).
+fn carries(pid: libc::pid_t, marker: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()))
+}
+
+/// Whether this process has any child at all (exited or not), without reaping.
+fn has_children() -> bool {
+    // SAFETY: zeroed siginfo is a valid out-parameter; WNOWAIT leaves any
+    // child waitable, so nothing is reaped here.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) == 0
+    }
+}
+
+/// Children of this process, with their state (`Z`: exited, not reaped).
+fn children() -> Vec<(libc::pid_t, char)> {
+    let me = std::process::id() as libc::pid_t;
+    let mut pids: Vec<libc::pid_t> = Vec::new();
+    let per_thread = format!("/proc/{me}/task/{me}/children");
+    if std::path::Path::new(&per_thread).exists() {
+        // CONFIG_PROC_CHILDREN: a child is listed under the thread that
+        // spawned or received it.
+        for t in std::fs::read_dir(format!("/proc/{me}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+                pids.extend(
+                    s.split_whitespace()
+                        .filter_map(|p| p.parse::<libc::pid_t>().ok()),
+                );
+            }
+        }
+    } else {
+        // Otherwise scan every process for its parent.
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            if let Some(pid) = e.file_name().to_str().and_then(|n| n.parse().ok())
+                && proc_stat(pid).is_some_and(|(ppid, _)| ppid == me)
+            {
+                pids.push(pid);
+            }
+        }
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    pids.into_iter()
+        .filter_map(|p| proc_stat(p).map(|(_, state)| (p, state)))
+        .collect()
+}
+
+/// `(ppid, state)` from `/proc/<pid>/stat`.
+fn proc_stat(pid: libc::pid_t) -> Option<(libc::pid_t, char)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces and parentheses: split after the last ')'.
+    let mut rest = s.rsplit_once(')')?.1.split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    Some((ppid, state))
 }
 
 pub fn group_alive(pgid: libc::pid_t) -> bool {
@@ -555,6 +789,48 @@ pub fn killpg(pgid: libc::pid_t, sig: i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stop_orphans_stops_only_children_with_the_runs_token() {
+        use std::process::Command;
+        let token = "test-token-4242";
+        let ours = Command::new("sleep")
+            .arg("30")
+            .env(PEER_TOKEN_VAR, token)
+            .spawn()
+            .unwrap();
+        let other = Command::new("sleep")
+            .arg("30")
+            .env(PEER_TOKEN_VAR, "another-run")
+            .spawn()
+            .unwrap();
+        let (ours_pid, mut other) = (ours.id() as libc::pid_t, other);
+        // Wait until exec has happened (the environ is the new program's).
+        assert!(wait_until(Duration::from_secs(5), || carries(
+            ours_pid,
+            &format!("{PEER_TOKEN_VAR}={token}")
+        )));
+        stop_orphans(token, Duration::from_secs(5));
+        assert!(
+            proc_stat(ours_pid).is_none(),
+            "the marked child is stopped and reaped"
+        );
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "the other one is left alone"
+        );
+        other.kill().unwrap();
+        other.wait().unwrap();
+        drop(ours);
+    }
+
+    #[test]
+    fn memchr_finds_the_first_match() {
+        assert_eq!(memchr(b'\n', b"ab\ncd\n"), Some(2));
+        assert_eq!(memchr(b'\n', b"abcd"), None);
+        assert_eq!(memchr(b'\n', b""), None);
+        assert_eq!(memchr(b'\n', &b"x\n"[1..]), Some(0));
+    }
 
     #[test]
     fn find_program_uses_path() {

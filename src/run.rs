@@ -23,6 +23,16 @@ pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
 /// SIGTERM → SIGKILL grace when stopping a peer.
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
 
+/// `AFTER_FINAL_GRACE`, unless `BATON_FINAL_GRACE_MS` overrides it. Internal,
+/// undocumented for users: it exists so the test of a peer that hangs after
+/// its final event does not have to wait 10 s.
+fn after_final_grace() -> Duration {
+    std::env::var("BATON_FINAL_GRACE_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(AFTER_FINAL_GRACE, Duration::from_millis)
+}
+
 /// Everything decided before the peer starts. Serialisable: a background
 /// job stores it and its runner executes it later.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -51,6 +61,10 @@ pub struct Plan {
     /// worktree's git metadata, so the peer can commit).
     #[serde(default)]
     pub writable_dirs: Vec<PathBuf>,
+    /// Paths the peer must not write although its CLI might open them up
+    /// (the user's git state, beside a linked worktree).
+    #[serde(default)]
+    pub protected_paths: Vec<PathBuf>,
 }
 
 /// Environment knobs, read once.
@@ -214,6 +228,7 @@ pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
         warnings: resolved.warnings,
         child_depth: depth.depth + 1,
         writable_dirs: Vec::new(),
+        protected_paths: Vec::new(),
     };
     // Refuse unenforceable access now, not after the job started.
     p.command()?;
@@ -237,6 +252,7 @@ impl Plan {
             missing_sandbox_deps: missing_sandbox_deps(self.agent, self.access),
             extra: Extra {
                 writable_dirs: self.writable_dirs.clone(),
+                protected_paths: self.protected_paths.clone(),
                 ..Extra::default()
             },
         }
@@ -249,8 +265,10 @@ impl Plan {
     pub fn command_with(&self, extra: Extra) -> Result<CommandSpec> {
         let mut req = self.request();
         let dirs = std::mem::take(&mut req.extra.writable_dirs);
+        let protected = std::mem::take(&mut req.extra.protected_paths);
         req.extra = extra;
         req.extra.writable_dirs.extend(dirs);
+        req.extra.protected_paths.extend(protected);
         let mut spec = self.agent.command(&req)?;
         spec.env_set
             .push(("BATON_DEPTH".into(), self.child_depth.to_string()));
@@ -262,7 +280,7 @@ impl Plan {
             timeout: Duration::from_millis(self.timeout_ms),
             idle_timeout: (self.agent.streams_progress() && self.idle_timeout_ms > 0)
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
-            after_final: AFTER_FINAL_GRACE,
+            after_final: after_final_grace(),
             kill_grace: KILL_GRACE,
         }
     }
@@ -300,6 +318,8 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "cwd": plan.cwd,
         "env_set": spec.env_set.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
         "env_remove": spec.env_remove,
+        // Set when the peer starts, to a value unique to the run.
+        "env_set_per_run": [process::PEER_TOKEN_VAR],
         "stdin": spec.stdin,
         "prompt": plan.prompt,
         "model": plan.model,
@@ -330,7 +350,7 @@ pub fn execute(
     interrupts: &mut Interrupts,
     on_spawn: &mut dyn FnMut(u32),
 ) -> Result<RunResult> {
-    fsutil::write_atomic(&dir.join("prompt.txt"), plan.prompt.as_bytes())?;
+    fsutil::replace_file(&dir.join("prompt.txt"), plan.prompt.as_bytes())?;
     let logs = LogFiles {
         stdout: dir.join("stdout.log"),
         stderr: dir.join("stderr.log"),
@@ -398,7 +418,7 @@ pub fn execute(
             if finished.reason == EndReason::HungAfterFinal {
                 warnings.push(format!(
                     "the peer did not exit within {}s of its final event; baton stopped it",
-                    AFTER_FINAL_GRACE.as_secs()
+                    secs(plan.limits().after_final.as_millis() as u64)
                 ));
             }
             if exited_ok && o.success {
@@ -476,7 +496,7 @@ pub fn execute(
         extra: Default::default(),
     };
     let json = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::write_atomic(&dir.join("result.json"), &json)?;
+    fsutil::replace_file(&dir.join("result.json"), &json)?;
     Ok(result)
 }
 
@@ -561,7 +581,7 @@ fn session_usage(
         && fsutil::ensure_private_dir(&dir).is_ok()
         && let Ok(b) = serde_json::to_vec(usage)
     {
-        let _ = fsutil::write_atomic(&path, &b);
+        let _ = fsutil::replace_file(&path, &b);
     }
     own
 }

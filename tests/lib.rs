@@ -3,7 +3,12 @@
 
 mod support;
 
+mod agents;
 mod ask;
 mod jobs;
+mod json;
+mod plugin;
 mod run;
+mod shim;
+mod supervise;
 mod worktree;

@@ -12,6 +12,10 @@
 use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, last_line};
 use crate::result::Usage;
 
+/// Linux's limit for one argument (`MAX_ARG_STRLEN`, 32 pages, with its
+/// terminating NUL); the prompt is one argument for agy.
+pub const MAX_PROMPT_ARG: usize = 32 * 4096;
+
 /// agy output beyond this is not kept for parsing (it is still logged).
 const MAX_BUFFER: usize = 16 << 20;
 
@@ -208,6 +212,19 @@ mod tests {
         let i = a.iter().position(|x| x == "/repo").unwrap();
         assert_eq!(a[i + 1..i + 3], ["--add-dir", "/r/.git/objects"]);
         assert_eq!(a[a.len() - 2..], ["--print", "the task"]);
+    }
+
+    #[test]
+    fn a_prompt_too_long_for_one_argument_is_a_usage_error() {
+        let mut r = req(Access::Workspace);
+        r.prompt = "x".repeat(MAX_PROMPT_ARG - 1);
+        assert!(Agent::Gemini.command(&r).is_ok());
+        r.prompt.push('x');
+        let e = Agent::Gemini.command(&r).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("one argument"), "{e}");
+        // Agents that read stdin take it.
+        assert!(Agent::Codex.command(&r).is_ok());
     }
 
     #[test]

@@ -25,6 +25,23 @@ pub const READ_ONLY_TOOLS: &str = "Read,Grep,Glob";
 pub const WORKSPACE_SETTINGS: &str =
     r#"{"sandbox":{"enabled":true,"autoAllowBashIfSandboxed":true}}"#;
 
+/// `WORKSPACE_SETTINGS`, plus `sandbox.filesystem.denyWrite` for paths the
+/// sandbox must keep read-only. claude 2.1.332 opens a linked worktree's
+/// whole main `.git` (the user's HEAD, index and branches) to sandboxed
+/// commands on its own, whatever `--add-dir` says; a deny wins over that and
+/// over any grant (measured in the e2e suite).
+fn workspace_settings(protected: &[std::path::PathBuf]) -> String {
+    if protected.is_empty() {
+        return WORKSPACE_SETTINGS.to_string();
+    }
+    let mut v: serde_json::Value =
+        serde_json::from_str(WORKSPACE_SETTINGS).expect("WORKSPACE_SETTINGS is JSON");
+    v["sandbox"]["filesystem"] = serde_json::json!({
+        "denyWrite": protected.iter().map(|p| p.to_string_lossy()).collect::<Vec<_>>(),
+    });
+    v.to_string()
+}
+
 pub fn command(req: &Request) -> CommandSpec {
     let mut c = CommandSpec::new("claude");
     c.args(["-p", "--output-format", "stream-json", "--verbose"]);
@@ -49,12 +66,8 @@ pub fn command(req: &Request) -> CommandSpec {
                 c.args(["--tools", READ_ONLY_TOOLS, "--strict-mcp-config"]);
             }
             Access::Workspace => {
-                c.args([
-                    "--permission-mode",
-                    "acceptEdits",
-                    "--settings",
-                    WORKSPACE_SETTINGS,
-                ]);
+                c.args(["--permission-mode", "acceptEdits", "--settings"]);
+                c.arg(workspace_settings(&req.extra.protected_paths));
                 // One flag per directory: `--add-dir` is variadic, and the
                 // prompt is on stdin, so nothing positional can be swallowed.
                 for d in &req.extra.writable_dirs {
@@ -170,10 +183,8 @@ impl Parser {
             self.session = ev.session_id.clone();
         }
         match ev.kind.as_ref() {
-            "system" if ev.subtype.as_deref() == Some("init") => {
-                if ev.model.is_some() {
-                    self.model = ev.model;
-                }
+            "system" if ev.subtype.as_deref() == Some("init") && ev.model.is_some() => {
+                self.model = ev.model;
             }
             "assistant" => {
                 if let Some(m) = ev.message {
@@ -412,6 +423,29 @@ mod tests {
     }
 
     #[test]
+    fn protected_paths_become_sandbox_deny_writes() {
+        let mut r = req(Access::Workspace);
+        r.extra.protected_paths = vec![
+            PathBuf::from("/r/.git/HEAD"),
+            PathBuf::from("/r/.git/refs/heads/main"),
+        ];
+        let a = argv(&r);
+        let i = a.iter().position(|x| x == "--settings").unwrap();
+        let v: serde_json::Value = serde_json::from_str(&a[i + 1]).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"sandbox": {"enabled": true, "autoAllowBashIfSandboxed": true,
+                "filesystem": {"denyWrite": ["/r/.git/HEAD", "/r/.git/refs/heads/main"]}}})
+        );
+        // Without any, the plain workspace settings (and read-only never
+        // gets a sandbox to configure).
+        assert!(argv(&req(Access::Workspace)).contains(&WORKSPACE_SETTINGS.to_string()));
+        let mut ro = req(Access::ReadOnly);
+        ro.extra.protected_paths = vec![PathBuf::from("/r/.git/HEAD")];
+        assert!(!argv(&ro).iter().any(|x| x == "--settings"));
+    }
+
+    #[test]
     fn full_as_root_sets_is_sandbox_and_strips_nesting_vars() {
         let mut r = req(Access::Full);
         r.is_root = true;
@@ -521,6 +555,56 @@ mod tests {
         );
         // A successful tool call is not a denial.
         assert!(parse("claude-toolcall-stream.jsonl", 0).denials.is_empty());
+    }
+
+    /// Real claude 2.1.332 output (e2e suite, `baton ask`): with
+    /// `--json-schema` the model answers through the `StructuredOutput`
+    /// tool, and the result event carries `structured_output`.
+    #[test]
+    fn json_schema_answer_is_the_structured_output() {
+        let raw = fixture("claude-json-schema-structured-output-stream.jsonl");
+        let o = parse("claude-json-schema-structured-output-stream.jsonl", 0);
+        assert!(o.success);
+        assert!(o.denials.is_empty(), "{:?}", o.denials);
+        let msg = o.message.expect("message");
+        let advice = crate::ask::advice::extract(&msg).expect("valid advice");
+        assert_eq!(
+            advice.advice.recommendation,
+            "ASK-RECOMMENDATION: add a lock."
+        );
+        // The object comes from `structured_output`, not from `result`.
+        let text = String::from_utf8(raw).unwrap();
+        let mut lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let last = lines.last_mut().unwrap();
+        let structured = last["structured_output"].clone();
+        last["result"] = serde_json::Value::String(String::new());
+        let stripped: String = lines.iter().map(|v| format!("{v}\n")).collect();
+        let o = Agent::Claude.parse_transcript(stripped.as_bytes(), &ProcessExit::default());
+        let got: serde_json::Value = serde_json::from_str(&o.message.unwrap()).unwrap();
+        assert_eq!(got, structured);
+    }
+
+    /// Real claude 2.1.332 output: the model answered `--json-schema` with
+    /// text, claude nudged once (`[structured-output-enforce]`), got text
+    /// again and ended without `structured_output`: the text is the answer
+    /// (and `baton ask` repairs it).
+    #[test]
+    fn json_schema_text_answer_falls_back_to_the_result_text() {
+        let o = parse("claude-json-schema-text-answer-stream.jsonl", 0);
+        assert!(o.success);
+        assert_eq!(
+            o.message.as_deref(),
+            Some(r#"ASK-BAD: it is a race, add a lock. {"assessment": "a race"}"#)
+        );
+        let errors = crate::ask::advice::extract(o.message.as_deref().unwrap()).unwrap_err();
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.contains("`recommendation` is missing"))
+        );
     }
 
     #[test]

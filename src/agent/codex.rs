@@ -64,12 +64,16 @@ struct Event<'a> {
     message: Option<String>,
 }
 
+/// Borrowed where it can be: most items (reasoning, command output) are
+/// parsed only to be ignored, and need not be copied.
 #[derive(Deserialize)]
 struct Item<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
-    text: Option<String>,
-    message: Option<String>,
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Option<Cow<'a, str>>,
     command: Option<String>,
     #[serde(borrow)]
     aggregated_output: Option<Cow<'a, str>>,
@@ -109,10 +113,8 @@ impl Parser {
         };
         self.recognised = true;
         match ev.kind.as_ref() {
-            "thread.started" => {
-                if ev.thread_id.is_some() {
-                    self.session = ev.thread_id;
-                }
+            "thread.started" if ev.thread_id.is_some() => {
+                self.session = ev.thread_id;
             }
             "item.completed" => {
                 if let Some(item) = ev.item {
@@ -158,7 +160,7 @@ impl Parser {
         match item.kind.as_ref() {
             "agent_message" => {
                 if let Some(t) = item.text {
-                    self.message = Some(t);
+                    self.message = Some(t.into_owned());
                 }
             }
             "error" => {
@@ -399,6 +401,34 @@ mod tests {
         assert!(
             !a.iter().any(|x| x.contains("do it")),
             "prompt must not be in argv"
+        );
+    }
+
+    /// `--output-schema` is an exec-level flag: it goes before `resume <id>`,
+    /// where real codex 0.171.0 honours it on the resumed turn (the e2e
+    /// suite's `ask` repair round sees the json_schema text format again).
+    #[test]
+    fn output_schema_goes_before_resume() {
+        let mut r = req(Access::ReadOnly);
+        r.effort = None;
+        r.extra.output_schema = Some(("{}".into(), PathBuf::from("/r/.baton/ask/s.json")));
+        r.resume = Some("t-1".into());
+        assert_eq!(
+            argv(&r),
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--sandbox",
+                "read-only",
+                "-c",
+                "approvals_reviewer=\"user\"",
+                "--output-schema",
+                "/r/.baton/ask/s.json",
+                "resume",
+                "t-1",
+                "-"
+            ]
         );
     }
 

@@ -112,29 +112,27 @@ impl Parser {
                     self.tools.push((id, name));
                 }
             }
-            "tool_result" => {
-                if ev.status.as_deref().is_some_and(|s| s != "success") {
-                    let name = ev
-                        .tool_id
-                        .as_ref()
-                        .and_then(|id| self.tools.iter().find(|(i, _)| i == id))
-                        .map(|(_, n)| n.clone())
-                        .unwrap_or_else(|| "tool".into());
-                    let detail = ev
-                        .error
-                        .and_then(|e| e.message)
-                        .or_else(|| ev.output.map(|o| o.to_string()))
-                        .unwrap_or_default();
-                    // Undeclared (mutating) tools in default mode, denied policy calls.
-                    if detail.contains("not found")
-                        || detail.contains("denied")
-                        || detail.contains("not allowed")
-                    {
-                        self.denials.push(Denial {
-                            tool: name,
-                            detail: clip(&detail, 300),
-                        });
-                    }
+            "tool_result" if ev.status.as_deref().is_some_and(|s| s != "success") => {
+                let name = ev
+                    .tool_id
+                    .as_ref()
+                    .and_then(|id| self.tools.iter().find(|(i, _)| i == id))
+                    .map(|(_, n)| n.clone())
+                    .unwrap_or_else(|| "tool".into());
+                let detail = ev
+                    .error
+                    .and_then(|e| e.message)
+                    .or_else(|| ev.output.map(|o| o.to_string()))
+                    .unwrap_or_default();
+                // Undeclared (mutating) tools in default mode, denied policy calls.
+                if detail.contains("not found")
+                    || detail.contains("denied")
+                    || detail.contains("not allowed")
+                {
+                    self.denials.push(Denial {
+                        tool: name,
+                        detail: clip(&detail, 300),
+                    });
                 }
             }
             "result" => {

@@ -119,6 +119,19 @@ impl Agent {
         if !self.supported_access().contains(&req.access) {
             return Err(self.access_refusal(req.access));
         }
+        if self == Agent::Gemini && req.prompt.len() >= agy::MAX_PROMPT_ARG {
+            // Refused here rather than as an obscure E2BIG from exec.
+            return Err(Error::usage_hint(
+                format!(
+                    "the prompt is {} bytes; agy takes it as one argument, and Linux allows \
+                     less than {} KiB in one argument",
+                    req.prompt.len(),
+                    agy::MAX_PROMPT_ARG / 1024
+                ),
+                "shorten the task (point to files instead of pasting them), or use an agent \
+                 that reads the prompt on stdin",
+            ));
+        }
         Ok(match self {
             Agent::Codex => codex::command(req),
             Agent::Claude => claude::command(req),
@@ -230,6 +243,11 @@ pub struct Extra {
     /// the linked worktree's git metadata, so the peer can commit). Mapped to
     /// the CLI's own switch where its sandbox would otherwise refuse.
     pub writable_dirs: Vec<PathBuf>,
+    /// Paths the peer must not write even where its CLI's sandbox would let
+    /// it (`run --worktree`: the user's HEAD, index and branches, which
+    /// claude's sandbox opens up in a linked worktree). Only CLIs that widen
+    /// grants on their own need it.
+    pub protected_paths: Vec<PathBuf>,
 }
 
 /// The exact process baton will start. No shell is involved anywhere.
@@ -425,6 +443,80 @@ mod tests {
         assert_eq!(Access::parse("workspace").unwrap(), Access::Workspace);
         assert_eq!(Access::parse("full").unwrap(), Access::Full);
         assert!(Access::parse("root").is_err());
+    }
+
+    /// Invariants over every agent × access × resume × model/effort: the
+    /// prompt travels on stdin (agy: as the last argument, after `--print`),
+    /// the resume id and the model reach argv, and read-only is enforced or
+    /// refused, never dropped.
+    #[test]
+    fn every_agent_access_resume_and_model_combination() {
+        for agent in Agent::ALL {
+            let t = crate::models::table(agent);
+            for access in [Access::ReadOnly, Access::Workspace, Access::Full] {
+                for resume in [None, Some("sess-42")] {
+                    let model = t.default_model.or(t.aliases.first().map(|a| a.1));
+                    let req = Request {
+                        prompt: "PROMPT-TEXT".into(),
+                        access,
+                        model: model.map(str::to_string),
+                        effort: t.default_effort.map(str::to_string),
+                        resume: resume.map(str::to_string),
+                        cwd: PathBuf::from("/w"),
+                        profile: None,
+                        provider: None,
+                        timeout_secs: 60,
+                        is_root: false,
+                        missing_sandbox_deps: vec![],
+                        extra: Extra::default(),
+                    };
+                    let what = format!("{} {} {resume:?}", agent.name(), access.as_str());
+                    let spec = match agent.command(&req) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            assert_eq!(
+                                (agent, access),
+                                (Agent::Gemini, Access::ReadOnly),
+                                "{what}: {e}"
+                            );
+                            assert_eq!(e.kind(), "unsupported_access");
+                            continue;
+                        }
+                    };
+                    assert_eq!(spec.program, agent.binary(), "{what}");
+                    let argv = spec.args_lossy();
+                    if agent == Agent::Gemini {
+                        assert_eq!(spec.stdin, None, "{what}");
+                        assert_eq!(argv[argv.len() - 2..], ["--print", "PROMPT-TEXT"], "{what}");
+                    } else {
+                        assert_eq!(spec.stdin.as_deref(), Some("PROMPT-TEXT"), "{what}");
+                        assert!(!argv.iter().any(|a| a.contains("PROMPT-TEXT")), "{what}");
+                    }
+                    if let Some(id) = resume {
+                        assert!(argv.iter().any(|a| a == id), "{what}: {argv:?}");
+                    }
+                    if let Some(m) = model {
+                        assert!(argv.iter().any(|a| a == m), "{what}: {argv:?}");
+                    }
+                    if let Some(e) = t.default_effort {
+                        assert!(argv.iter().any(|a| a.contains(e)), "{what}: {argv:?}");
+                    }
+                    // agy has none: read-only was refused above.
+                    let read_only_switch = match agent {
+                        Agent::Codex => "read-only",
+                        Agent::Claude => "Read,Grep,Glob",
+                        Agent::Zai | Agent::Pi => "read,grep,find,ls",
+                        Agent::GeminiCli => "default",
+                        Agent::Gemini => continue,
+                    };
+                    assert_eq!(
+                        argv.iter().any(|a| a == read_only_switch),
+                        access == Access::ReadOnly,
+                        "{what}: {argv:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -132,10 +132,8 @@ impl Parser {
         };
         self.recognised = true;
         match ev.kind.as_ref() {
-            "session" => {
-                if self.session.is_none() {
-                    self.session = ev.id;
-                }
+            "session" if self.session.is_none() => {
+                self.session = ev.id;
             }
             "message_end" => {
                 if let Some(m) = ev

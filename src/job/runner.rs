@@ -51,24 +51,23 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
             }
         },
     );
-    let (result, stored) = match (outcome, &spec.worktree, &stop) {
+    let result = match (outcome, &spec.worktree, &stop) {
         (Ok(mut r), Some(s), Some(stop)) => {
             // Commit what the peer left, run --test-cmd: as `run --worktree`.
             worktree::finish(s, &spec.plan, &mut r, &job.dir, stop);
-            (r, false)
+            r
         }
-        // `execute` stored its result in the job directory already.
-        (Ok(r), _, _) => (r, true),
+        (Ok(r), _, _) => r,
         (Err(e), wt, _) => {
             eprintln!("baton job runner: {e}");
             // A worktree made for this job and never worked in goes again.
             if let (Some(s), None) = (wt, &spec.resumed_from) {
                 worktree::abandon(s);
             }
-            (failed(&spec, &job, &e), false)
+            failed(&spec, &job, &e)
         }
     };
-    job.finish(result, stored)?;
+    job.finish(result)?;
     Ok(0)
 }
 

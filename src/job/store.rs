@@ -466,28 +466,25 @@ impl Job {
 
     /// End the job with `result` (running → terminal). If the job already
     /// ended, nothing changes and the existing state is returned.
-    /// `stored`: `result.json` already holds exactly this result (`run::execute`
-    /// writes it), so the end is recorded with one durable write, not two.
-    pub fn finish(&self, result: RunResult, stored: bool) -> Result<State> {
+    pub fn finish(&self, result: RunResult) -> Result<State> {
         let _g = self.guard()?;
         let s = self.read_state()?;
-        self.finish_locked(s, result, stored)
+        self.finish_locked(s, result)
     }
 
-    fn finish_locked(&self, mut s: State, mut result: RunResult, stored: bool) -> Result<State> {
+    fn finish_locked(&self, mut s: State, mut result: RunResult) -> Result<State> {
         if s.status.is_terminal() {
             return Ok(s);
         }
-        let stored = stored && !matches!(result.status, Status::Error | Status::Running);
-        if !stored {
-            if matches!(result.status, Status::Error | Status::Running) {
-                result.status = Status::Failed;
-            }
-            result.job_id = Some(self.id.clone());
-            let b = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
-            // Result first: a terminal state always has its final result beside it.
-            fsutil::write_atomic(&self.result_path(), &b)?;
+        if matches!(result.status, Status::Error | Status::Running) {
+            result.status = Status::Failed;
         }
+        result.job_id = Some(self.id.clone());
+        let b = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
+        // Result first: a terminal state always has its final result beside
+        // it. Durable, unlike `run::execute`'s own copy: for a job this file
+        // is the only place the result is ever given.
+        fsutil::write_atomic(&self.result_path(), &b)?;
         s.status = JobState::from_status(result.status);
         s.ended_ms = Some(now_ms());
         s.session = result.session.clone();
@@ -522,11 +519,11 @@ impl Job {
                 process::killpg(pg, libc::SIGKILL);
             }
         }
-        let (result, stored) = match self.read_result() {
-            Ok(Some(r)) if r.status.is_terminal() => (r, true),
-            _ => (self.salvage(&s, how), false),
+        let result = match self.read_result() {
+            Ok(Some(r)) if r.status.is_terminal() => r,
+            _ => self.salvage(&s, how),
         };
-        self.finish_locked(s, result, stored)
+        self.finish_locked(s, result)
     }
 
     /// What can be known of a job whose runner died: the peer's output so far.
@@ -622,7 +619,7 @@ impl Job {
             return Ok(self.running_result(s));
         }
         match self.read_result()? {
-            // Not always in the file: the runner keeps `execute`'s own write.
+            // Always in the file too; set here so an old or salvaged one agrees.
             Some(r) => Ok(RunResult {
                 job_id: Some(self.id.clone()),
                 ..r
@@ -762,6 +759,7 @@ mod tests {
                 warnings: vec![],
                 child_depth: 1,
                 writable_dirs: vec![],
+                protected_paths: vec![],
             },
             command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
             program: PathBuf::from("/bin/true"),
@@ -794,13 +792,13 @@ mod tests {
         let mut r = job.running_result(&s);
         r.status = Status::Success;
         r.summary = "done".into();
-        let s = job.finish(r.clone(), false).unwrap();
+        let s = job.finish(r.clone()).unwrap();
         assert_eq!(s.status, JobState::Success);
         assert!(s.ended_ms.is_some());
         let first = fs::read(job.result_path()).unwrap();
         // Every later attempt leaves the ended job as it is.
         r.status = Status::Failed;
-        assert_eq!(job.finish(r, false).unwrap(), s);
+        assert_eq!(job.finish(r).unwrap(), s);
         assert_eq!(job.update(&sp, |s| s.peer_pgid = None).unwrap(), s);
         assert_eq!(job.settle(Ending::Lost).unwrap(), s);
         assert_eq!(fs::read(job.result_path()).unwrap(), first);

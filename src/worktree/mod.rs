@@ -6,7 +6,9 @@
 //!   commits, `--base` a commit, not read-only, globs) and creates nothing.
 //! - `prepare` makes `.baton/worktrees/<id>` on a new branch `baton/<id>` from
 //!   the base commit and returns the run's `Plan` moved there (`cwd`, the
-//!   brief, and `writable_dirs` so a sandboxed peer can commit). With
+//!   brief, `writable_dirs` so a sandboxed peer can commit, and
+//!   `protected_paths`: the rest of the user's git state, for a CLI whose
+//!   sandbox would open it up on its own, as claude's does). With
 //!   `--include-dirty` the user's uncommitted state is snapshotted through a
 //!   *temporary* index (a copy of theirs): `write-tree` gives the staged
 //!   tree, `add -A` + `write-tree` the work-tree state including untracked,
@@ -241,6 +243,7 @@ impl Checked {
     /// The plan moved into worktree `path` (pure: creates nothing).
     pub fn plan_for(&self, plan: &Plan, path: &Path, branch: &str, writable: Vec<PathBuf>) -> Plan {
         let mut p = plan.clone();
+        p.protected_paths = protected_paths(&self.common_dir, &writable);
         // (Joining an empty path would add a trailing `/`.)
         p.cwd = if self.rel_cwd.as_os_str().is_empty() {
             path.to_path_buf()
@@ -302,6 +305,43 @@ impl Checked {
             c.join("reftable"),
         ]
     }
+}
+
+/// What in the common git directory a sandboxed peer must not write, given
+/// the directories it is granted: every existing entry that is neither a
+/// grant nor on the way to one (so the user's HEAD, index, config, hooks,
+/// branches other than `baton/`, tags, packed-refs, other worktrees). codex
+/// only writes what it is granted; claude 2.1.332 opens the whole main
+/// `.git` to a sandboxed peer in a linked worktree, so it is told to deny
+/// these (a deny wins over a grant there, hence nothing granted may lie
+/// under one). Existing paths only: a sandbox makes a mount point for a
+/// missing one, which would be a new file in the user's `.git`.
+fn protected_paths(common: &Path, granted: &[PathBuf]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, granted: &[PathBuf], out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if granted.contains(&p) {
+                continue;
+            }
+            let on_the_way = granted.iter().any(|g| g.starts_with(&p));
+            if on_the_way && p.is_dir() && !p.is_symlink() {
+                walk(&p, granted, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    // Compare real paths: a symlink on the way must not hide a grant.
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let common = real(common);
+    let granted: Vec<PathBuf> = granted.iter().map(|g| real(g)).collect();
+    let mut out = Vec::new();
+    walk(&common, &granted, &mut out);
+    out
 }
 
 fn short(sha: &str) -> &str {
@@ -1057,6 +1097,77 @@ mod tests {
         assert!(n.contains("`src/**`"));
         assert!(n.contains("`make test`"));
         assert!(!n.contains("uncommitted changes, left"));
+    }
+
+    #[test]
+    fn protected_paths_are_the_users_git_state_around_the_grants() {
+        let d = tempfile::tempdir().unwrap();
+        let c = d.path().join(".git");
+        for dir in [
+            "objects/ab",
+            "refs/heads/baton",
+            "refs/heads/feature",
+            "refs/tags",
+            "logs/refs/heads/baton",
+            "worktrees/me",
+            "worktrees/other",
+            "hooks",
+        ] {
+            std::fs::create_dir_all(c.join(dir)).unwrap();
+        }
+        for f in [
+            "HEAD",
+            "index",
+            "config",
+            "packed-refs",
+            "refs/heads/main",
+            "refs/heads/baton/me",
+            "refs/heads/feature/x",
+            "logs/HEAD",
+            "logs/refs/heads/main",
+        ] {
+            std::fs::write(c.join(f), "x").unwrap();
+        }
+        let checked = Checked {
+            common_dir: c.clone(),
+            ..checked()
+        };
+        let granted: Vec<PathBuf> = checked
+            .writable_dirs(&c.join("worktrees/me"))
+            .into_iter()
+            .filter(|p| p.is_dir())
+            .collect();
+        let got = protected_paths(&c, &granted);
+        let rel: Vec<String> = got
+            .iter()
+            .map(|p| {
+                p.strip_prefix(c.canonicalize().unwrap())
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            rel,
+            [
+                "HEAD",
+                "config",
+                "hooks",
+                "index",
+                "logs/HEAD",
+                "logs/refs/heads/main",
+                "packed-refs",
+                "refs/heads/feature",
+                "refs/heads/main",
+                "refs/tags",
+                "worktrees/other",
+            ]
+        );
+        // Nothing granted is under a denied path (a deny would win).
+        for g in &granted {
+            let g = g.canonicalize().unwrap();
+            assert!(!got.iter().any(|p| g.starts_with(p)), "{}", g.display());
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@ fn async_then_wait(agent: Agent) {
     // It answered before the peer could have finished (node CLIs take seconds).
     assert!(s.took < Duration::from_secs(2), "{}", s.dump());
     let job = s.json["job_id"].as_str().expect("job_id").to_string();
-    let w = p.command(&["wait", &job, "--timeout", "180s"]);
+    let w = p.baton_exact(&["wait", &job, "--timeout", "180s"]);
     assert_eq!((w.code, w.status()), (0, "success"), "{}", w.dump());
     assert_eq!(w.json["job_id"], job.as_str());
     assert_eq!(
@@ -27,7 +27,7 @@ fn async_then_wait(agent: Agent) {
     );
     assert!(!w.session().is_empty());
     assert_eq!(turns(&id).len(), 1);
-    let logs = p.command(&["logs", &job]);
+    let logs = p.baton_exact(&["logs", &job]);
     assert!(
         logs.stdout
             .contains("» PLAIN-ANSWER: hello from the mock model."),
@@ -50,15 +50,15 @@ fn async_continue(agent: Agent) {
     let (_, first) = p.prompt("E2E-REMEMBER codeword=PAPAYA-7");
     let a = p.baton().args(["--async"]).access("workspace").run(&first);
     let job = a.json["job_id"].as_str().expect("job_id").to_string();
-    let a = p.command(&["wait", &job]);
+    let a = p.baton_exact(&["wait", &job]);
     assert_eq!((a.code, a.status()), (0, "success"), "{}", a.dump());
     let session = a.session();
 
     let (ws_id, ws) = p.prompt("E2E-WRITE");
-    let c = p.command(&["continue", &job, &ws]);
+    let c = p.baton_exact(&["continue", &job, &ws]);
     assert_eq!((c.code, c.status()), (0, "running"), "{}", c.dump());
     let next = c.json["job_id"].as_str().unwrap().to_string();
-    let w = p.command(&["wait", &next]);
+    let w = p.baton_exact(&["wait", &next]);
     assert_eq!((w.code, w.status()), (0, "success"), "{}", w.dump());
     assert_eq!(w.session(), session, "{}", w.dump());
     let t = turns(&ws_id);
@@ -93,7 +93,7 @@ fn async_cancel(agent: Agent) {
         tagged_processes(&s.tag).len() >= 2,
         "the runner and the peer should be running"
     );
-    let c = p.command(&["cancel", &job]);
+    let c = p.baton_exact(&["cancel", &job]);
     assert_eq!((c.code, c.status()), (130, "cancelled"), "{}", c.dump());
     assert!(
         eventually(Duration::from_secs(2), || tagged_processes(&s.tag)
@@ -101,7 +101,7 @@ fn async_cancel(agent: Agent) {
         "processes left after cancel: {:?}",
         tagged_processes(&s.tag)
     );
-    let again = p.command(&["cancel", &job]);
+    let again = p.baton_exact(&["cancel", &job]);
     assert_eq!(again.json, c.json);
 }
 

@@ -8,12 +8,16 @@
 //! Adding a module: `mod <area>;` below, then in it build a `Peer` per test
 //! (`support::Peer::new(Agent::Codex, "<unique name>")`), get a prompt with
 //! `peer.prompt("E2E-<MARKER>")` (add the scenario to scenarios.json), run
-//! `peer.baton()…run(&prompt)` and assert on the result and on
-//! `support::mock().requests_for(id)`.
+//! `peer.baton()…run(&prompt)` (`peer.ask()` for `baton ask`) and assert on
+//! the result and on `support::mock().requests_for(id)`; `mock::scenario_step`
+//! gives what a scenario told the mock to answer.
 
 mod mock;
 mod support;
 
+mod ask;
 mod claude_sandbox;
 mod jobs;
+mod plugin;
 mod run;
+mod worktree;

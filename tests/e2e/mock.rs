@@ -80,6 +80,23 @@ impl Recorded {
     }
 }
 
+/// The script (`scenarios.json`).
+pub fn script() -> Value {
+    serde_json::from_str(include_str!("scenarios.json"))
+        .expect("tests/e2e/scenarios.json is valid JSON")
+}
+
+/// Step `i` of scenario `name`, as written in the script (tests compare
+/// what baton reports with what the mock was told to answer).
+pub fn scenario_step(name: &str, i: usize) -> Value {
+    script()["scenarios"]
+        .as_array()
+        .and_then(|l| l.iter().find(|s| s["name"] == name))
+        .and_then(|s| s["steps"].get(i))
+        .cloned()
+        .unwrap_or_else(|| panic!("no step {i} in scenario {name}"))
+}
+
 pub struct Mock {
     pub addr: SocketAddr,
     log: Arc<Mutex<Vec<Recorded>>>,
@@ -87,8 +104,7 @@ pub struct Mock {
 
 impl Mock {
     pub fn start() -> Mock {
-        let script: Value = serde_json::from_str(include_str!("scenarios.json"))
-            .expect("tests/e2e/scenarios.json is valid JSON");
+        let script = script();
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
@@ -321,6 +337,9 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
         .unwrap_or(json!({"say": "E2E default answer."}));
     let ctx = Ctx {
         dir: token(&prompt, "dir=").unwrap_or_default(),
+        cwd: token(&prompt, BRIEF_CWD)
+            .or_else(|| token(&prompt, "dir="))
+            .unwrap_or_default(),
         tool_output: conv.last_tool_result.clone().unwrap_or_default(),
         history: conv.history_before_prompt.clone(),
     };
@@ -380,7 +399,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
     let usage = usage.unwrap_or_default();
     match api {
         Api::Responses => responses_stream(&stream, &body, &model, &action, usage, delay),
-        Api::Anthropic => anthropic_stream(&stream, &model, &action, usage, delay),
+        Api::Anthropic => anthropic_stream(&stream, &body, &model, &action, usage, delay),
         Api::Chat => chat_stream(&stream, &model, &action, usage, delay),
         Api::Gemini => gemini_stream(&stream, &model, &action, usage, delay),
         Api::Other => unreachable!(),
@@ -485,6 +504,17 @@ enum Item {
 /// blocks (codex `<environment_context>`, claude `<system-reminder>`,
 /// gemini-cli `<session_context>`) and codex's AGENTS.md preamble.
 fn real_prompt_text(text: &str) -> Option<String> {
+    // claude's nudge when a `--json-schema` answer came as text, not a prompt.
+    if text.trim_start().starts_with("[structured-output-enforce]") {
+        return None;
+    }
+    // claude's injected SKILL.md body after a `Skill` tool call.
+    if text
+        .trim_start()
+        .starts_with("Base directory for this skill:")
+    {
+        return None;
+    }
     let mut t = text.to_string();
     for tag in [
         "system-reminder",
@@ -669,8 +699,13 @@ fn conversation(api: Api, body: &Value) -> Conv {
 
 // ------------------------------------------------------------ answers ----
 
+/// How baton's brief names the peer's working directory (`prompt::brief`).
+const BRIEF_CWD: &str = "Work in this directory: ";
+
 struct Ctx {
     dir: String,
+    /// Where baton told the peer to work (a worktree), else `dir`.
+    cwd: String,
     tool_output: String,
     history: String,
 }
@@ -679,6 +714,7 @@ impl Ctx {
     fn fill(&self, s: &str) -> String {
         let mut out = s
             .replace("{dir}", &self.dir)
+            .replace("{cwd}", &self.cwd)
             .replace("{tool_output}", self.tool_output.trim());
         while let Some(a) = out.find("{history_has:") {
             let Some(b) = out[a..].find('}') else { break };
@@ -695,13 +731,32 @@ impl Ctx {
 }
 
 /// A step, API-neutral.
+#[derive(Clone)]
 enum Action {
     Say(String),
-    Write { path: String, content: String },
+    Write {
+        path: String,
+        content: String,
+    },
     Shell(String),
+    /// Invoke a skill by name (claude's `Skill` tool; elsewhere said as text).
+    Skill(String),
+    /// A JSON answer, through the structured-output channel the request
+    /// offers (claude's `StructuredOutput` tool), else as the text.
+    Json(Value),
 }
 
 impl Action {
+    /// For APIs whose structured output is plain text (codex's `text.format`
+    /// json_schema, pi, gemini-cli): a JSON answer is its text.
+    fn json_as_text(&self) -> Action {
+        match self {
+            Action::Json(v) => Action::Say(v.to_string()),
+            Action::Skill(name) => Action::Say(format!("(no skill tool here: {name})")),
+            a => a.clone(),
+        }
+    }
+
     fn from_step(step: &Value, ctx: &Ctx) -> Action {
         if let Some(w) = step.get("write") {
             let g = |k: &str| ctx.fill(w.get(k).and_then(Value::as_str).unwrap_or(""));
@@ -712,6 +767,12 @@ impl Action {
         }
         if let Some(s) = step.get("shell").and_then(Value::as_str) {
             return Action::Shell(ctx.fill(s));
+        }
+        if let Some(j) = step.get("json") {
+            return Action::Json(j.clone());
+        }
+        if let Some(s) = step.get("skill").and_then(Value::as_str) {
+            return Action::Skill(ctx.fill(s));
         }
         Action::Say(
             ctx.fill(
@@ -778,6 +839,7 @@ fn responses_stream(
     u: MockUsage,
     delay: u64,
 ) -> std::io::Result<()> {
+    let action = &action.json_as_text();
     let rid = next_id("resp");
     let tools = offered_tools(body);
     let has = |n: &str| tools.iter().any(|(_, t)| t == n);
@@ -806,6 +868,7 @@ fn responses_stream(
             }
         }
         Action::Shell(cmd) => shell_call(&tools, cmd),
+        Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
     let mut sse = Sse::start(s)?;
     let resp = |status: &str, output: Value, usage: Value| {
@@ -859,6 +922,7 @@ fn shell_call(tools: &[(String, String)], cmd: &str) -> Value {
 
 fn anthropic_stream(
     s: &TcpStream,
+    body: &Value,
     model: &str,
     action: &Action,
     u: MockUsage,
@@ -888,6 +952,20 @@ fn anthropic_stream(
             "Bash",
             json!({"command": cmd, "description": "run the check"}),
         ),
+        Action::Skill(name) => tool_use_block("Skill", json!({"skill": name})),
+        // `--json-schema` offers this tool and takes its input as the answer.
+        Action::Json(v)
+            if offered_tools(body)
+                .iter()
+                .any(|(_, n)| n == STRUCTURED_OUTPUT) =>
+        {
+            tool_use_block(STRUCTURED_OUTPUT, v.clone())
+        }
+        Action::Json(v) => (
+            json!({"type": "text", "text": ""}),
+            json!({"type": "text_delta", "text": v.to_string()}),
+            "end_turn",
+        ),
     };
     sse.send(
         Some("content_block_start"),
@@ -909,6 +987,9 @@ fn anthropic_stream(
     sse.send(Some("message_stop"), &json!({"type": "message_stop"}))
 }
 
+/// claude's structured-output tool (`--json-schema`).
+const STRUCTURED_OUTPUT: &str = "StructuredOutput";
+
 fn tool_use_block(name: &str, input: Value) -> (Value, Value, &'static str) {
     (
         json!({"type": "tool_use", "id": next_id("toolu"), "name": name, "input": {}}),
@@ -924,6 +1005,7 @@ fn chat_stream(
     u: MockUsage,
     delay: u64,
 ) -> std::io::Result<()> {
+    let action = &action.json_as_text();
     let id = next_id("chatcmpl");
     let chunk = |delta: Value, finish: Value| {
         json!({"id": id, "object": "chat.completion.chunk", "created": now(), "model": model,
@@ -963,6 +1045,7 @@ fn chat_stream(
             )?;
             "tool_calls"
         }
+        Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
     sse.send(None, &chunk(json!({}), json!(finish)))?;
     sse.send(
@@ -986,6 +1069,7 @@ fn gemini_stream(
     u: MockUsage,
     delay: u64,
 ) -> std::io::Result<()> {
+    let action = &action.json_as_text();
     let part = match action {
         Action::Say(t) => json!({"text": t}),
         Action::Write { path, content } => {
@@ -994,6 +1078,7 @@ fn gemini_stream(
         Action::Shell(cmd) => {
             json!({"functionCall": {"name": "run_shell_command", "args": {"command": cmd}}})
         }
+        Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
     let mut sse = Sse::start(s)?;
     if delay > 0 {
@@ -1022,7 +1107,14 @@ fn gemini_or_anthropic_helper(
         output: 4,
     };
     if api == Api::Anthropic {
-        return anthropic_stream(s, model, &Action::Say("Mock helper answer.".into()), u, 0);
+        return anthropic_stream(
+            s,
+            body,
+            model,
+            &Action::Say("Mock helper answer.".into()),
+            u,
+            0,
+        );
     }
     let cfg = body.get("generationConfig").cloned().unwrap_or(Value::Null);
     let schema = cfg
@@ -1091,8 +1183,21 @@ mod tests {
         );
         assert_eq!(real_prompt_text("# AGENTS.md instructions for /w"), None);
         assert_eq!(
+            real_prompt_text("Base directory for this skill: /p/skills/peer\n\n# Peer"),
+            None
+        );
+        assert_eq!(
             real_prompt_text("<system-reminder>r</system-reminder>\nE2E-PLAIN id=a").as_deref(),
             Some("E2E-PLAIN id=a")
+        );
+    }
+
+    #[test]
+    fn cwd_is_where_the_brief_says() {
+        let p = "You are a peer.\nWork in this directory: /r/.baton/worktrees/x\n<task>\nE2E-X id=a dir=/r\n</task>";
+        assert_eq!(
+            token(p, BRIEF_CWD).as_deref(),
+            Some("/r/.baton/worktrees/x")
         );
     }
 
@@ -1109,6 +1214,7 @@ mod tests {
     fn history_placeholder() {
         let c = Ctx {
             dir: String::new(),
+            cwd: String::new(),
             tool_output: String::new(),
             history: "the word PAPAYA-7 was said".into(),
         };

@@ -146,7 +146,51 @@ impl Peer {
 
     /// `baton run --agent <agent> …` in the work dir, with this peer's env.
     pub fn baton(&self) -> Baton {
-        let mut args: Vec<String> = vec!["run".into(), "--agent".into(), self.agent.name().into()];
+        self.command("run")
+    }
+
+    /// `baton ask --agent <agent> …` in the work dir, with this peer's env.
+    pub fn ask(&self) -> Baton {
+        self.command("ask")
+    }
+
+    /// `baton ask --agents <self>,<others>…` in this peer's work dir, with
+    /// the others' CLI config added to the env (each CLI has its own
+    /// variables, so they do not collide).
+    pub fn ask_many(&self, others: &[&Peer]) -> Baton {
+        let mut b = self.command("ask");
+        let mut names = vec![self.agent.name()];
+        for o in others {
+            names.push(o.agent.name());
+            for (k, v) in &o.env {
+                if !b.env.iter().any(|(have, _)| have == k) {
+                    b.env.push((k.clone(), v.clone()));
+                }
+            }
+        }
+        b.args = vec!["ask".into(), "--agents".into(), names.join(",")];
+        b
+    }
+
+    /// A CLI of `node_modules/.bin` (or any program) run directly, with only
+    /// this peer's env, in its work dir (tests of the CLIs themselves, not
+    /// of baton).
+    pub fn cli(&self, program: &str) -> Command {
+        let bin = cli_bin().join(program);
+        let mut c = Command::new(if bin.exists() {
+            bin
+        } else {
+            PathBuf::from(program)
+        });
+        c.env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.work)
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn command(&self, sub: &str) -> Baton {
+        let mut args: Vec<String> = vec![sub.into(), "--agent".into(), self.agent.name().into()];
         if self.agent == Agent::Pi {
             args.extend(["--provider", "mock", "--model", "mock-model"].map(String::from));
         }
@@ -161,7 +205,7 @@ impl Peer {
 
     /// `baton ARGS…` exactly (no `--timeout`/task appended) in the work dir
     /// with this peer's env and tag: the job commands (`wait`, `cancel`, …).
-    pub fn command(&self, args: &[&str]) -> Outcome {
+    pub fn baton_exact(&self, args: &[&str]) -> Outcome {
         let b = self.baton();
         let started = Instant::now();
         let child = Command::new(BATON)

@@ -1,0 +1,206 @@
+//! `baton agents` and `baton schema`.
+
+use crate::support::{Env, Run};
+
+/// `baton agents --json` with fake CLIs that report their versions the way
+/// the real ones do (`shared/realcli/fixtures/*-version*`).
+#[test]
+fn agents_lists_installed_clis_with_their_versions() {
+    let env = Env::new();
+    // codex: version on stdout, a warning on stderr.
+    env.fake(
+        "codex",
+        "echo 'WARNING: proceeding, even though we could not create PATH aliases' >&2\necho 'codex-cli 0.171.0'",
+    );
+    // pi prints its version on stderr.
+    env.fake("pi", "echo '0.73.1' >&2");
+    env.fake("claude", "echo '2.1.332 (Claude Code)'");
+    env.fake("gemini", "echo '0.61.0'");
+    // agy is not installed. Only the fakes are on PATH.
+    let r = Run::from(
+        env.baton()
+            .env("PATH", &env.bin)
+            .args(["agents", "--json"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["schema_version"], 1);
+    let agents = j["agents"].as_array().unwrap();
+    let names: Vec<&str> = agents.iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["codex", "claude", "gemini", "zai", "pi", "gemini-cli"]
+    );
+    let get = |n: &str| agents.iter().find(|a| a["name"] == n).unwrap();
+
+    let codex = get("codex");
+    assert_eq!(codex["installed"], true);
+    assert_eq!(codex["version"], "codex-cli 0.171.0");
+    assert_eq!(codex["default_effort"], "high");
+    assert_eq!(
+        codex["efforts"],
+        serde_json::json!(["low", "medium", "high", "xhigh"])
+    );
+    assert_eq!(
+        codex["access"],
+        serde_json::json!(["read-only", "workspace", "full"])
+    );
+    assert!(
+        codex["path"]
+            .as_str()
+            .unwrap()
+            .starts_with(&env.bin.display().to_string())
+    );
+
+    assert_eq!(get("pi")["version"], "0.73.1");
+    assert_eq!(get("zai")["version"], "0.73.1");
+    assert_eq!(get("zai")["binary"], "pi");
+    assert_eq!(get("zai")["default_model"], "glm-5.2");
+    assert_eq!(get("claude")["version"], "2.1.332 (Claude Code)");
+    assert_eq!(get("claude")["default_effort"], "xhigh");
+    assert_eq!(get("gemini-cli")["version"], "0.61.0");
+    assert_eq!(get("gemini-cli")["efforts"], serde_json::json!([]));
+
+    let agy = get("gemini");
+    assert_eq!(agy["binary"], "agy");
+    assert_eq!(agy["installed"], false);
+    assert!(agy["version"].is_null());
+    assert!(
+        agy["install_hint"]
+            .as_str()
+            .unwrap()
+            .contains("Antigravity")
+    );
+    assert_eq!(agy["access"], serde_json::json!(["workspace", "full"]));
+    assert_eq!(agy["default_model"], "gemini-3.7-flash");
+}
+
+#[test]
+fn agents_survives_clis_that_hang_or_fail() {
+    let env = Env::new();
+    // Only `--version` matters; a broken CLI that never answers it must not
+    // block the listing forever. (The limit is 15 s; the test allows 40.)
+    env.fake("claude", "exec /bin/sleep 300");
+    // The npm wrapper without its native binary (install scripts skipped).
+    env.fake(
+        "gemini",
+        "echo 'Error: gemini native binary not installed.' >&2\nexit 1",
+    );
+    let started = std::time::Instant::now();
+    let r = Run::from(
+        env.baton()
+            .env("PATH", &env.bin)
+            .args(["agents"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0);
+    assert!(started.elapsed() < std::time::Duration::from_secs(40));
+    let j = r.json();
+    let claude = &j["agents"][1];
+    assert_eq!(claude["installed"], true);
+    assert!(claude["version"].is_null(), "{claude}");
+    assert!(
+        claude["notes"].to_string().contains("no answer"),
+        "{claude}"
+    );
+    let gemini = &j["agents"][5];
+    assert!(gemini["version"].is_null(), "{gemini}");
+    assert!(
+        gemini["notes"]
+            .to_string()
+            .contains("native binary not installed"),
+        "{gemini}"
+    );
+}
+
+#[test]
+fn agents_text_mode() {
+    let env = Env::new();
+    env.fake("codex", "echo 'codex-cli 0.171.0'");
+    let r = Run::from(
+        env.baton()
+            .env("PATH", &env.bin)
+            .args(["agents", "--text"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.contains("codex"));
+    assert!(r.stdout.contains("codex-cli 0.171.0"));
+    assert!(!r.stdout.contains("install: npm install -g @openai/codex"));
+    assert!(
+        r.stdout
+            .contains("install: npm install -g @anthropic-ai/claude-code")
+    );
+}
+
+#[test]
+fn schema_describes_the_result() {
+    let env = Env::new();
+    let r = env.run(&["schema"]);
+    assert_eq!(r.code, 0);
+    let s = r.json();
+    assert_eq!(s["$id"], "https://baton.dev/schema/result-v1.json");
+    assert_eq!(s["title"], "RunResult");
+    let props = s["properties"].as_object().unwrap();
+    for f in [
+        "schema_version",
+        "status",
+        "summary",
+        "message",
+        "agent",
+        "model",
+        "effort",
+        "access",
+        "cwd",
+        "session",
+        "changed_files",
+        "usage",
+        "duration_ms",
+        "exit_code",
+        "log_path",
+        "warnings",
+        "error",
+    ] {
+        assert!(props.contains_key(f), "schema lacks {f}");
+    }
+    // The statuses a caller must handle are spelled out.
+    let text = s.to_string();
+    for st in ["success", "failed", "timeout", "cancelled"] {
+        assert!(text.contains(&format!("\"{st}\"")), "schema lacks {st}");
+    }
+}
+
+#[test]
+fn version_and_help() {
+    let env = Env::new();
+    let r = env.run(&["--version"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.starts_with("baton 0.1.0 ("), "{}", r.stdout);
+    let r = env.run(&["run", "--help"]);
+    assert_eq!(r.code, 0);
+    for flag in [
+        "--agent",
+        "--model",
+        "--effort",
+        "--access",
+        "--read-only",
+        "--full-access",
+        "--cwd",
+        "--prompt-file",
+        "--resume",
+        "--timeout",
+        "--idle-timeout",
+        "--profile",
+        "--provider",
+        "--raw",
+        "--dry-run",
+        "--json",
+        "--text",
+    ] {
+        assert!(r.stdout.contains(flag), "help lacks {flag}");
+    }
+}

@@ -1,0 +1,305 @@
+//! `baton run --worktree` against the real codex and claude (issue 7): the
+//! peer writes in `.baton/worktrees/<id>` on `baton/<id>`, baton commits
+//! what it left, the result describes the branch, and the user's checkout
+//! (files, index, HEAD, branches) is byte for byte what it was. A peer that
+//! commits by itself inside its sandbox proves the git grants baton passes.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::support::{Agent, Outcome, Peer, turns};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        // Never refresh the index as a side effect of looking at it.
+        .arg("--no-optional-locks")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Everything of the user's checkout baton must not touch: every file's
+/// bytes outside `.git` and `.baton`, the index file, HEAD, the branches
+/// other than baton's, and `git status`.
+fn checkout_state(work: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut m = BTreeMap::new();
+    fn walk(root: &Path, dir: &Path, m: &mut BTreeMap<String, Vec<u8>>) {
+        for e in fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().display().to_string();
+            if rel == ".git" || rel == ".baton" {
+                continue;
+            }
+            let ft = e.file_type().unwrap();
+            if ft.is_dir() {
+                walk(root, &p, m);
+            } else {
+                m.insert(rel, fs::read(&p).unwrap());
+            }
+        }
+    }
+    walk(work, work, &mut m);
+    let git_dir = work.join(".git");
+    m.insert(
+        ".git/index".into(),
+        fs::read(git_dir.join("index")).unwrap(),
+    );
+    m.insert(".git/HEAD".into(), fs::read(git_dir.join("HEAD")).unwrap());
+    let branches: String = git(
+        work,
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/heads",
+        ],
+    )
+    .lines()
+    .filter(|l| !l.starts_with("refs/heads/baton/"))
+    .map(|l| format!("{l}\n"))
+    .collect();
+    m.insert("git branches".into(), branches.into_bytes());
+    m.insert(
+        "git status".into(),
+        git(work, &["status", "--porcelain=v1", "--untracked-files=all"]).into_bytes(),
+    );
+    m
+}
+
+fn assert_unchanged(before: &BTreeMap<String, Vec<u8>>, work: &Path, o: &Outcome) {
+    let after = checkout_state(work);
+    for (k, v) in before {
+        assert_eq!(
+            after.get(k),
+            Some(v),
+            "the user's checkout changed: {k}\n{}",
+            o.dump()
+        );
+    }
+    let new: Vec<_> = after.keys().filter(|k| !before.contains_key(*k)).collect();
+    assert!(new.is_empty(), "new files in the user's checkout: {new:?}");
+}
+
+/// The user has work in progress: an edited tracked file and an untracked
+/// one. Without `--include-dirty` it stays theirs alone.
+fn dirty_user(p: &Peer) {
+    fs::write(
+        p.work.join("README.md"),
+        "e2e work dir\nuser edit, unsaved\n",
+    )
+    .unwrap();
+    fs::write(p.work.join("notes.txt"), "the user's own notes\n").unwrap();
+}
+
+/// The `worktree` object, checked against git itself: path and branch named
+/// after the run, the branch checked out there, base = the user's HEAD,
+/// and diffstat = `git diff --shortstat base..branch`.
+fn check_worktree(p: &Peer, o: &Outcome) -> (PathBuf, String, Value) {
+    let w = o.json["worktree"].clone();
+    assert!(w.is_object(), "no worktree object\n{}", o.dump());
+    assert!(w.get("error").is_none(), "{}", o.dump());
+    let id = w["id"].as_str().expect("worktree.id").to_string();
+    let path = PathBuf::from(w["path"].as_str().unwrap());
+    assert_eq!(
+        fs::canonicalize(&path).unwrap(),
+        fs::canonicalize(p.work.join(".baton/worktrees").join(&id)).unwrap()
+    );
+    let branch = format!("baton/{id}");
+    assert_eq!(w["branch"], branch.as_str());
+    assert_eq!(w["merge_hint"], format!("git merge {branch}"));
+    assert_eq!(
+        git(&path, &["symbolic-ref", "HEAD"]).trim(),
+        format!("refs/heads/{branch}")
+    );
+    let base = git(&p.work, &["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(w["base"], base.as_str());
+    assert_eq!(
+        w["head"].as_str(),
+        Some(git(&path, &["rev-parse", "HEAD"]).trim())
+    );
+    // Nothing is left uncommitted in the worktree.
+    assert_eq!(git(&path, &["status", "--porcelain"]), "", "{}", o.dump());
+    let d = &w["diffstat"];
+    let stat = git(&p.work, &["diff", "--shortstat", &base, &branch]);
+    let n = |word: &str| -> u64 {
+        stat.split(',')
+            .find(|s| s.contains(word))
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(0)
+    };
+    assert_eq!(
+        (
+            d["files"].as_u64(),
+            d["insertions"].as_u64(),
+            d["deletions"].as_u64()
+        ),
+        (
+            Some(n("changed")),
+            Some(n("insertion")),
+            Some(n("deletion"))
+        ),
+        "diffstat vs `{}`",
+        stat.trim()
+    );
+    (path, branch, w)
+}
+
+fn subjects(w: &Value) -> Vec<String> {
+    w["commits"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|c| c["subject"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// One real write task in a worktree: the file lands in the worktree, on
+/// the branch, in baton's commit; the user's checkout is untouched.
+fn write_task(agent: Agent) {
+    let p = Peer::new(agent, "wt-write");
+    dirty_user(&p);
+    let before = checkout_state(&p.work);
+    let (id, task) = p.prompt("E2E-WT-WRITE");
+    let o = p.baton().args(["--worktree"]).run(&task);
+    assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    assert!(o.message().contains("WT-DONE"), "{}", o.dump());
+    let (path, branch, w) = check_worktree(&p, &o);
+    // The peer worked in the worktree: baton's brief named it, the write
+    // went there, and the result's cwd is there.
+    assert_eq!(
+        fs::canonicalize(o.json["cwd"].as_str().unwrap()).unwrap(),
+        fs::canonicalize(&path).unwrap()
+    );
+    let t = turns(&id);
+    assert!(
+        t[0].prompt.contains(&path.display().to_string()),
+        "the brief must name the worktree"
+    );
+    assert_eq!(t.len(), 2, "the write, then the final answer");
+    let content = "worktree line 1\nworktree line 2\n";
+    assert_eq!(
+        fs::read_to_string(path.join("wt.txt")).ok().as_deref(),
+        Some(content)
+    );
+    assert_eq!(w["changed_files"], json!(["wt.txt"]), "{}", o.dump());
+    assert_eq!(
+        w["diffstat"],
+        json!({"files": 1, "insertions": 2, "deletions": 0})
+    );
+    // One commit, baton's, holding exactly the file.
+    let s = subjects(&w);
+    assert_eq!(s.len(), 1, "{}", o.dump());
+    assert!(
+        s[0].starts_with(&format!("baton: {} run", agent.name())),
+        "{s:?}"
+    );
+    assert_eq!(
+        git(&p.work, &["show", &format!("{branch}:wt.txt")]),
+        content
+    );
+    assert_eq!(
+        git(&p.work, &["show", "--format=", "--name-only", &branch]).trim(),
+        "wt.txt"
+    );
+    // Not carried without --include-dirty, and the user's edits stay theirs.
+    assert_eq!(
+        fs::read_to_string(path.join("README.md")).unwrap(),
+        "e2e work dir\n"
+    );
+    assert!(!path.join("notes.txt").exists());
+    assert!(!p.work.join("wt.txt").exists());
+    assert_unchanged(&before, &p.work, &o);
+}
+
+/// The peer commits by itself inside its sandbox (a linked worktree's git
+/// metadata lives in the user's `.git`, outside the worktree: baton grants
+/// exactly the parts a commit writes), leaves one more file that baton
+/// commits on top, then tries to move the user's branch and write their
+/// index, which the sandbox refuses. The peer's commit is kept.
+fn peer_commits(agent: Agent) {
+    let p = Peer::new(agent, "wt-commit");
+    // The peer commits with the user's identity, as on a real machine (claude
+    // asks approval for `git -c …`, so headless it would be denied).
+    fs::write(
+        p.home.join(".gitconfig"),
+        "[user]\n\tname = peer\n\temail = peer@example.invalid\n",
+    )
+    .unwrap();
+    dirty_user(&p);
+    let before = checkout_state(&p.work);
+    let (id, task) = p.prompt("E2E-WT-COMMIT");
+    let o = p.baton().args(["--worktree"]).run(&task);
+    assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    assert_eq!(turns(&id).len(), 5, "two writes, commit, escape, answer");
+    // The escape attempt ran (it was not merely denied permission) and the
+    // sandbox refused both writes.
+    assert!(
+        o.message().contains("MAIN-KEPT") && o.message().contains("INDEX-KEPT"),
+        "the peer must not move the user's branch or write their index\n{}",
+        o.dump()
+    );
+    assert!(
+        !o.message().contains("MOVED") && !o.message().contains("WRITTEN"),
+        "{}",
+        o.dump()
+    );
+    let (path, branch, w) = check_worktree(&p, &o);
+    let s = subjects(&w);
+    assert_eq!(s.len(), 2, "{}", o.dump());
+    assert_eq!(s[0], "peer: add peer.txt");
+    assert!(
+        s[1].starts_with(&format!("baton: {} run", agent.name())),
+        "{s:?}"
+    );
+    assert_eq!(
+        w["changed_files"],
+        json!(["left.txt", "peer.txt"]),
+        "{}",
+        o.dump()
+    );
+    // The peer's commit holds its file; baton's holds what was left.
+    assert_eq!(
+        git(
+            &p.work,
+            &["show", "--format=", "--name-only", &format!("{branch}~1")]
+        )
+        .trim(),
+        "peer.txt"
+    );
+    assert_eq!(
+        git(&p.work, &["show", "--format=", "--name-only", &branch]).trim(),
+        "left.txt"
+    );
+    assert!(path.join("left.txt").exists() && path.join("peer.txt").exists());
+    assert_unchanged(&before, &p.work, &o);
+}
+
+macro_rules! codex_and_claude {
+    ($($scenario:ident),* $(,)?) => {$(
+        mod $scenario {
+            use crate::support::Agent;
+            #[test]
+            #[ignore = "e2e: needs the real CLIs (make e2e)"]
+            fn codex() { super::$scenario(Agent::Codex) }
+            #[test]
+            #[ignore = "e2e: needs the real CLIs (make e2e)"]
+            fn claude() { super::$scenario(Agent::Claude) }
+        }
+    )*};
+}
+
+codex_and_claude!(write_task, peer_commits);
