@@ -7,6 +7,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::error::{Error, Result};
+use crate::job::args as job;
 
 pub const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
@@ -63,6 +64,25 @@ pub enum Command {
     /// Worktrees made by `run --worktree`: list or remove them.
     #[command(subcommand)]
     Worktree(WorktreeCommand),
+    /// Wait for a background job to end and print its result.
+    Wait(job::WaitArgs),
+    /// Print a background job's state without waiting.
+    Status(job::IdArgs),
+    /// Print a job's result if it ended, else its running status.
+    Result(job::IdArgs),
+    /// Stop a background job and its whole process tree.
+    Cancel(job::IdArgs),
+    /// List background jobs (running first).
+    Jobs(job::JobsArgs),
+    /// Show a job's progress: messages, commands, file changes, errors.
+    Logs(job::LogsArgs),
+    /// Start a job that continues the peer session of an earlier job.
+    Continue(job::ContinueArgs),
+    /// Remove ended jobs and their logs.
+    Prune(job::PruneArgs),
+    /// The background job runner (started by `run --async`).
+    #[command(name = "__job-runner", hide = true)]
+    JobRunner(job::RunnerArgs),
 }
 
 #[derive(Debug, Clone, Args, Default)]

@@ -6,7 +6,8 @@
 //! table), `process` (spawn, process groups, timeouts), `git` (changed
 //! files), `result` (the public JSON), `output` (printers), `error` (tool
 //! errors and exit codes), `fsutil` (private, atomic state files), `ids`,
-//! `worktree` (`run --worktree` and `baton worktree`).
+//! `worktree` (`run --worktree` and `baton worktree`), `job` (background
+//! jobs: store, runner, wait/cancel/logs).
 
 pub mod agent;
 pub mod agents_cmd;
@@ -16,6 +17,7 @@ pub mod error;
 pub mod fsutil;
 pub mod git;
 pub mod ids;
+pub mod job;
 pub mod models;
 pub mod output;
 pub mod process;
@@ -93,6 +95,15 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
             Ok(0)
         }
         Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
+        Some(Command::Wait(a)) => job::wait(a, mode),
+        Some(Command::Status(a)) => job::status(a, mode),
+        Some(Command::Result(a)) => job::result(a, mode),
+        Some(Command::Cancel(a)) => job::cancel(a, mode),
+        Some(Command::Jobs(a)) => job::list(a, mode),
+        Some(Command::Logs(a)) => job::logs::logs(a, mode),
+        Some(Command::Continue(a)) => job::continue_job(a, mode),
+        Some(Command::Prune(a)) => job::prune(a, mode),
+        Some(Command::JobRunner(a)) => job::run_runner(a),
     }
 }
 
@@ -110,7 +121,12 @@ fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
         return Ok(0);
     }
     if args.detach {
-        return Err(Error::usage("--async is not available yet in this build"));
+        let place = match &worktree {
+            Some(c) => job::Place::NewWorktree(c),
+            None => job::Place::Cwd,
+        };
+        job::print_started(&job::start(&plan, place, None)?, mode);
+        return Ok(0);
     }
     if let Some(c) = worktree {
         return worktree::run(plan, &c, mode);

@@ -5,6 +5,7 @@ mod support;
 
 mod agents;
 mod ask;
+mod jobs;
 mod json;
 mod plugin;
 mod run;

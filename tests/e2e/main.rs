@@ -17,6 +17,7 @@ mod support;
 
 mod ask;
 mod claude_sandbox;
+mod jobs;
 mod plugin;
 mod run;
 mod worktree;

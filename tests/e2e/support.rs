@@ -203,6 +203,30 @@ impl Peer {
         }
     }
 
+    /// `baton ARGS…` exactly (no `--timeout`/task appended) in the work dir
+    /// with this peer's env and tag: the job commands (`wait`, `cancel`, …).
+    pub fn baton_exact(&self, args: &[&str]) -> Outcome {
+        let b = self.baton();
+        let started = Instant::now();
+        let child = Command::new(BATON)
+            .env_clear()
+            .envs(b.env.iter().map(|(k, v)| (k, v)))
+            .env("BATON_E2E_TAG", &b.tag)
+            .current_dir(&b.cwd)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start baton");
+        Running {
+            child,
+            started,
+            tag: b.tag,
+        }
+        .wait()
+    }
+
     /// Every file under the CLI's config home whose name or text holds `s`
     /// (where the CLI keeps its sessions).
     pub fn files_mentioning(&self, s: &str) -> Vec<PathBuf> {

@@ -1,0 +1,74 @@
+//! Command-line arguments of the job commands (used by `cli::Command`).
+//!
+//! Job ids are taken as raw `OsString`s so that every malformed id (NUL,
+//! non-UTF-8, traversal) reaches `store::check_id` and gets the same
+//! `invalid_job_id` answer.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::Args;
+
+#[derive(Debug, Clone, Args)]
+pub struct IdArgs {
+    /// The job id printed by `baton run --async`.
+    #[arg(value_name = "ID")]
+    pub id: OsString,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WaitArgs {
+    #[arg(value_name = "ID")]
+    pub id: OsString,
+    /// Stop waiting (not the job) after this long and print the running status.
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct JobsArgs {
+    /// List every job (default: running jobs and the most recent others).
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LogsArgs {
+    #[arg(value_name = "ID")]
+    pub id: OsString,
+    /// Keep printing as the peer works, until the job ends.
+    #[arg(long, short = 'f')]
+    pub follow: bool,
+    /// Print the peer's raw output stream instead of rendering it.
+    #[arg(long)]
+    pub raw: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ContinueArgs {
+    /// The job whose peer session to continue.
+    #[arg(value_name = "ID")]
+    pub id: OsString,
+    /// The follow-up task (or pipe it on stdin).
+    #[arg(value_name = "TASK")]
+    pub task: Vec<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PruneArgs {
+    /// Remove jobs that ended longer ago than this (e.g. 12h, 7d, 0 for all).
+    #[arg(long, value_name = "DURATION", default_value = "7d")]
+    pub older_than: String,
+    /// Show what would be removed, remove nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `baton __job-runner <DIR> --lock-fd N` (hidden; started by the launcher).
+#[derive(Debug, Clone, Args)]
+pub struct RunnerArgs {
+    pub dir: PathBuf,
+    /// The descriptor of the job's lock, already locked by the launcher.
+    #[arg(long)]
+    pub lock_fd: Option<i32>,
+}

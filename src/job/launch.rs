@@ -1,0 +1,204 @@
+//! Starting a job: everything that can fail is checked by the caller before
+//! this runs (plan, command, peer installed), so errors come back at once.
+//!
+//! The launcher creates the job directory, takes the runner's lock itself and
+//! hands the locked descriptor to the runner it spawns. The lock is therefore
+//! held from before `state.json` exists until the runner dies: there is no
+//! moment at which the job reads `running` but could be mistaken for lost.
+//!
+//! Only `state.json` is written (atomically, fsynced) before the launcher
+//! answers: the spec travels to the runner on its stdin and the runner
+//! stores it, so the caller waits for one durable write, not two.
+
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use super::store::{Job, STORE_VERSION, Spec, State, Store, StoredCommand, now_ms};
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::ids;
+use crate::result::RunResult;
+use crate::run::Plan;
+use crate::worktree;
+
+/// The hidden subcommand the runner is started with.
+pub const RUNNER_COMMAND: &str = "__job-runner";
+
+/// Where a job's peer works.
+pub enum Place<'a> {
+    /// Where the plan says (its `cwd`).
+    Cwd,
+    /// A new worktree (`run --async --worktree`), made before the launcher
+    /// answers so its errors come back at once.
+    NewWorktree(&'a worktree::Checked),
+    /// The worktree of an earlier job (`continue`): the peer works there
+    /// again and baton commits what it leaves, as after the first job.
+    Worktree(Box<worktree::Session>),
+}
+
+/// Start `plan` as a background job; returns its `running` result.
+pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<RunResult> {
+    // Before anything exists: an unenforceable access mode is exit 2, a
+    // missing CLI exit 127, as for `run`.
+    let program = plan.program(&plan.command()?)?;
+    let store = Store::here()?;
+    store.create()?;
+    let id = ids::new_id();
+    let job = store.job(&id);
+    fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&job.dir)
+        .map_err(|e| Error::io(format!("creating {}", job.dir.display()), e))?;
+    let new_worktree = matches!(place, Place::NewWorktree(_));
+    let (plan, session) = match place {
+        Place::Cwd => (plan.clone(), None),
+        Place::NewWorktree(c) => match worktree::prepare(c, plan, &id, Some(&id)) {
+            Ok((p, s)) => (p, Some(s)),
+            Err(e) => {
+                let _ = fs::remove_dir_all(&job.dir);
+                return Err(e);
+            }
+        },
+        Place::Worktree(mut s) => {
+            s.job_id = Some(id.clone());
+            (plan.clone(), Some(*s))
+        }
+    };
+    let launched = plan
+        .command()
+        .and_then(|spec| StoredCommand::from_spec(&spec))
+        .and_then(|command| {
+            launch(
+                &job,
+                &plan,
+                command,
+                &program,
+                resumed_from,
+                session.clone(),
+            )
+        });
+    match launched {
+        Ok(state) => {
+            if let (Some(s), Some(pid)) = (&session, state.runner_pid) {
+                claim_worktree(s, &job.id, pid);
+            }
+            Ok(job.running_result(&state))
+        }
+        Err(e) => {
+            // A job that never started leaves nothing behind.
+            if let (Some(s), true) = (&session, new_worktree) {
+                worktree::abandon(s);
+            }
+            let _ = fs::remove_dir_all(&job.dir);
+            Err(e)
+        }
+    }
+}
+
+/// The worktree's record names the process working in it (that is how
+/// `baton worktree list`/`remove` tell a busy worktree): the runner, not
+/// this launcher, which exits at once.
+fn claim_worktree(s: &worktree::Session, job_id: &str, runner: u32) {
+    if let Some(mut r) = worktree::store::load(&s.root, &s.id) {
+        r.pid = Some(runner);
+        r.job_id = Some(job_id.to_string());
+        r.finished_ms = None;
+        r.status = None;
+        let _ = worktree::store::save(&s.root, &r);
+    }
+}
+
+fn launch(
+    job: &Job,
+    plan: &Plan,
+    command: StoredCommand,
+    program: &Path,
+    resumed_from: Option<String>,
+    worktree: Option<worktree::Session>,
+) -> Result<State> {
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(job.lock_path())
+        .map_err(|e| Error::io(format!("creating {}", job.lock_path().display()), e))?;
+    lock.lock()
+        .map_err(|e| Error::io(format!("locking {}", job.lock_path().display()), e))?;
+    let spec = Spec {
+        version: STORE_VERSION,
+        id: job.id.clone(),
+        created_ms: now_ms(),
+        plan: plan.clone(),
+        command,
+        program: program.to_path_buf(),
+        resumed_from,
+        worktree,
+    };
+    let spec_json = serde_json::to_vec(&spec).map_err(|e| Error::Internal(e.to_string()))?;
+    let log = fsutil::create_private(&job.runner_log())?;
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::io("finding baton's own executable to start the job runner", e))?;
+
+    // Held across the spawn: the runner's first state update waits for the
+    // initial state below instead of racing it.
+    job.with_guard(|| {
+        let fd = lock.as_raw_fd();
+        let mut cmd = Command::new(&exe);
+        cmd.arg(RUNNER_COMMAND)
+            .arg(&job.dir)
+            .arg("--lock-fd")
+            .arg(fd.to_string())
+            .current_dir(&job.dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::from(
+                log.try_clone()
+                    .map_err(|e| Error::io("duplicating runner.log", e))?,
+            ))
+            .stderr(Stdio::from(log));
+        // SAFETY: only async-signal-safe calls (setsid, fcntl) between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                // Its own session: the job outlives the caller's terminal,
+                // shell and process group.
+                if libc::setsid() == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                // The locked descriptor survives exec; the runner re-marks it
+                // close-on-exec at once so the peer does not inherit it.
+                let flags = libc::fcntl(fd, libc::F_GETFD);
+                if flags == -1 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let mut child = cmd.spawn().map_err(|e| Error::Spawn {
+            binary: exe.display().to_string(),
+            source: e,
+        })?;
+        let mut state = State::initial(&spec);
+        state.runner_pid = Some(child.id());
+        // Written while the runner starts (it reads it at once, so a spec
+        // larger than the pipe's buffer only waits for that).
+        let sent = child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(&spec_json);
+        if let Err(e) = sent {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Error::io("handing the job to its runner", e));
+        }
+        // The runner is not our business any more (it is reparented when we exit).
+        drop(child);
+        job.write_initial(&state)?;
+        Ok(state)
+    })
+}

@@ -1,0 +1,673 @@
+//! Background jobs: `run --async`, `wait`, `status`, `result`, `cancel`,
+//! `jobs`, `logs`, `continue`, `prune`.
+//!
+//! Theory of operation:
+//! - `run --async` validates everything `run` would (so usage errors and a
+//!   missing CLI come back at once), then `launch` writes the job directory
+//!   and starts baton itself as the runner (`__job-runner`, `runner`) in its
+//!   own session, handing it the job's lock already locked. It prints the
+//!   `running` result and exits; the job outlives the caller.
+//! - The runner holds that lock for its whole life and supervises the peer
+//!   exactly as `run` does, with the logs in the job directory, then writes
+//!   `result.json` and the terminal state (`store`).
+//! - The lock is the only liveness signal: the kernel releases it however the
+//!   runner dies. `wait` blocks on a shared lock of the same file in a helper
+//!   thread (zero CPU, woken by the kernel the moment the runner exits);
+//!   `status`/`jobs` probe it without blocking; a `running` job whose lock is
+//!   free is recorded as `lost`.
+//! - `cancel` signals the runner (SIGTERM), which stops the peer's process
+//!   group and records `cancelled`; once the runner is gone, anything left in
+//!   the peer's group is killed.
+//!
+//! Every command that prints a job's result exits as `run` would have for
+//! that result (`Status::exit_code`); a job still running is 0.
+
+pub mod args;
+pub mod launch;
+pub mod logs;
+pub mod render;
+pub mod runner;
+pub mod store;
+
+use std::io::Write;
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use self::args::{ContinueArgs, IdArgs, JobsArgs, PruneArgs, WaitArgs};
+use self::store::{Ending, Job, State, Store, now_ms};
+use crate::cli::{RunArgs, parse_duration};
+use crate::error::{Error, Result};
+use crate::output::{self, Mode};
+use crate::result::{RunResult, SCHEMA_VERSION};
+use crate::{process, run};
+
+pub use self::launch::{Place, start};
+
+/// How many ended jobs `jobs` shows without `--all` (running ones always show).
+pub const RECENT: usize = 20;
+
+/// `baton status ID`: the job's record, without blocking.
+pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(&a.id)?;
+    let s = job.refresh()?;
+    let view = View::new(&job, &s, now_ms());
+    match mode {
+        Mode::Json => output::json_line(&Versioned {
+            schema_version: SCHEMA_VERSION,
+            inner: &view,
+        }),
+        Mode::Text => print_text(&view.text_block()),
+    }
+    Ok(s.status.status().exit_code())
+}
+
+/// `baton result ID`: the result if the job ended, else its running status.
+pub fn result(a: IdArgs, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(&a.id)?;
+    let s = job.refresh()?;
+    print_job_result(&job, &s, mode)
+}
+
+/// `baton wait ID [--timeout D]`.
+pub fn wait(a: WaitArgs, mode: Mode) -> Result<i32> {
+    let timeout = a.timeout.as_deref().map(parse_duration).transpose()?;
+    let job = Store::here()?.open(&a.id)?;
+    let s = wait_for_end(&job, timeout)?;
+    print_job_result(&job, &s, mode)
+}
+
+/// `baton cancel ID`: idempotent; a job that already ended keeps its result.
+pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(&a.id)?;
+    let s = cancel_job(&job)?;
+    print_job_result(&job, &s, mode)
+}
+
+fn print_job_result(job: &Job, s: &State, mode: Mode) -> Result<i32> {
+    let r = job.result(s)?;
+    output::print_result(&r, mode);
+    Ok(r.status.exit_code())
+}
+
+/// Block until the runner is gone or `timeout` passes; the state then.
+///
+/// The helper thread sleeps in the kernel on a shared lock of the file the
+/// runner holds exclusively: no polling, and it wakes as soon as the runner
+/// exits, however it exits.
+pub fn wait_for_end(job: &Job, timeout: Option<Duration>) -> Result<State> {
+    let s = job.refresh()?;
+    if s.status.is_terminal() {
+        return Ok(s);
+    }
+    let rx = on_runner_exit(job)?;
+    let woke = match timeout {
+        None => rx.recv().ok(),
+        Some(t) => rx.recv_timeout(t).ok(),
+    };
+    match woke {
+        Some(Ok(())) => job.refresh(),
+        Some(Err(e)) => Err(Error::io(format!("waiting for job {}", job.id), e)),
+        // The wait timed out, not the job.
+        None => job.read_state(),
+    }
+}
+
+/// A channel that receives once the job's runner has exited.
+pub fn on_runner_exit(job: &Job) -> Result<mpsc::Receiver<std::io::Result<()>>> {
+    let lock = job.open_lock()?;
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let r = lock.lock_shared();
+        // Released at once: holding it would only slow other observers.
+        drop(lock);
+        let _ = tx.send(r);
+    });
+    Ok(rx)
+}
+
+fn cancel_job(job: &Job) -> Result<State> {
+    let s = job.refresh()?;
+    if s.status.is_terminal() {
+        return Ok(s);
+    }
+    let gone = on_runner_exit(job)?;
+    if let Some(pid) = s.runner_pid {
+        signal_runner(job, pid, libc::SIGTERM);
+    }
+    // The runner stops the peer's group (SIGTERM, grace, SIGKILL), commits a
+    // worktree job's work, and records `cancelled`; give it that and a margin.
+    if gone
+        .recv_timeout(run::KILL_GRACE + Duration::from_secs(30))
+        .is_err()
+    {
+        let s = job.read_state()?;
+        if let Some(pid) = s.runner_pid {
+            signal_runner(job, pid, libc::SIGKILL);
+        }
+        if let Some(pg) = s.peer_pgid {
+            process::killpg(pg as libc::pid_t, libc::SIGKILL);
+        }
+        let _ = gone.recv_timeout(Duration::from_secs(5));
+    }
+    if job.runner_alive() {
+        return Err(Error::Internal(format!(
+            "the runner of job {} did not stop; see {}",
+            job.id,
+            job.runner_log().display()
+        )));
+    }
+    // If the runner died before recording an end, it ended by our hand.
+    let s = job.settle(Ending::Cancelled)?;
+    if let Some(pg) = s.peer_pgid {
+        let pg = pg as libc::pid_t;
+        if process::group_alive(pg) {
+            process::killpg(pg, libc::SIGKILL);
+        }
+    }
+    Ok(s)
+}
+
+/// Signal the runner only while its lock shows it alive. On Linux the pid is
+/// pinned with a pidfd first, so a pid reused after the runner's exit cannot
+/// be signalled by mistake.
+fn signal_runner(job: &Job, pid: u32, sig: i32) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        // SAFETY: plain syscall; a non-negative result is a new descriptor we own.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+        if fd >= 0 {
+            // SAFETY: `fd` was just returned by pidfd_open.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd as i32) };
+            // The pidfd names the runner iff the runner is still alive now.
+            if job.runner_alive() {
+                // SAFETY: plain syscall on our pidfd.
+                unsafe {
+                    libc::syscall(
+                        libc::SYS_pidfd_send_signal,
+                        fd.as_raw_fd(),
+                        sig,
+                        std::ptr::null::<libc::siginfo_t>(),
+                        0,
+                    );
+                }
+            }
+            return;
+        }
+    }
+    if job.runner_alive() {
+        // SAFETY: plain syscall.
+        unsafe {
+            libc::kill(pid as libc::pid_t, sig);
+        }
+    }
+}
+
+/// What `status` and `jobs` show for one job.
+#[derive(Debug, Serialize)]
+pub struct View {
+    pub job_id: String,
+    pub status: &'static str,
+    pub agent: String,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub access: String,
+    pub cwd: String,
+    pub task: String,
+    pub created_ms: u64,
+    pub ended_ms: Option<u64>,
+    pub age_ms: u64,
+    pub duration_ms: u64,
+    pub session: Option<String>,
+    pub summary: Option<String>,
+    pub resumed_from: Option<String>,
+    pub log_path: String,
+}
+
+#[derive(Serialize)]
+struct Versioned<'a, T: Serialize> {
+    schema_version: u32,
+    #[serde(flatten)]
+    inner: &'a T,
+}
+
+impl View {
+    fn new(job: &Job, s: &State, now: u64) -> View {
+        View {
+            job_id: s.id.clone(),
+            status: s.status.as_str(),
+            agent: s.agent.clone(),
+            model: s.model.clone(),
+            effort: s.effort.clone(),
+            access: s.access.clone(),
+            cwd: s.cwd.clone(),
+            task: s.task.clone(),
+            created_ms: s.created_ms,
+            ended_ms: s.ended_ms,
+            age_ms: now.saturating_sub(s.created_ms),
+            duration_ms: s.duration_ms(now),
+            session: s.session.clone(),
+            summary: s.summary.clone(),
+            resumed_from: s.resumed_from.clone(),
+            log_path: job.stdout_log().display().to_string(),
+        }
+    }
+
+    fn text_block(&self) -> String {
+        let mut t = format!(
+            "job:      {}\nstatus:   {}\nagent:    {} (model {}, effort {}, access {})\ntask:     {}\nstarted:  {} ago, ran {}\n",
+            self.job_id,
+            self.status,
+            self.agent,
+            self.model.as_deref().unwrap_or("default"),
+            self.effort.as_deref().unwrap_or("default"),
+            self.access,
+            self.task,
+            human(self.age_ms),
+            human(self.duration_ms),
+        );
+        if let Some(s) = &self.session {
+            t.push_str(&format!("session:  {s}\n"));
+        }
+        if let Some(s) = &self.summary {
+            t.push_str(&format!("summary:  {s}\n"));
+        }
+        t.push_str(&format!("log:      {}\n", self.log_path));
+        t
+    }
+}
+
+/// `12s`, `5m`, `3h`, `2d`.
+pub fn human(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        3600..86400 => format!("{}h", s / 3600),
+        _ => format!("{}d", s / 86400),
+    }
+}
+
+fn print_text(s: &str) {
+    let _ = std::io::stdout().lock().write_all(s.as_bytes());
+}
+
+/// `baton jobs [--all]`: running jobs first, then the newest.
+pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
+    let store = Store::here()?;
+    let now = now_ms();
+    let mut jobs: Vec<(Job, State)> = Vec::new();
+    for (job, s) in store.states()? {
+        let s = if s.status.is_terminal() {
+            s
+        } else {
+            job.refresh().unwrap_or(s)
+        };
+        jobs.push((job, s));
+    }
+    // Ids sort by start time, and the list already is newest first.
+    jobs.sort_by_key(|(_, s)| s.status.is_terminal());
+    let total = jobs.len();
+    if !a.all {
+        let running = jobs.iter().filter(|(_, s)| !s.status.is_terminal()).count();
+        jobs.truncate(running + RECENT);
+    }
+    let views: Vec<View> = jobs.iter().map(|(j, s)| View::new(j, s, now)).collect();
+    match mode {
+        Mode::Json => {
+            #[derive(Serialize)]
+            struct Listing<'a> {
+                schema_version: u32,
+                jobs: &'a [View],
+                total: usize,
+                hidden: usize,
+            }
+            let listing = Listing {
+                schema_version: SCHEMA_VERSION,
+                jobs: &views,
+                total,
+                hidden: total - views.len(),
+            };
+            // One write: with --all the line can be megabytes.
+            let mut b = serde_json::to_vec(&listing).map_err(|e| Error::Internal(e.to_string()))?;
+            b.push(b'\n');
+            let _ = std::io::stdout().lock().write_all(&b);
+        }
+        Mode::Text => {
+            let mut t = String::new();
+            if views.is_empty() {
+                t.push_str("no jobs\n");
+            } else {
+                t.push_str(&format!(
+                    "{:<13}  {:<10}  {:<9}  {:>5}  {:>8}  TASK\n",
+                    "ID", "AGENT", "STATUS", "AGE", "DURATION"
+                ));
+            }
+            for v in &views {
+                t.push_str(&format!(
+                    "{:<13}  {:<10}  {:<9}  {:>5}  {:>8}  {}\n",
+                    v.job_id,
+                    v.agent,
+                    v.status,
+                    human(v.age_ms),
+                    human(v.duration_ms),
+                    v.task
+                ));
+            }
+            if total > views.len() {
+                t.push_str(&format!(
+                    "({} older jobs not shown; `baton jobs --all` lists every job)\n",
+                    total - views.len()
+                ));
+            }
+            print_text(&t);
+        }
+    }
+    Ok(0)
+}
+
+/// `baton continue ID [TASK…]`: a new job resuming job ID's peer session
+/// with the same agent, model, effort, access, cwd and CLI options.
+pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(&a.id)?;
+    let s = job.refresh()?;
+    if !s.status.is_terminal() {
+        return Err(Error::usage_hint(
+            format!("job `{}` is still running", job.id),
+            format!("wait for it first: `baton wait {}`", job.id),
+        ));
+    }
+    let session = job.result(&s)?.session.or(s.session.clone());
+    let Some(session) = session else {
+        return Err(Error::usage_hint(
+            format!("job `{}` has no peer session to continue", job.id),
+            format!(
+                "its peer ended before starting a session (see `baton logs {}`); \
+                 start a new job with `baton run --async`",
+                job.id
+            ),
+        ));
+    };
+    let old = job.read_spec()?;
+    let p = old.plan;
+    if let Some(w) = &old.worktree
+        && !w.path.is_dir()
+    {
+        return Err(Error::usage_hint(
+            format!(
+                "the worktree of job `{}` is gone ({})",
+                job.id,
+                w.path.display()
+            ),
+            "its branch still holds the work; start a new job with `baton run --async --worktree`",
+        ));
+    }
+    let args = RunArgs {
+        agent: Some(p.agent.name().to_string()),
+        model: p.model.clone(),
+        effort: p.effort.clone(),
+        access: Some(p.access.as_str().to_string()),
+        cwd: Some(p.cwd.clone()),
+        resume: Some(session),
+        timeout: format!("{}ms", p.timeout_ms),
+        idle_timeout: format!("{}ms", p.idle_timeout_ms),
+        profile: p.profile.clone(),
+        provider: p.provider.clone(),
+        raw: p.raw,
+        detach: true,
+        task: a.task,
+        ..RunArgs::default()
+    };
+    // Same checks as `run --async`, so a follow-up cannot bypass them.
+    let task = run::read_task(&args)?;
+    let mut plan = run::plan(&args, task)?;
+    let place = match old.worktree {
+        Some(w) => {
+            // Still the user's `.baton/`, and the same git metadata to commit to.
+            plan.root = p.root.clone();
+            plan.writable_dirs = p.writable_dirs.clone();
+            Place::Worktree(Box::new(w))
+        }
+        None => Place::Cwd,
+    };
+    let r = start(&plan, place, Some(job.id.clone()))?;
+    print_started(&r, mode);
+    Ok(0)
+}
+
+/// What `run --async` and `continue` print.
+pub fn print_started(r: &RunResult, mode: Mode) {
+    match mode {
+        Mode::Json => output::json_line(r),
+        Mode::Text => {
+            let id = r.job_id.as_deref().unwrap_or("?");
+            let mut t = format!("started {} job {id}\n", r.agent);
+            if let Some(l) = &r.log_path {
+                t.push_str(&format!("log:      {l}\n"));
+            }
+            for w in &r.warnings {
+                t.push_str(&format!("warning:  {w}\n"));
+            }
+            t.push_str(&format!(
+                "next:     baton wait {id}   (or: baton logs --follow {id}, baton cancel {id})\n"
+            ));
+            print_text(&t);
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Pruned {
+    job_id: String,
+    status: &'static str,
+    agent: String,
+    task: String,
+    ended_ms: Option<u64>,
+    bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    worktree: Option<String>,
+}
+
+#[derive(Serialize)]
+struct KeptWorktree {
+    id: String,
+    reason: String,
+}
+
+/// `baton prune [--older-than D] [--dry-run]`: remove ended jobs, never
+/// running ones. The worktree of a removed `--worktree` job goes too once no
+/// remaining job uses it, unless it holds uncommitted changes; its branch,
+/// which holds the work, always stays.
+pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
+    let older = parse_duration(&a.older_than)?.as_millis() as u64;
+    let store = Store::here()?;
+    let now = now_ms();
+    let cutoff = now.saturating_sub(older);
+    let mut doomed: Vec<(Job, Pruned)> = Vec::new();
+    let mut in_use = std::collections::HashSet::new();
+    let mut running = 0usize;
+    for id in store.ids()? {
+        let job = store.job(&id);
+        let s = match job.read_state() {
+            Ok(s) => s,
+            Err(_) => {
+                // A directory without state: a launch in progress or one that
+                // died before starting anything. Removed once clearly abandoned.
+                let born = id_time_ms(&id);
+                if !job.runner_alive() && born < cutoff && now.saturating_sub(born) > 60_000 {
+                    let bytes = dir_size(&job.dir);
+                    doomed.push((
+                        job,
+                        Pruned {
+                            job_id: id.clone(),
+                            status: "incomplete",
+                            agent: String::new(),
+                            task: String::new(),
+                            ended_ms: None,
+                            bytes,
+                            worktree: None,
+                        },
+                    ));
+                }
+                continue;
+            }
+        };
+        let s = if s.status.is_terminal() {
+            s
+        } else {
+            job.refresh()?
+        };
+        if !s.status.is_terminal() || s.ended_ms.unwrap_or(s.created_ms) > cutoff {
+            running += usize::from(!s.status.is_terminal());
+            in_use.extend(s.worktree.clone());
+            continue;
+        }
+        let bytes = dir_size(&job.dir);
+        doomed.push((
+            job,
+            Pruned {
+                job_id: id.clone(),
+                status: s.status.as_str(),
+                agent: s.agent.clone(),
+                task: s.task.clone(),
+                ended_ms: s.ended_ms,
+                bytes,
+                worktree: s.worktree.clone(),
+            },
+        ));
+    }
+    let mut removed = Vec::new();
+    let mut worktrees_removed = Vec::new();
+    let mut worktrees_kept = Vec::new();
+    for (job, p) in doomed {
+        let session = p
+            .worktree
+            .as_ref()
+            .filter(|w| !in_use.contains(*w))
+            .and_then(|_| job.read_spec().ok())
+            .and_then(|sp| sp.worktree);
+        if !a.dry_run && !remove(&store, &job) {
+            continue;
+        }
+        if let Some(w) = session.filter(|w| !worktrees_removed.contains(&w.id)) {
+            let gone = a.dry_run || {
+                match crate::worktree::store::remove(&w.root, &w.id, false, false) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        worktrees_kept.push(KeptWorktree {
+                            id: w.id.clone(),
+                            reason: e.to_string(),
+                        });
+                        false
+                    }
+                }
+            };
+            if gone {
+                worktrees_removed.push(w.id);
+            }
+        }
+        removed.push(p);
+    }
+    let freed: u64 = removed.iter().map(|p| p.bytes).sum();
+    match mode {
+        Mode::Json => output::json_line(&serde_json::json!({
+            "schema_version": SCHEMA_VERSION,
+            "dry_run": a.dry_run,
+            "older_than_ms": older,
+            "removed": removed,
+            "freed_bytes": freed,
+            "running_kept": running,
+            "worktrees_removed": worktrees_removed,
+            "worktrees_kept": worktrees_kept,
+        })),
+        Mode::Text => {
+            let verb = if a.dry_run { "would remove" } else { "removed" };
+            let mut t = String::new();
+            for p in &removed {
+                t.push_str(&format!(
+                    "{verb} {}  {:<10}  {:<9}  {}\n",
+                    p.job_id, p.agent, p.status, p.task
+                ));
+            }
+            for w in &worktrees_removed {
+                t.push_str(&format!(
+                    "{verb} worktree {w} (its branch baton/{w} stays)\n"
+                ));
+            }
+            for k in &worktrees_kept {
+                t.push_str(&format!("kept worktree {}: {}\n", k.id, k.reason));
+            }
+            t.push_str(&format!(
+                "{verb} {} job(s), {} KiB; {running} running job(s) kept\n",
+                removed.len(),
+                freed.div_ceil(1024)
+            ));
+            print_text(&t);
+        }
+    }
+    Ok(0)
+}
+
+/// Move the job out of sight first (one rename), then delete it, so no
+/// reader ever sees a half-deleted job.
+fn remove(store: &Store, job: &Job) -> bool {
+    let trash = store.dir.join(format!(
+        ".trash-{}-{}",
+        job.id,
+        crate::ids::random_suffix(6)
+    ));
+    if std::fs::rename(&job.dir, &trash).is_err() {
+        return false;
+    }
+    let _ = std::fs::remove_dir_all(&trash);
+    true
+}
+
+fn dir_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// The start time encoded in an id (its first 9 base-32 digits).
+fn id_time_ms(id: &str) -> u64 {
+    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
+    id.bytes().take(9).fold(0u64, |acc, b| {
+        (acc << 5) | ALPHABET.iter().position(|a| *a == b).unwrap_or(0) as u64
+    })
+}
+
+/// `baton __job-runner DIR --lock-fd N`.
+pub fn run_runner(a: args::RunnerArgs) -> Result<i32> {
+    runner::main(&a.dir, a.lock_fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_time_round_trips() {
+        let before = now_ms();
+        let id = crate::ids::new_id();
+        let t = id_time_ms(&id);
+        assert!(t >= before && t <= now_ms(), "{t} vs {before}");
+    }
+
+    #[test]
+    fn human_durations() {
+        assert_eq!(human(5_000), "5s");
+        assert_eq!(human(300_000), "5m");
+        assert_eq!(human(3 * 3_600_000), "3h");
+        assert_eq!(human(2 * 86_400_000), "2d");
+    }
+}

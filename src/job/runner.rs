@@ -1,0 +1,158 @@
+//! The job runner: `baton __job-runner <dir> --lock-fd N`, started by the
+//! launcher in its own session. It holds the job's lock for its whole life,
+//! runs the peer exactly as `baton run` would (`run::execute`: timeouts, idle
+//! timeout, group kill), and records the result. SIGTERM (from `baton
+//! cancel`) reaches it through `process::Interrupts`, which stops the peer's
+//! whole process group and yields a `cancelled` result.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::Read;
+use std::os::fd::FromRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use super::store::{Job, Spec, now_ms};
+use crate::error::{Error, Result};
+use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status};
+use crate::{fsutil, ids, process, run, worktree};
+
+pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
+    let id = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .filter(|n| ids::is_valid(n))
+        .ok_or_else(|| Error::usage(format!("{} is not a job directory", dir.display())))?;
+    let job = Job {
+        id: id.to_string(),
+        dir: dir.to_path_buf(),
+    };
+    // Kept until the process exits: the kernel releases it however we die.
+    let _lock = adopt_lock(&job, lock_fd)?;
+    // Before the peer exists, so a cancel can never orphan it.
+    let mut interrupts = process::Interrupts::install()?;
+    let spec = take_spec(&job)?;
+    // Like `interrupts`, before the peer starts: a cancel that lands after it
+    // ended still stops a `--test-cmd`.
+    let stop = match &spec.worktree {
+        Some(_) => Some(worktree::verify::Stop::install()?),
+        None => None,
+    };
+    job.update(&spec, |s| s.runner_pid = Some(std::process::id()))?;
+    let command = spec.command.to_spec();
+    let outcome = run::execute(
+        &spec.plan,
+        &command,
+        &spec.program,
+        &job.dir,
+        &mut interrupts,
+        &mut |pid| {
+            if let Err(e) = job.update(&spec, |s| s.peer_pgid = Some(pid)) {
+                eprintln!("baton job runner: recording the peer's process group: {e}");
+            }
+        },
+    );
+    let result = match (outcome, &spec.worktree, &stop) {
+        (Ok(mut r), Some(s), Some(stop)) => {
+            // Commit what the peer left, run --test-cmd: as `run --worktree`.
+            worktree::finish(s, &spec.plan, &mut r, &job.dir, stop);
+            r
+        }
+        (Ok(r), _, _) => r,
+        (Err(e), wt, _) => {
+            eprintln!("baton job runner: {e}");
+            // A worktree made for this job and never worked in goes again.
+            if let (Some(s), None) = (wt, &spec.resumed_from) {
+                worktree::abandon(s);
+            }
+            failed(&spec, &job, &e)
+        }
+    };
+    job.finish(result)?;
+    Ok(0)
+}
+
+/// The spec comes from the launcher on stdin; the runner stores it (so the
+/// launcher need not wait for that write). Started by hand, with nothing on
+/// stdin, the runner uses the stored one.
+fn take_spec(job: &Job) -> Result<Spec> {
+    let mut b = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut b);
+    match serde_json::from_slice::<Spec>(&b) {
+        Ok(spec) if spec.id == job.id => {
+            fsutil::write_atomic(&job.spec_path(), &b)?;
+            Ok(spec)
+        }
+        _ => job.read_spec(),
+    }
+}
+
+/// Take over the locked descriptor the launcher passed, after checking it
+/// really is this job's lock file. Without one (started by hand), lock the
+/// file ourselves, refusing if another runner holds it.
+fn adopt_lock(job: &Job, fd: Option<i32>) -> Result<File> {
+    let path = job.lock_path();
+    if let Some(fd) = fd.filter(|fd| *fd > 2)
+        // SAFETY: F_GETFD only asks whether the descriptor is open.
+        && unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1
+    {
+        // SAFETY: the descriptor is open and nothing else in this process owns it.
+        let f = unsafe { File::from_raw_fd(fd) };
+        let same = match (f.metadata(), std::fs::metadata(&path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        if same {
+            // SAFETY: plain fcntl on our own descriptor.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+            return Ok(f);
+        }
+        std::mem::forget(f);
+    }
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+    match f.try_lock() {
+        Ok(()) => Ok(f),
+        Err(TryLockError::WouldBlock) => {
+            Err(Error::usage(format!("job {} already has a runner", job.id)))
+        }
+        Err(TryLockError::Error(e)) => Err(Error::io(format!("locking {}", path.display()), e)),
+    }
+}
+
+/// A job baton could not run to the end (the peer could not be started, an
+/// I/O error of baton's own): still a well-formed, final result.
+fn failed(spec: &Spec, job: &Job, e: &Error) -> RunResult {
+    let p = &spec.plan;
+    let mut warnings = p.warnings.clone();
+    warnings.extend(spec.command.warnings.iter().cloned());
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        status: Status::Failed,
+        summary: format!("{} job {} failed: {e}", p.agent.name(), job.id),
+        message: None,
+        agent: p.agent.name().to_string(),
+        model: p.model.clone(),
+        effort: p.effort.clone(),
+        access: p.access.as_str().to_string(),
+        cwd: p.cwd.display().to_string(),
+        session: p.resume.clone(),
+        changed_files: Vec::new(),
+        usage: Default::default(),
+        duration_ms: now_ms().saturating_sub(spec.created_ms),
+        exit_code: None,
+        log_path: Some(job.stdout_log().display().to_string()),
+        warnings,
+        denials: Vec::new(),
+        error: Some(ErrorInfo {
+            kind: e.kind().to_string(),
+            message: e.to_string(),
+            hint: e.hint(),
+        }),
+        verification: None,
+        job_id: Some(job.id.clone()),
+        extra: Default::default(),
+    }
+}

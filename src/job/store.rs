@@ -1,0 +1,870 @@
+//! The on-disk job store and the job state machine.
+//!
+//! Layout: `<repo>/.baton/jobs/<id>/` (0700) holding
+//! - `spec.json`: what to run (the `run::Plan` and the exact command it resolved to);
+//! - `state.json`: the state machine and a small summary (all that `jobs` reads);
+//! - `lock`: held exclusively by the job's runner for its whole life;
+//! - `state.lock`: serialises read-modify-write of `state.json` (held for microseconds);
+//! - `prompt.txt`, `stdout.log`, `stderr.log` (written by `run::execute`), `runner.log`;
+//! - `result.json`: the final `RunResult`.
+//!
+//! Rules that make it safe for many processes at once:
+//! - every file is replaced atomically (`fsutil::write_atomic`), so no reader
+//!   ever sees a torn file;
+//! - `result.json` is written *before* `state.json` turns terminal, and a
+//!   terminal state never changes, so a reader that sees a terminal state can
+//!   read a final result;
+//! - liveness is the runner's lock, which the kernel drops when the runner
+//!   dies however it dies: a `running` state whose lock can be taken belongs
+//!   to a dead runner and becomes `lost` (no pid that could be reused).
+
+use std::ffi::OsStr;
+use std::fs::{self, File, OpenOptions, TryLockError};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::{Agent, CommandSpec, ProcessExit};
+use crate::error::{Error, Result};
+use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
+use crate::run::Plan;
+use crate::{fsutil, ids, process};
+
+/// Version of `spec.json` and `state.json` (baton's own files, not the public result).
+pub const STORE_VERSION: u32 = 1;
+
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The job state machine: `Running` → exactly one terminal state, never changed after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    /// The runner holds the job's lock (or did when last looked at).
+    Running,
+    Success,
+    Failed,
+    Timeout,
+    Cancelled,
+    /// The runner died without recording an end (kill -9, OOM, reboot).
+    Lost,
+}
+
+impl JobState {
+    pub fn is_terminal(self) -> bool {
+        self != JobState::Running
+    }
+
+    /// The state a result ends the job in. baton's own errors (`Status::Error`)
+    /// while running a job are a failed job.
+    pub fn from_status(s: Status) -> JobState {
+        match s {
+            Status::Success => JobState::Success,
+            Status::Failed | Status::Error => JobState::Failed,
+            Status::Timeout => JobState::Timeout,
+            Status::Cancelled => JobState::Cancelled,
+            Status::Lost => JobState::Lost,
+            Status::Running => JobState::Running,
+        }
+    }
+
+    pub fn status(self) -> Status {
+        match self {
+            JobState::Running => Status::Running,
+            JobState::Success => Status::Success,
+            JobState::Failed => Status::Failed,
+            JobState::Timeout => Status::Timeout,
+            JobState::Cancelled => Status::Cancelled,
+            JobState::Lost => Status::Lost,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        self.status().as_str()
+    }
+}
+
+/// The command a job runs, as resolved (and validated) when it was started.
+/// A mirror of `agent::CommandSpec` that can be stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredCommand {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env_set: Vec<(String, String)>,
+    pub env_remove: Vec<String>,
+    pub stdin: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+impl StoredCommand {
+    pub fn from_spec(spec: &CommandSpec) -> Result<StoredCommand> {
+        let args = spec
+            .args
+            .iter()
+            .map(|a| {
+                a.to_str().map(str::to_string).ok_or_else(|| {
+                    Error::usage_hint(
+                        format!(
+                            "argument `{}` is not valid UTF-8; background jobs cannot store it",
+                            a.to_string_lossy()
+                        ),
+                        "run it in the foreground (without --async), or use a UTF-8 path",
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(StoredCommand {
+            program: spec.program.clone(),
+            args,
+            env_set: spec.env_set.clone(),
+            env_remove: spec.env_remove.clone(),
+            stdin: spec.stdin.clone(),
+            warnings: spec.warnings.clone(),
+        })
+    }
+
+    pub fn to_spec(&self) -> CommandSpec {
+        let mut c = CommandSpec::new(&self.program);
+        c.args(&self.args);
+        c.env_set = self.env_set.clone();
+        c.env_remove = self.env_remove.clone();
+        c.stdin = self.stdin.clone();
+        c.warnings = self.warnings.clone();
+        c
+    }
+}
+
+/// `spec.json`: written once, before the runner starts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Spec {
+    pub version: u32,
+    pub id: String,
+    pub created_ms: u64,
+    pub plan: Plan,
+    pub command: StoredCommand,
+    /// The peer CLI as found on PATH at start.
+    pub program: PathBuf,
+    /// The job whose peer session this one continues (`baton continue`).
+    pub resumed_from: Option<String>,
+    /// `run --async --worktree` (and its continuations): the worktree the
+    /// peer works in, committed to when it ends.
+    #[serde(default)]
+    pub worktree: Option<crate::worktree::Session>,
+}
+
+/// `state.json`: the state and everything `jobs`/`status` show, so listing
+/// reads one small file per job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct State {
+    pub version: u32,
+    pub id: String,
+    pub status: JobState,
+    pub agent: String,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub access: String,
+    pub cwd: String,
+    /// First line of the task, clipped.
+    pub task: String,
+    pub created_ms: u64,
+    pub ended_ms: Option<u64>,
+    /// Set while running, for `cancel` (signalled only while the lock shows it alive).
+    pub runner_pid: Option<u32>,
+    /// The peer's process group, so leftovers can be stopped after the runner is gone.
+    pub peer_pgid: Option<u32>,
+    pub session: Option<String>,
+    pub summary: Option<String>,
+    pub resumed_from: Option<String>,
+    /// The id of the worktree the peer works in, if any.
+    #[serde(default)]
+    pub worktree: Option<String>,
+    pub warnings: Vec<String>,
+}
+
+impl State {
+    pub fn initial(spec: &Spec) -> State {
+        let p = &spec.plan;
+        let mut warnings = p.warnings.clone();
+        warnings.extend(spec.command.warnings.iter().cloned());
+        State {
+            version: STORE_VERSION,
+            id: spec.id.clone(),
+            status: JobState::Running,
+            agent: p.agent.name().to_string(),
+            model: p.model.clone(),
+            effort: p.effort.clone(),
+            access: p.access.as_str().to_string(),
+            cwd: p.cwd.display().to_string(),
+            task: first_line(&p.task, 120),
+            created_ms: spec.created_ms,
+            ended_ms: None,
+            runner_pid: None,
+            peer_pgid: None,
+            session: None,
+            summary: None,
+            resumed_from: spec.resumed_from.clone(),
+            worktree: spec.worktree.as_ref().map(|w| w.id.clone()),
+            warnings,
+        }
+    }
+
+    pub fn duration_ms(&self, now: u64) -> u64 {
+        self.ended_ms.unwrap_or(now).saturating_sub(self.created_ms)
+    }
+}
+
+pub fn first_line(s: &str, max: usize) -> String {
+    crate::agent::clip(s.lines().find(|l| !l.trim().is_empty()).unwrap_or(""), max)
+}
+
+/// Validate an id from outside (command line). Anything but baton's own id
+/// form is refused before it gets near the file system.
+pub fn check_id(raw: &OsStr) -> Result<String> {
+    match raw.to_str() {
+        Some(s) if ids::is_valid(s) => Ok(s.to_string()),
+        _ => Err(Error::InvalidJobId {
+            id: raw.to_string_lossy().escape_debug().to_string(),
+        }),
+    }
+}
+
+/// The jobs of one repository.
+pub struct Store {
+    pub dir: PathBuf,
+    root: PathBuf,
+}
+
+impl Store {
+    /// The store of the repository (or directory) the caller is in. Jobs live
+    /// with the caller, not with the peer's `--cwd`, so `wait <id>` run from
+    /// the same place always finds the job it started.
+    pub fn here() -> Result<Store> {
+        let cwd =
+            std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
+        Ok(Store::at_root(&fsutil::project_root(&cwd)))
+    }
+
+    pub fn at_root(root: &Path) -> Store {
+        Store {
+            dir: root.join(".baton").join("jobs"),
+            root: root.to_path_buf(),
+        }
+    }
+
+    /// Create `.baton/jobs` (private, git-ignored) for a new job.
+    pub fn create(&self) -> Result<()> {
+        fsutil::baton_dir(&self.root)?;
+        fsutil::ensure_private_dir(&self.dir)
+    }
+
+    pub fn job(&self, id: &str) -> Job {
+        debug_assert!(ids::is_valid(id));
+        Job {
+            id: id.to_string(),
+            dir: self.dir.join(id),
+        }
+    }
+
+    /// The job `raw` names: `InvalidJobId` (exit 2) if malformed,
+    /// `JobNotFound` (exit 4) if not in this store.
+    pub fn open(&self, raw: &OsStr) -> Result<Job> {
+        let id = check_id(raw)?;
+        let job = self.job(&id);
+        if !job.state_path().is_file() {
+            return Err(Error::JobNotFound {
+                id,
+                store: self.dir.clone(),
+            });
+        }
+        Ok(job)
+    }
+
+    /// Every job with its state as recorded (not refreshed), newest first;
+    /// directories without a state yet (a launch in progress) are left out.
+    ///
+    /// This is what `jobs` pays for with thousands of ended jobs, so the
+    /// files are opened relative to the store directory (short path walks),
+    /// read into one reused buffer, on a few threads.
+    pub fn states(&self) -> Result<Vec<(Job, State)>> {
+        let ids = self.ids()?;
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let dir = File::open(&self.dir)
+            .map_err(|e| Error::io(format!("opening {}", self.dir.display()), e))?;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 4)
+            .min(ids.len().div_ceil(256));
+        let chunk = ids.len().div_ceil(threads.max(1));
+        let read = |ids: &[String]| -> Vec<(Job, State)> {
+            let mut buf = Vec::with_capacity(4096);
+            ids.iter()
+                .filter_map(|id| {
+                    let s = read_state_at(&dir, id, &mut buf)?;
+                    Some((self.job(id), s))
+                })
+                .collect()
+        };
+        if threads <= 1 {
+            return Ok(read(&ids));
+        }
+        Ok(std::thread::scope(|sc| {
+            let parts: Vec<_> = ids
+                .chunks(chunk)
+                .map(|c| sc.spawn(move || read(c)))
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        }))
+    }
+
+    /// Ids of the job directories, newest first. Entries that are not ids
+    /// (temp files, trash being removed) are skipped.
+    pub fn ids(&self) -> Result<Vec<String>> {
+        let rd = match fs::read_dir(&self.dir) {
+            Ok(rd) => rd,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(Error::io(format!("listing {}", self.dir.display()), e)),
+        };
+        let mut ids: Vec<String> = rd
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| ids::is_valid(n))
+            .collect();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        Ok(ids)
+    }
+}
+
+/// One job directory.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: String,
+    pub dir: PathBuf,
+}
+
+impl Job {
+    pub fn state_path(&self) -> PathBuf {
+        self.dir.join("state.json")
+    }
+    pub fn spec_path(&self) -> PathBuf {
+        self.dir.join("spec.json")
+    }
+    pub fn result_path(&self) -> PathBuf {
+        self.dir.join("result.json")
+    }
+    pub fn lock_path(&self) -> PathBuf {
+        self.dir.join("lock")
+    }
+    pub fn stdout_log(&self) -> PathBuf {
+        self.dir.join("stdout.log")
+    }
+    pub fn stderr_log(&self) -> PathBuf {
+        self.dir.join("stderr.log")
+    }
+    pub fn runner_log(&self) -> PathBuf {
+        self.dir.join("runner.log")
+    }
+
+    pub fn read_state(&self) -> Result<State> {
+        read_json(&self.state_path())
+    }
+
+    pub fn read_spec(&self) -> Result<Spec> {
+        read_json(&self.spec_path())
+    }
+
+    pub fn read_result(&self) -> Result<Option<RunResult>> {
+        match fs::read(self.result_path()) {
+            Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| {
+                Error::Internal(format!("{} is corrupt: {e}", self.result_path().display()))
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(
+                format!("reading {}", self.result_path().display()),
+                e,
+            )),
+        }
+    }
+
+    /// Open the runner's lock file (for probing or waiting on it).
+    pub fn open_lock(&self) -> Result<File> {
+        File::open(self.lock_path())
+            .map_err(|e| Error::io(format!("opening {}", self.lock_path().display()), e))
+    }
+
+    /// Whether the runner is alive: it holds `lock` exclusively for its whole
+    /// life, so a shared lock can be taken only once it is gone. Shared, so
+    /// probes and waiters never get in each other's way.
+    pub fn runner_alive(&self) -> bool {
+        let Ok(f) = File::open(self.lock_path()) else {
+            return false;
+        };
+        matches!(f.try_lock_shared(), Err(TryLockError::WouldBlock))
+    }
+
+    /// Exclusive guard for a read-modify-write of `state.json`.
+    fn guard(&self) -> Result<File> {
+        let p = self.dir.join("state.lock");
+        let f = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&p)
+            .map_err(|e| Error::io(format!("opening {}", p.display()), e))?;
+        f.lock()
+            .map_err(|e| Error::io(format!("locking {}", p.display()), e))?;
+        Ok(f)
+    }
+
+    /// Hold the state guard while `f` runs (the launcher holds it across the
+    /// runner's spawn so the runner's first update cannot overtake it).
+    pub fn with_guard<T>(&self, f: impl FnOnce() -> Result<T>) -> Result<T> {
+        let _g = self.guard()?;
+        f()
+    }
+
+    fn write_state(&self, s: &State) -> Result<()> {
+        let b = serde_json::to_vec(s).map_err(|e| Error::Internal(e.to_string()))?;
+        fsutil::write_atomic(&self.state_path(), &b)
+    }
+
+    /// Write the first state (caller holds the guard via `with_guard`).
+    pub fn write_initial(&self, s: &State) -> Result<()> {
+        self.write_state(s)
+    }
+
+    /// Change a running job's record. A terminal state is returned unchanged.
+    /// If `state.json` does not exist yet (the launcher died before writing
+    /// it), it is created from the spec.
+    pub fn update(&self, spec: &Spec, f: impl FnOnce(&mut State)) -> Result<State> {
+        let _g = self.guard()?;
+        let mut s = match self.read_state() {
+            Ok(s) => s,
+            Err(_) if !self.state_path().exists() => State::initial(spec),
+            Err(e) => return Err(e),
+        };
+        if s.status.is_terminal() {
+            return Ok(s);
+        }
+        f(&mut s);
+        self.write_state(&s)?;
+        Ok(s)
+    }
+
+    /// End the job with `result` (running → terminal). If the job already
+    /// ended, nothing changes and the existing state is returned.
+    pub fn finish(&self, result: RunResult) -> Result<State> {
+        let _g = self.guard()?;
+        let s = self.read_state()?;
+        self.finish_locked(s, result)
+    }
+
+    fn finish_locked(&self, mut s: State, mut result: RunResult) -> Result<State> {
+        if s.status.is_terminal() {
+            return Ok(s);
+        }
+        if matches!(result.status, Status::Error | Status::Running) {
+            result.status = Status::Failed;
+        }
+        result.job_id = Some(self.id.clone());
+        let b = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
+        // Result first: a terminal state always has its final result beside
+        // it. Durable, unlike `run::execute`'s own copy: for a job this file
+        // is the only place the result is ever given.
+        fsutil::write_atomic(&self.result_path(), &b)?;
+        s.status = JobState::from_status(result.status);
+        s.ended_ms = Some(now_ms());
+        s.session = result.session.clone();
+        s.summary = Some(result.summary.clone());
+        self.write_state(&s)?;
+        Ok(s)
+    }
+
+    /// The job's state, with a dead runner's job turned into `lost`.
+    pub fn refresh(&self) -> Result<State> {
+        let s = self.read_state()?;
+        if s.status.is_terminal() || self.runner_alive() {
+            return Ok(s);
+        }
+        self.settle(Ending::Lost)
+    }
+
+    /// The runner is gone (its lock is free): record how the job ended, if
+    /// the runner did not. A complete result it wrote just before dying is
+    /// kept; otherwise the job is `lost` (or `cancelled`, when `cancel`
+    /// killed it). Leftovers of the peer's process group are stopped.
+    pub fn settle(&self, how: Ending) -> Result<State> {
+        let _g = self.guard()?;
+        let s = self.read_state()?;
+        if s.status.is_terminal() {
+            return Ok(s);
+        }
+        if let Some(pg) = s.peer_pgid {
+            // Nothing supervises them any more.
+            let pg = pg as libc::pid_t;
+            if process::group_alive(pg) {
+                process::killpg(pg, libc::SIGKILL);
+            }
+        }
+        let result = match self.read_result() {
+            Ok(Some(r)) if r.status.is_terminal() => r,
+            _ => self.salvage(&s, how),
+        };
+        self.finish_locked(s, result)
+    }
+
+    /// What can be known of a job whose runner died: the peer's output so far.
+    fn salvage(&self, s: &State, how: Ending) -> RunResult {
+        let spec = self.read_spec().ok();
+        let agent = spec
+            .as_ref()
+            .map(|sp| sp.plan.agent)
+            .or_else(|| Agent::parse(&s.agent).ok());
+        let outcome = agent.map(|a| parse_log(a, &self.stdout_log(), &self.stderr_log()));
+        let mut r = self.running_result(s);
+        let took = format!("{:.1}s", r.duration_ms as f64 / 1000.0);
+        let log = self.stdout_log().display().to_string();
+        let (status, summary, error) = match how {
+            Ending::Lost => (
+                Status::Lost,
+                format!(
+                    "{} job {} lost after {took}: its runner ended without recording a result",
+                    s.agent, s.id
+                ),
+                ErrorInfo {
+                    kind: "lost".into(),
+                    message: "the job's runner process ended without recording a result \
+                              (killed, out of memory, or the machine restarted)"
+                        .into(),
+                    hint: Some(format!(
+                        "the peer's output so far is in {log} (stderr.log and runner.log beside it); \
+                         run the task again, or `baton continue {}` if a session is shown",
+                        s.id
+                    )),
+                },
+            ),
+            Ending::Cancelled => (
+                Status::Cancelled,
+                format!("{} job {} cancelled after {took}", s.agent, s.id),
+                ErrorInfo {
+                    kind: "cancelled".into(),
+                    message: "cancelled by `baton cancel`".into(),
+                    hint: Some(
+                        "run it again, or continue the session with `baton continue`".into(),
+                    ),
+                },
+            ),
+        };
+        r.status = status;
+        r.summary = summary;
+        r.error = Some(error);
+        if let Some(o) = outcome {
+            r.session = o.session.or(r.session);
+            r.message = o.message;
+            r.usage = o.usage;
+            r.model = o.model.or(r.model);
+        }
+        r
+    }
+
+    /// The result shape for a job that has not ended (also the base of a
+    /// salvaged one).
+    pub fn running_result(&self, s: &State) -> RunResult {
+        let now = now_ms();
+        let secs = s.duration_ms(now) as f64 / 1000.0;
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            status: Status::Running,
+            summary: format!(
+                "{} job {} running for {secs:.1}s: {}",
+                s.agent, s.id, s.task
+            ),
+            message: None,
+            agent: s.agent.clone(),
+            model: s.model.clone(),
+            effort: s.effort.clone(),
+            access: s.access.clone(),
+            cwd: s.cwd.clone(),
+            session: s.session.clone(),
+            changed_files: Vec::new(),
+            usage: Usage::default(),
+            duration_ms: s.duration_ms(now),
+            exit_code: None,
+            log_path: Some(self.stdout_log().display().to_string()),
+            warnings: s.warnings.clone(),
+            denials: Vec::new(),
+            error: None,
+            verification: None,
+            job_id: Some(s.id.clone()),
+            extra: Default::default(),
+        }
+    }
+
+    /// The final result of an ended job, else its running status.
+    pub fn result(&self, s: &State) -> Result<RunResult> {
+        if !s.status.is_terminal() {
+            return Ok(self.running_result(s));
+        }
+        match self.read_result()? {
+            // Always in the file too; set here so an old or salvaged one agrees.
+            Some(r) => Ok(RunResult {
+                job_id: Some(self.id.clone()),
+                ..r
+            }),
+            None => Err(Error::Internal(format!(
+                "job {} ended ({}) but has no result.json",
+                self.id,
+                s.status.as_str()
+            ))),
+        }
+    }
+}
+
+/// How a job whose runner is gone is recorded when its runner did not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    Lost,
+    Cancelled,
+}
+
+/// `<id>/state.json` opened relative to the store directory.
+fn read_state_at(dir: &File, id: &str, buf: &mut Vec<u8>) -> Option<State> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let rel = std::ffi::CString::new(format!("{id}/state.json")).ok()?;
+    // SAFETY: valid directory descriptor and NUL-terminated relative path;
+    // a non-negative result is a descriptor we own.
+    let fd = unsafe {
+        libc::openat(
+            dir.as_raw_fd(),
+            rel.as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` was just returned by openat.
+    let mut f = unsafe { File::from_raw_fd(fd) };
+    buf.clear();
+    f.read_to_end(buf).ok()?;
+    serde_json::from_slice(buf).ok()
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T> {
+    let b = fs::read(p).map_err(|e| Error::io(format!("reading {}", p.display()), e))?;
+    serde_json::from_slice(&b)
+        .map_err(|e| Error::Internal(format!("{} is corrupt: {e}", p.display())))
+}
+
+/// Parse a peer's log as far as it goes, streaming (logs can be large).
+fn parse_log(agent: Agent, stdout: &Path, stderr: &Path) -> crate::agent::Outcome {
+    let mut p = agent.parser();
+    if let Ok(f) = File::open(stdout) {
+        let mut r = BufReader::new(f);
+        let mut line = Vec::new();
+        while r
+            .read_until(b'\n', &mut line)
+            .map(|n| n > 0)
+            .unwrap_or(false)
+        {
+            if line.len() <= process::MAX_LINE {
+                p.feed(&line);
+            }
+            line.clear();
+        }
+    }
+    let mut tail = String::new();
+    if let Ok(mut f) = File::open(stderr) {
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(16 << 10)));
+        let mut b = Vec::new();
+        let _ = f.read_to_end(&mut b);
+        tail = String::from_utf8_lossy(&b).into_owned();
+    }
+    p.finish(&ProcessExit {
+        code: None,
+        stderr_tail: tail,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_checked_before_any_path_is_built() {
+        for bad in [
+            "../etc",
+            "",
+            "a/b",
+            "0123456789abc/..",
+            "0123456789ab\u{e9}",
+        ] {
+            let e = check_id(OsStr::new(bad)).unwrap_err();
+            assert_eq!(e.kind(), "invalid_job_id", "{bad:?}");
+            assert_eq!(e.exit_code(), 2);
+        }
+        let e = check_id(OsStr::new("0123456789a\0c")).unwrap_err();
+        assert!(e.to_string().contains("\\0"), "{e}");
+        use std::os::unix::ffi::OsStrExt;
+        assert!(check_id(OsStr::from_bytes(b"0123456789ab\xff")).is_err());
+        assert_eq!(
+            check_id(OsStr::new("0123456789abc")).unwrap(),
+            "0123456789abc"
+        );
+    }
+
+    #[test]
+    fn unknown_id_is_not_found() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::at_root(d.path());
+        let e = store.open(OsStr::new("0123456789abc")).unwrap_err();
+        assert_eq!(e.kind(), "job_not_found");
+        assert_eq!(e.exit_code(), 4);
+    }
+
+    fn spec(id: &str, cwd: &Path) -> Spec {
+        Spec {
+            version: STORE_VERSION,
+            id: id.into(),
+            created_ms: now_ms(),
+            plan: Plan {
+                agent: Agent::Codex,
+                access: crate::agent::Access::Workspace,
+                model: None,
+                effort: Some("high".into()),
+                resume: None,
+                cwd: cwd.to_path_buf(),
+                root: cwd.to_path_buf(),
+                task: "the task\nmore".into(),
+                prompt: "the task".into(),
+                raw: true,
+                profile: None,
+                provider: None,
+                timeout_ms: 1000,
+                idle_timeout_ms: 1000,
+                warnings: vec![],
+                child_depth: 1,
+                writable_dirs: vec![],
+                protected_paths: vec![],
+            },
+            command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
+            program: PathBuf::from("/bin/true"),
+            resumed_from: None,
+            worktree: None,
+        }
+    }
+
+    fn new_job(d: &Path) -> (Job, Spec) {
+        let store = Store::at_root(d);
+        store.create().unwrap();
+        let id = ids::new_id();
+        let job = store.job(&id);
+        fsutil::ensure_private_dir(&job.dir).unwrap();
+        let sp = spec(&id, d);
+        job.with_guard(|| job.write_initial(&State::initial(&sp)))
+            .unwrap();
+        (job, sp)
+    }
+
+    #[test]
+    fn a_job_ends_once() {
+        let d = tempfile::tempdir().unwrap();
+        let (job, sp) = new_job(d.path());
+        let s = job
+            .update(&sp, |s| s.peer_pgid = Some(1_073_741_823))
+            .unwrap();
+        assert_eq!(s.status, JobState::Running);
+        assert_eq!(s.task, "the task");
+        let mut r = job.running_result(&s);
+        r.status = Status::Success;
+        r.summary = "done".into();
+        let s = job.finish(r.clone()).unwrap();
+        assert_eq!(s.status, JobState::Success);
+        assert!(s.ended_ms.is_some());
+        let first = fs::read(job.result_path()).unwrap();
+        // Every later attempt leaves the ended job as it is.
+        r.status = Status::Failed;
+        assert_eq!(job.finish(r).unwrap(), s);
+        assert_eq!(job.update(&sp, |s| s.peer_pgid = None).unwrap(), s);
+        assert_eq!(job.settle(Ending::Lost).unwrap(), s);
+        assert_eq!(fs::read(job.result_path()).unwrap(), first);
+        assert_eq!(
+            job.result(&s).unwrap().job_id.as_deref(),
+            Some(job.id.as_str())
+        );
+    }
+
+    #[test]
+    fn a_running_job_without_its_runner_is_lost_with_what_it_said() {
+        let d = tempfile::tempdir().unwrap();
+        let (job, _) = new_job(d.path());
+        fs::write(
+            job.stdout_log(),
+            "{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}\n",
+        )
+        .unwrap();
+        // No lock held (no runner): refresh records the end.
+        assert!(!job.runner_alive());
+        let s = job.refresh().unwrap();
+        assert_eq!(s.status, JobState::Lost);
+        assert_eq!(s.session.as_deref(), Some("t-1"));
+        let r = job.result(&s).unwrap();
+        assert_eq!(r.status, Status::Lost);
+        assert_eq!(r.error.unwrap().kind, "lost");
+    }
+
+    #[test]
+    fn a_complete_result_left_by_a_dying_runner_is_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let (job, _) = new_job(d.path());
+        let mut r = job.running_result(&job.read_state().unwrap());
+        r.status = Status::Timeout;
+        fs::write(job.result_path(), serde_json::to_vec(&r).unwrap()).unwrap();
+        assert_eq!(
+            job.settle(Ending::Cancelled).unwrap().status,
+            JobState::Timeout
+        );
+    }
+
+    #[test]
+    fn a_held_lock_means_running() {
+        let d = tempfile::tempdir().unwrap();
+        let (job, _) = new_job(d.path());
+        let lock = File::create(job.lock_path()).unwrap();
+        lock.lock().unwrap();
+        assert!(job.runner_alive());
+        assert_eq!(job.refresh().unwrap().status, JobState::Running);
+        drop(lock);
+        assert!(!job.runner_alive());
+    }
+
+    #[test]
+    fn terminal_states_never_change() {
+        for s in [
+            JobState::Success,
+            JobState::Failed,
+            JobState::Timeout,
+            JobState::Cancelled,
+            JobState::Lost,
+        ] {
+            assert!(s.is_terminal());
+            assert_eq!(JobState::from_status(s.status()), s);
+        }
+        assert!(!JobState::Running.is_terminal());
+        assert_eq!(JobState::from_status(Status::Error), JobState::Failed);
+    }
+}
