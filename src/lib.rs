@@ -45,6 +45,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         .take_while(|a| *a != "--")
         .any(|a| a == "--text");
     let mode = if text { Mode::Text } else { Mode::Json };
+    let args = hoist_output_flags(args);
     let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => return clap_error(e, mode),
@@ -56,6 +57,32 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// `baton --text jobs` means `baton jobs --text`. Because `run` is the
+/// default command, clap would otherwise take a flag before the subcommand
+/// as the start of a run and `jobs` as its task.
+fn hoist_output_flags(mut args: Vec<OsString>) -> Vec<OsString> {
+    use clap::CommandFactory as _;
+    let flags = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a == "--json" || *a == "--text")
+        .count();
+    if flags == 0 {
+        return args;
+    }
+    let Some(next) = args.get(1 + flags).and_then(|a| a.to_str()) else {
+        return args;
+    };
+    let is_subcommand = Cli::command()
+        .get_subcommands()
+        .any(|c| c.get_name() == next && !c.is_hide_set());
+    if is_subcommand {
+        let moved: Vec<OsString> = args.drain(1..1 + flags).collect();
+        args.splice(2..2, moved);
+    }
+    args
 }
 
 fn clap_error(e: clap::Error, mode: Mode) -> i32 {
@@ -138,4 +165,31 @@ fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
     let result = run::execute(&plan, &spec, &program, &dir, &mut interrupts, &mut |_| {})?;
     output::print_result(&result, mode);
     Ok(result.status.exit_code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn output_flags_before_a_subcommand_move_after_it() {
+        assert_eq!(
+            hoist_output_flags(os(&["baton", "--text", "jobs", "--all"])),
+            os(&["baton", "jobs", "--text", "--all"])
+        );
+        assert_eq!(
+            hoist_output_flags(os(&["baton", "--json", "--text", "agents"])),
+            os(&["baton", "agents", "--json", "--text"])
+        );
+        // A task is left alone.
+        assert_eq!(
+            hoist_output_flags(os(&["baton", "--text", "fix", "it"])),
+            os(&["baton", "--text", "fix", "it"])
+        );
+        assert_eq!(hoist_output_flags(os(&["baton", "jobs"])), os(&["baton", "jobs"]));
+    }
 }
