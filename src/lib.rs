@@ -190,6 +190,9 @@ mod tests {
             hoist_output_flags(os(&["baton", "--text", "fix", "it"])),
             os(&["baton", "--text", "fix", "it"])
         );
-        assert_eq!(hoist_output_flags(os(&["baton", "jobs"])), os(&["baton", "jobs"]));
+        assert_eq!(
+            hoist_output_flags(os(&["baton", "jobs"])),
+            os(&["baton", "jobs"])
+        );
     }
 }

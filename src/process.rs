@@ -366,7 +366,14 @@ pub fn supervise(
     };
 
     if status.is_none() {
-        status = Some(stop_leader(pgid, limits.kill_grace, &rx, &mut eofs));
+        status = Some(stop_leader(pgid, limits.kill_grace, &rx, |m| match m {
+            Msg::Exited(s) => Some(s),
+            Msg::Eof => {
+                eofs += 1;
+                None
+            }
+            _ => None,
+        }));
     }
     let duration = started.elapsed();
     // Whatever the leader left behind in its group goes too, and so does
@@ -538,12 +545,14 @@ fn pump_stderr(
     let _ = log.flush();
 }
 
-/// SIGTERM the group, wait up to `grace` for the leader to exit, then SIGKILL.
-fn stop_leader(
+/// SIGTERM the group, wait up to `grace` for the leader to exit, then
+/// SIGKILL, and return the leader's status. `exited` picks the leader's exit
+/// out of the supervisor's own channel messages (and may note others).
+pub fn stop_leader<M>(
     pgid: libc::pid_t,
     grace: Duration,
-    rx: &mpsc::Receiver<Msg>,
-    eofs: &mut usize,
+    rx: &mpsc::Receiver<M>,
+    mut exited: impl FnMut(M) -> Option<io::Result<ExitStatus>>,
 ) -> io::Result<ExitStatus> {
     killpg(pgid, libc::SIGTERM);
     let until = Instant::now() + grace;
@@ -555,16 +564,16 @@ fn stop_leader(
             until.saturating_duration_since(Instant::now())
         };
         match rx.recv_timeout(wait) {
-            Ok(Msg::Exited(s)) => return s,
-            Ok(Msg::Eof) => *eofs += 1,
-            Ok(_) => {}
+            Ok(m) => {
+                if let Some(s) = exited(m) {
+                    return s;
+                }
+            }
             Err(RecvTimeoutError::Timeout) if !killed => {
                 killpg(pgid, libc::SIGKILL);
                 killed = true;
             }
-            Err(_) => {
-                return Err(io::Error::other("peer did not die after SIGKILL"));
-            }
+            Err(_) => return Err(io::Error::other("process did not die after SIGKILL")),
         }
     }
 }

@@ -149,7 +149,10 @@ pub fn run(
     }
     let status = match status {
         Some(s) => s,
-        None => stop_group(pgid, grace, &stop.rx),
+        None => process::stop_leader(pgid, grace, &stop.rx, |e| match e {
+            Ev::Exited(s) => Some(s),
+            Ev::Signal(_) => None,
+        }),
     };
     // Whatever the command left running in its group goes too.
     process::stop_group_leftovers(pgid, grace);
@@ -192,29 +195,6 @@ fn not_run(command: &str, sig: i32) -> Checked {
         },
         timed_out: false,
         interrupted: Some(sig),
-    }
-}
-
-/// SIGTERM the group, give it `grace`, then SIGKILL; returns the leader's status.
-fn stop_group(pgid: libc::pid_t, grace: Duration, rx: &Receiver<Ev>) -> io::Result<ExitStatus> {
-    process::killpg(pgid, libc::SIGTERM);
-    let until = Instant::now() + grace;
-    let mut killed = false;
-    loop {
-        let wait = if killed {
-            Duration::from_secs(30)
-        } else {
-            until.saturating_duration_since(Instant::now())
-        };
-        match rx.recv_timeout(wait) {
-            Ok(Ev::Exited(s)) => return s,
-            Ok(Ev::Signal(_)) => {}
-            Err(RecvTimeoutError::Timeout) if !killed => {
-                process::killpg(pgid, libc::SIGKILL);
-                killed = true;
-            }
-            Err(_) => return Err(io::Error::other("--test-cmd did not die after SIGKILL")),
-        }
     }
 }
 
