@@ -270,24 +270,4 @@ fn parallel_advisers() {
     assert_eq!(t.len(), 2, "one turn per adviser");
 }
 
-macro_rules! per_cli {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            use crate::support::Agent;
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn codex() { super::$scenario(Agent::Codex) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn claude() { super::$scenario(Agent::Claude) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn pi() { super::$scenario(Agent::Pi) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn gemini_cli() { super::$scenario(Agent::GeminiCli) }
-        }
-    )*};
-}
-
-per_cli!(good, read_only, repair);
+per_agent!([codex => Codex, claude => Claude, pi => Pi, gemini_cli => GeminiCli] good, read_only, repair);

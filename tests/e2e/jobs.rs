@@ -105,27 +105,4 @@ fn async_cancel(agent: Agent) {
     assert_eq!(again.json, c.json);
 }
 
-macro_rules! for_each_cli {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            use crate::support::Agent;
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn codex() { super::$scenario(Agent::Codex) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn claude() { super::$scenario(Agent::Claude) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn zai() { super::$scenario(Agent::Zai) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn pi() { super::$scenario(Agent::Pi) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn gemini_cli() { super::$scenario(Agent::GeminiCli) }
-        }
-    )*};
-}
-
-for_each_cli!(async_then_wait, async_continue, async_cancel);
+per_agent!([codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli] async_then_wait, async_continue, async_cancel);

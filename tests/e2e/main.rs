@@ -12,6 +12,27 @@
 //! the result and on `support::mock().requests_for(id)`; `mock::scenario_step`
 //! gives what a scenario told the mock to answer.
 
+/// `per_agent!([codex => Codex, …] scenario_a, scenario_b)` makes a module
+/// per scenario with one ignored test per agent, each calling
+/// `scenario(Agent::…)`.
+macro_rules! per_agent {
+    ($agents:tt $($scenario:ident),* $(,)?) => {
+        $( per_agent!(@one $scenario $agents); )*
+    };
+    (@one $scenario:ident [$($test:ident => $agent:ident),* $(,)?]) => {
+        mod $scenario {
+            use crate::support::Agent;
+            $(
+                #[test]
+                #[ignore = "e2e: needs the real CLIs (make e2e)"]
+                fn $test() {
+                    super::$scenario(Agent::$agent)
+                }
+            )*
+        }
+    };
+}
+
 mod mock;
 mod support;
 

@@ -1,5 +1,5 @@
 //! `baton run` against each real CLI: the six scenarios of the e2e issue,
-//! generated per agent by `for_each_cli!`.
+//! generated per agent by `per_agent!`.
 
 use std::fs;
 use std::time::Duration;
@@ -233,30 +233,8 @@ fn timeout(agent: Agent) {
     );
 }
 
-macro_rules! for_each_cli {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            use crate::support::Agent;
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn codex() { super::$scenario(Agent::Codex) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn claude() { super::$scenario(Agent::Claude) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn zai() { super::$scenario(Agent::Zai) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn pi() { super::$scenario(Agent::Pi) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn gemini_cli() { super::$scenario(Agent::GeminiCli) }
-        }
-    )*};
-}
-
-for_each_cli!(
+per_agent!(
+    [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli]
     plain,
     write_workspace,
     write_read_only,

@@ -288,18 +288,4 @@ fn peer_commits(agent: Agent) {
     assert_unchanged(&before, &p.work, &o);
 }
 
-macro_rules! codex_and_claude {
-    ($($scenario:ident),* $(,)?) => {$(
-        mod $scenario {
-            use crate::support::Agent;
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn codex() { super::$scenario(Agent::Codex) }
-            #[test]
-            #[ignore = "e2e: needs the real CLIs (make e2e)"]
-            fn claude() { super::$scenario(Agent::Claude) }
-        }
-    )*};
-}
-
-codex_and_claude!(write_task, peer_commits);
+per_agent!([codex => Codex, claude => Claude] write_task, peer_commits);
