@@ -145,28 +145,7 @@ fn schema_describes_the_result() {
     let s = r.json();
     assert_eq!(s["$id"], "https://baton.dev/schema/result-v1.json");
     assert_eq!(s["title"], "RunResult");
-    let props = s["properties"].as_object().unwrap();
-    for f in [
-        "schema_version",
-        "status",
-        "summary",
-        "message",
-        "agent",
-        "model",
-        "effort",
-        "access",
-        "cwd",
-        "session",
-        "changed_files",
-        "usage",
-        "duration_ms",
-        "exit_code",
-        "log_path",
-        "warnings",
-        "error",
-    ] {
-        assert!(props.contains_key(f), "schema lacks {f}");
-    }
+    // Its fields are checked against the contract in `json.rs`.
     // The statuses a caller must handle are spelled out.
     let text = s.to_string();
     for st in ["success", "failed", "timeout", "cancelled"] {
