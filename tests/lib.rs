@@ -8,6 +8,7 @@ mod ask;
 mod jobs;
 mod json;
 mod plugin;
+mod redact;
 mod run;
 mod shim;
 mod supervise;

@@ -2,15 +2,30 @@
 //! packet leaves baton, and counted per kind so the result can say what was
 //! removed.
 //!
-//! Two sources of truth: the shapes of well-known credentials (API keys,
-//! tokens, private-key blocks), matched by small hand-written scanners, and
-//! the values of this process's environment variables whose names say they
-//! hold one (KEY, TOKEN, SECRET, PASSWORD). The scanners insist on a word
-//! boundary before a prefix and on the digit/letter mix of random tokens, so
-//! prose such as `task-force-management` or `the bearer of bad news` passes
-//! untouched (see the table test of look-alikes).
+//! Two sources of truth: the values of this process's environment variables
+//! whose names say they hold one (KEY, TOKEN, SECRET, PASSWORD), replaced
+//! first, then a table of credential shapes in the manner of gitleaks
+//! (`rules.rs`, private keys in `pem.rs`; see docs/redaction.md).
+//!
+//! Theory of operation: one case-insensitive Aho-Corasick pass finds which
+//! rule keywords occur, so clean text costs one scan; only the rules whose
+//! keywords occur run their regex. A match must then pass its rule's gates
+//! (entropy, placeholder allow-list, the shape of a free-form value). Matches
+//! that overlap are merged into one redaction named by the first-listed rule,
+//! so no part of a secret found by any rule survives.
+
+mod pem;
+mod rules;
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use aho_corasick::AhoCorasick;
+use regex::bytes::Regex;
+
+use self::rules::{Check, End, RULES, Rule};
+
+pub use self::pem::{begins as private_key_begins, ends as private_key_ends};
 
 /// Redaction counts, per kind (`api_key`, `env:GITHUB_TOKEN`, …).
 pub type Counts = BTreeMap<String, usize>;
@@ -70,281 +85,462 @@ fn secret_name(name: &str) -> bool {
         .any(|w| n.contains(w))
 }
 
-/// A matcher: given the text and a position that is a word start, the end of
-/// the secret found there and the byte range to replace.
-type Rule = fn(&str, usize) -> Option<Found>;
-
-struct Found {
-    kind: &'static str,
-    /// Replaced range (may start after `at`, e.g. the token after `Bearer `).
-    start: usize,
-    end: usize,
+/// The rule table, compiled once per process.
+struct Compiled {
+    keywords: AhoCorasick,
+    /// For each keyword (by Aho-Corasick pattern id), the rules it enables.
+    rules_of: Vec<Vec<usize>>,
+    regexes: Vec<Regex>,
 }
 
-/// Tried in order at every word start; the first match wins.
-const RULES: &[Rule] = &[
-    private_key,
-    bearer,
-    aws_secret,
-    jwt,
-    anthropic_key,
-    sk_key,
-    github_token,
-    github_pat,
-    slack_token,
-    aws_access_key,
-    google_api_key,
-];
+static COMPILED: LazyLock<Compiled> = LazyLock::new(compile);
+
+fn compile() -> Compiled {
+    let mut words: Vec<&str> = Vec::new();
+    let mut rules_of: Vec<Vec<usize>> = Vec::new();
+    for (i, r) in RULES.iter().enumerate() {
+        for k in r.keywords {
+            match words.iter().position(|w| w == k) {
+                Some(p) => rules_of[p].push(i),
+                None => {
+                    words.push(k);
+                    rules_of.push(vec![i]);
+                }
+            }
+        }
+    }
+    let keywords = AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .build(&words)
+        .expect("redaction keywords build");
+    let regexes = RULES
+        .iter()
+        .map(|r| {
+            Regex::new(&full_pattern(r))
+                .unwrap_or_else(|e| panic!("redaction rule `{}` does not compile: {e}", r.id))
+        })
+        .collect();
+    Compiled {
+        keywords,
+        rules_of,
+        regexes,
+    }
+}
+
+/// The rule's regex with its boundaries and, for a named value, the
+/// assignment around it. ASCII only (`(?-u)`): no Unicode tables needed.
+fn full_pattern(r: &Rule) -> String {
+    let secret = if r.pattern.contains("(?P<s>") {
+        r.pattern.to_string()
+    } else {
+        format!("(?P<s>{})", r.pattern)
+    };
+    let start = if r.word_start { r"\b" } else { "" };
+    let end = match r.end {
+        End::Word => r"\b",
+        End::Token => r"(?:[^A-Za-z0-9_-]|\z)",
+        End::Free => "",
+    };
+    if r.names.is_empty() {
+        return format!("(?-u){start}{secret}{end}");
+    }
+    // name, up to 20 more identifier characters or a type (`var x string`),
+    // an optional closing quote, an operator of ini, yaml, json, code,
+    // Makefile (`::=`, `?=`), logstash (`=>`), PHP (`.=`) or XML (`>`), then
+    // an optional opening quote or line break.
+    format!(
+        "(?-u)(?i:{names})[A-Za-z0-9_. \\t-]{{0,20}}?[\"'`]?[ \\t]{{0,3}}\
+         (?:=>|:{{1,3}}=|\\?=|\\.=|\\|\\||[=>:,])[ \\t\\r\\n\"'`=]{{0,8}}{secret}{end}",
+        names = r.names
+    )
+}
+
+/// One secret found: bytes `start..end`, named by the rule of rank `rank`.
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    start: usize,
+    end: usize,
+    rank: usize,
+    kind: &'static str,
+}
+
+/// Every secret in `text`, merged where they overlap, in order.
+fn find_all(text: &str) -> Vec<Found> {
+    let c = &*COMPILED;
+    let bytes = text.as_bytes();
+    let mut active = vec![false; RULES.len()];
+    for m in c.keywords.find_overlapping_iter(bytes) {
+        for &r in &c.rules_of[m.pattern().as_usize()] {
+            active[r] = true;
+        }
+    }
+    let mut found: Vec<Found> = pem::find(text)
+        .into_iter()
+        .map(|(start, end)| Found {
+            start,
+            end,
+            rank: 0,
+            kind: "private_key",
+        })
+        .collect();
+    for (i, rule) in RULES.iter().enumerate() {
+        if active[i] {
+            found.extend(rule_matches(i, text).map(|(start, end)| Found {
+                start,
+                end,
+                rank: i + 1,
+                kind: rule.kind,
+            }));
+        }
+    }
+    merge(found)
+}
+
+/// The secrets rule `i` alone finds in `text` (regex, then gates).
+fn rule_matches(i: usize, text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let rule = &RULES[i];
+    COMPILED.regexes[i]
+        .captures_iter(text.as_bytes())
+        .filter_map(move |caps| {
+            let m = caps.name("s")?;
+            let (start, mut end) = char_bounds(text, m.start(), m.end());
+            // A free-form value does not take the full stop after it.
+            if rule.check == Check::Value {
+                end = start + text[start..end].trim_end_matches(['.', ',']).len();
+                // `password = getPassword()`: a call, not a value.
+                if text[end..].starts_with('(') {
+                    return None;
+                }
+            }
+            let whole = caps.get(0).map_or(start, |w| w.start());
+            accept(rule, &text[start..end], || identifier_at(text, whole)).then_some((start, end))
+        })
+}
+
+/// Overlapping finds become one, named by the best-ranked rule.
+fn merge(mut found: Vec<Found>) -> Vec<Found> {
+    found.sort_unstable_by_key(|f| (f.start, f.rank));
+    let mut out: Vec<Found> = Vec::with_capacity(found.len());
+    for f in found {
+        match out.last_mut() {
+            Some(last) if f.start < last.end => {
+                last.end = last.end.max(f.end);
+                if f.rank < last.rank {
+                    last.rank = f.rank;
+                    last.kind = f.kind;
+                }
+            }
+            _ => out.push(f),
+        }
+    }
+    out
+}
+
+/// A byte range widened to character boundaries (patterns are ASCII, but a
+/// negated class may stop inside a multi-byte character).
+fn char_bounds(text: &str, mut start: usize, mut end: usize) -> (usize, usize) {
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    (start, end)
+}
 
 fn scan(text: &str, counts: &mut Counts) -> String {
-    let bytes = text.as_bytes();
+    let found = find_all(text);
+    if found.is_empty() {
+        return text.to_string();
+    }
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let word_start = i == 0 || !is_word(bytes[i - 1]);
-        if word_start
-            && (bytes[i].is_ascii_alphabetic() || bytes[i] == b'-')
-            && let Some(f) = RULES.iter().find_map(|r| r(text, i))
-        {
-            out.push_str(&text[copied..f.start]);
-            out.push_str("[REDACTED:");
-            out.push_str(f.kind);
-            out.push(']');
-            *counts.entry(f.kind.to_string()).or_default() += 1;
-            copied = f.end;
-            i = f.end;
-            continue;
-        }
-        i += 1;
+    for f in found {
+        out.push_str(&text[copied..f.start]);
+        out.push_str("[REDACTED:");
+        out.push_str(f.kind);
+        out.push(']');
+        *counts.entry(f.kind.to_string()).or_default() += 1;
+        copied = f.end;
     }
     out.push_str(&text[copied..]);
     out
 }
 
-fn is_word(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'_'
-}
-
-fn starts_with_ci(text: &str, at: usize, prefix: &str) -> bool {
-    text.as_bytes()
-        .get(at..at + prefix.len())
-        .is_some_and(|s| s.eq_ignore_ascii_case(prefix.as_bytes()))
-}
-
-/// Length of the run of bytes from `at` that satisfy `ok`.
-fn run(text: &str, at: usize, ok: impl Fn(u8) -> bool) -> usize {
-    text.as_bytes()[at.min(text.len())..]
-        .iter()
-        .take_while(|b| ok(**b))
-        .count()
-}
-
-/// Random tokens mix letters and digits; words and kebab-case names do not.
-fn looks_random(s: &[u8]) -> bool {
-    s.iter().any(u8::is_ascii_digit) && s.iter().any(u8::is_ascii_alphabetic)
-}
-
-/// The secret is `prefix` + a body of `min..` bytes from `charset`, ending at
-/// a word boundary.
-fn prefixed(
-    text: &str,
-    at: usize,
-    prefixes: &[&str],
-    charset: fn(u8) -> bool,
-    min: usize,
-    random: bool,
-    kind: &'static str,
-) -> Option<Found> {
-    let p = prefixes.iter().find(|p| text[at..].starts_with(**p))?;
-    let body_at = at + p.len();
-    let n = run(text, body_at, charset);
-    let body = &text.as_bytes()[body_at..body_at + n];
-    if n < min || (random && !looks_random(body)) {
-        return None;
+/// Whether a regex match is a secret by the rule's gates.
+fn accept<'a>(rule: &Rule, s: &str, ident: impl FnOnce() -> &'a str) -> bool {
+    if filler(s) || entropy(s.as_bytes()) < rule.entropy {
+        return false;
     }
-    Some(Found {
-        kind,
-        start: at,
-        end: body_at + n,
-    })
-}
-
-fn key_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
-}
-
-fn alnum(b: u8) -> bool {
-    b.is_ascii_alphanumeric()
-}
-
-fn anthropic_key(t: &str, at: usize) -> Option<Found> {
-    prefixed(t, at, &["sk-ant-"], key_char, 20, true, "anthropic_api_key")
-}
-
-/// OpenAI and the many providers that copied its `sk-` shape.
-fn sk_key(t: &str, at: usize) -> Option<Found> {
-    prefixed(t, at, &["sk-"], key_char, 20, true, "api_key")
-}
-
-fn github_token(t: &str, at: usize) -> Option<Found> {
-    prefixed(
-        t,
-        at,
-        &["ghp_", "gho_", "ghu_", "ghs_", "ghr_"],
-        alnum,
-        30,
-        true,
-        "github_token",
-    )
-}
-
-fn github_pat(t: &str, at: usize) -> Option<Found> {
-    prefixed(
-        t,
-        at,
-        &["github_pat_"],
-        |b| alnum(b) || b == b'_',
-        30,
-        true,
-        "github_token",
-    )
-}
-
-fn slack_token(t: &str, at: usize) -> Option<Found> {
-    prefixed(
-        t,
-        at,
-        &["xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-"],
-        |b| alnum(b) || b == b'-',
-        10,
-        true,
-        "slack_token",
-    )
-}
-
-fn google_api_key(t: &str, at: usize) -> Option<Found> {
-    prefixed(t, at, &["AIza"], key_char, 35, false, "google_api_key")
-}
-
-/// AWS access key ids: a fixed prefix and exactly 16 upper-case characters.
-fn aws_access_key(t: &str, at: usize) -> Option<Found> {
-    const PREFIXES: [&str; 8] = [
-        "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA",
-    ];
-    let p = PREFIXES.iter().find(|p| t[at..].starts_with(**p))?;
-    let body_at = at + p.len();
-    let n = run(t, body_at, |b| b.is_ascii_uppercase() || b.is_ascii_digit());
-    let next_is_word = t.as_bytes().get(body_at + n).is_some_and(|b| is_word(*b));
-    (n == 16 && !next_is_word).then_some(Found {
-        kind: "aws_access_key_id",
-        start: at,
-        end: body_at + n,
-    })
-}
-
-/// `aws_secret_access_key = <40 base64 chars>` in config files, env files and
-/// code: the 40-character value alone is too common a shape to match bare.
-fn aws_secret(t: &str, at: usize) -> Option<Found> {
-    const NAME: &str = "aws_secret_access_key";
-    if !starts_with_ci(t, at, NAME) {
-        return None;
-    }
-    let b = t.as_bytes();
-    let mut i = at + NAME.len();
-    i += run(t, i, |c| c == b'"' || c == b'\'' || c == b' ' || c == b'\t');
-    if !matches!(b.get(i), Some(b'=' | b':')) {
-        return None;
-    }
-    i += 1;
-    i += run(t, i, |c| c == b'"' || c == b'\'' || c == b' ' || c == b'\t');
-    let n = run(t, i, |c| {
-        c.is_ascii_alphanumeric() || c == b'/' || c == b'+'
-    });
-    (n == 40).then_some(Found {
-        kind: "aws_secret_key",
-        start: i,
-        end: i + n,
-    })
-}
-
-/// `Bearer <token>`: the token goes, the word stays so the text still reads.
-fn bearer(t: &str, at: usize) -> Option<Found> {
-    if !starts_with_ci(t, at, "bearer") {
-        return None;
-    }
-    let sp = run(t, at + 6, |c| c == b' ' || c == b'\t');
-    if sp == 0 {
-        return None;
-    }
-    let start = at + 6 + sp;
-    let n = run(t, start, |c| {
-        c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'~' | b'+' | b'/' | b'-' | b'=')
-    });
-    let token = &t.as_bytes()[start..start + n];
-    (n >= 16 && looks_random(token)).then_some(Found {
-        kind: "bearer_token",
-        start,
-        end: start + n,
-    })
-}
-
-/// `eyJ…` header `.` `eyJ…` payload `.` signature (possibly empty).
-fn jwt(t: &str, at: usize) -> Option<Found> {
-    let b64 = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
-    let b = t.as_bytes();
-    if !t[at..].starts_with("eyJ") {
-        return None;
-    }
-    let h = run(t, at, b64);
-    if h < 10 || b.get(at + h) != Some(&b'.') {
-        return None;
-    }
-    let p_at = at + h + 1;
-    if !t[p_at..].starts_with("eyJ") {
-        return None;
-    }
-    let p = run(t, p_at, b64);
-    if p < 10 || b.get(p_at + p) != Some(&b'.') {
-        return None;
-    }
-    let s_at = p_at + p + 1;
-    let s = run(t, s_at, b64);
-    Some(Found {
-        kind: "jwt",
-        start: at,
-        end: s_at + s,
-    })
-}
-
-/// A PEM private-key block, whatever its algorithm. Without an END line the
-/// rest of the text goes too: a cut-off key is still a key.
-fn private_key(t: &str, at: usize) -> Option<Found> {
-    const BEGIN: &str = "-----BEGIN ";
-    if !t[at..].starts_with(BEGIN) {
-        return None;
-    }
-    let head_end =
-        at + BEGIN.len() + run(t, at + BEGIN.len(), |c| c.is_ascii_uppercase() || c == b' ');
-    if !t[at..head_end].ends_with("PRIVATE KEY") || !t[head_end..].starts_with("-----") {
-        return None;
-    }
-    let body = head_end + 5;
-    let end = match t[body..].find("-----END ") {
-        Some(rel) => {
-            let e = body + rel + "-----END ".len();
-            match t[e..].find("-----") {
-                Some(r) => e + r + 5,
-                None => t.len(),
-            }
+    match rule.check {
+        Check::Plain => true,
+        Check::DigitLetter => {
+            s.bytes().any(|b| b.is_ascii_digit()) && s.bytes().any(|b| b.is_ascii_alphabetic())
         }
-        None => t.len(),
+        Check::Placeholder => !placeholder(s),
+        Check::Value => {
+            !placeholder(s)
+                && !word_like(s)
+                && entropy(s.as_bytes()) >= value_entropy(s.len())
+                && !denied_name(ident())
+        }
+    }
+}
+
+/// Shannon entropy in bits per byte.
+fn entropy(s: &[u8]) -> f32 {
+    if s.is_empty() {
+        return 0.0;
+    }
+    let mut freq = [0u32; 256];
+    for &b in s {
+        freq[b as usize] += 1;
+    }
+    let n = s.len() as f32;
+    freq.iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f32 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// A free-form value must be about as varied as random text of its length
+/// can be: 8 random characters reach about 2.75 bits, 16 about 3.5.
+fn value_entropy(len: usize) -> f32 {
+    ((len as f32).log2() - 0.6).clamp(2.0, 3.0)
+}
+
+/// Structural non-secrets in any rule: `xxxx…`, `****`, one repeated byte,
+/// already-redacted text.
+fn filler(s: &str) -> bool {
+    let b = s.as_bytes();
+    let top = {
+        let mut freq = [0u32; 256];
+        b.iter().for_each(|&c| freq[c as usize] += 1);
+        freq.into_iter().max().unwrap_or(0) as usize
     };
-    Some(Found {
-        kind: "private_key",
-        start: at,
-        end,
+    s.contains("REDACTED")
+        || top * 2 > b.len()
+        || ["xxxxxx", "XXXXXX", "******", "......", "000000"]
+            .iter()
+            .any(|p| s.contains(p))
+}
+
+/// Placeholders people write where a secret goes.
+fn placeholder(s: &str) -> bool {
+    let l = s.to_ascii_lowercase();
+    const WORDS: &[&str] = &[
+        "example",
+        "sample",
+        "dummy",
+        "placeholder",
+        "changeme",
+        "change_me",
+        "change-me",
+        "your_",
+        "your-",
+        "yourkey",
+        "yourtoken",
+        "yoursecret",
+        "yourpass",
+        "replace",
+        "insert",
+        "redacted",
+        "<",
+        ">",
+        "${",
+        "{{",
+        "}}",
+        "$(",
+        "%(",
+        "todo",
+        "fixme",
+    ];
+    const WHOLE: &[&str] = &[
+        "password",
+        "passwd",
+        "secret",
+        "token",
+        "pass",
+        "null",
+        "none",
+        "nil",
+        "true",
+        "false",
+        "undefined",
+        "empty",
+        "admin",
+        "root",
+        "guest",
+        "test",
+        "user",
+    ];
+    WORDS.iter().any(|w| l.contains(w))
+        || WHOLE.contains(&l.as_str())
+        || (l.starts_with('$') || l.starts_with('%') || l.starts_with('@'))
+            && l[1..]
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'{' | b'}' | b'%' | b'@'))
+}
+
+/// Identifiers and words (`getToken`, `config.api_key`, `ctrl+shift+p`,
+/// `secrets.GITHUB_TOKEN`) rather than random text: no digits, and every
+/// piece is lower, UPPER, Capitalised or camelCase. Random mixed-case
+/// letters fail the camelCase test (random humps of one letter); a long
+/// one-case piece must also have the vowels of words (a quarter or more).
+fn word_like(s: &str) -> bool {
+    // Digits, the symbols of passwords, base64 padding: not a name.
+    if s.bytes()
+        .any(|b| b.is_ascii_digit() || b"!@#%^*?~".contains(&b))
+        || s.get(1..).is_some_and(|t| t.contains('$'))
+        || s.ends_with('=')
+    {
+        return false;
+    }
+    s.split(|c: char| !c.is_ascii_alphabetic()).all(|piece| {
+        let one_case = piece.bytes().all(|b| b.is_ascii_lowercase())
+            || piece.bytes().all(|b| b.is_ascii_uppercase());
+        let vowels = piece
+            .bytes()
+            .filter(|b| b"aeiouyAEIOUY".contains(b))
+            .count();
+        if one_case {
+            piece.len() < 12 || vowels * 4 >= piece.len()
+        } else {
+            camel(piece)
+        }
     })
+}
+
+/// `someWords`, `HTTPServer`, `getURL`: at most one acronym (a run of
+/// capitals), every other capital starts a hump of lower case that reads
+/// like a word (two or more letters with a vowel). Random mixed case has
+/// many capital runs, one-letter humps and humps without vowels.
+fn camel(piece: &str) -> bool {
+    let b = piece.as_bytes();
+    let mut acronyms = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let up = b[i..].iter().take_while(|c| c.is_ascii_uppercase()).count();
+        let low = b[i + up..]
+            .iter()
+            .take_while(|c| c.is_ascii_lowercase())
+            .count();
+        let hump = &b[i + up..i + up + low];
+        let at_end = i + up + low == b.len();
+        acronyms += usize::from(up >= 2);
+        let vowel = hump.iter().any(|c| b"aeiouy".contains(c));
+        let wordy = match low {
+            0 => true,
+            _ if i == 0 && up == 0 => true,
+            // `getIDs`, `URLs`; not `QXMYWl`.
+            1 => at_end && (up == 1 || hump == b"s"),
+            // After an acronym a word follows (`HTTPServer`), not `BMBuj`.
+            2 if up >= 2 => false,
+            _ => vowel,
+        };
+        if !wordy || acronyms > 1 {
+            return false;
+        }
+        i += up + low;
+    }
+    true
+}
+
+/// The identifier a name match sits in (`githubToken`, `AWS_SECRET_ACCESS_KEY`).
+fn identifier_at(text: &str, at: usize) -> &str {
+    let b = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.');
+    let mut s = at;
+    while s > 0 && ident(b[s - 1]) {
+        s -= 1;
+    }
+    let mut e = at;
+    while e < b.len() && ident(b[e]) {
+        e += 1;
+    }
+    &text[s..e]
+}
+
+/// Names that contain a secret word but hold no secret: gitleaks' generic
+/// allow-list, in spirit.
+fn denied_name(ident: &str) -> bool {
+    let l = ident.to_ascii_lowercase();
+    const PARTS: &[&str] = &[
+        "public",
+        "primary",
+        "foreign",
+        "partition",
+        "sort_key",
+        "sortkey",
+        "cache",
+        "keyboard",
+        "keyword",
+        "keycode",
+        "keypress",
+        "keystroke",
+        "hotkey",
+        "monkey",
+        "turkey",
+        "donkey",
+        "author",
+        "tokeniz",
+        "csrf",
+        "idempotency",
+        "keyspace",
+        "max_token",
+        "maxtoken",
+    ];
+    const ENDS: &[&str] = &[
+        "id",
+        "ids",
+        "name",
+        "names",
+        "type",
+        "url",
+        "uri",
+        "endpoint",
+        "path",
+        "file",
+        "dir",
+        "length",
+        "len",
+        "size",
+        "count",
+        "version",
+        "format",
+        "policy",
+        "prefix",
+        "header",
+        "field",
+        "mode",
+        "kind",
+        "expiry",
+        "expires",
+        "expires_in",
+        "ttl",
+        "timeout",
+        "hint",
+        "label",
+        "regex",
+        "pattern",
+        "env",
+        "var",
+        "usage",
+        "limit",
+    ];
+    let last = l
+        .rsplit(|c: char| !c.is_ascii_alphanumeric())
+        .next()
+        .unwrap_or("");
+    // camelCase tail: `apiKeyId` ends in `Id`.
+    let camel_tail = ident
+        .rfind(|c: char| c.is_ascii_uppercase())
+        .map(|i| ident[i..].to_ascii_lowercase())
+        .unwrap_or_default();
+    PARTS.iter().any(|p| l.contains(p)) || ENDS.iter().any(|e| last == *e || camel_tail == *e)
 }
 
 #[cfg(test)]
