@@ -174,7 +174,7 @@ fn prose(size: usize) -> String {
     ];
     let mut out = String::with_capacity(size + 64);
     while out.len() < size {
-        out.push_str(rng.pick(&words));
+        out.push_str(words[rng.below(words.len())]);
         out.push(if rng.below(12) == 0 { '\n' } else { ' ' });
     }
     out

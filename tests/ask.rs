@@ -809,7 +809,10 @@ fn a_line_range_inside_a_private_key_sends_none_of_it() {
         assert_eq!(r.code, 0, "{range}: {}\n{}", r.stdout, r.stderr);
         let stdin = a.file("codex", n, "stdin");
         for line in &body {
-            assert!(!stdin.contains(line.as_str()), "{range}: key line sent:\n{stdin}");
+            assert!(
+                !stdin.contains(line.as_str()),
+                "{range}: key line sent:\n{stdin}"
+            );
         }
         assert!(stdin.contains("[REDACTED:private_key]"), "{range}: {stdin}");
         if let Some(k) = kept {

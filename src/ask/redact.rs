@@ -20,7 +20,7 @@ mod rules;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::bytes::Regex;
 
 use self::rules::{Check, End, RULES, Rule};
@@ -109,7 +109,10 @@ fn compile() -> Compiled {
             }
         }
     }
+    // A DFA: the overlapping search over the whole text is the cost clean
+    // text pays, and the keyword set is small.
     let keywords = AhoCorasick::builder()
+        .kind(Some(AhoCorasickKind::DFA))
         .ascii_case_insensitive(true)
         .build(&words)
         .expect("redaction keywords build");
