@@ -9,6 +9,8 @@ use clap::{Args, Parser, Subcommand};
 use crate::error::{Error, Result};
 use crate::job::args as job;
 
+pub mod setup;
+
 pub const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (",
@@ -80,6 +82,15 @@ pub enum Command {
     Continue(job::ContinueArgs),
     /// Remove ended jobs and their logs.
     Prune(job::PruneArgs),
+    /// Install the `peer` skill for host CLIs (claude, codex, pi, gemini) without a marketplace, and the man pages.
+    Setup(setup::SetupArgs),
+    /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
+    Completions(setup::CompletionsArgs),
+    /// Print the man page baton.1, or write every page into --dir.
+    Man(setup::ManArgs),
+    /// Job ids for the completion scripts, newest first.
+    #[command(name = "__complete-jobs", hide = true)]
+    CompleteJobs,
     /// The background job runner (started by `run --async`).
     #[command(name = "__job-runner", hide = true)]
     JobRunner(job::RunnerArgs),

@@ -7,23 +7,27 @@
 //! files), `result` (the public JSON), `output` (printers), `error` (tool
 //! errors and exit codes), `fsutil` (private, atomic state files), `ids`,
 //! `worktree` (`run --worktree` and `baton worktree`), `job` (background
-//! jobs: store, runner, wait/cancel/logs).
+//! jobs: store, runner, wait/cancel/logs), `setup` (the skill for host
+//! CLIs without a marketplace), `completions` and `manpage`.
 
 pub mod agent;
 pub mod agents_cmd;
 pub mod ask;
 pub mod cli;
+pub mod completions;
 pub mod error;
 pub mod fsutil;
 pub mod git;
 pub mod ids;
 pub mod job;
+pub mod manpage;
 pub mod models;
 pub mod output;
 pub mod process;
 pub mod prompt;
 pub mod result;
 pub mod run;
+pub mod setup;
 pub mod worktree;
 
 use std::ffi::OsString;
@@ -130,6 +134,10 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Logs(a)) => job::logs::logs(a, mode),
         Some(Command::Continue(a)) => job::continue_job(a, mode),
         Some(Command::Prune(a)) => job::prune(a, mode),
+        Some(Command::Setup(a)) => cli::setup::setup(a, mode),
+        Some(Command::Completions(a)) => cli::setup::completions(a),
+        Some(Command::Man(a)) => cli::setup::man(a, mode),
+        Some(Command::CompleteJobs) => cli::setup::complete_jobs(),
         Some(Command::JobRunner(a)) => job::run_runner(a),
     }
 }
