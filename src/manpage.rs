@@ -32,7 +32,11 @@ fn collect(cmd: &Command, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
         .render(&mut buf)
         .map_err(|e| Error::Internal(format!("rendering the man page of {name}: {e}")))?;
     out.push((format!("{name}.1"), buf));
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+    // clap's implicit `help` subcommands are not commands of baton's.
+    for sub in cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
         collect(sub, out)?;
     }
     Ok(())

@@ -5,10 +5,12 @@ mod support;
 
 mod agents;
 mod ask;
+mod completions;
 mod jobs;
 mod json;
 mod plugin;
 mod run;
+mod setup;
 mod shim;
 mod supervise;
 mod worktree;

@@ -110,7 +110,7 @@ mod tests {
         assert!(s.contains("\n'/opt/my tools/baton' --agent codex --access read-only"));
         assert!(s.contains("\n'/opt/my tools/baton' ask --agents codex,claude"));
         // Every shell example starts the binary by its path.
-        assert!(!s.contains("\nbaton "));
+        assert!(!s.contains("\nbaton --") && !s.contains("\nbaton ask"));
         // The rest of the skill is kept.
         assert!(s.contains("## Which peer\n"));
         assert!(s.contains("## Access\n"));
