@@ -52,7 +52,12 @@ pub fn script(cmd: Command, shell: Shell) -> Result<String> {
         }
         Shell::Zsh => {
             let replaced = text
-                .replace("    _baton \"$@\"\nelse", "    _baton_job_ids \"$@\"\nelse")
+                // Autoloaded from fpath, the file runs as `_baton` once:
+                // re-register the wrapper for every later completion.
+                .replace(
+                    "    _baton \"$@\"\nelse",
+                    "    compdef _baton_job_ids baton\n    _baton_job_ids \"$@\"\nelse",
+                )
                 .replace("compdef _baton baton", "compdef _baton_job_ids baton");
             check_replaced(&text, &replaced, shell)?;
             // The wrapper must exist before the tail calls it.
