@@ -231,7 +231,10 @@ fn a_file_setup_did_not_write_is_kept_unless_force() {
 
     let r = h.setup(&["codex", "--force"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert_eq!(paths(&r.json()["hosts"][0]["written"]), [mine.clone()]);
+    assert_eq!(
+        paths(&r.json()["hosts"][0]["written"]),
+        std::slice::from_ref(&mine)
+    );
     assert!(fs::read_to_string(&mine).unwrap().contains(BATON));
 
     // Edited after setup wrote it: setup neither replaces nor removes it…
@@ -281,8 +284,11 @@ fn project_scope_writes_into_the_repository() {
     let v = r.json();
     let claude = h.env.work.join(".claude/skills/peer/SKILL.md");
     let pi = h.env.work.join(".pi/skills/peer/SKILL.md");
-    assert_eq!(paths(&host(&v, "claude")["written"]), [claude.clone()]);
-    assert_eq!(paths(&host(&v, "pi")["written"]), [pi.clone()]);
+    assert_eq!(
+        paths(&host(&v, "claude")["written"]),
+        std::slice::from_ref(&claude)
+    );
+    assert_eq!(paths(&host(&v, "pi")["written"]), std::slice::from_ref(&pi));
     assert_eq!(
         v["manifest"],
         h.env.work.join(".baton/setup.json").to_str().unwrap()
