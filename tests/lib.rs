@@ -5,6 +5,7 @@ mod support;
 
 mod agents;
 mod ask;
+mod cli_snapshots;
 mod jobs;
 mod json;
 mod plugin;
