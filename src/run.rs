@@ -1,7 +1,7 @@
-//! `baton run`: turn the command line into a `Request`, start the peer under
-//! supervision, and build the one result.
+//! One run of a peer: `plan` turns a `RunRequest` into a `Plan`, `execute`
+//! starts the peer under supervision and builds the one result.
 //!
-//! Split in two so the background job runner shares it: `prepare` does every
+//! Split in two so the background job runner shares it: `plan` does every
 //! check that can fail fast (usage, access, recursion, CLI installed) and
 //! `execute` runs the peer and writes its logs into a given directory.
 
@@ -12,11 +12,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{Access, Agent, CommandSpec, Extra, Request};
-use crate::cli::{RunArgs, parse_duration};
 use crate::error::{Error, Result};
 use crate::process::{self, EndReason, Interrupts, Limits, LogFiles};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
-use crate::{fsutil, git, ids, models, prompt};
+use crate::{duration, fsutil, git, ids, models, prompt};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
@@ -67,6 +66,30 @@ pub struct Plan {
     pub protected_paths: Vec<PathBuf>,
 }
 
+/// What the caller asks of one run, as given (the command line, `ask`, or
+/// `continue`). Durations stay text: `plan` checks them in its fixed order,
+/// so the first error reported for a bad request never changes.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub access: Option<String>,
+    pub read_only: bool,
+    pub full_access: bool,
+    pub cwd: Option<PathBuf>,
+    /// Read the task from this file (`-` for stdin).
+    pub prompt_file: Option<PathBuf>,
+    pub resume: Option<String>,
+    pub timeout: String,
+    pub idle_timeout: String,
+    pub profile: Option<String>,
+    pub provider: Option<String>,
+    pub raw: bool,
+    /// The task as words (joined by spaces).
+    pub task: Vec<String>,
+}
+
 /// Environment knobs, read once.
 pub struct Depth {
     pub depth: u32,
@@ -97,7 +120,7 @@ impl Depth {
     }
 }
 
-pub fn resolve_access(args: &RunArgs) -> Result<Access> {
+pub fn resolve_access(args: &RunRequest) -> Result<Access> {
     if args.read_only {
         return Ok(Access::ReadOnly);
     }
@@ -133,7 +156,7 @@ pub fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// The task text: words, `--prompt-file`, or piped stdin, in that order.
-pub fn read_task(args: &RunArgs) -> Result<String> {
+pub fn read_task(args: &RunRequest) -> Result<String> {
     if !args.task.is_empty() && args.prompt_file.is_some() {
         return Err(Error::usage(
             "give the task as words or with --prompt-file, not both",
@@ -175,15 +198,15 @@ fn read_stdin() -> Result<String> {
 }
 
 /// Validate the command line into a plan. Fails fast on every usage problem.
-pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
+pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     let depth = Depth::from_env();
     depth.check()?;
     let agent = Agent::parse(args.agent.as_deref().unwrap_or("codex"))?;
     let access = resolve_access(args)?;
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     let resolved = models::resolve(agent, args.model.as_deref(), args.effort.as_deref())?;
-    let timeout = parse_duration(&args.timeout)?;
-    let idle = parse_duration(&args.idle_timeout)?;
+    let timeout = duration::parse(&args.timeout)?;
+    let idle = duration::parse(&args.idle_timeout)?;
     if timeout.is_zero() {
         return Err(Error::usage("--timeout must be more than zero"));
     }

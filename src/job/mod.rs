@@ -22,7 +22,6 @@
 //! Every command that prints a job's result exits as `run` would have for
 //! that result (`Status::exit_code`); a job still running is 0.
 
-pub mod args;
 pub mod launch;
 pub mod logs;
 pub mod render;
@@ -36,9 +35,9 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use self::args::{ContinueArgs, IdArgs, JobsArgs, PruneArgs, WaitArgs};
+use std::ffi::OsStr;
+
 use self::store::{Ending, Job, State, Store, now_ms};
-use crate::cli::{RunArgs, parse_duration};
 use crate::error::{Error, Result};
 use crate::output::{self, Mode};
 use crate::result::{RunResult, SCHEMA_VERSION};
@@ -50,8 +49,8 @@ pub use self::launch::{Place, start};
 pub const RECENT: usize = 20;
 
 /// `baton status ID`: the job's record, without blocking.
-pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
-    let job = Store::here()?.open(&a.id)?;
+pub fn status(id: &OsStr, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
     let s = job.refresh()?;
     let view = View::new(&job, &s, now_ms());
     match mode {
@@ -65,23 +64,23 @@ pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
 }
 
 /// `baton result ID`: the result if the job ended, else its running status.
-pub fn result(a: IdArgs, mode: Mode) -> Result<i32> {
-    let job = Store::here()?.open(&a.id)?;
+pub fn result(id: &OsStr, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
     let s = job.refresh()?;
     print_job_result(&job, &s, mode)
 }
 
 /// `baton wait ID [--timeout D]`.
-pub fn wait(a: WaitArgs, mode: Mode) -> Result<i32> {
-    let timeout = a.timeout.as_deref().map(parse_duration).transpose()?;
-    let job = Store::here()?.open(&a.id)?;
+/// `timeout` was parsed first by the caller, before the job is looked up.
+pub fn wait(id: &OsStr, timeout: Option<Duration>, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
     let s = wait_for_end(&job, timeout)?;
     print_job_result(&job, &s, mode)
 }
 
 /// `baton cancel ID`: idempotent; a job that already ended keeps its result.
-pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
-    let job = Store::here()?.open(&a.id)?;
+pub fn cancel(id: &OsStr, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
     let s = cancel_job(&job)?;
     print_job_result(&job, &s, mode)
 }
@@ -296,7 +295,7 @@ fn print_text(s: &str) {
 }
 
 /// `baton jobs [--all]`: running jobs first, then the newest.
-pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
+pub fn list(all: bool, mode: Mode) -> Result<i32> {
     let store = Store::here()?;
     let now = now_ms();
     let mut jobs: Vec<(Job, State)> = Vec::new();
@@ -311,7 +310,7 @@ pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
     // Ids sort by start time, and the list already is newest first.
     jobs.sort_by_key(|(_, s)| s.status.is_terminal());
     let total = jobs.len();
-    if !a.all {
+    if !all {
         let running = jobs.iter().filter(|(_, s)| !s.status.is_terminal()).count();
         jobs.truncate(running + RECENT);
     }
@@ -371,8 +370,8 @@ pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
 
 /// `baton continue ID [TASK…]`: a new job resuming job ID's peer session
 /// with the same agent, model, effort, access, cwd and CLI options.
-pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
-    let job = Store::here()?.open(&a.id)?;
+pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
     let s = job.refresh()?;
     if !s.status.is_terminal() {
         return Err(Error::usage_hint(
@@ -405,7 +404,7 @@ pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
             "its branch still holds the work; start a new job with `baton run --async --worktree`",
         ));
     }
-    let args = RunArgs {
+    let args = run::RunRequest {
         agent: Some(p.agent.name().to_string()),
         model: p.model.clone(),
         effort: p.effort.clone(),
@@ -417,9 +416,8 @@ pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
         profile: p.profile.clone(),
         provider: p.provider.clone(),
         raw: p.raw,
-        detach: true,
-        task: a.task,
-        ..RunArgs::default()
+        task,
+        ..run::RunRequest::default()
     };
     // Same checks as `run --async`, so a follow-up cannot bypass them.
     let task = run::read_task(&args)?;
@@ -481,8 +479,9 @@ struct KeptWorktree {
 /// running ones. The worktree of a removed `--worktree` job goes too once no
 /// remaining job uses it, unless it holds uncommitted changes; its branch,
 /// which holds the work, always stays.
-pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
-    let older = parse_duration(&a.older_than)?.as_millis() as u64;
+/// `older_than` was parsed by the caller before anything is read.
+pub fn prune(older_than: Duration, dry_run: bool, mode: Mode) -> Result<i32> {
+    let older = older_than.as_millis() as u64;
     let store = Store::here()?;
     let now = now_ms();
     let cutoff = now.saturating_sub(older);
@@ -549,11 +548,11 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
             .filter(|w| !in_use.contains(*w))
             .and_then(|_| job.read_spec().ok())
             .and_then(|sp| sp.worktree);
-        if !a.dry_run && !remove(&store, &job) {
+        if !dry_run && !remove(&store, &job) {
             continue;
         }
         if let Some(w) = session.filter(|w| !worktrees_removed.contains(&w.id)) {
-            let gone = a.dry_run || {
+            let gone = dry_run || {
                 match crate::worktree::store::remove(&w.root, &w.id, false, false) {
                     Ok(_) => true,
                     Err(e) => {
@@ -575,7 +574,7 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
     match mode {
         Mode::Json => output::json_line(&serde_json::json!({
             "schema_version": SCHEMA_VERSION,
-            "dry_run": a.dry_run,
+            "dry_run": dry_run,
             "older_than_ms": older,
             "removed": removed,
             "freed_bytes": freed,
@@ -584,7 +583,7 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
             "worktrees_kept": worktrees_kept,
         })),
         Mode::Text => {
-            let verb = if a.dry_run { "would remove" } else { "removed" };
+            let verb = if dry_run { "would remove" } else { "removed" };
             let mut t = String::new();
             for p in &removed {
                 t.push_str(&format!(
@@ -647,8 +646,8 @@ fn id_time_ms(id: &str) -> u64 {
 }
 
 /// `baton __job-runner DIR --lock-fd N`.
-pub fn run_runner(a: args::RunnerArgs) -> Result<i32> {
-    runner::main(&a.dir, a.lock_fd)
+pub fn run_runner(dir: &std::path::Path, lock_fd: Option<i32>) -> Result<i32> {
+    runner::main(dir, lock_fd)
 }
 
 #[cfg(test)]
