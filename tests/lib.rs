@@ -8,6 +8,7 @@ mod ask;
 mod cli_snapshots;
 mod jobs;
 mod json;
+mod layers;
 mod plugin;
 mod run;
 mod shim;

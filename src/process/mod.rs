@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 
 use crate::agent::{CommandSpec, Outcome, Parser, ProcessExit};
 use crate::error::{Error, Result};
+
 mod group;
 mod interrupts;
 mod orphans;
