@@ -274,9 +274,7 @@ fn features_never_see_the_command_line() {
 fn only_cli_uses_clap() {
     let bad: Vec<String> = sources()
         .into_iter()
-        .filter(|(rel, text)| {
-            top_module(rel).as_deref() != Some("cli") && uses_clap(text)
-        })
+        .filter(|(rel, text)| top_module(rel).as_deref() != Some("cli") && uses_clap(text))
         .map(|(rel, _)| format!("src/{rel}"))
         .collect();
     assert!(bad.is_empty(), "clap outside src/cli/: {bad:?}");
@@ -306,17 +304,15 @@ fn the_checker_sees_grouped_nested_and_inline_paths() {
     let got: Vec<String> = crate_refs(text).into_iter().collect();
     assert_eq!(got, ["a", "b", "c", "d", "e", "f", "g"]);
     assert_eq!(non_test("a\n#[cfg(test)]\nb\n"), "a\n");
-    let g: BTreeMap<String, BTreeMap<String, String>> = [
-        ("x", "y"), ("y", "z"), ("z", "x"),
-    ]
-    .into_iter()
-    .map(|(a, b)| {
-        (
-            a.to_string(),
-            BTreeMap::from([(b.to_string(), format!("{a}.rs"))]),
-        )
-    })
-    .collect();
+    let g: BTreeMap<String, BTreeMap<String, String>> = [("x", "y"), ("y", "z"), ("z", "x")]
+        .into_iter()
+        .map(|(a, b)| {
+            (
+                a.to_string(),
+                BTreeMap::from([(b.to_string(), format!("{a}.rs"))]),
+            )
+        })
+        .collect();
     assert_eq!(find_cycle(&g).unwrap(), ["x", "y", "z", "x"]);
     let mut g2 = g.clone();
     g2.get_mut("z").unwrap().clear();
