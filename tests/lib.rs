@@ -5,9 +5,11 @@ mod support;
 
 mod agents;
 mod ask;
+mod cli_snapshots;
 mod completions;
 mod jobs;
 mod json;
+mod layers;
 mod plugin;
 mod run;
 mod setup;

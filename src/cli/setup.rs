@@ -55,7 +55,7 @@ pub fn setup(a: SetupArgs, mode: Mode) -> Result<i32> {
     let scope = Scope::parse(&a.scope)?;
     let targets = crate::setup::targets(&a.hosts, a.man, scope)?;
     let man_pages = if targets.contains(&crate::setup::Target::Man) {
-        crate::manpage::pages(command())?
+        super::manpage::pages(command())?
     } else {
         Vec::new()
     };
@@ -79,15 +79,15 @@ pub fn setup(a: SetupArgs, mode: Mode) -> Result<i32> {
 }
 
 pub fn completions(a: CompletionsArgs) -> Result<i32> {
-    let shell = crate::completions::parse_shell(&a.shell)?;
-    print!("{}", crate::completions::script(command(), shell)?);
+    let shell = super::completions::parse_shell(&a.shell)?;
+    print!("{}", super::completions::script(command(), shell)?);
     Ok(0)
 }
 
 pub fn man(a: ManArgs, mode: Mode) -> Result<i32> {
     match a.dir {
         None => {
-            let pages = crate::manpage::pages(command())?;
+            let pages = super::manpage::pages(command())?;
             let (_, text) = pages
                 .into_iter()
                 .next()
@@ -98,7 +98,7 @@ pub fn man(a: ManArgs, mode: Mode) -> Result<i32> {
                 .map_err(|e| Error::io("writing to stdout", e))?;
         }
         Some(dir) => {
-            let written = crate::manpage::write_all(command(), &dir)?;
+            let written = super::manpage::write_all(command(), &dir)?;
             match mode {
                 Mode::Json => crate::output::json_line(&serde_json::json!({
                     "schema_version": 1, "status": "ok", "written": written,
@@ -113,7 +113,7 @@ pub fn man(a: ManArgs, mode: Mode) -> Result<i32> {
 }
 
 pub fn complete_jobs() -> Result<i32> {
-    for id in crate::completions::job_ids() {
+    for id in super::completions::job_ids() {
         println!("{id}");
     }
     Ok(0)
