@@ -334,3 +334,26 @@ fn bad_requests_are_usage_errors_with_a_hint() {
     }
     assert_eq!(tree(&h.home), BTreeMap::new());
 }
+
+#[test]
+fn a_failure_midway_keeps_what_was_written_recorded() {
+    let h = Home::new();
+    let before = tree(&h.home);
+    // `~/.pi` is a file: pi's skills directory cannot be made (as root too).
+    fs::write(h.home.join(".pi"), "in the way\n").unwrap();
+    let r = h.setup(&["all"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["error"]["kind"], "io", "{v}");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains(".pi"),
+        "{v}"
+    );
+    // claude and codex came first and were written…
+    assert!(h.skill("claude").is_file() && h.skill("codex").is_file());
+    // …and recorded, so uninstall still finds them.
+    fs::remove_file(h.home.join(".pi")).unwrap();
+    let r = h.setup(&["all", "--uninstall"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(tree(&h.home), before);
+}

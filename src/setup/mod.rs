@@ -116,26 +116,14 @@ pub fn run(req: &SetupRequest) -> Result<Report> {
     };
     let mut manifest = Manifest::load(&manifest_path)?;
     let before = manifest.to_json();
-    let mut hosts = Vec::new();
-    for t in targets {
-        let dir = match t {
-            Target::Host(h) => h.skills_dir(req.scope, &req.places)?,
-            Target::Man => req.places.man1_dir()?,
-        };
-        let mut rep = HostReport::new(t.name(), dir);
-        if req.uninstall {
-            uninstall(t.name(), req, &mut manifest, &mut rep)?;
-        } else {
-            for (path, content) in files_for(t, req)? {
-                install_file(&path, &content, t.name(), req, &mut manifest, &mut rep)?;
-            }
-        }
-        hosts.push(rep);
-    }
-    // An unchanged manifest is not rewritten: a rerun writes nothing.
+    let done = apply(&targets, req, &mut manifest);
+    // Saved even when a later file failed, so what was written stays
+    // recorded (and removable); an unchanged manifest is not rewritten, so
+    // a rerun writes nothing.
     if !req.dry_run && manifest.to_json() != before {
         save(&manifest_path, &mut manifest, req.scope, &req.places)?;
     }
+    let hosts = done?;
     let conflict = hosts.iter().any(HostReport::has_conflict);
     Ok(Report {
         schema_version: 1,
@@ -161,6 +149,30 @@ pub fn run(req: &SetupRequest) -> Result<Report> {
             .to_string()
         }),
     })
+}
+
+fn apply(
+    targets: &[Target],
+    req: &SetupRequest,
+    manifest: &mut Manifest,
+) -> Result<Vec<HostReport>> {
+    let mut hosts = Vec::new();
+    for &t in targets {
+        let dir = match t {
+            Target::Host(h) => h.skills_dir(req.scope, &req.places)?,
+            Target::Man => req.places.man1_dir()?,
+        };
+        let mut rep = HostReport::new(t.name(), dir);
+        if req.uninstall {
+            uninstall(t.name(), req, manifest, &mut rep)?;
+        } else {
+            for (path, content) in files_for(t, req)? {
+                install_file(&path, &content, t.name(), req, manifest, &mut rep)?;
+            }
+        }
+        hosts.push(rep);
+    }
+    Ok(hosts)
 }
 
 /// The files `t` consists of, with their wanted content.
