@@ -16,6 +16,7 @@ pub mod cli;
 pub mod error;
 pub mod fsutil;
 pub mod git;
+pub mod git_pin;
 pub mod ids;
 pub mod job;
 pub mod models;

@@ -65,6 +65,11 @@ pub struct Plan {
     /// (the user's git state, beside a linked worktree).
     #[serde(default)]
     pub protected_paths: Vec<PathBuf>,
+    /// In a baton worktree: its repository, so that the changed-files
+    /// snapshot looks at exactly that one (and not at all once the peer
+    /// rewired it; the run's end reports that as tampering).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_pin: Option<crate::git_pin::Pin>,
 }
 
 /// Environment knobs, read once.
@@ -229,6 +234,7 @@ pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
         child_depth: depth.depth + 1,
         writable_dirs: Vec::new(),
         protected_paths: Vec::new(),
+        git_pin: None,
     };
     // Refuse unenforceable access now, not after the job started.
     p.command()?;
@@ -355,7 +361,10 @@ pub fn execute(
         stdout: dir.join("stdout.log"),
         stderr: dir.join("stderr.log"),
     };
-    let before = git::snapshot(&plan.cwd);
+    let before = match &plan.git_pin {
+        Some(p) => git::snapshot_pinned(&p.work_tree, p.env()),
+        None => git::snapshot(&plan.cwd),
+    };
     let finished = process::supervise(
         spec,
         program,
@@ -366,7 +375,11 @@ pub fn execute(
         interrupts,
         on_spawn,
     )?;
-    let changed_files = before.as_ref().map(git::changed_since).unwrap_or_default();
+    let changed_files = match &before {
+        Some(_) if plan.git_pin.as_ref().is_some_and(|p| p.verify().is_err()) => Vec::new(),
+        Some(b) => git::changed_since(b),
+        None => Vec::new(),
+    };
 
     let o = finished.outcome;
     let mut warnings: Vec<String> = plan.warnings.clone();

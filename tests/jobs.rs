@@ -862,7 +862,9 @@ fn async_worktree_errors_come_back_at_once() {
 fn a_worktree_job_killed_while_committing_is_lost_not_success() {
     let env = Env::new();
     env.git_init();
-    let head = git_out(&env.work, &["rev-parse", "HEAD"]).trim().to_string();
+    let head = git_out(&env.work, &["rev-parse", "HEAD"])
+        .trim()
+        .to_string();
     // Once the first turn's peer has finished, `git add` blocks (until killed).
     env.fake(
         "git",
@@ -884,7 +886,14 @@ fn a_worktree_job_killed_while_committing_is_lost_not_success() {
     );
     let r = git_env(
         &env,
-        &["run", "--async", "--worktree", "--agent", "codex", "write it"],
+        &[
+            "run",
+            "--async",
+            "--worktree",
+            "--agent",
+            "codex",
+            "write it",
+        ],
     );
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let id = r.json()["job_id"].as_str().unwrap().to_string();
@@ -919,7 +928,10 @@ fn a_worktree_job_killed_while_committing_is_lost_not_success() {
     let rm = git_env(&env, &["worktree", "remove", &id]);
     assert_eq!(rm.code, 2, "{}", rm.stdout);
     let msg = rm.json()["error"]["message"].as_str().unwrap().to_string();
-    assert!(msg.contains("turn-0.txt") && msg.contains("interrupted"), "{msg}");
+    assert!(
+        msg.contains("turn-0.txt") && msg.contains("interrupted"),
+        "{msg}"
+    );
 
     // `continue` works there and commits both turns.
     let c = git_env(&env, &["continue", &id, "finish it"]);

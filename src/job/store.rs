@@ -519,8 +519,9 @@ impl Job {
                 process::killpg(pg, libc::SIGKILL);
             }
         }
+        let spec = self.read_spec().ok();
         let result = match self.read_result() {
-            Ok(Some(r)) if r.status.is_terminal() => r,
+            Ok(Some(r)) if is_final(spec.as_ref(), &r) => r,
             _ => self.salvage(&s, how),
         };
         self.finish_locked(s, result)
@@ -570,6 +571,30 @@ impl Job {
         };
         r.status = status;
         r.summary = summary;
+        let mut error = error;
+        if let Some(w) = spec.as_ref().and_then(|sp| sp.worktree.as_ref()) {
+            // Its runner died before (or while) baton committed: the
+            // peer's work, if any, is uncommitted in the worktree.
+            let job = s.id.as_str();
+            error.hint = Some(format!(
+                "{} The peer's work is uncommitted in {}: `baton continue {job}` works there \
+                 again and commits it; `baton worktree remove {} --force` discards it",
+                error.hint.unwrap_or_default(),
+                w.path.display(),
+                w.id
+            ));
+            r.extra.insert(
+                "worktree".into(),
+                serde_json::json!({
+                    "id": w.id,
+                    "path": w.path,
+                    "branch": w.branch,
+                    "base": w.base,
+                    "interrupted": true,
+                    "error": "the job's runner ended before baton committed the peer's work",
+                }),
+            );
+        }
         r.error = Some(error);
         if let Some(o) = outcome {
             r.session = o.session.or(r.session);
@@ -631,6 +656,15 @@ impl Job {
             ))),
         }
     }
+}
+
+/// Whether a result found beside a job whose runner is gone is its final
+/// one. A worktree job's is final only once baton committed what the peer
+/// left (or failed to): `worktree::finish` adds the `worktree` object; the
+/// one `run::execute` writes before that is provisional (issue 10).
+fn is_final(spec: Option<&Spec>, r: &RunResult) -> bool {
+    r.status.is_terminal()
+        && (spec.is_none_or(|sp| sp.worktree.is_none()) || r.extra.contains_key("worktree"))
 }
 
 /// How a job whose runner is gone is recorded when its runner did not.
@@ -760,6 +794,7 @@ mod tests {
                 child_depth: 1,
                 writable_dirs: vec![],
                 protected_paths: vec![],
+                git_pin: None,
             },
             command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
             program: PathBuf::from("/bin/true"),

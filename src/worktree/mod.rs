@@ -47,13 +47,14 @@ use serde_json::{Value, json};
 use crate::agent::Access;
 use crate::cli::{WorktreeArgs, WorktreeCommand};
 use crate::error::{Error, Result};
+use crate::git_pin::Pin;
 use crate::output::{self, Mode};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status};
 use crate::run::{self, Plan};
 use crate::{fsutil, ids, process, prompt};
 
 use allow::Allow;
-use repo::{git, line, probe, run as git_run};
+use repo::{At, git, line, probe, run as git_run};
 
 /// Everything `check` established; creates nothing.
 #[derive(Debug, Clone)]
@@ -99,6 +100,10 @@ pub struct Session {
     pub allow: Vec<String>,
     #[serde(default)]
     pub test_cmd: Option<String>,
+    /// Where the worktree's git metadata is, as baton made it (`None` in a
+    /// session stored by an older baton: derived when needed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<Pin>,
 }
 
 /// Validate `--worktree` and its options against the plan. Fails with a
@@ -384,17 +389,29 @@ pub fn prepare(
         discard(&c.top, &path, &branch);
         return Err(e);
     }
-    let gitdir = {
+    // Read right after git made the worktree, before any peer ran there:
+    // from now on every git call in it is pinned to these paths.
+    let pinned = (|| {
         let mut g = git(&path);
         g.args(["rev-parse", "--absolute-git-dir"]);
-        PathBuf::from(line(g, "finding the worktree's git directory")?)
+        let gitdir = PathBuf::from(line(g, "finding the worktree's git directory")?);
+        Pin::record(&path, &gitdir, &c.common_dir, &start_tree)
+    })();
+    let pin = match pinned {
+        Ok(p) => p,
+        Err(e) => {
+            discard(&c.top, &path, &branch);
+            return Err(e);
+        }
     };
+    let gitdir = pin.git_dir.clone();
     let writable = c
         .writable_dirs(&gitdir)
         .into_iter()
         .filter(|d| d.is_dir())
         .collect();
     let mut p = c.plan_for(plan, &path, &branch, writable);
+    p.git_pin = Some(pin.clone());
     p.warnings.extend(warnings);
     if !p.cwd.is_dir() {
         // The user's cwd does not exist at the base commit (an untracked or
@@ -421,6 +438,8 @@ pub fn prepare(
         test_cmd: c.test_cmd.clone(),
         finished_ms: None,
         status: None,
+        pin: Some(pin.clone()),
+        tampered: None,
     };
     if let Err(e) = store::save(&plan.root, &record) {
         discard(&c.top, &path, &branch);
@@ -439,6 +458,7 @@ pub fn prepare(
         user_branch: c.user_branch.clone(),
         allow: c.allow.clone(),
         test_cmd: c.test_cmd.clone(),
+        pin: Some(pin),
     };
     Ok((p, session))
 }
@@ -549,26 +569,36 @@ fn discard(top: &Path, path: &Path, branch: &str) {
 /// The peer never ran (baton failed before or while starting it): remove
 /// what `prepare` made, unless something is in it after all.
 pub fn abandon(s: &Session) {
-    let untouched = rev_of(&s.path, "HEAD").as_deref() == Some(s.base.as_str()) && {
-        let mut g = git(&s.path);
-        g.args(["add", "--all"]);
-        probe(g).is_some_and(|(ok, _)| ok)
-            && probe({
-                let mut g = git(&s.path);
-                g.args(["diff", "--cached", "--quiet", &s.start_tree, "--"]);
-                g
-            })
-            .is_some_and(|(ok, _)| ok)
+    let Ok(pin) = s.pin() else {
+        return;
     };
+    // A worktree whose git files changed is not "untouched": it stays.
+    let untouched =
+        pin.verify().is_ok() && rev_of(&pin, "HEAD").as_deref() == Some(s.base.as_str()) && {
+            let mut g = pin.git();
+            g.args(["add", "--all"]);
+            probe(g).is_some_and(|(ok, _)| ok)
+                && probe({
+                    let mut g = pin.git();
+                    g.arg("diff").args(crate::git::DIFF).args([
+                        "--cached",
+                        "--quiet",
+                        &s.start_tree,
+                        "--",
+                    ]);
+                    g
+                })
+                .is_some_and(|(ok, _)| ok)
+        };
     if untouched {
         discard(&s.top, &s.path, &s.branch);
         let _ = std::fs::remove_file(store::record_path(&s.root, &s.id));
     }
 }
 
-fn rev_of(dir: &Path, rev: &str) -> Option<String> {
+fn rev_of(at: &(impl At + ?Sized), rev: &str) -> Option<String> {
     probe({
-        let mut g = git(dir);
+        let mut g = at.git();
         g.args(["rev-parse", "--verify", "-q", "--end-of-options", rev]);
         g
     })
@@ -606,6 +636,7 @@ pub struct Report {
 /// rewrite `result.json` in `dir`. Never fails: problems become warnings.
 pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop: &verify::Stop) {
     let status = result.status;
+    let mut tampered = None;
     match settle(s, plan, status) {
         Ok((report, notes)) => {
             result.warnings.extend(notes);
@@ -628,6 +659,37 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
             if let Ok(v) = serde_json::to_value(&report) {
                 result.extra.insert("worktree".into(), v);
             }
+        }
+        Err(e @ Error::WorktreeTampered { .. }) => {
+            // Whatever the peer said, its run failed: baton will not commit
+            // from a worktree whose git metadata the peer rewired.
+            if let Some(prev) = result.error.take() {
+                result.warnings.push(format!(
+                    "the peer's run had also ended with `{}`: {}",
+                    prev.kind, prev.message
+                ));
+            }
+            result.status = Status::Failed;
+            result.summary.push_str(
+                "; FAILED: the peer tampered with its worktree's git metadata, nothing committed",
+            );
+            result.error = Some(ErrorInfo {
+                kind: e.kind().into(),
+                message: e.to_string(),
+                hint: e.hint(),
+            });
+            result.extra.insert(
+                "worktree".into(),
+                json!({
+                    "id": s.id,
+                    "path": s.path,
+                    "branch": s.branch,
+                    "base": s.base,
+                    "error": e.to_string(),
+                    "tampered": true,
+                }),
+            );
+            tampered = Some(e.to_string());
         }
         Err(e) => {
             result.warnings.push(format!(
@@ -653,6 +715,7 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
     if let Some(mut r) = store::load(&s.root, &s.id) {
         r.finished_ms = Some(store::now_ms());
         r.status = Some(result.status.as_str().to_string());
+        r.tampered = tampered;
         r.pid = None;
         if let Err(e) = store::save(&s.root, &r) {
             result
@@ -746,24 +809,25 @@ fn verify_run(
 
 /// Stage, revert outside `--allow`, commit, and describe the branch.
 fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<String>)> {
-    let wt = &s.path;
-    if !wt.is_dir() {
+    if !s.path.is_dir() {
         return Err(Error::io(
             "reading the worktree",
             std::io::Error::new(std::io::ErrorKind::NotFound, "its directory is gone"),
         ));
     }
+    let pin = s.pin()?;
+    // Before the first git call: a rewired worktree is not worked in.
+    pin.verify().map_err(|what| pin.tampered(&s.id, what))?;
     let mut notes = Vec::new();
-    let mut g = git(wt);
+    let mut g = pin.git();
     g.args(["add", "--all"]);
     git_run(g, "staging what the peer left", None)?;
 
     let reverted = match Allow::new(&s.allow)? {
         None => Vec::new(),
         Some(allow) => {
-            let mut g = git(wt);
-            g.args([
-                "diff",
+            let mut g = pin.git();
+            g.arg("diff").args(crate::git::DIFF).args([
                 "--cached",
                 "--name-only",
                 "--no-renames",
@@ -782,7 +846,7 @@ fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<Strin
                     list.extend_from_slice(p.as_bytes());
                     list.push(0);
                 }
-                let mut g = git(wt);
+                let mut g = pin.git();
                 g.env("GIT_LITERAL_PATHSPECS", "1").args([
                     "restore",
                     "--source",
@@ -798,21 +862,21 @@ fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<Strin
         }
     };
 
-    let head = repo::rev(wt, "HEAD", "reading the worktree's HEAD")?;
+    let head = repo::rev(&pin, "HEAD", "reading the worktree's HEAD")?;
     let branch_ref = format!("refs/heads/{}", s.branch);
     let on_branch = probe({
-        let mut g = git(wt);
+        let mut g = pin.git();
         g.args(["symbolic-ref", "-q", "HEAD"]);
         g
     })
     .is_some_and(|(ok, r)| ok && r == branch_ref);
-    let old_branch = rev_of(wt, &branch_ref);
+    let old_branch = rev_of(&pin, &branch_ref);
     let tree = {
-        let mut g = git(wt);
+        let mut g = pin.git();
         g.arg("write-tree");
         line(g, "writing the worktree's tree")?
     };
-    let ident = repo::identity_env(wt);
+    let ident = repo::identity_env(&pin);
     let (label, by) = match &s.job_id {
         Some(j) => ("Baton-Job", j.as_str()),
         None => ("Baton-Run", s.id.as_str()),
@@ -825,9 +889,9 @@ fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<Strin
             "baton: uncommitted changes carried from {} (--include-dirty)\n\n{label}: {by}\n",
             s.branch_source()
         );
-        tip = repo::commit_tree(wt, &s.start_tree, &tip, &msg, &ident)?;
+        tip = repo::commit_tree(&pin, &s.start_tree, &tip, &msg, &ident)?;
     }
-    let tip_tree = repo::rev(wt, &format!("{tip}^{{tree}}"), "reading a tree")?;
+    let tip_tree = repo::rev(&pin, &format!("{tip}^{{tree}}"), "reading a tree")?;
     if tree != tip_tree {
         let mut msg = format!(
             "baton: {} run {} ({})\n\nWork the peer left uncommitted in the worktree, committed by baton.\nTask: {}\n",
@@ -852,10 +916,13 @@ fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<Strin
             "\n{label}: {by}\nBaton-Agent: {}\n",
             plan.agent.name()
         ));
-        tip = repo::commit_tree(wt, &tree, &tip, &msg, &ident)?;
+        tip = repo::commit_tree(&pin, &tree, &tip, &msg, &ident)?;
     }
+    // Again before the branch moves: a leftover process of the peer's may
+    // still be writing.
+    pin.verify().map_err(|what| pin.tampered(&s.id, what))?;
     if old_branch.as_deref() != Some(tip.as_str()) {
-        let mut g = git(wt);
+        let mut g = pin.git();
         g.args([
             "update-ref",
             "-m",
@@ -874,12 +941,12 @@ fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<Strin
             "the peer left the worktree off its branch; {} now holds its work and is checked out again",
             s.branch
         ));
-        let mut g = git(wt);
+        let mut g = pin.git();
         g.args(["symbolic-ref", "HEAD", &branch_ref]);
         git_run(g, "checking the branch out again", None)?;
     }
     let contains_base = probe({
-        let mut g = git(wt);
+        let mut g = pin.git();
         g.args(["merge-base", "--is-ancestor", &s.base, &tip]);
         g
     })
@@ -904,9 +971,9 @@ fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<Strin
         branch: s.branch.clone(),
         base: s.base.clone(),
         head: tip.clone(),
-        commits: repo::commits(wt, &s.base, &tip)?,
-        diffstat: repo::diffstat(wt, &s.base, &tip)?,
-        changed_files: repo::changed_paths(wt, &s.base, &tip)?,
+        commits: repo::commits(&pin, &s.base, &tip)?,
+        diffstat: repo::diffstat(&pin, &s.base, &tip)?,
+        changed_files: repo::changed_paths(&pin, &s.base, &tip)?,
         merge_hint: format!("git merge {}", s.branch),
         reverted,
         carried: s.carried.clone(),
@@ -915,6 +982,14 @@ fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<Strin
 }
 
 impl Session {
+    /// The worktree's pin (derived for a session an older baton stored).
+    pub fn pin(&self) -> Result<Pin> {
+        match &self.pin {
+            Some(p) => Ok(p.clone()),
+            None => Pin::derive(&self.path, &self.top, &self.start_tree),
+        }
+    }
+
     fn branch_source(&self) -> String {
         match &self.user_branch {
             Some(b) => format!("`{b}`"),
