@@ -43,7 +43,7 @@ pub struct Pin {
     /// `<git_dir>/commondir` (the way to the repository).
     pub commondir: String,
     /// SHA-256 of `<git_dir>/config.worktree`, which git reads when the
-    /// repository enables `extensions.worktreeConfig`; `None`: absent.
+    /// repository enables `extensions.worktreeConfig`; `None`: absent or empty.
     #[serde(default)]
     pub config_worktree: Option<String>,
 }
@@ -54,9 +54,13 @@ fn read(p: &Path) -> Option<String> {
         .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
-fn sha(p: &Path) -> Option<String> {
+/// SHA-256 of a config file; `None` when it is absent or empty (claude's
+/// sandbox leaves an empty `config.worktree` behind as a mount point, and
+/// an empty file configures nothing).
+fn config_sha(p: &Path) -> Option<String> {
     std::fs::read(p)
         .ok()
+        .filter(|b| !b.is_empty())
         .map(|b| format!("{:x}", Sha256::digest(b)))
 }
 
@@ -89,7 +93,7 @@ impl Pin {
             dot_git: file(work_tree.join(".git"))?,
             gitdir: file(git_dir.join("gitdir"))?,
             commondir: file(git_dir.join("commondir"))?,
-            config_worktree: sha(&git_dir.join("config.worktree")),
+            config_worktree: config_sha(&git_dir.join("config.worktree")),
         })
     }
 
@@ -220,7 +224,7 @@ impl Pin {
                 ));
             }
         }
-        if sha(&self.git_dir.join("config.worktree")) != self.config_worktree {
+        if config_sha(&self.git_dir.join("config.worktree")) != self.config_worktree {
             return Err(
                 "`config.worktree` in the worktree's git directory was written (git reads it \
                  as configuration)"
@@ -291,6 +295,9 @@ mod tests {
     fn every_linking_file_is_checked_and_repaired() {
         let d = tempfile::tempdir().unwrap();
         let p = pin(d.path());
+        assert_eq!(p.verify(), Ok(()));
+        // An empty one configures nothing (claude's sandbox leaves one).
+        std::fs::write(p.git_dir.join("config.worktree"), "").unwrap();
         assert_eq!(p.verify(), Ok(()));
         let wt = &p.work_tree;
         let gd = &p.git_dir;
