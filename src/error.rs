@@ -95,7 +95,7 @@ pub enum Error {
     /// (`.git`, `gitdir`, `commondir`, `config.worktree`): baton trusts
     /// nothing in that worktree any more and commits nothing.
     #[error(
-        "the peer tampered with worktree `{id}`: {what}; baton committed nothing and ran no git command there"
+        "the peer tampered with worktree `{id}`: {what}; baton committed nothing and left the worktree as the peer left it"
     )]
     WorktreeTampered {
         id: String,

@@ -39,7 +39,7 @@ pub struct Snapshot {
 /// names are free): diffs pass `--no-ext-diff --no-textconv` (see `DIFF`),
 /// and worktree mode pins attributes to a tree baton trusts
 /// (`GIT_ATTR_SOURCE`). The rationale and the full list are in
-/// docs/worktree-security.md.
+/// docs/worktree.md (Safety).
 pub const NO_EXEC: [&str; 14] = [
     "core.fsmonitor=false",
     "core.hooksPath=/dev/null",

@@ -14,7 +14,7 @@
 //! no-program overrides of `crate::git::git`. And before baton trusts the
 //! worktree it checks that the files tying it to the repository still say
 //! what they said when baton made it: a change is tampering, and the run
-//! fails without a commit (see docs/worktree-security.md).
+//! fails without a commit (see docs/worktree.md (Safety)).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1409,8 +1409,13 @@ fn a_peers_gitattributes_and_worktree_config_cannot_make_baton_run_filters() {
     let mut changed = strings(&j["worktree"]["changed_files"]);
     changed.sort();
     assert_eq!(changed, [".gitattributes", "LICENSE"]);
+    let warned = j["warnings"].to_string().contains(".gitattributes");
     if git_at_least(2, 40) {
         assert!(!filtered.exists(), "baton ran a filter the peer selected");
+        assert!(!warned, "{j}");
+    } else {
+        // The documented degraded case: said, not hidden.
+        assert!(warned, "{j}");
     }
     assert_eq!(fingerprint(&w), before);
 

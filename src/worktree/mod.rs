@@ -958,6 +958,16 @@ fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<Strin
             short(&s.base)
         ));
     }
+    let changed = repo::changed_paths(&pin, &s.base, &tip)?;
+    let attributes = |p: &String| p == ".gitattributes" || p.ends_with("/.gitattributes");
+    if !crate::git::has_attr_source() && changed.iter().any(attributes) {
+        notes.push(
+            "the peer changed a .gitattributes, and this git (older than 2.40) cannot keep \
+             baton's own git calls from reading it: a filter driver you configured may have \
+             run on the peer's files (see docs/worktree.md, Safety)"
+                .into(),
+        );
+    }
     if !reverted.is_empty() {
         notes.push(format!(
             "reverted {} path(s) changed outside --allow: {}",
@@ -973,7 +983,7 @@ fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<Strin
         head: tip.clone(),
         commits: repo::commits(&pin, &s.base, &tip)?,
         diffstat: repo::diffstat(&pin, &s.base, &tip)?,
-        changed_files: repo::changed_paths(&pin, &s.base, &tip)?,
+        changed_files: changed,
         merge_hint: format!("git merge {}", s.branch),
         reverted,
         carried: s.carried.clone(),

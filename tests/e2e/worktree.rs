@@ -295,7 +295,7 @@ fn peer_commits(agent: Agent) {
 /// worktree's git directory is granted so that it can commit): baton fails
 /// the run as tampering. claude's keeps `commondir` read-only (and
 /// quarantines links in `.git` folders): an ordinary run. Recorded in
-/// docs/worktree-security.md.
+/// docs/worktree.md (Safety).
 fn tamper_commondir(agent: Agent) {
     let p = Peer::new(agent, "wt-tamper-commondir");
     dirty_user(&p);
@@ -318,7 +318,7 @@ fn tamper_commondir(agent: Agent) {
     assert_eq!(
         written,
         agent == Agent::Codex,
-        "what the sandbox allows changed: update docs/worktree-security.md\n{}",
+        "what the sandbox allows changed: update docs/worktree.md (Safety)\n{}",
         o.dump()
     );
     if written {
@@ -354,7 +354,7 @@ fn tamper_git_file(agent: Agent) {
     assert_eq!(
         (removed, written),
         (!sandboxed, !sandboxed),
-        "what the sandbox allows changed: update docs/worktree-security.md\n{}",
+        "what the sandbox allows changed: update docs/worktree.md (Safety)\n{}",
         o.dump()
     );
     if sandboxed {
@@ -396,5 +396,42 @@ fn tampered(p: &Peer, o: &Outcome, says: &str, before: &BTreeMap<String, Vec<u8>
     assert_unchanged(before, &p.work, &r);
 }
 
-per_agent!([codex => Codex, claude => Claude] write_task, peer_commits, tamper_commondir);
+/// Outside worktree mode: a workspace peer tries to set `core.fsmonitor`
+/// in the user's own repository config. baton's `changed_files` snapshot
+/// runs `git status` there after the peer, and must not run the command
+/// whatever the sandbox allowed. What it allowed is recorded in
+/// docs/worktree.md (Safety).
+fn workspace_git_config(agent: Agent) {
+    let p = Peer::new(agent, "ws-git-config");
+    let pwned = p.root.join("PWNED");
+    let (_, task) = p.prompt("E2E-WS-GIT-CONFIG");
+    let o = p.baton().run(&task);
+    let m = o.message();
+    let written = m.contains("CONFIG-WRITTEN");
+    assert!(
+        written || m.contains("CONFIG-REFUSED"),
+        "the command did not run\n{}",
+        o.dump()
+    );
+    assert!(
+        !written,
+        "the sandbox let the peer write .git/config: update docs/worktree.md (Safety)\n{}",
+        o.dump()
+    );
+    assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    assert_eq!(
+        o.json["changed_files"],
+        json!(["README.md"]),
+        "{}",
+        o.dump()
+    );
+    let ran = fs::read_to_string(&pwned).unwrap_or_default();
+    assert!(
+        !ran.lines().any(|l| l.trim() == "baton"),
+        "baton ran the peer's fsmonitor ({ran:?})\n{}",
+        o.dump()
+    );
+}
+
+per_agent!([codex => Codex, claude => Claude] write_task, peer_commits, tamper_commondir, workspace_git_config);
 per_agent!([codex => Codex, claude => Claude, pi => Pi] tamper_git_file);
