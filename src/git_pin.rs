@@ -291,6 +291,64 @@ mod tests {
         Pin::record(&wt, &gd, &d.join("repo/.git"), "t").unwrap()
     }
 
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = crate::git::git(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn a_recorded_and_a_derived_pin_agree_and_pin_git_to_the_worktree() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().join("repo");
+        std::fs::create_dir(&top).unwrap();
+        git(&top, &["init", "-q"]);
+        std::fs::write(top.join("a"), "a").unwrap();
+        git(&top, &["add", "a"]);
+        git(&top, &["commit", "-qm", "i"]);
+        let wt = top.join(".baton/worktrees/0123456789abc");
+        git(
+            &top,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "baton/x",
+                wt.to_str().unwrap(),
+            ],
+        );
+        let gd = PathBuf::from(git(&wt, &["rev-parse", "--absolute-git-dir"]));
+        let common = PathBuf::from(git(
+            &top,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        ));
+        let recorded = Pin::record(&wt, &gd, &common, "").unwrap();
+        let derived = Pin::derive(&wt, &top, "").unwrap();
+        assert_eq!(recorded, derived);
+        assert_eq!(derived.verify(), Ok(()));
+        // With its `.git` gone, the pinned git still sees the worktree's
+        // branch, never the checkout around it.
+        std::fs::remove_file(wt.join(".git")).unwrap();
+        assert!(derived.verify().is_err());
+        let out = derived
+            .git()
+            .args(["symbolic-ref", "HEAD"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "refs/heads/baton/x"
+        );
+    }
+
     #[test]
     fn every_linking_file_is_checked_and_repaired() {
         let d = tempfile::tempdir().unwrap();
