@@ -1377,6 +1377,20 @@ fn a_peer_that_removes_or_redirects_the_git_file_cannot_touch_the_users_checkout
         let (r, j) = wt_run(&env, &[]);
         let id = assert_tampered(&w, &r, &j, &before, says);
         assert!(!w.join("peer.txt").exists());
+        // Not without --force: the peer's file is there, uncommitted.
+        let r = baton(&env, &["worktree", "remove", &id]);
+        assert_eq!(r.code, 2, "{}", r.stdout);
+        let e = &r.json()["error"];
+        let msg = e["message"].as_str().unwrap();
+        assert!(
+            msg.contains("peer.txt") && msg.contains("tampered"),
+            "{msg}"
+        );
+        assert!(
+            e["hint"].as_str().unwrap().contains("do not run git"),
+            "{e}"
+        );
+        assert_eq!(&fingerprint(&w), &before);
         remove_tampered(&env, &id, &before);
     }
 }

@@ -293,40 +293,12 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
         if path.is_dir() && !force {
             let dirty = repo::dirty_paths(&pin).unwrap_or_default();
             if !dirty.is_empty() {
-                let why = match (&rec, &tampered) {
-                    (_, Some(_))
-                    | (
-                        Some(Record {
-                            tampered: Some(_), ..
-                        }),
-                        _,
-                    ) => "the peer tampered with the worktree's git metadata, so baton committed \
-                         nothing"
-                        .to_string(),
-                    (Some(r), None) if r.finished_ms.is_none() => {
-                        "its run was interrupted before baton committed the peer's work".into()
-                    }
-                    _ => format!(
-                        "baton committed the peer's work on `{branch}`, so these came later"
-                    ),
-                };
-                return Err(Error::usage_hint(
-                    format!(
-                        "worktree `{id}` has {} uncommitted path(s) ({}); {why}",
-                        dirty.len(),
-                        preview(&dirty)
-                    ),
-                    match rec.as_ref().and_then(|r| r.job_id.as_deref()) {
-                        Some(j)
-                            if tampered.is_none()
-                                && rec.as_ref().is_some_and(|r| r.finished_ms.is_none()) =>
-                        {
-                            format!(
-                                "`baton continue {j}` finishes and commits the work, or pass --force to discard it"
-                            )
-                        }
-                        _ => "commit them in the worktree, or pass --force to discard them".into(),
-                    },
+                return Err(refuse_uncommitted(
+                    id,
+                    rec.as_ref(),
+                    tampered.is_some(),
+                    &branch,
+                    &dirty,
                 ));
             }
         }
@@ -361,6 +333,54 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
         worktree_removed,
         branch_deleted,
     })
+}
+
+/// Why a worktree with uncommitted paths is not removed without `--force`,
+/// and what to do: the paths came after baton's commit, or were left by a
+/// run interrupted before it (a job can be continued), or by a peer that
+/// tampered with the worktree (nothing there is to be trusted to git).
+fn refuse_uncommitted(
+    id: &str,
+    rec: Option<&Record>,
+    tampered_now: bool,
+    branch: &str,
+    dirty: &[String],
+) -> Error {
+    let tampered = tampered_now || rec.is_some_and(|r| r.tampered.is_some());
+    let interrupted = rec.filter(|r| r.finished_ms.is_none());
+    let (why, hint) = if tampered {
+        (
+            "the peer tampered with the worktree's git metadata, so baton committed nothing"
+                .to_string(),
+            "look at the files if you like (do not run git inside it: its git metadata is the \
+             peer's), then pass --force to remove it"
+                .to_string(),
+        )
+    } else if let Some(r) = interrupted {
+        (
+            "its run was interrupted before baton committed the peer's work".to_string(),
+            match &r.job_id {
+                Some(j) => format!(
+                    "`baton continue {j}` works there again and commits it, or pass --force to \
+                     discard it"
+                ),
+                None => "commit them in the worktree, or pass --force to discard them".into(),
+            },
+        )
+    } else {
+        (
+            format!("baton committed the peer's work on `{branch}`, so these came later"),
+            "commit them in the worktree, or pass --force to discard them".into(),
+        )
+    };
+    Error::usage_hint(
+        format!(
+            "worktree `{id}` has {} uncommitted path(s) ({}); {why}",
+            dirty.len(),
+            preview(dirty)
+        ),
+        hint,
+    )
 }
 
 fn preview(paths: &[String]) -> String {
