@@ -1279,6 +1279,11 @@ fn assert_tampered(
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(j["status"], "failed", "{j}");
     assert_eq!(j["error"]["kind"], "worktree_tampered", "{j}");
+    let summary = j["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("tampered") && !summary.contains("succeeded"),
+        "{summary}"
+    );
     let msg = j["error"]["message"].as_str().unwrap();
     assert!(msg.contains(says), "{msg}");
     assert!(

@@ -80,9 +80,14 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
                 ));
             }
             result.status = Status::Failed;
-            result.summary.push_str(
-                "; FAILED: the peer tampered with its worktree's git metadata, nothing committed",
-            );
+            // Not "succeeded …": the peer's own verdict no longer stands.
+            if let Error::WorktreeTampered { what, .. } = &e {
+                result.summary = format!(
+                    "{} run failed: the peer tampered with its worktree's git metadata ({what}); \
+                     nothing committed",
+                    plan.agent.name()
+                );
+            }
             result.error = Some(ErrorInfo {
                 kind: e.kind().into(),
                 message: e.to_string(),
