@@ -907,6 +907,13 @@ fn a_worktree_job_killed_while_committing_is_lost_not_success() {
     let pid = runner_pid(&env, &id);
     // SAFETY: plain syscall on the runner's group, which we started.
     unsafe { libc::kill(-pid, libc::SIGKILL) };
+    // Whatever happens to the group, the stuck wrapper must not outlive the test.
+    if let Ok(w) = fs::read_to_string(env.fake_dir.join("adding"))
+        && let Ok(w) = w.trim().parse::<i32>()
+    {
+        // SAFETY: plain syscall on the wrapper this test made block.
+        unsafe { libc::kill(w, libc::SIGKILL) };
+    }
     fs::remove_file(env.fake_dir.join("slow-add")).unwrap();
 
     let w = git_env(&env, &["wait", &id]);
