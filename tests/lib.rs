@@ -5,11 +5,15 @@ mod support;
 
 mod agents;
 mod ask;
+mod cli_snapshots;
+mod completions;
 mod jobs;
 mod json;
+mod layers;
 mod plugin;
 mod redact;
 mod run;
+mod setup;
 mod shim;
 mod supervise;
 mod worktree;
