@@ -7,9 +7,10 @@
 //! first, then a table of credential shapes in the manner of gitleaks
 //! (`rules.rs`, private keys in `pem.rs`; see docs/redaction.md).
 //!
-//! Theory of operation: one case-insensitive Aho-Corasick pass finds which
-//! rule keywords occur, so clean text costs one scan; only the rules whose
-//! keywords occur run their regex. A match must then pass its rule's gates
+//! Theory of operation: one case-insensitive Aho-Corasick pass finds where
+//! rule keywords occur, so clean text costs one scan; a rule's regex is
+//! compiled the first time one of its keywords occurs, and runs only on the
+//! lines around each occurrence. A match must then pass its rule's gates
 //! (entropy, placeholder allow-list, the shape of a free-form value). Matches
 //! that overlap are merged into one redaction named by the first-listed rule,
 //! so no part of a secret found by any rule survives.
@@ -18,7 +19,7 @@ mod pem;
 mod rules;
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind};
 use regex::bytes::Regex;
@@ -85,12 +86,14 @@ fn secret_name(name: &str) -> bool {
         .any(|w| n.contains(w))
 }
 
-/// The rule table, compiled once per process.
+/// The keyword pre-filter, built once per process; each rule's regex is
+/// compiled only the first time one of its keywords occurs, so a process
+/// that redacts clean text compiles none of them.
 struct Compiled {
     keywords: AhoCorasick,
     /// For each keyword (by Aho-Corasick pattern id), the rules it enables.
     rules_of: Vec<Vec<usize>>,
-    regexes: Vec<Regex>,
+    regexes: Vec<OnceLock<Regex>>,
 }
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(compile);
@@ -110,23 +113,27 @@ fn compile() -> Compiled {
         }
     }
     // A DFA: the overlapping search over the whole text is the cost clean
-    // text pays, and the keyword set is small.
+    // text pays, and ~200 short
+    // keywords build in well under a millisecond.
     let keywords = AhoCorasick::builder()
         .kind(Some(AhoCorasickKind::DFA))
         .ascii_case_insensitive(true)
         .build(&words)
         .expect("redaction keywords build");
-    let regexes = RULES
-        .iter()
-        .map(|r| {
-            Regex::new(&full_pattern(r))
-                .unwrap_or_else(|e| panic!("redaction rule `{}` does not compile: {e}", r.id))
-        })
-        .collect();
     Compiled {
         keywords,
         rules_of,
-        regexes,
+        regexes: RULES.iter().map(|_| OnceLock::new()).collect(),
+    }
+}
+
+impl Compiled {
+    fn regex(&self, i: usize) -> &Regex {
+        self.regexes[i].get_or_init(|| {
+            let r = &RULES[i];
+            Regex::new(&full_pattern(r))
+                .unwrap_or_else(|e| panic!("redaction rule `{}` does not compile: {e}", r.id))
+        })
     }
 }
 
@@ -167,14 +174,27 @@ struct Found {
     kind: &'static str,
 }
 
+/// How far a window reaches from a keyword before it stops at the first
+/// whitespace rather than the end of the line: a minified file is one long
+/// line, and no rule's secret holds whitespace (private keys, which do, are
+/// found by `pem.rs` over the whole text).
+const WINDOW_REACH: usize = 4096;
+
 /// Every secret in `text`, merged where they overlap, in order.
 fn find_all(text: &str) -> Vec<Found> {
     let c = &*COMPILED;
     let bytes = text.as_bytes();
-    let mut active = vec![false; RULES.len()];
+    // Per rule, the windows around its keywords' hits, in text order.
+    let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); RULES.len()];
     for m in c.keywords.find_overlapping_iter(bytes) {
-        for &r in &c.rules_of[m.pattern().as_usize()] {
-            active[r] = true;
+        let rules = &c.rules_of[m.pattern().as_usize()];
+        let w = window(bytes, m.start(), m.end());
+        for &r in rules {
+            let ws = &mut windows[r];
+            match ws.last_mut() {
+                Some(last) if w.0 <= last.1 => *last = (last.0.min(w.0), last.1.max(w.1)),
+                _ => ws.push(w),
+            }
         }
     }
     let mut found: Vec<Found> = pem::find(text)
@@ -187,10 +207,10 @@ fn find_all(text: &str) -> Vec<Found> {
         })
         .collect();
     for (i, rule) in RULES.iter().enumerate() {
-        if active[i] {
-            found.extend(rule_matches(i, text).map(|(start, end)| Found {
-                start,
-                end,
+        for &(ws, we) in &windows[i] {
+            found.extend(rule_matches(i, &text[ws..we]).map(|(start, end)| Found {
+                start: ws + start,
+                end: ws + end,
                 rank: i + 1,
                 kind: rule.kind,
             }));
@@ -199,10 +219,49 @@ fn find_all(text: &str) -> Vec<Found> {
     merge(found)
 }
 
+/// The text a rule needs to see around a keyword at `start..end`: the line
+/// before, the keyword's line and the line after (a named value may sit on
+/// the line after its name, and a keyword may end a line), each reaching at
+/// most `WINDOW_REACH` bytes before it settles for whitespace. Windows start
+/// and end at line breaks or whitespace, so `\b` and the token ends of the
+/// rules see what they would see in the whole text.
+fn window(b: &[u8], start: usize, end: usize) -> (usize, usize) {
+    let back = |from: usize| -> usize {
+        let floor = from.saturating_sub(WINDOW_REACH);
+        match b[floor..from].iter().rposition(|&c| c == b'\n') {
+            Some(p) => floor + p,
+            None if floor == 0 => 0,
+            None => b[..floor]
+                .iter()
+                .rposition(u8::is_ascii_whitespace)
+                .map_or(0, |p| p + 1),
+        }
+    };
+    let fwd = |from: usize| -> usize {
+        let ceil = (from + WINDOW_REACH).min(b.len());
+        match b[from..ceil].iter().position(|&c| c == b'\n') {
+            Some(p) => from + p + 1,
+            None if ceil == b.len() => ceil,
+            None => b[ceil..]
+                .iter()
+                .position(u8::is_ascii_whitespace)
+                .map_or(b.len(), |p| ceil + p),
+        }
+    };
+    // `back` stops on the break that ends the previous line; one more step
+    // takes that line in too.
+    let s = back(start);
+    let s = if s > 0 { back(s) } else { 0 };
+    let e = fwd(end);
+    let e = if e < b.len() { fwd(e) } else { e };
+    (s, e)
+}
+
 /// The secrets rule `i` alone finds in `text` (regex, then gates).
 fn rule_matches(i: usize, text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let rule = &RULES[i];
-    COMPILED.regexes[i]
+    COMPILED
+        .regex(i)
         .captures_iter(text.as_bytes())
         .filter_map(move |caps| {
             let m = caps.name("s")?;
