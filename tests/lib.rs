@@ -5,10 +5,12 @@ mod support;
 
 mod agents;
 mod ask;
+mod edges;
 mod jobs;
 mod json;
 mod plugin;
 mod run;
 mod shim;
+mod state;
 mod supervise;
 mod worktree;
