@@ -8,6 +8,7 @@ mod ask;
 mod edges;
 mod jobs;
 mod json;
+mod parsers;
 mod plugin;
 mod run;
 mod shim;

@@ -4,7 +4,7 @@
 //! short by a kill or corrupted, worktree liveness.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -13,23 +13,6 @@ use serde_json::Value;
 use crate::support::{Env, Run, fixture, record, wait_for};
 
 const LONG: Duration = Duration::from_secs(20);
-
-/// Every file under `dir`, recursively.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            if e.file_type().is_ok_and(|t| t.is_dir()) {
-                todo.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
 
 fn warnings(j: &Value) -> String {
     j["warnings"]

@@ -22,6 +22,7 @@
 
 pub mod advice;
 pub mod budget;
+pub mod credential_guard;
 pub mod packet;
 pub mod redact;
 
