@@ -61,18 +61,27 @@ fn write_replacing(path: &Path, data: &[u8], durable: bool) -> Result<()> {
         crate::ids::random_suffix(6)
     ));
     let ctx = |what: &str| format!("{what} {}", path.display());
-    {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(|e| Error::io(ctx("writing"), e))?;
-        f.write_all(data)
-            .map_err(|e| Error::io(ctx("writing"), e))?;
-        if durable {
-            f.sync_all().map_err(|e| Error::io(ctx("syncing"), e))?;
-        }
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(|e| Error::io(ctx("writing"), e))?;
+    let written = f
+        .write_all(data)
+        .map_err(|e| Error::io(ctx("writing"), e))
+        .and_then(|()| {
+            if durable {
+                f.sync_all().map_err(|e| Error::io(ctx("syncing"), e))
+            } else {
+                Ok(())
+            }
+        });
+    drop(f);
+    if let Err(e) = written {
+        // A full disk must not leave half-written temp files behind.
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
     }
     if let Err(e) = fs::rename(&tmp, path) {
         let _ = fs::remove_file(&tmp);

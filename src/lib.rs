@@ -106,7 +106,7 @@ fn clap_error(e: clap::Error, mode: Mode) -> i32 {
             if mode == Mode::Json {
                 let mut report = result::ErrorReport::from_error(&err);
                 report.exit_code = Some(err.exit_code());
-                output::json_line(&report);
+                let _ = output::json_line(&report);
             }
             eprint!("{rendered}");
             err.exit_code()
@@ -119,9 +119,9 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         None => run_command(cli.run, mode),
         Some(Command::Run(args)) => run_command(args, mode),
         Some(Command::Ask(args)) => ask::command(*args, mode),
-        Some(Command::Agents) => Ok(agents_cmd::list(mode)),
+        Some(Command::Agents) => agents_cmd::list(mode),
         Some(Command::Schema) => {
-            output::json_line(&result::schema());
+            output::json_line(&result::schema())?;
             Ok(0)
         }
         Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
@@ -145,8 +145,8 @@ fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
     let spec = plan.command()?;
     if args.dry_run {
         match &worktree {
-            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?),
-            None => output::json_line(&run::dry_run_json(&plan, &spec)),
+            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?)?,
+            None => output::json_line(&run::dry_run_json(&plan, &spec))?,
         }
         return Ok(0);
     }
@@ -155,7 +155,18 @@ fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
             Some(c) => job::Place::NewWorktree(c),
             None => job::Place::Cwd,
         };
-        job::print_started(&job::start(&plan, place, None)?, mode);
+        let started = job::start(&plan, place, None)?;
+        // The job runs whether or not its id is delivered: say it on stderr.
+        job::print_started(&started, mode).map_err(|e| match e {
+            Error::Io { context, source } => Error::Io {
+                context: format!(
+                    "{context} (job {} was started)",
+                    started.job_id.as_deref().unwrap_or("?")
+                ),
+                source,
+            },
+            e => e,
+        })?;
         return Ok(0);
     }
     if let Some(c) = worktree {
@@ -164,9 +175,18 @@ fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
     let program = plan.program(&spec)?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
-    let (_id, dir) = run::new_run_dir(&plan.root)?;
-    let result = run::execute(&plan, &spec, &program, &dir, &mut interrupts, &mut |_| {})?;
-    output::print_result(&result, mode);
+    let (dir, not_saved) = run::run_dir_or_warning(&plan.root);
+    let mut result = run::execute(
+        &plan,
+        &spec,
+        &program,
+        dir.as_deref(),
+        &mut interrupts,
+        &mut |_| {},
+    )?;
+    result.warnings.extend(not_saved);
+    run::save_result(dir.as_deref(), &mut result);
+    output::print_result(&result, mode)?;
     Ok(result.status.exit_code())
 }
 

@@ -6,7 +6,11 @@
 //! - Two reader threads copy stdout and stderr, as they arrive, into the run's
 //!   log files. The stdout thread also splits lines and feeds them to the
 //!   agent's streaming parser, so memory stays flat however much the peer
-//!   prints (a line longer than `MAX_LINE` is logged but not parsed).
+//!   prints. A line longer than `MAX_LINE` is logged whole but parsed from
+//!   its first `MAX_LINE` bytes, closed into JSON (`json_cut`); a line that
+//!   is not UTF-8 is parsed with the bad bytes replaced. Both are warnings.
+//! - A log that cannot be created or written (a full disk) is a warning
+//!   too: the peer goes on, its output is still parsed, the result kept.
 //! - A waiter thread reaps the leader and reports its exit; a signal thread
 //!   forwards SIGINT/SIGTERM/SIGHUP. The supervising thread blocks on one
 //!   channel with a deadline: the overall timeout, the idle timeout (no byte
@@ -26,7 +30,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -35,8 +39,23 @@ use std::time::{Duration, Instant};
 use crate::agent::{CommandSpec, Outcome, Parser, ProcessExit, Signal};
 use crate::error::{Error, Result};
 
-/// Lines longer than this are logged but not parsed (bounded memory).
+/// Lines longer than this are logged whole but parsed only up to here
+/// (bounded memory).
 pub const MAX_LINE: usize = 64 << 20;
+
+/// `MAX_LINE`, unless `BATON_MAX_LINE` lowers it. Internal, undocumented for
+/// users (like `BATON_FINAL_GRACE_MS`): the test of a cut line need not push
+/// 64 MiB through a debug build.
+pub fn max_line() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("BATON_MAX_LINE")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|n| (1..MAX_LINE).contains(n))
+            .unwrap_or(MAX_LINE)
+    })
+}
 /// How much of stderr is kept in memory for error messages.
 const STDERR_TAIL: usize = 16 << 10;
 
@@ -72,12 +91,14 @@ pub struct Finished {
     pub duration: Duration,
     /// Readers that did not reach EOF (a process outside the group kept a pipe open).
     pub pipes_left_open: bool,
+    /// What went wrong reading or logging the output (for the result's warnings).
+    pub warnings: Vec<String>,
 }
 
-/// Where the raw streams go.
+/// Where the raw streams go (`None`: nowhere, there is no run directory).
 pub struct LogFiles {
-    pub stdout: PathBuf,
-    pub stderr: PathBuf,
+    pub stdout: Option<PathBuf>,
+    pub stderr: Option<PathBuf>,
 }
 
 enum Msg {
@@ -217,8 +238,22 @@ pub fn supervise(
     interrupts: &mut Interrupts,
     on_spawn: &mut dyn FnMut(u32),
 ) -> Result<Finished> {
-    let stdout_log = crate::fsutil::create_private(&logs.stdout)?;
-    let stderr_log = crate::fsutil::create_private(&logs.stderr)?;
+    let notes: Arc<Mutex<Vec<String>>> = Arc::default();
+    let open_log = |p: &Option<PathBuf>| {
+        let p = p.as_ref()?;
+        match crate::fsutil::create_private(p) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                notes
+                    .lock()
+                    .unwrap()
+                    .push(format!("the peer's output is not saved: {e}"));
+                None
+            }
+        }
+    };
+    let stdout_log = open_log(&logs.stdout).map(|f| Log::new(f, "stdout.log", &notes));
+    let stderr_log = open_log(&logs.stderr).map(|f| Log::new(f, "stderr.log", &notes));
 
     let mut cmd = Command::new(program);
     cmd.args(&spec.args)
@@ -285,12 +320,22 @@ pub fn supervise(
 
     let stdout = child.stdout.take().expect("piped stdout");
     enlarge_pipe(&stdout);
+    let parsing = Arc::new(AtomicBool::new(false));
     {
         let tx = tx.clone();
         let act = last_activity.clone();
         let parser = parser.clone();
+        let notes = notes.clone();
+        let parsing = parsing.clone();
         thread::spawn(move || {
-            pump_stdout(stdout, stdout_log, &parser, &act, started, &tx);
+            let pump = Pump {
+                activity: &act,
+                parsing: &parsing,
+                started,
+                tx: &tx,
+                notes: &notes,
+            };
+            pump_stdout(stdout, stdout_log, &parser, &pump);
             let _ = tx.send(Msg::Eof);
         });
     }
@@ -383,11 +428,16 @@ pub fn supervise(
 
     // The pipes close once every process holding them is gone. Something that
     // escaped the group (setsid) may keep one open: do not wait for it forever.
-    let pipes_deadline = Instant::now() + Duration::from_secs(2);
+    // A pump still parsing what it read (a huge line) is not waiting on the
+    // pipe: the two seconds count from when it is idle again.
+    let mut pipes_deadline = Instant::now() + Duration::from_secs(2);
     while eofs < 2 {
         match rx.recv_timeout(pipes_deadline.saturating_duration_since(Instant::now())) {
             Ok(Msg::Eof) => eofs += 1,
             Ok(_) => {}
+            Err(_) if parsing.load(Ordering::Relaxed) => {
+                pipes_deadline = Instant::now() + Duration::from_secs(2);
+            }
             Err(_) => break,
         }
     }
@@ -410,26 +460,108 @@ pub fn supervise(
             None => return Err(Error::Internal("parser taken twice".into())),
         }
     };
+    let warnings = std::mem::take(&mut *notes.lock().unwrap());
     Ok(Finished {
         reason,
         exit,
         outcome,
         duration,
         pipes_left_open: eofs < 2,
+        warnings,
     })
+}
+
+/// A log file that stops being written at its first failure (a full disk),
+/// leaving a note that it is incomplete: the output is still parsed.
+struct Log {
+    file: Option<File>,
+    name: &'static str,
+    notes: Arc<Mutex<Vec<String>>>,
+}
+
+impl Log {
+    fn new(file: File, name: &'static str, notes: &Arc<Mutex<Vec<String>>>) -> Log {
+        Log {
+            file: Some(file),
+            name,
+            notes: notes.clone(),
+        }
+    }
+
+    fn write(&mut self, b: &[u8]) {
+        if let Some(f) = &mut self.file
+            && let Err(e) = f.write_all(b)
+        {
+            self.file = None;
+            self.notes.lock().unwrap().push(format!(
+                "{} is incomplete: writing it failed ({e}); the result was read from the \
+                 output itself",
+                self.name
+            ));
+        }
+    }
+}
+
+/// What the stdout pump tells the result about lines it had to mend.
+#[derive(Default)]
+struct Mended {
+    not_utf8: u64,
+    cut: u64,
+}
+
+impl Mended {
+    fn notes(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if self.not_utf8 > 0 {
+            v.push(format!(
+                "{} line(s) of the peer's output were not valid UTF-8; they were read with the \
+                 invalid bytes replaced by U+FFFD (the raw bytes are in log_path)",
+                self.not_utf8
+            ));
+        }
+        if self.cut > 0 {
+            v.push(format!(
+                "{} line(s) of the peer's output were longer than {} MiB; only their first {} \
+                 MiB were read, so the message may be truncated (the whole line is in log_path)",
+                self.cut,
+                max_line() as f64 / 1048576.0,
+                max_line() as f64 / 1048576.0
+            ));
+        }
+        v
+    }
+}
+
+/// What the stdout pump shares with the supervisor.
+struct Pump<'a> {
+    activity: &'a AtomicU64,
+    /// Set while it parses what it read (not waiting on the pipe).
+    parsing: &'a AtomicBool,
+    started: Instant,
+    tx: &'a mpsc::Sender<Msg>,
+    notes: &'a Mutex<Vec<String>>,
 }
 
 fn pump_stdout(
     mut out: impl Read,
-    mut log: File,
+    mut log: Option<Log>,
     parser: &Mutex<Option<Parser>>,
-    activity: &AtomicU64,
-    started: Instant,
-    tx: &mpsc::Sender<Msg>,
+    pump: &Pump,
 ) {
+    let Pump {
+        activity,
+        parsing,
+        started,
+        tx,
+        notes,
+    } = *pump;
     let mut reader = BufReader::with_capacity(256 << 10, &mut out);
     let mut line: Vec<u8> = Vec::new();
+    // The current line passed MAX_LINE: `line` holds its first MAX_LINE
+    // bytes and the rest is skipped up to its end.
     let mut overlong = false;
+    let mut mended = Mended::default();
+    let limit = max_line();
     loop {
         let buf = match reader.fill_buf() {
             Ok([]) => break,
@@ -438,8 +570,11 @@ fn pump_stdout(
             Err(_) => break,
         };
         activity.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
+        parsing.store(true, Ordering::Relaxed);
         // Log before parsing: the raw stream is the source of truth.
-        let _ = log.write_all(buf);
+        if let Some(l) = &mut log {
+            l.write(buf);
+        }
         let n = buf.len();
         let mut rest = buf;
         let mut guard = parser.lock().unwrap();
@@ -447,13 +582,13 @@ fn pump_stdout(
             let (head, tail) = rest.split_at(i);
             let signal = if overlong {
                 overlong = false;
-                line.clear();
-                Signal::Nothing
+                let kept = std::mem::take(&mut line);
+                feed_cut(&mut guard, &kept, &mut mended)
             } else if line.is_empty() {
-                feed(&mut guard, head)
+                feed(&mut guard, head, &mut mended)
             } else {
                 line.extend_from_slice(head);
-                let s = feed(&mut guard, &line);
+                let s = feed(&mut guard, &line, &mut mended);
                 line.clear();
                 s
             };
@@ -463,23 +598,31 @@ fn pump_stdout(
             rest = &tail[1..];
         }
         if !overlong {
-            if line.len() + rest.len() > MAX_LINE {
+            if line.len() + rest.len() > limit {
                 overlong = true;
-                line = Vec::new();
+                let room = limit - line.len();
+                line.extend_from_slice(&rest[..room]);
             } else {
                 line.extend_from_slice(rest);
             }
         }
         drop(guard);
         reader.consume(n);
+        parsing.store(false, Ordering::Relaxed);
     }
-    if !line.is_empty() && !overlong {
+    parsing.store(true, Ordering::Relaxed);
+    if !line.is_empty() {
         let mut guard = parser.lock().unwrap();
-        if feed(&mut guard, &line) == Signal::TurnFinished {
+        let s = if overlong {
+            feed_cut(&mut guard, &line, &mut mended)
+        } else {
+            feed(&mut guard, &line, &mut mended)
+        };
+        if s == Signal::TurnFinished {
             let _ = tx.send(Msg::TurnFinished);
         }
     }
-    let _ = log.flush();
+    notes.lock().unwrap().extend(mended.notes());
 }
 
 /// Linux: a 1 MiB pipe instead of the default 64 KiB lets a fast peer
@@ -502,9 +645,24 @@ fn enlarge_pipe(fd: &impl std::os::fd::AsRawFd) -> usize {
     4096
 }
 
-fn feed(p: &mut Option<Parser>, line: &[u8]) -> Signal {
-    match p {
-        Some(p) => p.feed(line),
+/// Feed one line; one that is not UTF-8 is fed with its bad bytes replaced
+/// (a JSON parser refuses it whole, and with it the peer's final message).
+fn feed(p: &mut Option<Parser>, line: &[u8], mended: &mut Mended) -> Signal {
+    let Some(p) = p else {
+        return Signal::Nothing;
+    };
+    if std::str::from_utf8(line).is_ok() {
+        return p.feed(line);
+    }
+    mended.not_utf8 += 1;
+    p.feed(String::from_utf8_lossy(line).as_bytes())
+}
+
+/// Feed the first `MAX_LINE` bytes of a longer line, closed into JSON.
+fn feed_cut(p: &mut Option<Parser>, kept: &[u8], mended: &mut Mended) -> Signal {
+    mended.cut += 1;
+    match crate::json_cut::close(kept) {
+        Some(closed) => feed(p, &closed, &mut Mended::default()),
         None => Signal::Nothing,
     }
 }
@@ -520,7 +678,7 @@ fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
 
 fn pump_stderr(
     mut err: impl Read,
-    mut log: File,
+    mut log: Option<Log>,
     tail: &Mutex<Vec<u8>>,
     activity: &AtomicU64,
     started: Instant,
@@ -534,7 +692,9 @@ fn pump_stderr(
             Err(_) => break,
         };
         activity.store(started.elapsed().as_millis() as u64, Ordering::Relaxed);
-        let _ = log.write_all(&buf[..n]);
+        if let Some(l) = &mut log {
+            l.write(&buf[..n]);
+        }
         let mut t = tail.lock().unwrap();
         t.extend_from_slice(&buf[..n]);
         if t.len() > STDERR_TAIL {
@@ -542,7 +702,6 @@ fn pump_stderr(
             t.drain(..cut);
         }
     }
-    let _ = log.flush();
 }
 
 /// SIGTERM the group, wait up to `grace` for the leader to exit, then

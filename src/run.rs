@@ -43,7 +43,8 @@ pub struct Plan {
     pub effort: Option<String>,
     pub resume: Option<String>,
     pub cwd: PathBuf,
-    /// Where `.baton/` lives (git top-level of cwd, else cwd).
+    /// The project (git top-level of cwd, else cwd): its records are kept
+    /// under this key (`state_dir`), its worktrees in `<root>/.baton/`.
     pub root: PathBuf,
     /// The task as the user gave it.
     pub task: String,
@@ -187,6 +188,24 @@ pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
     if timeout.is_zero() {
         return Err(Error::usage("--timeout must be more than zero"));
     }
+    // These reach the CLI's argv as the value of its own option; one that
+    // starts with `-` would be read as an option of the CLI instead
+    // (`-m --dangerously-bypass-approvals-and-sandbox`).
+    for (flag, value) in [
+        ("--model", &args.model),
+        ("--effort", &args.effort),
+        ("--profile", &args.profile),
+        ("--provider", &args.provider),
+    ] {
+        if let Some(v) = value
+            && (v.trim().is_empty() || v.starts_with('-'))
+        {
+            return Err(Error::usage_hint(
+                format!("{flag} `{v}` is not a valid value"),
+                format!("give {flag} a name; values starting with `-` are refused"),
+            ));
+        }
+    }
     if args.profile.is_some() && agent != Agent::Codex {
         return Err(Error::usage_hint(
             "--profile is a codex option",
@@ -223,8 +242,8 @@ pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
         raw: args.raw,
         profile: args.profile.clone(),
         provider: args.provider.clone(),
-        timeout_ms: timeout.as_millis() as u64,
-        idle_timeout_ms: idle.as_millis() as u64,
+        timeout_ms: crate::duration::millis(timeout),
+        idle_timeout_ms: crate::duration::millis(idle),
         warnings: resolved.warnings,
         child_depth: depth.depth + 1,
         writable_dirs: Vec::new(),
@@ -331,31 +350,46 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
     })
 }
 
-/// A fresh run directory under `.baton/runs/`.
+/// A fresh run directory under `runs/` in the project's state folder.
 pub fn new_run_dir(root: &Path) -> Result<(String, PathBuf)> {
-    let runs = fsutil::baton_dir(root)?.join("runs");
-    fsutil::ensure_private_dir(&runs)?;
+    let runs = crate::state_dir::ensure_sub(root, "runs")?;
     let id = ids::new_id();
     let dir = runs.join(&id);
     fsutil::ensure_private_dir(&dir)?;
     Ok((id, dir))
 }
 
-/// Run the plan's peer to the end, with its logs in `dir`.
+/// Run the plan's peer to the end, with its logs in `dir` (`None`: the
+/// run's records could not be made; it runs all the same). Records that
+/// cannot be written are warnings: they never cost the peer's result.
 pub fn execute(
     plan: &Plan,
     spec: &CommandSpec,
     program: &Path,
-    dir: &Path,
+    dir: Option<&Path>,
     interrupts: &mut Interrupts,
     on_spawn: &mut dyn FnMut(u32),
 ) -> Result<RunResult> {
-    fsutil::replace_file(&dir.join("prompt.txt"), plan.prompt.as_bytes())?;
+    let mut not_saved = Vec::new();
+    if let Some(d) = dir
+        && let Err(e) = fsutil::replace_file(&d.join("prompt.txt"), plan.prompt.as_bytes())
+    {
+        not_saved.push(format!("could not save the prompt: {e}"));
+    }
     let logs = LogFiles {
-        stdout: dir.join("stdout.log"),
-        stderr: dir.join("stderr.log"),
+        stdout: dir.map(|d| d.join("stdout.log")),
+        stderr: dir.map(|d| d.join("stderr.log")),
     };
-    let before = git::snapshot(&plan.cwd);
+    // The snapshot behind `changed_files` costs a `git status` or more. When
+    // the prompt goes on stdin it is taken while the CLI starts: the peer is
+    // spawned first and gets its prompt only after the snapshot, so it
+    // cannot act before it. A prompt in argv (agy) starts the work at once:
+    // then the snapshot comes first.
+    let mut before = None;
+    let early = spec.stdin.is_none();
+    if early {
+        before = git::snapshot(&plan.cwd);
+    }
     let finished = process::supervise(
         spec,
         program,
@@ -364,7 +398,12 @@ pub fn execute(
         plan.agent.parser(),
         &plan.limits(),
         interrupts,
-        on_spawn,
+        &mut |pid| {
+            on_spawn(pid);
+            if !early {
+                before = git::snapshot(&plan.cwd);
+            }
+        },
     )?;
     let changed_files = before.as_ref().map(git::changed_since).unwrap_or_default();
 
@@ -372,6 +411,8 @@ pub fn execute(
     let mut warnings: Vec<String> = plan.warnings.clone();
     warnings.extend(spec.warnings.iter().cloned());
     warnings.extend(o.warnings.iter().cloned());
+    warnings.extend(not_saved);
+    warnings.extend(finished.warnings);
     if before.is_none() {
         warnings.push("cwd is not in a git repository: changed_files is not tracked".into());
     }
@@ -487,7 +528,10 @@ pub fn execute(
         usage,
         duration_ms: finished.duration.as_millis() as u64,
         exit_code: finished.exit.code,
-        log_path: Some(logs.stdout.display().to_string()),
+        log_path: logs
+            .stdout
+            .filter(|p| p.exists())
+            .map(|p| p.display().to_string()),
         warnings,
         denials: o.denials,
         error,
@@ -495,9 +539,36 @@ pub fn execute(
         job_id: None,
         extra: Default::default(),
     };
-    let json = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::replace_file(&dir.join("result.json"), &json)?;
     Ok(result)
+}
+
+/// Save the run's copy of its result (`result.json` in `dir`). A failure
+/// becomes a warning of the result itself: the result is printed anyway.
+pub fn save_result(dir: Option<&Path>, r: &mut RunResult) {
+    let Some(dir) = dir else {
+        return;
+    };
+    let saved = serde_json::to_vec(&*r)
+        .map_err(|e| Error::Internal(e.to_string()))
+        .and_then(|json| fsutil::replace_file(&dir.join("result.json"), &json));
+    if let Err(e) = saved {
+        r.warnings
+            .push(format!("could not save the result's copy: {e}"));
+    }
+}
+
+/// A run directory, or none with the warning that says why (a full or
+/// read-only disk must not stop the run: its result is on stdout).
+pub fn run_dir_or_warning(root: &Path) -> (Option<PathBuf>, Option<String>) {
+    match new_run_dir(root) {
+        Ok((_, d)) => (Some(d), None),
+        Err(e) => (
+            None,
+            Some(format!(
+                "nothing of this run is saved (no prompt.txt, logs or result.json): {e}"
+            )),
+        ),
+    }
 }
 
 fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {
@@ -558,7 +629,7 @@ fn session_usage(
     else {
         return usage.clone();
     };
-    let Ok(dir) = fsutil::baton_dir(&plan.root).map(|d| d.join("sessions")) else {
+    let Ok(dir) = crate::state_dir::project(&plan.root).map(|d| d.join("sessions")) else {
         return usage.clone();
     };
     let path = dir.join(format!("codex-{session}.json"));

@@ -214,24 +214,35 @@ fn a_final_message_that_is_not_utf8_is_kept_with_a_warning() {
 #[test]
 fn a_final_message_over_the_line_limit_is_truncated_with_a_warning() {
     let env = Env::new();
-    // One 65 MiB line: the agent message itself.
+    // One line of 3 MiB, the agent message itself, over a limit of 1 MiB
+    // (64 MiB in use: `BATON_MAX_LINE` lowers it so a debug build copes).
     env.fake(
         "codex",
         r#"cat > /dev/null
 printf '%s\n' '{"type":"thread.started","thread_id":"t-big"}'
 printf '%s' '{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"START'
-head -c 68157440 /dev/zero | tr '\0' 'a'
+head -c 3145728 /dev/zero | tr '\0' 'a'
 printf '%s\n' 'END"}}'
 printf '%s\n' '{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}'"#,
     );
-    let r = env.run(&["--agent", "codex", "x"]);
+    let r = Run::from(
+        env.baton()
+            .env("BATON_MAX_LINE", "1048576")
+            .args(["--agent", "codex", "x"])
+            .output()
+            .unwrap(),
+    );
     assert_eq!(r.code, 0, "{}", &r.stdout[..r.stdout.len().min(2000)]);
     let j = r.json();
     let m = j["message"].as_str().expect("a message");
     assert!(m.starts_with("STARTaaaa"), "{}", &m[..20]);
-    assert!(m.len() < 68157440, "{}", m.len());
+    assert!(m.len() < 1048576 && m.len() > 1048000, "{}", m.len());
     let w = j["warnings"].to_string();
     assert!(w.contains("truncated"), "{w}");
+    assert!(!w.contains("kept its output open"), "{w}");
+    // The log has the whole line.
+    let log = fs::read(j["log_path"].as_str().unwrap()).unwrap();
+    assert!(log.len() > 3145728);
 }
 
 #[test]

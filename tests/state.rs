@@ -97,6 +97,11 @@ fn listing(env: &Env) -> String {
     fs::read_to_string(env.fake_dir.join("listing")).unwrap_or_default()
 }
 
+/// Temp files (`.<name>.<pid>.<random>.tmp`) in a listing.
+fn temp_files(listing: &str) -> Vec<&str> {
+    listing.lines().filter(|l| l.ends_with(".tmp")).collect()
+}
+
 #[test]
 fn a_full_disk_keeps_the_result_and_says_what_was_not_saved() {
     let env = Env::new();
@@ -121,7 +126,7 @@ exit $rc"#,
     assert!(w.contains("result.json"), "{w}");
     assert!(w.contains("stdout.log"), "{w}");
     let l = listing(&env);
-    assert!(!l.contains(".tmp"), "temp files left behind:\n{l}");
+    assert!(temp_files(&l).is_empty(), "temp files left behind:\n{l}");
 }
 
 #[test]
@@ -155,7 +160,7 @@ exit $rc"#,
     assert_eq!(j["message"], "Hi from the mock model!");
     let w = warnings(&j);
     assert!(w.contains("stdout.log") && w.contains("incomplete"), "{w}");
-    assert!(!listing(&env).contains(".tmp"), "{}", listing(&env));
+    assert!(temp_files(&listing(&env)).is_empty(), "{}", listing(&env));
 }
 
 #[test]
@@ -195,7 +200,7 @@ exit $rc"#,
     let status = fs::read_to_string(env.fake_dir.join("status.json")).unwrap();
     let s: Value = serde_json::from_str(status.trim()).unwrap();
     assert_eq!(s["status"], "failed", "{s}");
-    assert!(!listing(&env).contains(".tmp"), "{}", listing(&env));
+    assert!(temp_files(&listing(&env)).is_empty(), "{}", listing(&env));
 }
 
 /// The job directory of `id` (the parent of its log).

@@ -27,7 +27,6 @@ pub mod packet;
 pub mod redact;
 
 use std::io::IsTerminal;
-use std::io::Write as _;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
@@ -258,11 +257,13 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
         None => DiffSource::None,
     };
     let built = packet::build(input, &diff, &cwd, &Redactor::from_env(), args.max_chars)?;
-    let limit = match &built.task_id {
-        Some(t) => {
-            budget::validate_task_id(t)?;
-            Some(budget::limit_from_env()?)
-        }
+    let task_id = built
+        .task_id
+        .as_deref()
+        .map(budget::normalize_task_id)
+        .transpose()?;
+    let limit = match &task_id {
+        Some(_) => Some(budget::limit_from_env()?),
         None => None,
     };
     let prompt = advice::prompt(scope, &cwd.display().to_string(), &built.text);
@@ -290,7 +291,7 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
     }
 
     if args.dry_run {
-        output::json_line(&dry_run(&request_id, &context, &prompt, &built, &prepared));
+        output::json_line(&dry_run(&request_id, &context, &prompt, &built, &prepared))?;
         return Ok(0);
     }
 
@@ -299,8 +300,8 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
             signal: crate::process::signal_name(sig),
         });
     }
-    let budget = match (&built.task_id, limit) {
-        (Some(t), Some(l)) => Some(budget::consume(&root, t, l, &request_id)?),
+    let budget = match (&task_id, limit) {
+        (Some(t), Some(l)) => Some(budget::consume(&budget::dir(&root)?, t, l, &request_id)?),
         _ => None,
     };
     let shared = Shared {
@@ -314,7 +315,7 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
     if !multi {
         let p = prepared.pop().expect("one adviser").map_err(|(_, e)| e)?;
         let r = consult(&p, &shared, &mut interrupts.clone())?;
-        print_one(&r, mode);
+        print_one(&r, mode)?;
         return Ok(r.status.exit_code());
     }
 
@@ -353,17 +354,18 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
     drop(prepared);
     let (value, code) = multi_envelope(&shared, results, started.elapsed());
     match mode {
-        Mode::Json => output::json_line(&value),
+        Mode::Json => output::json_line(&value)?,
         Mode::Text => {
-            println!("{}", value["summary"].as_str().unwrap_or_default());
+            let mut t = format!("{}\n", value["summary"].as_str().unwrap_or_default());
             if let Some(rs) = value["results"].as_array() {
                 for r in rs {
                     if let Ok(r) = serde_json::from_value::<RunResult>(r.clone()) {
-                        println!();
-                        print_text(&r);
+                        t.push('\n');
+                        t.push_str(&text_of(&r));
                     }
                 }
             }
+            output::text(&t)?;
         }
     }
     Ok(code)
@@ -483,6 +485,7 @@ fn packet_input(args: &AskArgs) -> Result<PacketInput> {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
             .map_err(|e| Error::io("reading the question from stdin", e))?;
+        packet::check_stdin_content(&s, "the question")?;
         if !s.trim().is_empty() {
             input.question = Some(s);
         }
@@ -514,11 +517,12 @@ fn extra_for(agent: Agent, scope: Scope, schema_path: &Path) -> Extra {
     }
 }
 
-/// Where codex reads the schema from (a constant file, versioned by name).
-fn schema_path(root: &Path) -> PathBuf {
-    root.join(".baton")
+/// Where codex reads the schema from (a constant file, versioned by name,
+/// in the project's state folder).
+fn schema_path(root: &Path) -> Result<PathBuf> {
+    Ok(crate::state_dir::project(root)?
         .join("ask")
-        .join("advice-schema-v1.json")
+        .join("advice-schema-v1.json"))
 }
 
 fn prepare(
@@ -551,7 +555,7 @@ fn prepare(
     // State (run logs, codex usage records) stays in the caller's project,
     // never in the adviser's empty directory.
     plan.root = root.to_path_buf();
-    let extra = extra_for(a.agent, scope, &schema_path(root));
+    let extra = extra_for(a.agent, scope, &schema_path(root)?);
     let spec = plan.command_with(extra.clone())?;
     let program = plan.program(&spec)?;
     Ok(Prepared {
@@ -603,14 +607,20 @@ fn dry_run(
 /// Ask one adviser, with at most one repair round.
 fn consult(p: &Prepared, shared: &Shared, interrupts: &mut Interrupts) -> Result<RunResult> {
     if p.extra.output_schema.is_some() && p.plan.agent == Agent::Codex {
-        // `.baton/` first, so it gets its `.gitignore` before anything lands in it.
-        fsutil::baton_dir(&shared.root)?;
-        let path = schema_path(&shared.root);
-        fsutil::ensure_private_dir(path.parent().expect("schema dir"))?;
+        crate::state_dir::ensure_sub(&shared.root, "ask")?;
+        let path = schema_path(&shared.root)?;
         fsutil::write_atomic(&path, advice::SCHEMA.as_bytes())?;
     }
-    let (_, dir) = run::new_run_dir(&shared.root)?;
-    let first = run::execute(&p.plan, &p.spec, &p.program, &dir, interrupts, &mut |_| {})?;
+    let (dir, not_saved) = run::run_dir_or_warning(&shared.root);
+    let mut first = run::execute(
+        &p.plan,
+        &p.spec,
+        &p.program,
+        dir.as_deref(),
+        interrupts,
+        &mut |_| {},
+    )?;
+    first.warnings.extend(not_saved);
     let mut repair = None;
     let (mut result, verdict) = if first.status != Status::Success {
         (first, Verdict::RunFailed)
@@ -634,10 +644,19 @@ fn consult(p: &Prepared, shared: &Shared, interrupts: &mut Interrupts) -> Result
                 };
                 plan.task = plan.prompt.clone();
                 let spec = plan.command_with(p.extra.clone())?;
-                let rdir = dir.join("repair");
-                fsutil::ensure_private_dir(&rdir)?;
-                let second =
-                    run::execute(&plan, &spec, &p.program, &rdir, interrupts, &mut |_| {})?;
+                let rdir = dir
+                    .as_ref()
+                    .map(|d| d.join("repair"))
+                    .filter(|r| fsutil::ensure_private_dir(r).is_ok());
+                let mut second = run::execute(
+                    &plan,
+                    &spec,
+                    &p.program,
+                    rdir.as_deref(),
+                    interrupts,
+                    &mut |_| {},
+                )?;
+                run::save_result(rdir.as_deref(), &mut second);
                 repair = Some(json!({
                     "mode": how,
                     "errors": errors,
@@ -726,8 +745,7 @@ fn consult(p: &Prepared, shared: &Shared, interrupts: &mut Interrupts) -> Result
     if let Some(b) = &shared.budget {
         extra.insert("budget".into(), json!(b));
     }
-    let bytes = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::write_atomic(&dir.join("result.json"), &bytes)?;
+    run::save_result(dir.as_deref(), &mut result);
     Ok(result)
 }
 
@@ -845,15 +863,15 @@ fn multi_envelope(
     (v, code)
 }
 
-fn print_one(r: &RunResult, mode: Mode) {
+fn print_one(r: &RunResult, mode: Mode) -> Result<()> {
     match mode {
         Mode::Json => output::json_line(r),
-        Mode::Text => print_text(r),
+        Mode::Text => output::text(&text_of(r)),
     }
 }
 
 /// People get the advice laid out, not the raw JSON.
-fn print_text(r: &RunResult) {
+fn text_of(r: &RunResult) -> String {
     let mut s = String::new();
     s.push_str(&format!("{}\n", r.summary));
     s.push_str(&format!(
@@ -917,7 +935,7 @@ fn print_text(r: &RunResult) {
             }
         }
     }
-    let _ = std::io::stdout().lock().write_all(s.as_bytes());
+    s
 }
 
 #[cfg(test)]

@@ -406,6 +406,7 @@ fn inline_file(cwd: &Path, f: &FileRef, max_chars: usize) -> Result<InlinedFile>
         )
     })?;
     check_credential(&path, &canonical)?;
+    check_hardlink(&path, &canonical, &crate::fsutil::project_root(cwd))?;
     let meta =
         std::fs::metadata(&canonical).map_err(|e| Error::usage(format!("file `{path}`: {e}")))?;
     if !meta.is_file() {
@@ -512,6 +513,39 @@ pub fn credential_reason(path: &Path) -> Option<String> {
         return None;
     };
     Some(why.to_string())
+}
+
+/// A file that is a credential file under another name (a hard link).
+fn check_hardlink(given: &str, path: &Path, project: &Path) -> Result<()> {
+    match super::credential_guard::hardlinked_credential(path, project) {
+        None => Ok(()),
+        Some((other, why)) => Err(Error::Refused {
+            kind: "credential_file",
+            message: format!(
+                "refusing to read `{given}`: it is a hard link to `{}`, and {why}; \
+                 credential-like files are never sent to an adviser",
+                other.display()
+            ),
+            hint: "leave the file out; describe what matters about it in words instead".into(),
+        }),
+    }
+}
+
+/// Text piped on stdin that has the shape of a credential file.
+pub fn check_stdin_content(text: &str, what: &str) -> Result<()> {
+    match super::credential_guard::credential_content(text) {
+        None => Ok(()),
+        Some(why) => Err(Error::Refused {
+            kind: "credential_file",
+            message: format!(
+                "refusing to send {what} read from stdin: {why}; credential-like content is \
+                 never sent to an adviser"
+            ),
+            hint: "pipe something else; describe what matters about the settings in words \
+                   instead"
+                .into(),
+        }),
+    }
 }
 
 fn check_credential(given: &str, path: &Path) -> Result<()> {
@@ -632,12 +666,19 @@ pub fn read_source(p: &Path, what: &str) -> Result<String> {
         std::io::stdin()
             .read_to_string(&mut s)
             .map_err(|e| Error::io(format!("reading {what} from stdin"), e))?;
+        check_stdin_content(&s, what)?;
         return Ok(s);
     }
     // The same rule as for inlined files: a credential file is not opened.
     check_credential(&p.display().to_string(), p)?;
     if let Ok(c) = p.canonicalize() {
         check_credential(&p.display().to_string(), &c)?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        check_hardlink(
+            &p.display().to_string(),
+            &c,
+            &crate::fsutil::project_root(&cwd),
+        )?;
     }
     std::fs::read_to_string(p).map_err(|e| Error::usage(format!("{what} {}: {e}", p.display())))
 }

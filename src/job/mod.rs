@@ -29,7 +29,6 @@ pub mod render;
 pub mod runner;
 pub mod store;
 
-use std::io::Write;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -37,7 +36,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use self::args::{ContinueArgs, IdArgs, JobsArgs, PruneArgs, WaitArgs};
-use self::store::{Ending, Job, State, Store, now_ms};
+use self::store::{Ending, Job, State, Store, id_time_ms, now_ms};
 use crate::cli::{RunArgs, parse_duration};
 use crate::error::{Error, Result};
 use crate::output::{self, Mode};
@@ -58,8 +57,8 @@ pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
         Mode::Json => output::json_line(&Versioned {
             schema_version: SCHEMA_VERSION,
             inner: &view,
-        }),
-        Mode::Text => print_text(&view.text_block()),
+        })?,
+        Mode::Text => output::text(&view.text_block())?,
     }
     Ok(s.status.status().exit_code())
 }
@@ -88,7 +87,7 @@ pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
 
 fn print_job_result(job: &Job, s: &State, mode: Mode) -> Result<i32> {
     let r = job.result(s)?;
-    output::print_result(&r, mode);
+    output::print_result(&r, mode)?;
     Ok(r.status.exit_code())
 }
 
@@ -256,6 +255,29 @@ impl View {
         }
     }
 
+    /// A job whose `state.json` does not parse: all its id tells.
+    fn corrupt(job: &Job, now: u64) -> View {
+        let created = id_time_ms(&job.id);
+        View {
+            job_id: job.id.clone(),
+            status: "corrupt",
+            agent: String::new(),
+            model: None,
+            effort: None,
+            access: String::new(),
+            cwd: String::new(),
+            task: String::new(),
+            created_ms: created,
+            ended_ms: None,
+            age_ms: now.saturating_sub(created),
+            duration_ms: 0,
+            session: None,
+            summary: Some("its state.json is damaged; `baton prune` removes it".into()),
+            resumed_from: None,
+            log_path: job.stdout_log().display().to_string(),
+        }
+    }
+
     fn text_block(&self) -> String {
         let mut t = format!(
             "job:      {}\nstatus:   {}\nagent:    {} (model {}, effort {}, access {})\ntask:     {}\nstarted:  {} ago, ran {}\n",
@@ -291,31 +313,40 @@ pub fn human(ms: u64) -> String {
     }
 }
 
-fn print_text(s: &str) {
-    let _ = std::io::stdout().lock().write_all(s.as_bytes());
-}
-
 /// `baton jobs [--all]`: running jobs first, then the newest.
 pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
     let store = Store::here()?;
     let now = now_ms();
-    let mut jobs: Vec<(Job, State)> = Vec::new();
+    let mut jobs: Vec<(Job, Option<State>)> = Vec::new();
     for (job, s) in store.states()? {
-        let s = if s.status.is_terminal() {
-            s
-        } else {
-            job.refresh().unwrap_or(s)
+        let s = match s {
+            Some(s) if s.status.is_terminal() => Some(s),
+            // Refreshed: a dead runner's job is lost; a record without a
+            // state (a launch cut short) too. `None`: it is corrupt.
+            Some(s) => Some(job.refresh().unwrap_or(s)),
+            None => match job.refresh() {
+                Ok(s) => Some(s),
+                Err(Error::CorruptJob { .. }) => None,
+                Err(_) => continue,
+            },
         };
         jobs.push((job, s));
     }
+    let ended = |s: &Option<State>| s.as_ref().is_none_or(|s| s.status.is_terminal());
     // Ids sort by start time, and the list already is newest first.
-    jobs.sort_by_key(|(_, s)| s.status.is_terminal());
+    jobs.sort_by_key(|(_, s)| ended(s));
     let total = jobs.len();
     if !a.all {
-        let running = jobs.iter().filter(|(_, s)| !s.status.is_terminal()).count();
+        let running = jobs.iter().filter(|(_, s)| !ended(s)).count();
         jobs.truncate(running + RECENT);
     }
-    let views: Vec<View> = jobs.iter().map(|(j, s)| View::new(j, s, now)).collect();
+    let views: Vec<View> = jobs
+        .iter()
+        .map(|(j, s)| match s {
+            Some(s) => View::new(j, s, now),
+            None => View::corrupt(j, now),
+        })
+        .collect();
     match mode {
         Mode::Json => {
             #[derive(Serialize)]
@@ -334,7 +365,7 @@ pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
             // One write: with --all the line can be megabytes.
             let mut b = serde_json::to_vec(&listing).map_err(|e| Error::Internal(e.to_string()))?;
             b.push(b'\n');
-            let _ = std::io::stdout().lock().write_all(&b);
+            output::write_stdout(&b)?;
         }
         Mode::Text => {
             let mut t = String::new();
@@ -363,7 +394,7 @@ pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
                     total - views.len()
                 ));
             }
-            print_text(&t);
+            output::text(&t)?;
         }
     }
     Ok(0)
@@ -434,12 +465,18 @@ pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
         None => Place::Cwd,
     };
     let r = start(&plan, place, Some(job.id.clone()))?;
-    print_started(&r, mode);
+    print_started(&r, mode).map_err(|e| match e {
+        Error::Io { context, source } => Error::Io {
+            context: format!("{context} (job {} was started)", r.job_id.as_deref().unwrap_or("?")),
+            source,
+        },
+        e => e,
+    })?;
     Ok(0)
 }
 
 /// What `run --async` and `continue` print.
-pub fn print_started(r: &RunResult, mode: Mode) {
+pub fn print_started(r: &RunResult, mode: Mode) -> Result<()> {
     match mode {
         Mode::Json => output::json_line(r),
         Mode::Text => {
@@ -454,7 +491,7 @@ pub fn print_started(r: &RunResult, mode: Mode) {
             t.push_str(&format!(
                 "next:     baton wait {id}   (or: baton logs --follow {id}, baton cancel {id})\n"
             ));
-            print_text(&t);
+            output::text(&t)
         }
     }
 }
@@ -493,17 +530,22 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
         let job = store.job(&id);
         let s = match job.read_state() {
             Ok(s) => s,
-            Err(_) => {
-                // A directory without state: a launch in progress or one that
-                // died before starting anything. Removed once clearly abandoned.
+            Err(e) => {
+                // A directory without state (a launch in progress or cut
+                // short: lost) or with a damaged one (corrupt): removed once
+                // clearly abandoned, as of its start.
+                let corrupt = matches!(e, Error::CorruptJob { .. });
                 let born = id_time_ms(&id);
-                if !job.runner_alive() && born < cutoff && now.saturating_sub(born) > 60_000 {
+                if !job.runner_alive()
+                    && born < cutoff
+                    && (corrupt || now.saturating_sub(born) > 60_000)
+                {
                     let bytes = dir_size(&job.dir);
                     doomed.push((
                         job,
                         Pruned {
                             job_id: id.clone(),
-                            status: "incomplete",
+                            status: if corrupt { "corrupt" } else { "lost" },
                             agent: String::new(),
                             task: String::new(),
                             ended_ms: None,
@@ -582,7 +624,7 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
             "running_kept": running,
             "worktrees_removed": worktrees_removed,
             "worktrees_kept": worktrees_kept,
-        })),
+        }))?,
         Mode::Text => {
             let verb = if a.dry_run { "would remove" } else { "removed" };
             let mut t = String::new();
@@ -605,7 +647,7 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
                 removed.len(),
                 freed.div_ceil(1024)
             ));
-            print_text(&t);
+            output::text(&t)?;
         }
     }
     Ok(0)
@@ -638,13 +680,6 @@ fn dir_size(dir: &std::path::Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// The start time encoded in an id (its first 9 base-32 digits).
-fn id_time_ms(id: &str) -> u64 {
-    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
-    id.bytes().take(9).fold(0u64, |acc, b| {
-        (acc << 5) | ALPHABET.iter().position(|a| *a == b).unwrap_or(0) as u64
-    })
-}
 
 /// `baton __job-runner DIR --lock-fd N`.
 pub fn run_runner(a: args::RunnerArgs) -> Result<i32> {

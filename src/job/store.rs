@@ -1,12 +1,14 @@
 //! The on-disk job store and the job state machine.
 //!
-//! Layout: `<repo>/.baton/jobs/<id>/` (0700) holding
+//! Layout: `jobs/<id>/` (0700) in the project's state folder (`state_dir`), holding
 //! - `spec.json`: what to run (the `run::Plan` and the exact command it resolved to);
 //! - `state.json`: the state machine and a small summary (all that `jobs` reads);
 //! - `lock`: held exclusively by the job's runner for its whole life;
 //! - `state.lock`: serialises read-modify-write of `state.json` (held for microseconds);
 //! - `prompt.txt`, `stdout.log`, `stderr.log` (written by `run::execute`), `runner.log`;
-//! - `result.json`: the final `RunResult`.
+//! - `result.json`: the final `RunResult`;
+//! - `reserve`: 64 KiB the runner sets aside while it runs and frees to
+//!   record the end, so a disk the peer filled cannot leave the job `running`.
 //!
 //! Rules that make it safe for many processes at once:
 //! - every file is replaced atomically (`fsutil::write_atomic`), so no reader
@@ -16,7 +18,10 @@
 //!   read a final result;
 //! - liveness is the runner's lock, which the kernel drops when the runner
 //!   dies however it dies: a `running` state whose lock can be taken belongs
-//!   to a dead runner and becomes `lost` (no pid that could be reused).
+//!   to a dead runner and becomes `lost` (no pid that could be reused);
+//! - a directory whose launch was cut short (no `state.json`, lock free) is
+//!   `lost` too, and a `state.json` that does not parse is reported as
+//!   `corrupt_job`; `prune` removes both like ended jobs.
 
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions, TryLockError};
@@ -238,7 +243,8 @@ pub fn check_id(raw: &OsStr) -> Result<String> {
 /// The jobs of one repository.
 pub struct Store {
     pub dir: PathBuf,
-    root: PathBuf,
+    /// The project whose state folder holds `dir` (`None`: a bare directory, in tests).
+    root: Option<PathBuf>,
 }
 
 impl Store {
@@ -248,19 +254,29 @@ impl Store {
     pub fn here() -> Result<Store> {
         let cwd =
             std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
-        Ok(Store::at_root(&fsutil::project_root(&cwd)))
+        Store::at_root(&fsutil::project_root(&cwd))
     }
 
-    pub fn at_root(root: &Path) -> Store {
+    pub fn at_root(root: &Path) -> Result<Store> {
+        Ok(Store {
+            dir: crate::state_dir::project(root)?.join("jobs"),
+            root: Some(root.to_path_buf()),
+        })
+    }
+
+    /// A store in `dir` itself.
+    pub fn in_dir(dir: &Path) -> Store {
         Store {
-            dir: root.join(".baton").join("jobs"),
-            root: root.to_path_buf(),
+            dir: dir.to_path_buf(),
+            root: None,
         }
     }
 
-    /// Create `.baton/jobs` (private, git-ignored) for a new job.
+    /// Create the store (private) for a new job.
     pub fn create(&self) -> Result<()> {
-        fsutil::baton_dir(&self.root)?;
+        if let Some(root) = &self.root {
+            crate::state_dir::ensure_project(root)?;
+        }
         fsutil::ensure_private_dir(&self.dir)
     }
 
@@ -277,7 +293,9 @@ impl Store {
     pub fn open(&self, raw: &OsStr) -> Result<Job> {
         let id = check_id(raw)?;
         let job = self.job(&id);
-        if !job.state_path().is_file() {
+        // A directory without `state.json` is still a job: a launch cut
+        // short, which `refresh` records as lost.
+        if !job.dir.is_dir() {
             return Err(Error::JobNotFound {
                 id,
                 store: self.dir.clone(),
@@ -287,12 +305,12 @@ impl Store {
     }
 
     /// Every job with its state as recorded (not refreshed), newest first;
-    /// directories without a state yet (a launch in progress) are left out.
+    /// `None` where `state.json` is missing or does not parse.
     ///
     /// This is what `jobs` pays for with thousands of ended jobs, so the
     /// files are opened relative to the store directory (short path walks),
     /// read into one reused buffer, on a few threads.
-    pub fn states(&self) -> Result<Vec<(Job, State)>> {
+    pub fn states(&self) -> Result<Vec<(Job, Option<State>)>> {
         let ids = self.ids()?;
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -304,13 +322,10 @@ impl Store {
             .clamp(1, 4)
             .min(ids.len().div_ceil(256));
         let chunk = ids.len().div_ceil(threads.max(1));
-        let read = |ids: &[String]| -> Vec<(Job, State)> {
+        let read = |ids: &[String]| -> Vec<(Job, Option<State>)> {
             let mut buf = Vec::with_capacity(4096);
             ids.iter()
-                .filter_map(|id| {
-                    let s = read_state_at(&dir, id, &mut buf)?;
-                    Some((self.job(id), s))
-                })
+                .map(|id| (self.job(id), read_state_at(&dir, id, &mut buf)))
                 .collect()
         };
         if threads <= 1 {
@@ -375,20 +390,54 @@ impl Job {
     pub fn runner_log(&self) -> PathBuf {
         self.dir.join("runner.log")
     }
+    fn reserve_path(&self) -> PathBuf {
+        self.dir.join("reserve")
+    }
 
     pub fn read_state(&self) -> Result<State> {
-        read_json(&self.state_path())
+        self.read_json(&self.state_path())
     }
 
     pub fn read_spec(&self) -> Result<Spec> {
-        read_json(&self.spec_path())
+        self.read_json(&self.spec_path())
+    }
+
+    /// Whether `state.json` is missing (a launch cut short), as opposed to unreadable.
+    fn state_missing(e: &Error) -> bool {
+        matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
+    }
+
+    fn read_json<T: serde::de::DeserializeOwned>(&self, p: &Path) -> Result<T> {
+        let b = fs::read(p).map_err(|e| Error::io(format!("reading {}", p.display()), e))?;
+        serde_json::from_slice(&b).map_err(|e| self.corrupt(p, e))
+    }
+
+    fn corrupt(&self, p: &Path, e: serde_json::Error) -> Error {
+        Error::CorruptJob {
+            id: self.id.clone(),
+            path: p.to_path_buf(),
+            detail: e.to_string(),
+        }
+    }
+
+    /// Set 64 KiB aside (the runner, at its start): freed to record the end
+    /// when the disk is full. Best effort: a disk already full gets none.
+    pub fn make_reserve(&self) {
+        let p = self.reserve_path();
+        if fsutil::replace_file(&p, &[0u8; 64 << 10]).is_err() {
+            let _ = fs::remove_file(&p);
+        }
+    }
+
+    fn free_reserve(&self) {
+        let _ = fs::remove_file(self.reserve_path());
     }
 
     pub fn read_result(&self) -> Result<Option<RunResult>> {
         match fs::read(self.result_path()) {
-            Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| {
-                Error::Internal(format!("{} is corrupt: {e}", self.result_path().display()))
-            }),
+            Ok(b) => serde_json::from_slice(&b)
+                .map(Some)
+                .map_err(|e| self.corrupt(&self.result_path(), e)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io(
                 format!("reading {}", self.result_path().display()),
@@ -480,11 +529,19 @@ impl Job {
             result.status = Status::Failed;
         }
         result.job_id = Some(self.id.clone());
-        let b = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
         // Result first: a terminal state always has its final result beside
         // it. Durable, unlike `run::execute`'s own copy: for a job this file
         // is the only place the result is ever given.
-        fsutil::write_atomic(&self.result_path(), &b)?;
+        if let Err(e) = self.store_result(&result) {
+            // A full disk: again with the reserve freed, then a small result
+            // that says what was lost. The job ends either way.
+            self.free_reserve();
+            if self.store_result(&result).is_err() {
+                result = unstored(result, &e);
+                let _ = self.store_result(&result);
+            }
+        }
+        self.free_reserve();
         s.status = JobState::from_status(result.status);
         s.ended_ms = Some(now_ms());
         s.session = result.session.clone();
@@ -493,13 +550,65 @@ impl Job {
         Ok(s)
     }
 
-    /// The job's state, with a dead runner's job turned into `lost`.
+    fn store_result(&self, r: &RunResult) -> Result<()> {
+        let b = serde_json::to_vec(r).map_err(|e| Error::Internal(e.to_string()))?;
+        fsutil::write_atomic(&self.result_path(), &b)
+    }
+
+    /// The job's state, with a dead runner's job turned into `lost` (also
+    /// one whose launch was cut short before its first state).
     pub fn refresh(&self) -> Result<State> {
-        let s = self.read_state()?;
+        let s = match self.read_state() {
+            Ok(s) => s,
+            Err(e) if Self::state_missing(&e) => return self.settle_unstarted(),
+            Err(e) => return Err(e),
+        };
         if s.status.is_terminal() || self.runner_alive() {
             return Ok(s);
         }
         self.settle(Ending::Lost)
+    }
+
+    /// A job directory without `state.json`: a launch in progress (its
+    /// launcher holds the state guard until the first state is written), a
+    /// runner that will write it, or a launch killed midway: `lost`.
+    fn settle_unstarted(&self) -> Result<State> {
+        let _g = self.guard()?;
+        match self.read_state() {
+            Err(e) if Self::state_missing(&e) => {}
+            Ok(s) if s.status.is_terminal() || self.runner_alive() => return Ok(s),
+            Ok(s) => return self.finish_locked(s.clone(), self.salvage(&s, Ending::Lost)),
+            Err(e) => return Err(e),
+        }
+        let created_ms = id_time_ms(&self.id);
+        let s = match self.read_spec() {
+            Ok(spec) => State::initial(&spec),
+            Err(_) => State {
+                version: STORE_VERSION,
+                id: self.id.clone(),
+                status: JobState::Running,
+                agent: "unknown".into(),
+                model: None,
+                effort: None,
+                access: String::new(),
+                cwd: String::new(),
+                task: String::new(),
+                created_ms,
+                ended_ms: None,
+                runner_pid: None,
+                peer_pgid: None,
+                session: None,
+                summary: None,
+                resumed_from: None,
+                worktree: None,
+                warnings: vec!["the job's launch was cut short before it recorded anything".into()],
+            },
+        };
+        if self.runner_alive() {
+            return Ok(s);
+        }
+        let result = self.salvage(&s, Ending::Lost);
+        self.finish_locked(s, result)
     }
 
     /// The runner is gone (its lock is free): record how the job ended, if
@@ -624,11 +733,22 @@ impl Job {
                 job_id: Some(self.id.clone()),
                 ..r
             }),
-            None => Err(Error::Internal(format!(
-                "job {} ended ({}) but has no result.json",
-                self.id,
-                s.status.as_str()
-            ))),
+            // It could not be stored (a full disk): what the state says.
+            None => {
+                let mut r = self.running_result(s);
+                r.status = s.status.status();
+                r.summary = s.summary.clone().unwrap_or_default();
+                r.error = Some(ErrorInfo {
+                    kind: "result_not_stored".into(),
+                    message: format!(
+                        "job {} ended ({}) but its result.json could not be stored",
+                        self.id,
+                        s.status.as_str()
+                    ),
+                    hint: Some("the peer's output is in log_path".into()),
+                });
+                Ok(r)
+            }
         }
     }
 }
@@ -638,6 +758,35 @@ impl Job {
 pub enum Ending {
     Lost,
     Cancelled,
+}
+
+/// What is left of a job's result that could not be stored (the disk is
+/// full): it failed, the reason said, the bulky message dropped.
+fn unstored(mut r: RunResult, e: &Error) -> RunResult {
+    r.status = Status::Failed;
+    r.summary = format!(
+        "{} job {} failed: its result could not be stored ({e})",
+        r.agent,
+        r.job_id.as_deref().unwrap_or("?")
+    );
+    r.message = None;
+    r.error = Some(ErrorInfo {
+        kind: "result_not_stored".into(),
+        message: format!("baton could not store the job's result: {e}"),
+        hint: Some(
+            "free disk space and run the task again; the peer's output so far is in log_path"
+                .into(),
+        ),
+    });
+    r
+}
+
+/// The start time encoded in an id (its first 9 base-32 digits).
+pub fn id_time_ms(id: &str) -> u64 {
+    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
+    id.bytes().take(9).fold(0u64, |acc, b| {
+        (acc << 5) | ALPHABET.iter().position(|a| *a == b).unwrap_or(0) as u64
+    })
 }
 
 /// `<id>/state.json` opened relative to the store directory.
@@ -663,12 +812,6 @@ fn read_state_at(dir: &File, id: &str, buf: &mut Vec<u8>) -> Option<State> {
     serde_json::from_slice(buf).ok()
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T> {
-    let b = fs::read(p).map_err(|e| Error::io(format!("reading {}", p.display()), e))?;
-    serde_json::from_slice(&b)
-        .map_err(|e| Error::Internal(format!("{} is corrupt: {e}", p.display())))
-}
-
 /// Parse a peer's log as far as it goes, streaming (logs can be large).
 fn parse_log(agent: Agent, stdout: &Path, stderr: &Path) -> crate::agent::Outcome {
     let mut p = agent.parser();
@@ -680,7 +823,7 @@ fn parse_log(agent: Agent, stdout: &Path, stderr: &Path) -> crate::agent::Outcom
             .map(|n| n > 0)
             .unwrap_or(false)
         {
-            if line.len() <= process::MAX_LINE {
+            if line.len() <= process::max_line() {
                 p.feed(&line);
             }
             line.clear();
@@ -730,7 +873,7 @@ mod tests {
     #[test]
     fn unknown_id_is_not_found() {
         let d = tempfile::tempdir().unwrap();
-        let store = Store::at_root(d.path());
+        let store = Store::in_dir(d.path());
         let e = store.open(OsStr::new("0123456789abc")).unwrap_err();
         assert_eq!(e.kind(), "job_not_found");
         assert_eq!(e.exit_code(), 4);
@@ -769,7 +912,7 @@ mod tests {
     }
 
     fn new_job(d: &Path) -> (Job, Spec) {
-        let store = Store::at_root(d);
+        let store = Store::in_dir(&d.join("jobs"));
         store.create().unwrap();
         let id = ids::new_id();
         let job = store.job(&id);

@@ -415,6 +415,7 @@ pub fn prepare(
         path: path.clone(),
         created_ms: store::now_ms(),
         pid: Some(std::process::id()),
+        lock: Some(store::hold(&plan.root, id)?),
         task: crate::agent::clip(plan.task.lines().next().unwrap_or(""), 200),
         include_dirty: c.include_dirty,
         allow: c.allow.clone(),
@@ -562,7 +563,7 @@ pub fn abandon(s: &Session) {
     };
     if untouched {
         discard(&s.top, &s.path, &s.branch);
-        let _ = std::fs::remove_file(store::record_path(&s.root, &s.id));
+        store::forget(&s.root, &s.id);
     }
 }
 
@@ -940,8 +941,14 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode) -> Result<i32> {
         }
     };
     let spec = wplan.command()?;
-    let mut result = match run::execute(&wplan, &spec, &program, &dir, &mut interrupts, &mut |_| {})
-    {
+    let mut result = match run::execute(
+        &wplan,
+        &spec,
+        &program,
+        Some(&dir),
+        &mut interrupts,
+        &mut |_| {},
+    ) {
         Ok(r) => r,
         Err(e) => {
             abandon(&session);
@@ -949,7 +956,7 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode) -> Result<i32> {
         }
     };
     finish(&session, &wplan, &mut result, &dir, &stop);
-    output::print_result(&result, mode);
+    output::print_result(&result, mode)?;
     Ok(result.status.exit_code())
 }
 
@@ -1014,15 +1021,16 @@ pub fn command(cmd: WorktreeCommand, mode: Mode) -> Result<i32> {
                     "schema_version": SCHEMA_VERSION,
                     "root": root,
                     "worktrees": entries,
-                })),
+                }))?,
                 Mode::Text => {
+                    let mut t = String::new();
                     if entries.is_empty() {
-                        println!("no worktrees in {}", store::dir(&root).display());
+                        t.push_str(&format!("no worktrees in {}\n", store::dir(&root).display()));
                     }
                     for e in &entries {
                         let d = e.diffstat.unwrap_or_default();
-                        println!(
-                            "{}  {:<11} {:>4}  {}  {} file(s) +{} -{}  {}  {}",
+                        t.push_str(&format!(
+                            "{}  {:<11} {:>4}  {}  {} file(s) +{} -{}  {}  {}\n",
                             e.id,
                             e.state,
                             e.age_secs
@@ -1034,8 +1042,9 @@ pub fn command(cmd: WorktreeCommand, mode: Mode) -> Result<i32> {
                             d.deletions,
                             e.agent.as_deref().unwrap_or("?"),
                             e.task.as_deref().unwrap_or("")
-                        );
+                        ));
                     }
+                    output::text(&t)?;
                 }
             }
             Ok(0)
@@ -1046,25 +1055,27 @@ pub fn command(cmd: WorktreeCommand, mode: Mode) -> Result<i32> {
                 Mode::Json => output::json_line(&json!({
                     "schema_version": SCHEMA_VERSION,
                     "removed": r,
-                })),
+                }))?,
                 Mode::Text => {
+                    let mut t = String::new();
                     if r.worktree_removed {
-                        println!("removed worktree {}", r.path.display());
+                        t.push_str(&format!("removed worktree {}\n", r.path.display()));
                     }
                     match (r.branch_deleted, &r.head) {
-                        (true, Some(h)) => println!(
-                            "deleted branch {} (was {}; `git branch {} {}` restores it)",
+                        (true, Some(h)) => t.push_str(&format!(
+                            "deleted branch {} (was {}; `git branch {} {}` restores it)\n",
                             r.branch,
                             short(h),
                             r.branch,
                             h
-                        ),
-                        (false, Some(_)) => println!(
-                            "kept branch {} (delete it with --branch, or `git branch -D {}`)",
+                        )),
+                        (false, Some(_)) => t.push_str(&format!(
+                            "kept branch {} (delete it with --branch, or `git branch -D {}`)\n",
                             r.branch, r.branch
-                        ),
+                        )),
                         _ => {}
                     }
+                    output::text(&t)?;
                 }
             }
             Ok(0)
