@@ -246,9 +246,9 @@ fn codex_good_json_in_an_empty_private_dir_with_read_only_switches() {
     let sent: Value = serde_json::from_str(packet).unwrap();
     assert_eq!(sent["question"], "why is it flaky?");
     assert!(stdin.contains("no tools and no files"));
-    // The run's log and the final result are kept under .baton/.
+    // The run's log and the final result are kept in baton's state directory.
     let log = PathBuf::from(j["log_path"].as_str().unwrap());
-    assert!(log.starts_with(env.work.join(".baton/runs")));
+    assert!(log.starts_with(env.records("runs")), "{}", log.display());
     let saved: Value =
         serde_json::from_slice(&fs::read(log.parent().unwrap().join("result.json")).unwrap())
             .unwrap();
@@ -839,8 +839,9 @@ fn the_task_budget_allows_two_consultations() {
             .contains("used 2 of its 2")
     );
     assert_eq!(a.calls("codex"), 2);
-    // The budget lives in .baton/ and a person can raise it.
-    assert!(env.work.join(".baton/ask-budget").is_dir());
+    // The budget lives in baton's state directory and a person can raise it.
+    assert!(env.records("ask-budget").is_dir());
+    assert!(!env.work.join(".baton").exists());
     a.reply(
         "codex",
         3,

@@ -116,6 +116,20 @@ impl Env {
         Run::from(self.baton().args(args).output().expect("run baton"))
     }
 
+    /// `<sub>` of the one project record folder under the state directory
+    /// (`jobs`, `runs`, `ask-budget`, …) that has one.
+    pub fn records(&self, sub: &str) -> PathBuf {
+        let mut found: Vec<PathBuf> = fs::read_dir(self.state.join("repos"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join(sub))
+            .filter(|p| p.exists())
+            .collect();
+        assert_eq!(found.len(), 1, "`{sub}` records: {found:?}");
+        found.pop().unwrap()
+    }
+
     /// A shell command line, run by `sh -c` inside a private mount namespace
     /// (`unshare -Urm`) where `BATON_STATE_DIR` is a tmpfs of `kib` KiB: a
     /// real full disk for baton's records, nothing else affected. `$BATON`
