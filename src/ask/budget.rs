@@ -198,8 +198,6 @@ mod tests {
             consume(d.path(), id, 5, "r").unwrap();
         }
         let dir = d.path();
-        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o700);
         for e in std::fs::read_dir(dir).unwrap() {
             let e = e.unwrap();
             let name = e.file_name().into_string().unwrap();
