@@ -984,6 +984,44 @@ mod tests {
     }
 
     #[test]
+    fn a_launch_cut_short_is_lost_and_a_damaged_state_is_corrupt() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::in_dir(d.path());
+        store.create().unwrap();
+        let job = store.job("0123456789abc");
+        fs::create_dir(&job.dir).unwrap();
+        fs::write(job.lock_path(), "").unwrap();
+        // Found (it is a job), and lost: nothing holds its lock.
+        let job = store.open(OsStr::new("0123456789abc")).unwrap();
+        let s = job.refresh().unwrap();
+        assert_eq!(s.status, JobState::Lost);
+        assert_eq!(job.result(&s).unwrap().status, Status::Lost);
+        assert_eq!(job.read_state().unwrap(), s);
+
+        fs::write(job.state_path(), b"{\"version\":1,").unwrap();
+        let e = job.refresh().unwrap_err();
+        assert_eq!(e.kind(), "corrupt_job");
+        assert_eq!(e.exit_code(), 1);
+        assert!(!e.hint().unwrap().contains("bug"), "{:?}", e.hint());
+        let listed = store.states().unwrap();
+        assert!(listed.iter().any(|(j, s)| j.id == job.id && s.is_none()));
+    }
+
+    #[test]
+    fn a_missing_result_of_an_ended_job_is_reported_from_its_state() {
+        let d = tempfile::tempdir().unwrap();
+        let (job, _) = new_job(d.path());
+        let mut r = job.running_result(&job.read_state().unwrap());
+        r.status = Status::Success;
+        r.summary = "done".into();
+        let s = job.finish(r).unwrap();
+        fs::remove_file(job.result_path()).unwrap();
+        let r = job.result(&s).unwrap();
+        assert_eq!(r.status, Status::Success);
+        assert_eq!(r.error.unwrap().kind, "result_not_stored");
+    }
+
+    #[test]
     fn a_held_lock_means_running() {
         let d = tempfile::tempdir().unwrap();
         let (job, _) = new_job(d.path());
