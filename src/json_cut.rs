@@ -43,11 +43,7 @@ pub fn close(prefix: &[u8]) -> Option<Vec<u8>> {
             b'"' => in_string = true,
             b'{' => stack.push(b'}'),
             b'[' => stack.push(b']'),
-            b'}' | b']' => {
-                if stack.pop() != Some(b) {
-                    return None;
-                }
-            }
+            b'}' | b']' if stack.pop() != Some(b) => return None,
             _ => {}
         }
     }
@@ -97,7 +93,10 @@ mod tests {
         assert_eq!(closed(r#"{"t":"a\"#).as_deref(), Some(r#"{"t":"a"}"#));
         assert_eq!(closed(r#"{"t":"a\u12"#).as_deref(), Some(r#"{"t":"a"}"#));
         assert_eq!(closed(r#"{"t":"a\n"#).as_deref(), Some(r#"{"t":"a\n"}"#));
-        assert_eq!(closed(r#"{"t":["a","b"#).as_deref(), Some(r#"{"t":["a","b"]}"#));
+        assert_eq!(
+            closed(r#"{"t":["a","b"#).as_deref(),
+            Some(r#"{"t":["a","b"]}"#)
+        );
     }
 
     #[test]

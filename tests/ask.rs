@@ -1088,7 +1088,12 @@ fn credential_content_on_stdin_is_refused() {
     }
     assert_eq!(a.calls("codex"), 0);
     // Ordinary text that merely mentions a setting still goes through.
-    a.reply("codex", 1, &codex_reply("t", &good_advice().to_string(), 1), 0);
+    a.reply(
+        "codex",
+        1,
+        &codex_reply("t", &good_advice().to_string(), 1),
+        0,
+    );
     let mut child = env
         .baton()
         .args(["ask", "--agent", "codex"])

@@ -21,7 +21,11 @@ const OUT_OF_RANGE: [&str; 4] = [
 ];
 
 fn assert_usage(r: &Run, what: &str) {
-    assert_eq!(r.code, 2, "{what}: stdout {}\nstderr {}", r.stdout, r.stderr);
+    assert_eq!(
+        r.code, 2,
+        "{what}: stdout {}\nstderr {}",
+        r.stdout, r.stderr
+    );
     assert_eq!(r.json()["error"]["kind"], "usage", "{what}: {}", r.stdout);
 }
 
@@ -33,10 +37,7 @@ fn durations_out_of_range_are_usage_errors() {
     fs::create_dir(&tmp).unwrap();
     for v in OUT_OF_RANGE {
         assert_usage(&env.run(&["--agent", "codex", "--timeout", v, "x"]), v);
-        assert_usage(
-            &env.run(&["--agent", "codex", "--idle-timeout", v, "x"]),
-            v,
-        );
+        assert_usage(&env.run(&["--agent", "codex", "--idle-timeout", v, "x"]), v);
         assert_usage(&env.run(&["wait", "0123456789abc", "--timeout", v]), v);
         assert_usage(&env.run(&["prune", "--older-than", v]), v);
         let r = Run::from(
@@ -70,7 +71,14 @@ fn every_documented_duration_form_still_works() {
         ("7d", 604_800_000),
     ] {
         let r = env.run(&[
-            "--agent", "codex", "--dry-run", "--timeout", v, "--idle-timeout", v, "x",
+            "--agent",
+            "codex",
+            "--dry-run",
+            "--timeout",
+            v,
+            "--idle-timeout",
+            v,
+            "x",
         ]);
         assert_eq!(r.code, 0, "{v}: {}", r.stdout);
         let j = r.json();
@@ -84,7 +92,10 @@ fn every_documented_duration_form_still_works() {
 }
 
 fn dev_full() -> fs::File {
-    fs::OpenOptions::new().write(true).open("/dev/full").unwrap()
+    fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap()
 }
 
 #[test]

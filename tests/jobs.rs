@@ -254,7 +254,10 @@ fn validation_errors_come_back_before_detaching() {
     assert_eq!(r.code, 2);
     let r = env.run(&["run", "--async", "--agent", "gemini", "--read-only", "x"]);
     assert_eq!(r.code, 2);
-    assert!(!env.state.exists(), "nothing is recorded for a job that never started");
+    assert!(
+        !env.state.exists(),
+        "nothing is recorded for a job that never started"
+    );
 }
 
 #[test]
@@ -846,5 +849,8 @@ fn async_worktree_errors_come_back_at_once() {
         &["run", "--async", "--worktree", "--agent", "codex", "x"],
     );
     assert_eq!(r.code, 2, "{}", r.stdout);
-    assert!(!env.state.exists(), "nothing is recorded for a job that never started");
+    assert!(
+        !env.state.exists(),
+        "nothing is recorded for a job that never started"
+    );
 }

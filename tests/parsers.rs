@@ -72,7 +72,8 @@ fn apply(bytes: &[u8], muts: &[Mutation]) -> Vec<u8> {
             }
             Mutation::Flip(..) => {}
             Mutation::DropLine(i) | Mutation::DuplicateLine(i) => {
-                let mut lines: Vec<Vec<u8>> = b.split(|c| *c == b'\n').map(<[u8]>::to_vec).collect();
+                let mut lines: Vec<Vec<u8>> =
+                    b.split(|c| *c == b'\n').map(<[u8]>::to_vec).collect();
                 let k = i % lines.len();
                 if matches!(m, Mutation::DropLine(_)) {
                     lines.remove(k);

@@ -62,7 +62,11 @@ fn a_peer_running_git_clean_keeps_its_result_and_the_other_jobs() {
     // Its log is still where the result says.
     let log = PathBuf::from(j["log_path"].as_str().unwrap());
     assert!(log.is_file(), "{}", log.display());
-    assert!(fs::read_to_string(&log).unwrap().contains("Hi from the mock"));
+    assert!(
+        fs::read_to_string(&log)
+            .unwrap()
+            .contains("Hi from the mock")
+    );
 
     // The other job survived and ends normally.
     fs::write(env.fake_dir.join("gate"), "").unwrap();
@@ -137,7 +141,11 @@ fn a_log_cut_short_by_a_full_disk_is_reported() {
         "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"r\",\"type\":\"reasoning\",\"text\":\"{}\"}}}}",
         "x".repeat(1000)
     );
-    fs::write(env.fake_dir.join("noise.jsonl"), format!("{line}\n").repeat(2048)).unwrap();
+    fs::write(
+        env.fake_dir.join("noise.jsonl"),
+        format!("{line}\n").repeat(2048),
+    )
+    .unwrap();
     env.fake(
         "codex",
         &format!(
@@ -299,8 +307,13 @@ fn a_zombie_baton_does_not_keep_its_worktree_busy() {
     // SAFETY: plain kill on our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
     assert!(wait_for(LONG, || {
-        fs::read_to_string(format!("/proc/{}/stat", child.id()))
-            .is_ok_and(|s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+        fs::read_to_string(format!("/proc/{}/stat", child.id())).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
     }));
 
     let l = env.run(&["worktree", "list"]);

@@ -14,7 +14,6 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 

@@ -34,7 +34,14 @@ pub fn hardlinked_credential(path: &Path, project: &Path) -> Option<(PathBuf, St
     let mut budget = MAX_ENTRIES;
     let mut roots = vec![project.to_path_buf()];
     if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
-        for d in [".ssh", ".aws", ".gnupg", ".codex", ".claude", ".config/gcloud"] {
+        for d in [
+            ".ssh",
+            ".aws",
+            ".gnupg",
+            ".codex",
+            ".claude",
+            ".config/gcloud",
+        ] {
             roots.push(home.join(d));
         }
         for f in [".netrc", ".npmrc", ".pypirc", ".git-credentials", ".env"] {

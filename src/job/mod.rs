@@ -467,7 +467,10 @@ pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
     let r = start(&plan, place, Some(job.id.clone()))?;
     print_started(&r, mode).map_err(|e| match e {
         Error::Io { context, source } => Error::Io {
-            context: format!("{context} (job {} was started)", r.job_id.as_deref().unwrap_or("?")),
+            context: format!(
+                "{context} (job {} was started)",
+                r.job_id.as_deref().unwrap_or("?")
+            ),
             source,
         },
         e => e,
@@ -679,7 +682,6 @@ fn dir_size(dir: &std::path::Path) -> u64 {
         })
         .unwrap_or(0)
 }
-
 
 /// `baton __job-runner DIR --lock-fd N`.
 pub fn run_runner(a: args::RunnerArgs) -> Result<i32> {

@@ -1025,7 +1025,10 @@ pub fn command(cmd: WorktreeCommand, mode: Mode) -> Result<i32> {
                 Mode::Text => {
                     let mut t = String::new();
                     if entries.is_empty() {
-                        t.push_str(&format!("no worktrees in {}\n", store::dir(&root).display()));
+                        t.push_str(&format!(
+                            "no worktrees in {}\n",
+                            store::dir(&root).display()
+                        ));
                     }
                     for e in &entries {
                         let d = e.diffstat.unwrap_or_default();

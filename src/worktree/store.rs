@@ -477,9 +477,13 @@ mod tests {
 
     fn wait_for_zombie(pid: u32) -> bool {
         for _ in 0..500 {
-            if std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .is_ok_and(|s| s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
-            {
+            if std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            }) {
                 return true;
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
