@@ -93,7 +93,9 @@ fn write_replacing(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     Ok(())
 }
 
-/// The directory that holds `.baton/`: the git top-level of `cwd`, else `cwd`.
+/// The project `cwd` belongs to: the git top-level of `cwd`, else `cwd`.
+/// Its records are kept under this key (`state_dir`), its worktrees in
+/// `<root>/.baton/worktrees`.
 ///
 /// Found by walking up to a `.git` entry (directory, or file for linked
 /// worktrees) instead of spawning git: this is on every command's path.
@@ -108,7 +110,7 @@ pub fn project_root(cwd: &Path) -> PathBuf {
     cwd.to_path_buf()
 }
 
-/// `<root>/.baton`, created 0700 with a `.gitignore` of `*` so baton's state
+/// `<root>/.baton` (where worktrees go), created 0700 with a `.gitignore` of `*` so it
 /// never shows up in `git status`.
 pub fn baton_dir(root: &Path) -> Result<PathBuf> {
     let dir = root.join(".baton");

@@ -457,7 +457,8 @@ pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
     let mut plan = run::plan(&args, task)?;
     let place = match old.worktree {
         Some(w) => {
-            // Still the user's `.baton/`, and the same git metadata to commit to.
+            // Still the user's project (its records and worktrees), and the same
+            // git metadata to commit to.
             plan.root = p.root.clone();
             plan.writable_dirs = p.writable_dirs.clone();
             Place::Worktree(Box::new(w))
