@@ -5,9 +5,11 @@ mod support;
 
 mod agents;
 mod ask;
+mod cli_snapshots;
 mod edges;
 mod jobs;
 mod json;
+mod layers;
 mod parsers;
 mod plugin;
 mod run;

@@ -1,8 +1,9 @@
 //! baton's record of each worktree, `worktrees/<id>.json` in the project's
 //! state folder (`state_dir`), for the worktree directory
-//! `<repo>/.baton/worktrees/<id>/`; and the `worktree list` / `worktree
-//! remove` commands. Whether a baton is working in a worktree is a lock the
-//! working process holds (the job's lock for a background job), never a pid.
+//! `<repo>/.baton/worktrees/<id>/`; and listing and removing them (`list`,
+//! `remove`; `manage` prints them for `baton worktree list|remove`). Whether
+//! a baton is working in a worktree is a lock the working process holds (the
+//! job's lock for a background job), never a pid.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -11,7 +11,7 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use super::packet::credential_reason;
+use super::credentials::credential_reason;
 
 /// Directories never worth walking into while looking for a hard link.
 const SKIP_DIRS: [&str; 4] = [".git", "node_modules", "target", ".baton"];
