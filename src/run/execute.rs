@@ -38,10 +38,14 @@ pub fn execute(
     // spawned first and gets its prompt only after the snapshot, so it
     // cannot act before it. A prompt in argv (agy) starts the work at once:
     // then the snapshot comes first.
+    let snapshot = || match &plan.git_pin {
+        Some(p) => git::snapshot_pinned(&p.work_tree, p.env()),
+        None => git::snapshot(&plan.cwd),
+    };
     let mut before = None;
     let early = spec.stdin.is_none();
     if early {
-        before = git::snapshot(&plan.cwd);
+        before = snapshot();
     }
     let finished = process::supervise(
         spec,
@@ -54,11 +58,15 @@ pub fn execute(
         &mut |pid| {
             on_spawn(pid);
             if !early {
-                before = git::snapshot(&plan.cwd);
+                before = snapshot();
             }
         },
     )?;
-    let changed_files = before.as_ref().map(git::changed_since).unwrap_or_default();
+    let changed_files = match &before {
+        Some(_) if plan.git_pin.as_ref().is_some_and(|p| p.verify().is_err()) => Vec::new(),
+        Some(b) => git::changed_since(b),
+        None => Vec::new(),
+    };
 
     let o = finished.outcome;
     let mut warnings: Vec<String> = plan.warnings.clone();
