@@ -19,6 +19,7 @@ pub mod process;
 pub mod prompt;
 pub mod result;
 pub mod run;
+pub mod setup;
 pub mod state_dir;
 pub mod worktree;
 
