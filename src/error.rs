@@ -91,6 +91,17 @@ pub enum Error {
         hint: String,
     },
 
+    /// A config file (or a `BATON_*` variable standing for a config key) is
+    /// not valid: unknown key, wrong type, bad value, or a credential in a
+    /// file that is committed. Never ignored: `where_` names the file and line.
+    #[error("{where_}: `{key}`: {message}")]
+    Config {
+        where_: String,
+        key: String,
+        message: String,
+        hint: String,
+    },
+
     /// A bug in baton. Please report it.
     #[error("internal error: {0}")]
     Internal(String),
@@ -133,6 +144,7 @@ impl Error {
             Error::Spawn { .. } => "spawn_failed",
             Error::Io { .. } => "io",
             Error::Refused { kind, .. } => kind,
+            Error::Config { .. } => "config",
             Error::Internal(_) => "internal",
         }
     }
@@ -143,7 +155,8 @@ impl Error {
             | Error::UnsupportedAccess { .. }
             | Error::RecursionLimit { .. }
             | Error::InvalidJobId { .. }
-            | Error::Refused { .. } => exit::USAGE,
+            | Error::Refused { .. }
+            | Error::Config { .. } => exit::USAGE,
             Error::NotInstalled { .. } => exit::NOT_INSTALLED,
             Error::JobNotFound { .. } => exit::JOB_NOT_FOUND,
             Error::Interrupted { .. } => exit::INTERRUPTED,
@@ -175,6 +188,7 @@ impl Error {
             }
             Error::Io { .. } => None,
             Error::Refused { hint, .. } => Some(hint.clone()),
+            Error::Config { hint, .. } => Some(hint.clone()),
             Error::Internal(_) => Some("this is a bug in baton; please report it".into()),
         }
     }

@@ -13,6 +13,7 @@ pub mod agent;
 pub mod agents_cmd;
 pub mod ask;
 pub mod cli;
+pub mod config;
 pub mod error;
 pub mod fsutil;
 pub mod git;
