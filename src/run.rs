@@ -464,6 +464,7 @@ pub fn execute(
         }
     };
 
+    let model = models::served(plan.model.as_deref(), o.model, &mut warnings);
     let summary = summarize(
         plan.agent,
         status,
@@ -478,7 +479,8 @@ pub fn execute(
         summary,
         message: o.message,
         agent: plan.agent.name().to_string(),
-        model: o.model.or_else(|| plan.model.clone()),
+        model,
+        model_requested: plan.model.clone(),
         effort: plan.effort.clone(),
         access: plan.access.as_str().to_string(),
         cwd: plan.cwd.display().to_string(),

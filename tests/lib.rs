@@ -6,6 +6,7 @@ mod support;
 mod agents;
 mod ask;
 mod jobs;
+mod identity;
 mod json;
 mod plugin;
 mod run;

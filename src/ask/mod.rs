@@ -779,6 +779,7 @@ fn error_result(agent: Agent, e: &Error, shared: &Shared) -> RunResult {
         message: None,
         agent: agent.name().to_string(),
         model: None,
+        model_requested: None,
         effort: None,
         access: crate::agent::Access::ReadOnly.as_str().to_string(),
         cwd: String::new(),
