@@ -61,6 +61,11 @@ pub enum Command {
     Agents,
     /// Print the JSON Schema of the result.
     Schema,
+    /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
+    Doctor(DoctorArgs),
+    /// The configuration: show what is in effect (and from where), the file paths, or write a template.
+    #[command(subcommand)]
+    Config(ConfigCommand),
     /// Worktrees made by `run --worktree`: list or remove them.
     #[command(subcommand)]
     Worktree(WorktreeCommand),
@@ -87,7 +92,7 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
-    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli.
+    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli [default: codex, or `agent` in the config].
     #[arg(long, short = 'a', value_name = "NAME")]
     pub agent: Option<String>,
 
@@ -123,13 +128,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,
 
-    /// Stop the peer after this long (e.g. 90s, 45m, 2h).
-    #[arg(long, value_name = "DURATION", default_value = "60m")]
-    pub timeout: String,
+    /// Stop the peer after this long (e.g. 90s, 45m, 2h) [default: 60m, or run.timeout in the config].
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 
-    /// Stop the peer when it prints nothing for this long.
-    #[arg(long, value_name = "DURATION", default_value = "15m")]
-    pub idle_timeout: String,
+    /// Stop the peer when it prints nothing for this long [default: 15m, or run.idle_timeout].
+    #[arg(long, value_name = "DURATION")]
+    pub idle_timeout: Option<String>,
 
     /// codex: configuration profile.
     #[arg(long, value_name = "P")]
@@ -181,6 +186,31 @@ pub struct WorktreeArgs {
     /// --worktree: a check to run in the worktree after the peer (run with `sh -c`).
     #[arg(long, value_name = "COMMAND", requires = "worktree")]
     pub test_cmd: Option<String>,
+}
+
+/// `baton doctor`.
+#[derive(Debug, Clone, Args, Default)]
+pub struct DoctorArgs {
+    /// Check only this agent (it then decides the exit code instead of the default agent).
+    #[arg(long, short = 'a', value_name = "NAME")]
+    pub agent: Option<String>,
+    /// Also send each ready agent a tiny prompt through `baton run --read-only` (costs tokens).
+    #[arg(long)]
+    pub probe: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the merged configuration with the source of every value.
+    Show,
+    /// Print where the user and project config files are.
+    Path,
+    /// Write a commented template to the user file (never over an existing one).
+    Init {
+        /// Write the project's baton.toml (at the repository root) instead.
+        #[arg(long)]
+        project: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]

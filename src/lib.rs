@@ -14,6 +14,7 @@ pub mod agents_cmd;
 pub mod ask;
 pub mod cli;
 pub mod config;
+pub mod doctor;
 pub mod error;
 pub mod fsutil;
 pub mod git;
@@ -32,7 +33,7 @@ use std::ffi::OsString;
 use clap::Parser as _;
 use clap::error::ErrorKind;
 
-use crate::cli::{Cli, Command, RunArgs};
+use crate::cli::{Cli, Command, ConfigCommand, RunArgs};
 use crate::error::{Error, Result};
 use crate::output::Mode;
 
@@ -116,7 +117,25 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
     match cli.command {
         None => run_command(cli.run, mode),
         Some(Command::Run(args)) => run_command(args, mode),
-        Some(Command::Ask(args)) => ask::command(*args, mode),
+        Some(Command::Ask(args)) => {
+            config::install(config::Config::load(args.cwd.as_deref())?);
+            ask::command(*args, mode)
+        }
+        Some(Command::Doctor(a)) => doctor::command(
+            &doctor::DoctorRequest {
+                agent: a.agent,
+                probe: a.probe,
+                cwd: None,
+            },
+            mode,
+        ),
+        Some(Command::Config(c)) => match c {
+            ConfigCommand::Show => config::command::show(&config::Config::load(None)?, mode),
+            ConfigCommand::Path => config::command::path(&config::Config::locate(None)?, mode),
+            ConfigCommand::Init { project } => {
+                config::command::init(&config::command::InitRequest { project, cwd: None }, mode)
+            }
+        },
         Some(Command::Agents) => Ok(agents_cmd::list(mode)),
         Some(Command::Schema) => {
             output::json_line(&result::schema());
@@ -136,6 +155,8 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
 }
 
 fn run_command(args: RunArgs, mode: Mode) -> Result<i32> {
+    // Two small files at most, nothing spawned: start-up stays fast.
+    config::install(config::Config::load(args.cwd.as_deref())?);
     let task = run::read_task(&args)?;
     let plan = run::plan(&args, task)?;
     // Validated before anything is created (exit 2 on a bad repository/base).

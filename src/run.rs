@@ -16,7 +16,7 @@ use crate::cli::{RunArgs, parse_duration};
 use crate::error::{Error, Result};
 use crate::process::{self, EndReason, Interrupts, Limits, LogFiles};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
-use crate::{fsutil, git, ids, models, prompt};
+use crate::{config, fsutil, git, ids, models, prompt};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
@@ -52,6 +52,10 @@ pub struct Plan {
     pub raw: bool,
     pub profile: Option<String>,
     pub provider: Option<String>,
+    /// The argv prefix that starts the CLI (config `agents.<name>.command`),
+    /// in place of its binary on PATH.
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
     pub timeout_ms: u64,
     pub idle_timeout_ms: u64,
     pub warnings: Vec<String>,
@@ -106,7 +110,10 @@ pub fn resolve_access(args: &RunArgs) -> Result<Access> {
     }
     match &args.access {
         Some(a) => Access::parse(a),
-        None => Ok(Access::Workspace),
+        None => match config::active().string("run.access") {
+            Some(a) => Access::parse(&a),
+            None => Ok(Access::Workspace),
+        },
     }
 }
 
@@ -178,12 +185,43 @@ fn read_stdin() -> Result<String> {
 pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
     let depth = Depth::from_env();
     depth.check()?;
-    let agent = Agent::parse(args.agent.as_deref().unwrap_or("codex"))?;
+    // Flags first; what a flag leaves open comes from the config (which
+    // applies BATON_* variables, the project file, then the user file).
+    let cfg = config::active();
+    let agent = match &args.agent {
+        Some(a) => Agent::parse(a)?,
+        None => cfg.default_agent(),
+    };
+    let per_agent = |k: &str, flag: &Option<String>| {
+        flag.clone()
+            .or_else(|| cfg.string(&format!("agents.{}.{k}", agent.name())))
+    };
+    let model = per_agent("model", &args.model);
+    let effort = per_agent("effort", &args.effort);
     let access = resolve_access(args)?;
     let cwd = resolve_cwd(args.cwd.as_deref())?;
-    let resolved = models::resolve(agent, args.model.as_deref(), args.effort.as_deref())?;
-    let timeout = parse_duration(&args.timeout)?;
-    let idle = parse_duration(&args.idle_timeout)?;
+    let resolved = models::resolve(agent, model.as_deref(), effort.as_deref())?;
+    let duration = |flag: &Option<String>, key: &str, default: &str| {
+        parse_duration(
+            &flag
+                .clone()
+                .or_else(|| cfg.string(key))
+                .unwrap_or_else(|| default.to_string()),
+        )
+    };
+    let timeout = duration(&args.timeout, "run.timeout", "60m")?;
+    let idle = duration(&args.idle_timeout, "run.idle_timeout", "15m")?;
+    // Only the agent that has the option takes it from the config.
+    let profile = args.profile.clone().or_else(|| {
+        (agent == Agent::Codex)
+            .then(|| cfg.string("agents.codex.profile"))
+            .flatten()
+    });
+    let provider = args.provider.clone().or_else(|| {
+        (agent == Agent::Pi)
+            .then(|| cfg.string("agents.pi.provider"))
+            .flatten()
+    });
     if timeout.is_zero() {
         return Err(Error::usage("--timeout must be more than zero"));
     }
@@ -221,8 +259,9 @@ pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
         task,
         prompt,
         raw: args.raw,
-        profile: args.profile.clone(),
-        provider: args.provider.clone(),
+        profile,
+        provider,
+        command: cfg.command(agent),
         timeout_ms: timeout.as_millis() as u64,
         idle_timeout_ms: idle.as_millis() as u64,
         warnings: resolved.warnings,
@@ -270,6 +309,12 @@ impl Plan {
         req.extra.writable_dirs.extend(dirs);
         req.extra.protected_paths.extend(protected);
         let mut spec = self.agent.command(&req)?;
+        if let Some(prefix) = &self.command {
+            spec.program = prefix[0].clone();
+            let mut args: Vec<std::ffi::OsString> = prefix[1..].iter().map(Into::into).collect();
+            args.append(&mut spec.args);
+            spec.args = args;
+        }
         spec.env_set
             .push(("BATON_DEPTH".into(), self.child_depth.to_string()));
         Ok(spec)
@@ -287,11 +332,19 @@ impl Plan {
 
     /// The peer CLI on PATH, or the 127 error that says how to install it.
     pub fn program(&self, spec: &CommandSpec) -> Result<PathBuf> {
-        process::find_program(&spec.program).ok_or_else(|| Error::NotInstalled {
-            agent: self.agent.name(),
-            binary: spec.program.clone(),
-            hint: format!("install it: {}", self.agent.install_hint()),
-        })
+        process::find_program(&spec.program)
+            .filter(|p| self.command.is_none() || p.is_file())
+            .ok_or_else(|| Error::NotInstalled {
+                agent: self.agent.name(),
+                binary: spec.program.clone(),
+                hint: match &self.command {
+                    Some(_) => format!(
+                        "fix agents.{}.command in your config (`baton config show` names the file)",
+                        self.agent.name()
+                    ),
+                    None => format!("install it: {}", self.agent.install_hint()),
+                },
+            })
     }
 }
 
@@ -328,6 +381,8 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "timeout_ms": plan.timeout_ms,
         "idle_timeout_ms": if plan.agent.streams_progress() { Some(plan.idle_timeout_ms) } else { None },
         "warnings": plan.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
+        // Which config files decided the defaults above.
+        "config_files": config::active().files_read(),
     })
 }
 

@@ -32,7 +32,10 @@ fn another_model_serving_the_run_is_reported_with_a_warning() {
     assert_eq!(j["model_requested"], "sonnet");
     let w = fallback_warnings(&j);
     assert_eq!(w.len(), 1, "{j}");
-    assert!(w[0].contains("`sonnet`") && w[0].contains("`claude-opus-5-5`"), "{w:?}");
+    assert!(
+        w[0].contains("`sonnet`") && w[0].contains("`claude-opus-5-5`"),
+        "{w:?}"
+    );
 }
 
 #[test]

@@ -5,8 +5,10 @@ mod support;
 
 mod agents;
 mod ask;
-mod jobs;
+mod config;
+mod doctor;
 mod identity;
+mod jobs;
 mod json;
 mod plugin;
 mod run;

@@ -46,8 +46,13 @@ struct Consultation {
 }
 
 /// The limit: `BATON_ASK_BUDGET` (set by the person, like
-/// `BATON_MAX_DEPTH`), else 2.
+/// `BATON_MAX_DEPTH`), else `ask.budget` in the config, else 2.
 pub fn limit_from_env() -> Result<u32> {
+    if let Some(n) = crate::config::active().lookup("ask.budget")
+        && let crate::config::Val::Int(n) = n.value
+    {
+        return Ok(u32::try_from(n).unwrap_or(u32::MAX));
+    }
     match std::env::var("BATON_ASK_BUDGET") {
         Err(_) => Ok(DEFAULT_LIMIT),
         Ok(v) => v.trim().parse::<u32>().map_err(|_| {

@@ -81,8 +81,8 @@ pub struct AskArgs {
     pub provider: Option<String>,
 
     /// packet (only the packet, tools off, an empty temporary directory) or repo (the repository, read-only).
-    #[arg(long, value_name = "SCOPE", default_value = "packet")]
-    pub scope: String,
+    #[arg(long, value_name = "SCOPE")]
+    pub scope: Option<String>,
 
     /// Read the packet from a JSON file (`-` for stdin); flags add to it.
     #[arg(long, value_name = "FILE")]
@@ -137,8 +137,8 @@ pub struct AskArgs {
     pub task_id: Option<String>,
 
     /// Refuse a packet larger than this many characters (never truncated).
-    #[arg(long, value_name = "N", default_value_t = packet::DEFAULT_MAX_CHARS)]
-    pub max_chars: usize,
+    #[arg(long, value_name = "N")]
+    pub max_chars: Option<usize>,
 
     /// Directory files, --diff and repo scope refer to (default: the current directory).
     #[arg(long, value_name = "DIR")]
@@ -244,9 +244,21 @@ impl Drop for EmptyDir {
 pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
     // Before reading a single file: a delegated peer may not consult either.
     Depth::from_env().check()?;
-    let scope = parse_scope(&args.scope)?;
+    // What the flags leave open comes from the config (ask.scope, ask.max_chars).
+    let cfg = crate::config::active();
+    let scope = parse_scope(
+        &args
+            .scope
+            .clone()
+            .or_else(|| cfg.string("ask.scope"))
+            .unwrap_or_else(|| "packet".into()),
+    )?;
+    let max_chars = args
+        .max_chars
+        .or_else(|| cfg.count("ask.max_chars").map(|n| n as usize))
+        .unwrap_or(packet::DEFAULT_MAX_CHARS);
     let (advisers, multi) = advisers(&args)?;
-    if args.max_chars == 0 {
+    if max_chars == 0 {
         return Err(Error::usage("--max-chars must be more than zero"));
     }
     let cwd = run::resolve_cwd(args.cwd.as_deref())?;
@@ -256,7 +268,7 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
         Some(rev) => DiffSource::Git(rev.clone()),
         None => DiffSource::None,
     };
-    let built = packet::build(input, &diff, &cwd, &Redactor::from_env(), args.max_chars)?;
+    let built = packet::build(input, &diff, &cwd, &Redactor::from_env(), max_chars)?;
     let limit = match &built.task_id {
         Some(t) => {
             budget::validate_task_id(t)?;
@@ -265,7 +277,7 @@ pub fn command(args: AskArgs, mode: Mode) -> Result<i32> {
         None => None,
     };
     let prompt = advice::prompt(scope, &cwd.display().to_string(), &built.text);
-    let context = context(scope, &built, &prompt, args.max_chars);
+    let context = context(scope, &built, &prompt, max_chars);
     let request_id = ids::new_id();
 
     // From here on temporary directories exist: a Ctrl-C must let them be
@@ -386,7 +398,11 @@ fn advisers(args: &AskArgs) -> Result<(Vec<AdviserSpec>, bool)> {
     let names: Vec<String> = if multi {
         args.agents.clone()
     } else {
-        vec![args.agent.clone().unwrap_or_else(|| "codex".into())]
+        vec![args.agent.clone().unwrap_or_else(|| {
+            crate::config::active()
+                .string("ask.agent")
+                .unwrap_or_else(|| "codex".into())
+        })]
     };
     for n in names {
         let n = n.trim();
@@ -539,8 +555,8 @@ fn prepare(
         effort: args.effort.clone(),
         read_only: true,
         cwd: Some(dir.to_path_buf()),
-        timeout: args.timeout.clone(),
-        idle_timeout: args.idle_timeout.clone(),
+        timeout: Some(args.timeout.clone()),
+        idle_timeout: Some(args.idle_timeout.clone()),
         profile: args.profile.clone().filter(|_| a.agent == Agent::Codex),
         provider: args.provider.clone().filter(|_| a.agent == Agent::Pi),
         raw: true,

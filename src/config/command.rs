@@ -58,14 +58,14 @@ pub fn show(c: &Config, mode: Mode) -> Result<i32> {
     Ok(0)
 }
 
-pub fn path(c: &Config, mode: Mode) -> Result<i32> {
+pub fn path(files: &[super::FileInfo], mode: Mode) -> Result<i32> {
     match mode {
         Mode::Json => output::json_line(&json!({
             "schema_version": SCHEMA_VERSION,
-            "files": c.files,
+            "files": files,
         })),
         Mode::Text => {
-            for f in &c.files {
+            for f in files {
                 println!("{}\t{}", f.scope, f.path.display());
             }
         }
@@ -94,7 +94,10 @@ pub fn init(req: &InitRequest, mode: Mode) -> Result<i32> {
     if path.exists() {
         return Err(Error::Refused {
             kind: "config_exists",
-            message: format!("{} already exists; baton will not overwrite it", path.display()),
+            message: format!(
+                "{} already exists; baton will not overwrite it",
+                path.display()
+            ),
             hint: "edit it, or move it away and run `baton config init` again".into(),
         });
     }

@@ -146,24 +146,32 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
         let at = k.span().start;
         match key {
             "agent" => {
-                let val = check(&cx, "agent", Kind::AgentName, v.get_ref(), v.span().start, None)?;
+                let val = check(
+                    &cx,
+                    "agent",
+                    Kind::AgentName,
+                    v.get_ref(),
+                    v.span().start,
+                    None,
+                )?;
                 values.insert("agent".to_string(), (val, cx.line(v.span().start)));
             }
             "agents" => {
                 let agents = table(&cx, "agents", v)?;
                 for (name, t) in agents {
                     let n = name.get_ref().as_ref();
-                    let agent = Agent::parse(n)
-                        .ok()
-                        .filter(|a| a.name() == n)
-                        .ok_or_else(|| {
-                            cx.err(
-                                name.span().start,
-                                &format!("agents.{n}"),
-                                "unknown agent",
-                                &format!("use one of: {}", agent_names()),
-                            )
-                        })?;
+                    let agent =
+                        Agent::parse(n)
+                            .ok()
+                            .filter(|a| a.name() == n)
+                            .ok_or_else(|| {
+                                cx.err(
+                                    name.span().start,
+                                    &format!("agents.{n}"),
+                                    "unknown agent",
+                                    &format!("use one of: {}", agent_names()),
+                                )
+                            })?;
                     let prefix = format!("agents.{n}");
                     section(&cx, &prefix, t, AGENT_KEYS, Some(agent), &mut values)?;
                 }
@@ -224,11 +232,7 @@ type Entry<'i> = (
     &'i toml::Spanned<DeValue<'i>>,
 );
 
-fn table<'a, 'i>(
-    cx: &Ctx,
-    key: &str,
-    v: &'a toml::Spanned<DeValue<'i>>,
-) -> Result<Vec<Entry<'a>>> {
+fn table<'a, 'i>(cx: &Ctx, key: &str, v: &'a toml::Spanned<DeValue<'i>>) -> Result<Vec<Entry<'a>>> {
     match v.get_ref() {
         DeValue::Table(t) => Ok(t.iter().collect()),
         other => Err(cx.err(
@@ -279,15 +283,16 @@ fn unknown(cx: &Ctx, at: usize, key: &str, known: &[&str]) -> Error {
         at,
         key,
         "unknown key",
-        &format!(
-            "known keys here: {} (see docs/config.md)",
-            known.join(", ")
-        ),
+        &format!("known keys here: {} (see docs/config.md)", known.join(", ")),
     )
 }
 
 fn agent_names() -> String {
-    Agent::ALL.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+    Agent::ALL
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn want(kind: Kind) -> &'static str {
@@ -348,16 +353,20 @@ fn check(
             Kind::Count | Kind::PositiveCount | Kind::Duration if n < 0 => {
                 Err(bad(format!("{n} is negative"), "use a positive number"))
             }
-            Kind::PositiveCount if n == 0 => {
-                Err(bad("must be more than zero".into(), "use a positive number"))
-            }
+            Kind::PositiveCount if n == 0 => Err(bad(
+                "must be more than zero".into(),
+                "use a positive number",
+            )),
             Kind::Count | Kind::PositiveCount => Ok(Val::Int(n as u64)),
             // A bare number of seconds, as `--timeout 90` accepts.
             Kind::Duration => Ok(Val::Str(format!("{n}s"))),
             _ => Err(wrong(want(kind))),
         };
     }
-    let Some(s) = v.as_str().filter(|_| !matches!(kind, Kind::Count | Kind::PositiveCount | Kind::Command)) else {
+    let Some(s) = v
+        .as_str()
+        .filter(|_| !matches!(kind, Kind::Count | Kind::PositiveCount | Kind::Command))
+    else {
         return Err(wrong(want(kind)));
     };
     if cx.scope == Scope::Project && super::secret::looks_like_secret(s) {
@@ -381,7 +390,10 @@ fn check(
             Val::Str(a.name().to_string())
         }
         Kind::Model | Kind::Effort if s.trim().is_empty() => {
-            return Err(bad("empty value".into(), "remove the key to use the default"));
+            return Err(bad(
+                "empty value".into(),
+                "remove the key to use the default",
+            ));
         }
         Kind::Model | Kind::Effort => Val::Str(s.to_string()),
         Kind::Provider | Kind::Profile => {

@@ -156,15 +156,29 @@ impl Config {
     /// Read the user and project files for a command working in `cwd`, and
     /// the `BATON_*` variables. A missing file is no error; a bad one is.
     pub fn load(cwd: Option<&Path>) -> Result<Config> {
-        let cwd = match cwd {
-            Some(d) => std::env::current_dir()
-                .map(|c| c.join(d))
-                .unwrap_or_else(|_| d.to_path_buf()),
-            None => std::env::current_dir()
-                .map_err(|e| Error::io("reading the current directory", e))?,
-        };
         let env = |k: &str| std::env::var(k).ok();
-        Config::load_from(user_file(&env), &crate::fsutil::project_root(&cwd), &env)
+        Config::load_from(user_file(&env), &project_root(cwd)?, &env)
+    }
+
+    /// Where the files are, without reading them (`baton config path`).
+    pub fn locate(cwd: Option<&Path>) -> Result<Vec<FileInfo>> {
+        let env = |k: &str| std::env::var(k).ok();
+        let project = project_root(cwd)?.join(PROJECT_FILE);
+        let mut files = vec![FileInfo {
+            scope: Scope::Project.as_str(),
+            exists: project.is_file(),
+            path: project,
+            from_env: None,
+        }];
+        if let Some((path, from_env)) = user_file(&env) {
+            files.push(FileInfo {
+                scope: Scope::User.as_str(),
+                exists: path.is_file(),
+                path,
+                from_env,
+            });
+        }
+        Ok(files)
     }
 
     /// `load` with the user file, project root and environment given.
@@ -264,7 +278,10 @@ impl Config {
 
     /// The argv prefix that starts `agent`'s CLI, when the user file pins one.
     pub fn command(&self, agent: Agent) -> Option<Vec<String>> {
-        match self.lookup(&format!("agents.{}.command", agent.name()))?.value {
+        match self
+            .lookup(&format!("agents.{}.command", agent.name()))?
+            .value
+        {
             Val::List(l) => Some(l),
             _ => None,
         }
@@ -276,6 +293,15 @@ impl Config {
             _ => None,
         }
     }
+}
+
+fn project_root(cwd: Option<&Path>) -> Result<PathBuf> {
+    let here =
+        std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
+    Ok(crate::fsutil::project_root(&match cwd {
+        Some(d) => here.join(d),
+        None => here,
+    }))
 }
 
 fn check_env(var: &'static str, v: &str) -> Result<()> {
@@ -295,7 +321,9 @@ fn check_env(var: &'static str, v: &str) -> Result<()> {
         where_: "environment".into(),
         key: var.into(),
         message: e.to_string(),
-        hint: e.hint().unwrap_or_else(|| format!("unset {var} or fix its value")),
+        hint: e
+            .hint()
+            .unwrap_or_else(|| format!("unset {var} or fix its value")),
     })
 }
 

@@ -3,8 +3,20 @@
 
 /// Prefixes of the API keys and tokens the supported CLIs (and git hosts) use.
 const PREFIXES: &[&str] = &[
-    "sk-", "sk_", "ghp_", "gho_", "ghu_", "ghs_", "github_pat_", "glpat-", "xoxb-", "xoxp-",
-    "AIza", "ya29.", "AKIA", "hf_",
+    "sk-",
+    "sk_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "github_pat_",
+    "glpat-",
+    "xoxb-",
+    "xoxp-",
+    "AIza",
+    "ya29.",
+    "AKIA",
+    "hf_",
 ];
 
 /// True for a value that has a known key prefix (with a long tail), a

@@ -38,15 +38,32 @@ impl Fixture {
 #[test]
 fn precedence_table_row_by_row() {
     let user = "agent = \"pi\"\n[run]\ntimeout = \"5m\"\n[agents.claude]\nmodel = \"haiku\"\n";
-    let project = "agent = \"claude\"\n[run]\ntimeout = \"7m\"\n[agents.claude]\nmodel = \"sonnet\"\n";
+    let project =
+        "agent = \"claude\"\n[run]\ntimeout = \"7m\"\n[agents.claude]\nmodel = \"sonnet\"\n";
     let env = [
         ("BATON_AGENT", "zai"),
         ("BATON_TIMEOUT", "9m"),
         ("BATON_MODEL", "opus"),
     ];
-    let rows: [(Option<&str>, Option<&str>, &[(&str, &str)], &str, &str, &str, &str); 4] = [
+    let rows: [(
+        Option<&str>,
+        Option<&str>,
+        &[(&str, &str)],
+        &str,
+        &str,
+        &str,
+        &str,
+    ); 4] = [
         (Some(user), Some(project), &env, "zai", "9m", "opus", "env"),
-        (Some(user), Some(project), &[], "claude", "7m", "sonnet", "project"),
+        (
+            Some(user),
+            Some(project),
+            &[],
+            "claude",
+            "7m",
+            "sonnet",
+            "project",
+        ),
         (Some(user), None, &[], "pi", "5m", "haiku", "user"),
         (None, None, &[], "codex", "60m", "", "default"),
     ];
@@ -55,7 +72,11 @@ fn precedence_table_row_by_row() {
         assert_eq!(c.default_agent().name(), agent, "row {src}");
         let t = c.effective("run.timeout").unwrap();
         assert_eq!(t.str(), timeout, "row {src}");
-        assert!(t.source.to_string().starts_with(src), "row {src}: {}", t.source);
+        assert!(
+            t.source.to_string().starts_with(src),
+            "row {src}: {}",
+            t.source
+        );
         assert_eq!(
             c.string("agents.claude.model").unwrap_or_default(),
             model,
@@ -88,20 +109,53 @@ fn load_err(user: &str) -> String {
 #[test]
 fn bad_files_name_file_line_and_key() {
     let cases = [
-        ("agent = \"codex\"\nmodle = \"x\"\n", ":2: `modle`: unknown key"),
-        ("[run]\n\ntimeout = true\n", ":3: `run.timeout`: expected a duration"),
-        ("[run]\ntimeout = \"soon\"\n", ":2: `run.timeout`: invalid duration"),
-        ("[agents.claude]\neffort = \"turbo\"\n", ":2: `agents.claude.effort`: effort `turbo`"),
-        ("[agents.clod]\nmodel = \"x\"\n", ":1: `agents.clod`: unknown agent"),
-        ("[agents.codex]\nprovider = \"x\"\n", ":2: `agents.codex.provider`: `provider` is a pi"),
-        ("[ask]\nmax_chars = 0\n", ":2: `ask.max_chars`: must be more than zero"),
-        ("[ask]\nbudget = \"two\"\n", ":2: `ask.budget`: expected a whole number"),
-        ("[ask]\nagent = \"gemini\"\n", ":2: `ask.agent`: `gemini` cannot advise"),
+        (
+            "agent = \"codex\"\nmodle = \"x\"\n",
+            ":2: `modle`: unknown key",
+        ),
+        (
+            "[run]\n\ntimeout = true\n",
+            ":3: `run.timeout`: expected a duration",
+        ),
+        (
+            "[run]\ntimeout = \"soon\"\n",
+            ":2: `run.timeout`: invalid duration",
+        ),
+        (
+            "[agents.claude]\neffort = \"turbo\"\n",
+            ":2: `agents.claude.effort`: effort `turbo`",
+        ),
+        (
+            "[agents.clod]\nmodel = \"x\"\n",
+            ":1: `agents.clod`: unknown agent",
+        ),
+        (
+            "[agents.codex]\nprovider = \"x\"\n",
+            ":2: `agents.codex.provider`: `provider` is a pi",
+        ),
+        (
+            "[ask]\nmax_chars = 0\n",
+            ":2: `ask.max_chars`: must be more than zero",
+        ),
+        (
+            "[ask]\nbudget = \"two\"\n",
+            ":2: `ask.budget`: expected a whole number",
+        ),
+        (
+            "[ask]\nagent = \"gemini\"\n",
+            ":2: `ask.agent`: `gemini` cannot advise",
+        ),
         ("[council]\nchair = \"codex\"\n", ":1: `council`: reserved"),
-        ("[agents.pi]\napi_key = \"x\"\n", "`agents.pi.api_key`: unknown key: baton's config holds no credentials"),
+        (
+            "[agents.pi]\napi_key = \"x\"\n",
+            "`agents.pi.api_key`: unknown key: baton's config holds no credentials",
+        ),
         ("agent = \n", ":1: `(syntax)`: not valid TOML"),
         ("run = 3\n", ":1: `run`: expected a table"),
-        ("[agents.pi]\ncommand = []\n", "`agents.pi.command`: the command is empty"),
+        (
+            "[agents.pi]\ncommand = []\n",
+            "`agents.pi.command`: the command is empty",
+        ),
     ];
     for (text, want) in cases {
         let got = load_err(text);
@@ -152,7 +206,10 @@ fn bad_environment_values_name_the_variable() {
     ] {
         let e = f.load(&[(var, val)]).unwrap_err();
         assert_eq!(e.kind(), "config");
-        assert!(e.to_string().starts_with(&format!("environment: `{var}`")), "{e}");
+        assert!(
+            e.to_string().starts_with(&format!("environment: `{var}`")),
+            "{e}"
+        );
     }
     // Empty means unset.
     let c = f.load(&[("BATON_AGENT", "")]).unwrap();
