@@ -95,6 +95,7 @@ fn a_bad_config_file_stops_run_with_file_line_and_key() {
 
     // A bad value in the project file, with the same precision.
     let env = Env::new();
+    env.git_init();
     fs::write(
         env.work.join("baton.toml"),
         "[agents.codex]\neffort = \"huge\"\n",
@@ -109,6 +110,7 @@ fn a_bad_config_file_stops_run_with_file_line_and_key() {
 #[test]
 fn show_lists_every_value_with_its_source() {
     let env = Env::new();
+    env.git_init();
     fs::write(user_file(&env), "[agents.pi]\nprovider = \"anthropic\"\n").unwrap();
     fs::write(env.work.join("baton.toml"), "[ask]\nscope = \"repo\"\n").unwrap();
     let out = env
@@ -225,4 +227,38 @@ fn a_pinned_command_starts_the_cli() {
     assert_eq!(argv[0], "/opt/claude/cli.js");
     assert_eq!(argv[1], "-p");
     assert!(!env.called("claude"));
+}
+
+#[test]
+fn ask_takes_its_adviser_scope_and_model_from_the_config() {
+    let env = Env::new();
+    env.git_init();
+    fake_cli(&env, "claude", "claude/claude-stream.jsonl", None, 0);
+    fake_cli(&env, "codex", "codex/codex-exec-basic.jsonl", None, 0);
+    fs::write(
+        user_file(&env),
+        "[ask]\nagent = \"claude\"\nscope = \"repo\"\n[agents.claude]\nmodel = \"haiku\"\n",
+    )
+    .unwrap();
+    let r = env.run(&["ask", "--dry-run", "is this right?"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["context"]["scope"], "repo", "{j}");
+    assert_eq!(j["advisers"][0]["agent"], "claude");
+    assert_eq!(j["advisers"][0]["model"], "haiku");
+    assert_eq!(j["config_files"].as_array().unwrap().len(), 1);
+    // Flags win.
+    let r = env.run(&[
+        "ask",
+        "--dry-run",
+        "--agent",
+        "codex",
+        "--scope",
+        "packet",
+        "is it?",
+    ]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["context"]["scope"], "packet");
+    assert_eq!(j["advisers"][0]["agent"], "codex");
 }

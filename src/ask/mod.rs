@@ -591,7 +591,7 @@ fn dry_run(
             Ok(p) => {
                 let mut v = run::dry_run_json(&p.plan, &p.spec);
                 if let Some(o) = v.as_object_mut() {
-                    for k in ["schema_version", "dry_run", "prompt"] {
+                    for k in ["schema_version", "dry_run", "prompt", "config_files"] {
                         o.remove(k);
                     }
                 }
@@ -612,6 +612,7 @@ fn dry_run(
         "prompt": prompt,
         "advice_schema": advice::schema_value(),
         "advisers": advisers,
+        "config_files": crate::config::active().files_read(),
     })
 }
 

@@ -24,7 +24,9 @@ impl Version {
         let bytes = s.as_bytes();
         let mut i = 0;
         while i < bytes.len() {
-            if bytes[i].is_ascii_digit() && (i == 0 || !bytes[i - 1].is_ascii_alphanumeric()) {
+            if bytes[i].is_ascii_digit()
+                && (i == 0 || bytes[i - 1] == b'v' || !bytes[i - 1].is_ascii_alphanumeric())
+            {
                 let rest = &s[i..];
                 let end = rest
                     .find(|c: char| !(c.is_ascii_digit() || c == '.'))
