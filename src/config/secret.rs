@@ -34,13 +34,13 @@ pub fn looks_like_secret(s: &str) -> bool {
     {
         return true;
     }
-    let opaque = t.len() >= 32
+    // An opaque token: long, and nothing but mixed-case letters and digits.
+    t.len() >= 32
         && t.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         && t.chars().any(|c| c.is_ascii_digit())
         && t.chars().any(|c| c.is_ascii_uppercase())
-        && t.chars().any(|c| c.is_ascii_lowercase());
-    opaque
+        && t.chars().any(|c| c.is_ascii_lowercase())
 }
 
 #[cfg(test)]

@@ -45,15 +45,17 @@ fn precedence_table_row_by_row() {
         ("BATON_TIMEOUT", "9m"),
         ("BATON_MODEL", "opus"),
     ];
-    let rows: [(
-        Option<&str>,
-        Option<&str>,
-        &[(&str, &str)],
-        &str,
-        &str,
-        &str,
-        &str,
-    ); 4] = [
+    // (user file, project file, environment, expected agent, timeout, claude model, winning layer)
+    type Row<'a> = (
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a [(&'a str, &'a str)],
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+    );
+    let rows: [Row; 4] = [
         (Some(user), Some(project), &env, "zai", "9m", "opus", "env"),
         (
             Some(user),
