@@ -493,3 +493,20 @@ fn probe_sends_a_tiny_read_only_prompt_to_each_ready_agent() {
     d.run_with(&["--agent", "codex"], &[("OPENAI_API_KEY", "x")]);
     assert!(!d.env.called("codex"));
 }
+
+#[test]
+fn a_codex_custom_provider_downgrades_missing_keys_to_a_warning() {
+    let d = Doc::new();
+    d.cli("codex", "codex-cli 0.171.0").sandbox_tools();
+    let dir = d.home.join(".codex");
+    fs::create_dir_all(&dir).unwrap();
+    fs::write(dir.join("config.toml"), "model_provider = \"mine\"\n").unwrap();
+    let (r, j) = d.run(&[]);
+    assert_eq!(r.code, 0, "{j:#}");
+    let c = check(&j, "agent.codex.auth");
+    assert_eq!(c["severity"], "warning");
+    assert!(
+        c["message"].as_str().unwrap().contains("config.toml"),
+        "{c}"
+    );
+}

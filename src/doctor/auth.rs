@@ -98,8 +98,9 @@ pub fn checks(agent: Agent, env: Env) -> Vec<Check> {
         Check::ok(
             id("auth"),
             format!(
-                "credentials from the environment: {} is set",
-                vars.join(", ")
+                "credentials from the environment: {} {} set",
+                vars.join(", "),
+                if vars.len() == 1 { "is" } else { "are" }
             ),
         )
     } else if let Some(f) = &file {
@@ -109,6 +110,16 @@ pub fn checks(agent: Agent, env: Env) -> Vec<Check> {
             ""
         };
         Check::ok(id("auth"), format!("login file {}{note}", f.display()))
+    } else if let Some(custom) = custom_provider(agent, env) {
+        Check::problem(
+            id("auth"),
+            Severity::Warning,
+            format!(
+                "no API key variable and no login file, but {} defines its own model providers,                  whose keys baton does not check",
+                custom.display()
+            ),
+            "make sure the provider's key variable is set (a run's error says so if not)",
+        )
     } else if agent == Agent::Gemini
         || (cfg!(target_os = "macos") && matches!(agent, Agent::Claude | Agent::GeminiCli))
     {
@@ -138,6 +149,34 @@ pub fn checks(agent: Agent, env: Env) -> Vec<Check> {
     };
     out.insert(0, auth);
     out
+}
+
+/// The CLI's own provider configuration, when it defines custom providers
+/// whose key variables baton cannot know: codex's `config.toml` with a
+/// `model_provider`, pi's `models.json`. Neither holds secrets by design
+/// (they name the variable); only codex's is opened, to find the key name.
+fn custom_provider(agent: Agent, env: Env) -> Option<PathBuf> {
+    let home = env("HOME").map(PathBuf::from)?;
+    match agent {
+        Agent::Codex => {
+            let p = env("CODEX_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join(".codex"))
+                .join("config.toml");
+            let text = std::fs::read_to_string(&p).ok()?;
+            text.lines()
+                .any(|l| l.trim_start().starts_with("model_provider"))
+                .then_some(p)
+        }
+        Agent::Pi => Some(
+            env("PI_CODING_AGENT_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join(".pi/agent"))
+                .join("models.json"),
+        )
+        .filter(|p| p.is_file()),
+        _ => None,
+    }
 }
 
 /// A login file must be readable by its owner and by no one else.
