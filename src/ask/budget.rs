@@ -228,4 +228,13 @@ mod tests {
         });
         assert_eq!(ok, 3);
     }
+
+    #[test]
+    fn the_config_default_agrees() {
+        assert_eq!(crate::config::ASK_BUDGET, DEFAULT_LIMIT);
+        assert_eq!(
+            crate::config::ASK_MAX_CHARS,
+            crate::ask::packet::DEFAULT_MAX_CHARS
+        );
+    }
 }

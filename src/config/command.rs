@@ -7,7 +7,6 @@ use serde_json::json;
 
 use super::{Config, PROJECT_FILE, all_keys, env_var, template};
 use crate::error::{Error, Result};
-use crate::fsutil;
 use crate::output::{self, Mode};
 use crate::result::SCHEMA_VERSION;
 
@@ -76,9 +75,8 @@ pub fn path(files: &[super::FileInfo], mode: Mode) -> Result<i32> {
 /// Write the commented template; never over an existing file.
 pub fn init(req: &InitRequest, mode: Mode) -> Result<i32> {
     let (path, text) = if req.project {
-        let cwd = crate::run::resolve_cwd(req.cwd.as_deref())?;
         (
-            fsutil::project_root(&cwd).join(PROJECT_FILE),
+            super::project_root(req.cwd.as_deref())?.join(PROJECT_FILE),
             template::PROJECT,
         )
     } else {

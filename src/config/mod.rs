@@ -106,6 +106,13 @@ const ENV_VARS: &[&str] = &[
     "BATON_ASK_BUDGET",
 ];
 
+/// `baton ask`'s consultation budget per task id, when nothing sets it. The
+/// value lives here (not in `ask`) so that config depends on no feature;
+/// a unit test checks that `ask` agrees.
+pub const ASK_BUDGET: u32 = 2;
+/// `baton ask --max-chars` when nothing sets it (see `ASK_BUDGET`).
+pub const ASK_MAX_CHARS: usize = 200_000;
+
 /// Built-in defaults (model and effort defaults come from `models`).
 fn default(key: &str) -> Option<Val> {
     let s = |v: &str| Some(Val::Str(v.into()));
@@ -114,8 +121,8 @@ fn default(key: &str) -> Option<Val> {
         "run.timeout" => s("60m"),
         "run.idle_timeout" => s("15m"),
         "run.access" => s("workspace"),
-        "ask.budget" => Some(Val::Int(crate::ask::budget::DEFAULT_LIMIT.into())),
-        "ask.max_chars" => Some(Val::Int(crate::ask::packet::DEFAULT_MAX_CHARS as u64)),
+        "ask.budget" => Some(Val::Int(ASK_BUDGET.into())),
+        "ask.max_chars" => Some(Val::Int(ASK_MAX_CHARS as u64)),
         "ask.scope" => s("packet"),
         _ => {
             let (agent, leaf) = key.strip_prefix("agents.")?.split_once('.')?;
@@ -295,7 +302,8 @@ impl Config {
     }
 }
 
-fn project_root(cwd: Option<&Path>) -> Result<PathBuf> {
+/// The project root (where `baton.toml` and `.baton/` live) for `cwd`.
+pub fn project_root(cwd: Option<&Path>) -> Result<PathBuf> {
     let here =
         std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
     Ok(crate::fsutil::project_root(&match cwd {

@@ -251,3 +251,4 @@ fn integers_are_durations_in_seconds() {
         .unwrap();
     assert_eq!(c.string("run.timeout").unwrap(), "90s");
 }
+

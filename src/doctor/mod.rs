@@ -78,10 +78,9 @@ impl Check {
 }
 
 pub fn command(req: &DoctorRequest, mode: Mode) -> Result<i32> {
-    let cwd = crate::run::resolve_cwd(req.cwd.as_deref())?;
-    let root = crate::fsutil::project_root(&cwd);
+    let root = crate::config::project_root(req.cwd.as_deref())?;
     // A broken config file is one of doctor's findings, not a reason to stop.
-    let config = Config::load(Some(&cwd));
+    let config = Config::load(req.cwd.as_deref());
     let empty = Config::default();
     let cfg = config.as_ref().unwrap_or(&empty);
     let target = match &req.agent {

@@ -19,7 +19,12 @@ pub fn checks(
     let exe = std::env::current_exe().ok();
     out.push(Check::ok(
         "baton.version".into(),
-        format!("baton {}", crate::cli::VERSION),
+        format!(
+            "baton {} ({}, commit {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("BATON_TARGET"),
+            env!("BATON_COMMIT")
+        ),
     ));
     let bin = env("BATON_BIN").filter(|b| !b.trim().is_empty());
     out.push(match (&bin, &exe) {
