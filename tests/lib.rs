@@ -5,11 +5,13 @@ mod support;
 
 mod agents;
 mod ask;
+mod cli_snapshots;
 mod config;
 mod doctor;
 mod identity;
 mod jobs;
 mod json;
+mod layers;
 mod plugin;
 mod run;
 mod shim;

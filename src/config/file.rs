@@ -413,7 +413,7 @@ fn check(
             Val::Str(s.to_string())
         }
         Kind::Duration => {
-            crate::cli::parse_duration(s).map_err(usage)?;
+            crate::duration::parse(s).map_err(usage)?;
             Val::Str(s.trim().to_string())
         }
         Kind::Access => {

@@ -315,7 +315,7 @@ pub fn project_root(cwd: Option<&Path>) -> Result<PathBuf> {
 fn check_env(var: &'static str, v: &str) -> Result<()> {
     let res = match var {
         "BATON_AGENT" => Agent::parse(v).map(|_| ()),
-        "BATON_TIMEOUT" | "BATON_IDLE_TIMEOUT" => crate::cli::parse_duration(v).map(|_| ()),
+        "BATON_TIMEOUT" | "BATON_IDLE_TIMEOUT" => crate::duration::parse(v).map(|_| ()),
         "BATON_ACCESS" => Access::parse(v).map(|_| ()),
         "BATON_ASK_BUDGET" => v.trim().parse::<u32>().map(|_| ()).map_err(|_| {
             Error::usage_hint(

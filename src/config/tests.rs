@@ -251,4 +251,3 @@ fn integers_are_durations_in_seconds() {
         .unwrap();
     assert_eq!(c.string("run.timeout").unwrap(), "90s");
 }
-
