@@ -362,6 +362,9 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
                 "--approval-mode auto_edit: edits, but no shell commands (cannot run tests)"
             }
             (_, Access::Full) => "nothing is enforced: the CLI's permission checks are skipped",
+            // An agent added later, until it is described here.
+            #[allow(unreachable_patterns)]
+            _ => "see the access section of docs/run.md",
         }
     };
     [Access::ReadOnly, Access::Workspace, Access::Full]

@@ -55,6 +55,8 @@ pub fn package(agent: Agent) -> Option<&'static str> {
         Agent::Zai | Agent::Pi => "@mariozechner/pi-coding-agent",
         Agent::GeminiCli => "@google/gemini-cli",
         Agent::Gemini => return None,
+        #[allow(unreachable_patterns)]
+        _ => return None,
     })
 }
 
