@@ -11,6 +11,7 @@ pub mod duration;
 pub mod error;
 pub mod fsutil;
 pub mod git;
+pub mod git_pin;
 pub mod ids;
 pub mod job;
 pub mod models;
