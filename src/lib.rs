@@ -20,6 +20,7 @@ pub mod process;
 pub mod prompt;
 pub mod result;
 pub mod run;
+pub mod setup;
 pub mod worktree;
 
 use std::ffi::OsString;

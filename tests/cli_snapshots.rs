@@ -33,6 +33,9 @@ const COMMANDS: &[&[&str]] = &[
     &["config", "show"],
     &["config", "path"],
     &["config", "init"],
+    &["setup"],
+    &["completions"],
+    &["man"],
 ];
 
 /// Runs baton with a fixed terminal size so that clap's wrapping is the same

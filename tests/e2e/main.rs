@@ -42,4 +42,5 @@ mod doctor;
 mod jobs;
 mod plugin;
 mod run;
+mod setup;
 mod worktree;
