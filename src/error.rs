@@ -100,6 +100,17 @@ pub enum Error {
         hint: String,
     },
 
+    /// A config file (or a `BATON_*` variable standing for a config key) is
+    /// not valid: unknown key, wrong type, bad value, or a credential in a
+    /// file that is committed. Never ignored: `where_` names the file and line.
+    #[error("{where_}: `{key}`: {message}")]
+    Config {
+        where_: String,
+        key: String,
+        message: String,
+        hint: String,
+    },
+
     /// A peer changed the files that tie its worktree to the repository
     /// (`.git`, `gitdir`, `commondir`, `config.worktree`): baton trusts
     /// nothing in that worktree any more and commits nothing.
@@ -155,6 +166,7 @@ impl Error {
             Error::Spawn { .. } => "spawn_failed",
             Error::Io { .. } => "io",
             Error::Refused { kind, .. } => kind,
+            Error::Config { .. } => "config",
             Error::WorktreeTampered { .. } => "worktree_tampered",
             Error::Internal(_) => "internal",
         }
@@ -166,7 +178,8 @@ impl Error {
             | Error::UnsupportedAccess { .. }
             | Error::RecursionLimit { .. }
             | Error::InvalidJobId { .. }
-            | Error::Refused { .. } => exit::USAGE,
+            | Error::Refused { .. }
+            | Error::Config { .. } => exit::USAGE,
             Error::NotInstalled { .. } => exit::NOT_INSTALLED,
             Error::JobNotFound { .. } => exit::JOB_NOT_FOUND,
             Error::Interrupted { .. } => exit::INTERRUPTED,
@@ -207,6 +220,7 @@ impl Error {
             }
             Error::Io { .. } => None,
             Error::Refused { hint, .. } => Some(hint.clone()),
+            Error::Config { hint, .. } => Some(hint.clone()),
             Error::WorktreeTampered { id, path, .. } => Some(format!(
                 "your checkout is untouched. The peer's files are in {} (do not run git there: \
                  its git metadata is the peer's now); `baton worktree remove {id} --force` \

@@ -5,6 +5,8 @@ pub mod agent;
 pub mod agents_cmd;
 pub mod ask;
 pub mod cli;
+pub mod config;
+pub mod doctor;
 pub mod duration;
 pub mod error;
 pub mod fsutil;

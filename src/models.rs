@@ -183,6 +183,40 @@ pub fn resolve(agent: Agent, model: Option<&str>, effort: Option<&str>) -> Resul
     })
 }
 
+/// The model to report: the one the CLI says served the run, else the one
+/// asked for. When both are known and they are not the same model, a
+/// `model_fallback:` warning says so (a CLI may fall back on overload, quota
+/// or an unknown id). An alias the CLI expands (`opus` →
+/// `claude-opus-5-5`) or a provider prefix (`zai/glm-5.2`) is the same model.
+pub fn served(
+    requested: Option<&str>,
+    reported: Option<String>,
+    warnings: &mut Vec<String>,
+) -> Option<String> {
+    let Some(reported) = reported.filter(|m| !m.trim().is_empty()) else {
+        return requested.map(str::to_string);
+    };
+    if let Some(asked) = requested
+        && !same_model(asked, &reported)
+    {
+        warnings.push(format!(
+            "model_fallback: asked for `{asked}`, but the CLI reports that `{reported}` served the run"
+        ));
+    }
+    Some(reported)
+}
+
+fn same_model(asked: &str, reported: &str) -> bool {
+    let norm = |s: &str| {
+        let s = s.trim().to_ascii_lowercase();
+        let s = s.rsplit('/').next().unwrap_or(&s).to_string();
+        // claude marks context variants as `model[1m]`.
+        s.split('[').next().unwrap_or(&s).to_string()
+    };
+    let (a, r) = (norm(asked), norm(reported));
+    !a.is_empty() && (a == r || r.contains(&a) || a.contains(&r))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,5 +319,41 @@ mod tests {
         );
         assert_eq!(r(Agent::Pi, None, None).effort, None);
         assert!(resolve(Agent::Pi, None, Some("max")).is_err());
+    }
+
+    #[test]
+    fn served_model_and_fallback_warning() {
+        let mut w = Vec::new();
+        // The CLI said nothing: what was asked stands.
+        assert_eq!(
+            served(Some("gpt-5.6-sol"), None, &mut w).as_deref(),
+            Some("gpt-5.6-sol")
+        );
+        assert_eq!(served(None, None, &mut w), None);
+        // Aliases, prefixes and context variants are the same model.
+        assert_eq!(
+            served(Some("opus"), Some("claude-opus-5-5".into()), &mut w).as_deref(),
+            Some("claude-opus-5-5")
+        );
+        served(Some("glm-5.2"), Some("zai/glm-5.2".into()), &mut w);
+        served(
+            Some("claude-opus-5-5"),
+            Some("claude-opus-5-5[1m]".into()),
+            &mut w,
+        );
+        served(None, Some("gemini-3.8-flash".into()), &mut w);
+        assert!(w.is_empty(), "{w:?}");
+        // Another model served: reported, with a warning.
+        let m = served(
+            Some("gemini-3.1-pro-preview"),
+            Some("gemini-3.8-flash".into()),
+            &mut w,
+        );
+        assert_eq!(m.as_deref(), Some("gemini-3.8-flash"));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("model_fallback: asked for `gemini-3.1-pro-preview`"),
+            "{w:?}"
+        );
     }
 }

@@ -160,8 +160,14 @@ pub struct RunResult {
     /// The peer's final message.
     pub message: Option<String>,
     pub agent: String,
-    /// The model the CLI reported using, else the one baton asked for, else null (CLI default).
+    /// The model that served the run as the CLI reported it, else the one
+    /// baton asked for, else null (CLI default). `baton doctor` says which
+    /// CLIs report it.
     pub model: Option<String>,
+    /// The model baton asked for (after aliases), null for the CLI's default.
+    /// When it differs from `model`, `warnings` has a `model_fallback:` line.
+    #[serde(default)]
+    pub model_requested: Option<String>,
     pub effort: Option<String>,
     pub access: String,
     pub cwd: String,

@@ -73,7 +73,11 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
     let names: Vec<String> = if multi {
         args.agents.clone()
     } else {
-        vec![args.agent.clone().unwrap_or_else(|| "codex".into())]
+        vec![args.agent.clone().unwrap_or_else(|| {
+            crate::config::active()
+                .string("ask.agent")
+                .unwrap_or_else(|| "codex".into())
+        })]
     };
     for n in names {
         let n = n.trim();
@@ -156,8 +160,8 @@ pub(super) fn prepare(
         effort: args.effort.clone(),
         read_only: true,
         cwd: Some(dir.to_path_buf()),
-        timeout: args.timeout.clone(),
-        idle_timeout: args.idle_timeout.clone(),
+        timeout: Some(args.timeout.clone()),
+        idle_timeout: Some(args.idle_timeout.clone()),
         profile: args.profile.clone().filter(|_| a.agent == Agent::Codex),
         provider: args.provider.clone().filter(|_| a.agent == Agent::Pi),
         raw: true,

@@ -47,8 +47,13 @@ struct Consultation {
 }
 
 /// The limit: `BATON_ASK_BUDGET` (set by the person, like
-/// `BATON_MAX_DEPTH`), else 2.
+/// `BATON_MAX_DEPTH`), else `ask.budget` in the config, else 2.
 pub fn limit_from_env() -> Result<u32> {
+    if let Some(n) = crate::config::active().lookup("ask.budget")
+        && let crate::config::Val::Int(n) = n.value
+    {
+        return Ok(u32::try_from(n).unwrap_or(u32::MAX));
+    }
     match std::env::var("BATON_ASK_BUDGET") {
         Err(_) => Ok(DEFAULT_LIMIT),
         Ok(v) => v.trim().parse::<u32>().map_err(|_| {
@@ -231,5 +236,14 @@ mod tests {
             hs.into_iter().map(|h| h.join().unwrap() as usize).sum()
         });
         assert_eq!(ok, 3);
+    }
+
+    #[test]
+    fn the_config_default_agrees() {
+        assert_eq!(crate::config::ASK_BUDGET, DEFAULT_LIMIT);
+        assert_eq!(
+            crate::config::ASK_MAX_CHARS,
+            crate::ask::packet::DEFAULT_MAX_CHARS
+        );
     }
 }

@@ -71,8 +71,9 @@ pub struct AskRequest {
     /// pi: provider (e.g. openai, anthropic, zai).
     pub provider: Option<String>,
 
-    /// packet (only the packet, tools off, an empty temporary directory) or repo (the repository, read-only).
-    pub scope: String,
+    /// packet (only the packet, tools off, an empty temporary directory) or
+    /// repo (the repository, read-only). `None`: `ask.scope` of the config, else packet.
+    pub scope: Option<String>,
 
     /// Read the packet from a JSON file (`-` for stdin); flags add to it.
     pub packet: Option<PathBuf>,
@@ -114,7 +115,8 @@ pub struct AskRequest {
     pub task_id: Option<String>,
 
     /// Refuse a packet larger than this many characters (never truncated).
-    pub max_chars: usize,
+    /// `None`: `ask.max_chars` of the config, else `packet::DEFAULT_MAX_CHARS`.
+    pub max_chars: Option<usize>,
 
     /// Directory files, --diff and repo scope refer to (default: the current directory).
     pub cwd: Option<PathBuf>,
@@ -162,9 +164,21 @@ struct Shared {
 pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
     // Before reading a single file: a delegated peer may not consult either.
     Depth::from_env().check()?;
-    let scope = parse_scope(&args.scope)?;
+    // What the request leaves open comes from the config.
+    let cfg = crate::config::active();
+    let scope = parse_scope(
+        &args
+            .scope
+            .clone()
+            .or_else(|| cfg.string("ask.scope"))
+            .unwrap_or_else(|| "packet".into()),
+    )?;
+    let max_chars = args
+        .max_chars
+        .or_else(|| cfg.count("ask.max_chars").map(|n| n as usize))
+        .unwrap_or(packet::DEFAULT_MAX_CHARS);
     let (advisers, multi) = advisers(&args)?;
-    if args.max_chars == 0 {
+    if max_chars == 0 {
         return Err(Error::usage("--max-chars must be more than zero"));
     }
     let cwd = run::resolve_cwd(args.cwd.as_deref())?;
@@ -174,7 +188,7 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
         Some(rev) => DiffSource::Git(rev.clone()),
         None => DiffSource::None,
     };
-    let built = packet::build(input, &diff, &cwd, &Redactor::from_env(), args.max_chars)?;
+    let built = packet::build(input, &diff, &cwd, &Redactor::from_env(), max_chars)?;
     let task_id = built
         .task_id
         .as_deref()
@@ -185,7 +199,7 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
         None => None,
     };
     let prompt = advice::prompt(scope, &cwd.display().to_string(), &built.text);
-    let context = context(scope, &built, &prompt, args.max_chars);
+    let context = context(scope, &built, &prompt, max_chars);
     let request_id = ids::new_id();
 
     // From here on temporary directories exist: a Ctrl-C must let them be

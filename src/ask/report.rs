@@ -27,7 +27,7 @@ pub(super) fn dry_run(
             Ok(p) => {
                 let mut v = run::dry_run_json(&p.plan, &p.spec);
                 if let Some(o) = v.as_object_mut() {
-                    for k in ["schema_version", "dry_run", "prompt"] {
+                    for k in ["schema_version", "dry_run", "prompt", "config_files"] {
                         o.remove(k);
                     }
                 }
@@ -48,6 +48,7 @@ pub(super) fn dry_run(
         "prompt": prompt,
         "advice_schema": advice::schema_value(),
         "advisers": advisers,
+        "config_files": crate::config::active().files_read(),
     })
 }
 
@@ -65,6 +66,7 @@ pub(super) fn error_result(agent: Agent, e: &Error, shared: &Shared) -> RunResul
         message: None,
         agent: agent.name().to_string(),
         model: None,
+        model_requested: None,
         effort: None,
         access: crate::agent::Access::ReadOnly.as_str().to_string(),
         cwd: String::new(),

@@ -7,6 +7,7 @@
 
 pub mod ask;
 pub mod completions;
+pub mod doctor;
 pub mod jobs;
 pub mod manpage;
 pub mod run;
@@ -77,6 +78,11 @@ pub enum Command {
     Agents,
     /// Print the JSON Schema of the result.
     Schema,
+    /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
+    Doctor(doctor::DoctorArgs),
+    /// The configuration: show what is in effect (and from where), the file paths, or write a template.
+    #[command(subcommand)]
+    Config(doctor::ConfigCommand),
     /// Worktrees made by `run --worktree`: list or remove them.
     #[command(subcommand)]
     Worktree(WorktreeCommand),
@@ -190,7 +196,12 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
     match cli.command {
         None => run::command(cli.run, mode),
         Some(Command::Run(args)) => run::command(args, mode),
-        Some(Command::Ask(args)) => ask::command(*args, mode),
+        Some(Command::Ask(args)) => {
+            crate::config::install(crate::config::Config::load(args.cwd.as_deref())?);
+            ask::command(*args, mode)
+        }
+        Some(Command::Doctor(a)) => doctor::doctor(a, mode),
+        Some(Command::Config(c)) => doctor::config(c, mode),
         Some(Command::Agents) => crate::agents_cmd::list(mode),
         Some(Command::Schema) => {
             output::json_line(&crate::result::schema())?;

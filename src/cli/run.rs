@@ -13,7 +13,7 @@ use crate::{job, process};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
-    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli.
+    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli [default: codex, or `agent` in the config].
     #[arg(long, short = 'a', value_name = "NAME")]
     pub agent: Option<String>,
 
@@ -49,13 +49,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,
 
-    /// Stop the peer after this long (e.g. 90s, 45m, 2h).
-    #[arg(long, value_name = "DURATION", default_value = "60m")]
-    pub timeout: String,
+    /// Stop the peer after this long (e.g. 90s, 45m, 2h) [default: 60m, or run.timeout in the config].
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 
-    /// Stop the peer when it prints nothing for this long.
-    #[arg(long, value_name = "DURATION", default_value = "15m")]
-    pub idle_timeout: String,
+    /// Stop the peer when it prints nothing for this long [default: 15m, or run.idle_timeout].
+    #[arg(long, value_name = "DURATION")]
+    pub idle_timeout: Option<String>,
 
     /// codex: configuration profile.
     #[arg(long, value_name = "P")]
@@ -143,6 +143,8 @@ pub fn worktree_options(w: WorktreeArgs) -> WorktreeOptions {
 /// Plan the run, then do what the flags ask: print the plan (`--dry-run`),
 /// start a job (`--async`), run in a new worktree, or run here.
 pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
+    // Two small files at most, nothing spawned: start-up stays fast.
+    crate::config::install(crate::config::Config::load(args.cwd.as_deref())?);
     let (dry_run, detach) = (args.dry_run, args.detach);
     let options = worktree_options(args.worktree.clone());
     let request = request(args);

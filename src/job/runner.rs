@@ -137,6 +137,7 @@ fn failed(spec: &Spec, job: &Job, e: &Error) -> RunResult {
         message: None,
         agent: p.agent.name().to_string(),
         model: p.model.clone(),
+        model_requested: p.model.clone(),
         effort: p.effort.clone(),
         access: p.access.as_str().to_string(),
         cwd: p.cwd.display().to_string(),

@@ -8,7 +8,7 @@ use crate::agent::{Agent, CommandSpec};
 use crate::error::{Error, Result};
 use crate::process::{self, EndReason, Interrupts, LogFiles};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
-use crate::{fsutil, git};
+use crate::{fsutil, git, models};
 
 use super::Plan;
 
@@ -166,6 +166,7 @@ pub fn execute(
         }
     };
 
+    let model = models::served(plan.model.as_deref(), o.model, &mut warnings);
     let summary = summarize(
         plan.agent,
         status,
@@ -180,7 +181,8 @@ pub fn execute(
         summary,
         message: o.message,
         agent: plan.agent.name().to_string(),
-        model: o.model.or_else(|| plan.model.clone()),
+        model,
+        model_requested: plan.model.clone(),
         effort: plan.effort.clone(),
         access: plan.access.as_str().to_string(),
         cwd: plan.cwd.display().to_string(),

@@ -15,7 +15,7 @@ use crate::agent::{Access, Agent, CommandSpec, Extra, Request};
 use crate::error::{Error, Result};
 use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
-use crate::{duration, fsutil, ids, models, prompt};
+use crate::{config, duration, fsutil, ids, models, prompt};
 
 mod execute;
 
@@ -56,6 +56,10 @@ pub struct Plan {
     pub raw: bool,
     pub profile: Option<String>,
     pub provider: Option<String>,
+    /// The argv prefix that starts the CLI (config `agents.<name>.command`),
+    /// in place of its binary on PATH.
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
     pub timeout_ms: u64,
     pub idle_timeout_ms: u64,
     pub warnings: Vec<String>,
@@ -91,8 +95,10 @@ pub struct RunRequest {
     /// Read the task from this file (`-` for stdin).
     pub prompt_file: Option<PathBuf>,
     pub resume: Option<String>,
-    pub timeout: String,
-    pub idle_timeout: String,
+    /// `None`: `run.timeout` of the config, else 60m.
+    pub timeout: Option<String>,
+    /// `None`: `run.idle_timeout` of the config, else 15m.
+    pub idle_timeout: Option<String>,
     pub profile: Option<String>,
     pub provider: Option<String>,
     pub raw: bool,
@@ -139,7 +145,10 @@ pub fn resolve_access(args: &RunRequest) -> Result<Access> {
     }
     match &args.access {
         Some(a) => Access::parse(a),
-        None => Ok(Access::Workspace),
+        None => match config::active().string("run.access") {
+            Some(a) => Access::parse(&a),
+            None => Ok(Access::Workspace),
+        },
     }
 }
 
@@ -211,12 +220,42 @@ fn read_stdin() -> Result<String> {
 pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     let depth = Depth::from_env();
     depth.check()?;
-    let agent = Agent::parse(args.agent.as_deref().unwrap_or("codex"))?;
+    // What the request leaves open comes from the config (BATON_* variables,
+    // then the project file, then the user file).
+    let cfg = config::active();
+    let agent = match &args.agent {
+        Some(a) => Agent::parse(a)?,
+        None => cfg.default_agent(),
+    };
+    let per_agent = |key: &str, given: &Option<String>| {
+        given
+            .clone()
+            .or_else(|| cfg.string(&format!("agents.{}.{key}", agent.name())))
+    };
+    let (model, effort) = (
+        per_agent("model", &args.model),
+        per_agent("effort", &args.effort),
+    );
     let access = resolve_access(args)?;
     let cwd = resolve_cwd(args.cwd.as_deref())?;
-    let resolved = models::resolve(agent, args.model.as_deref(), args.effort.as_deref())?;
-    let timeout = duration::parse(&args.timeout)?;
-    let idle = duration::parse(&args.idle_timeout)?;
+    let resolved = models::resolve(agent, model.as_deref(), effort.as_deref())?;
+    let limit = |given: &Option<String>, key: &str, default: &str| {
+        duration::parse(
+            &given
+                .clone()
+                .or_else(|| cfg.string(key))
+                .unwrap_or_else(|| default.to_string()),
+        )
+    };
+    let timeout = limit(&args.timeout, "run.timeout", "60m")?;
+    let idle = limit(&args.idle_timeout, "run.idle_timeout", "15m")?;
+    // Only the agent that has the option takes it from the config.
+    let profile = (agent == Agent::Codex)
+        .then(|| per_agent("profile", &None))
+        .flatten();
+    let provider = (agent == Agent::Pi)
+        .then(|| per_agent("provider", &None))
+        .flatten();
     if timeout.is_zero() {
         return Err(Error::usage("--timeout must be more than zero"));
     }
@@ -272,8 +311,9 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         task,
         prompt,
         raw: args.raw,
-        profile: args.profile.clone(),
-        provider: args.provider.clone(),
+        profile: args.profile.clone().or(profile),
+        provider: args.provider.clone().or(provider),
+        command: cfg.command(agent),
         timeout_ms: duration::millis(timeout),
         idle_timeout_ms: duration::millis(idle),
         warnings: resolved.warnings,
@@ -322,6 +362,12 @@ impl Plan {
         req.extra.writable_dirs.extend(dirs);
         req.extra.protected_paths.extend(protected);
         let mut spec = self.agent.command(&req)?;
+        if let Some(prefix) = &self.command {
+            spec.program = prefix[0].clone();
+            let mut args: Vec<std::ffi::OsString> = prefix[1..].iter().map(Into::into).collect();
+            args.append(&mut spec.args);
+            spec.args = args;
+        }
         spec.env_set
             .push(("BATON_DEPTH".into(), self.child_depth.to_string()));
         Ok(spec)
@@ -339,11 +385,19 @@ impl Plan {
 
     /// The peer CLI on PATH, or the 127 error that says how to install it.
     pub fn program(&self, spec: &CommandSpec) -> Result<PathBuf> {
-        process::find_program(&spec.program).ok_or_else(|| Error::NotInstalled {
-            agent: self.agent.name(),
-            binary: spec.program.clone(),
-            hint: format!("install it: {}", self.agent.install_hint()),
-        })
+        process::find_program(&spec.program)
+            .filter(|p| self.command.is_none() || p.is_file())
+            .ok_or_else(|| Error::NotInstalled {
+                agent: self.agent.name(),
+                binary: spec.program.clone(),
+                hint: match &self.command {
+                    Some(_) => format!(
+                        "fix agents.{}.command in your config (`baton config show` names the file)",
+                        self.agent.name()
+                    ),
+                    None => format!("install it: {}", self.agent.install_hint()),
+                },
+            })
     }
 }
 
@@ -380,6 +434,8 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "timeout_ms": plan.timeout_ms,
         "idle_timeout_ms": if plan.agent.streams_progress() { Some(plan.idle_timeout_ms) } else { None },
         "warnings": plan.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
+        // Which config files decided the defaults above.
+        "config_files": config::active().files_read(),
     })
 }
 

@@ -105,6 +105,17 @@ impl Env {
             )
             .env("FAKE_DIR", &self.fake_dir)
             .env("BATON_STATE_DIR", &self.state)
+            // Never the real user's config: a user file that does not exist
+            // unless a test writes it, and none of the variables that stand
+            // for config keys.
+            .env("BATON_CONFIG", self.tmp.path().join("user-config.toml"))
+            .env_remove("BATON_AGENT")
+            .env_remove("BATON_MODEL")
+            .env_remove("BATON_EFFORT")
+            .env_remove("BATON_TIMEOUT")
+            .env_remove("BATON_IDLE_TIMEOUT")
+            .env_remove("BATON_ACCESS")
+            .env_remove("BATON_ASK_BUDGET")
             .env_remove("BATON_DEPTH")
             .env_remove("BATON_MAX_DEPTH")
             .env_remove("BATON_BIN")

@@ -469,6 +469,7 @@ mod tests {
                 raw: true,
                 profile: None,
                 provider: None,
+                command: None,
                 timeout_ms: 1000,
                 idle_timeout_ms: 1000,
                 warnings: vec![],

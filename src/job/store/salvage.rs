@@ -106,6 +106,7 @@ impl Job {
             message: None,
             agent: s.agent.clone(),
             model: s.model.clone(),
+            model_requested: s.model.clone(),
             effort: s.effort.clone(),
             access: s.access.clone(),
             cwd: s.cwd.clone(),
