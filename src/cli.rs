@@ -87,7 +87,7 @@ pub enum Command {
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
-    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli.
+    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen.
     #[arg(long, short = 'a', value_name = "NAME")]
     pub agent: Option<String>,
 
@@ -135,7 +135,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "P")]
     pub profile: Option<String>,
 
-    /// pi: provider (e.g. openai, anthropic, zai).
+    /// pi, opencode: provider (e.g. openai, anthropic, zai); qwen: its --auth-type.
     #[arg(long, value_name = "P")]
     pub provider: Option<String>,
 

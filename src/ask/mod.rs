@@ -56,7 +56,7 @@ redacted, a packet over --max-chars is refused, and a --task-id has a budget of 
 BATON_ASK_BUDGET consultations (default 2)."
 )]
 pub struct AskArgs {
-    /// Adviser: codex (default), claude, zai (glm), pi or gemini-cli. agy cannot advise: it has no read-only mode.
+    /// Adviser: codex (default), claude, zai (glm), pi, gemini-cli, opencode or qwen. agy cannot advise: it has no read-only mode.
     #[arg(long, short = 'a', value_name = "NAME", conflicts_with = "agents")]
     pub agent: Option<String>,
 
@@ -410,7 +410,7 @@ fn advisers(args: &AskArgs) -> Result<(Vec<AdviserSpec>, bool)> {
                      sandbox confines terminal commands only, not its file tools)",
                     agent.name()
                 ),
-                hint: "ask codex, claude, pi, zai or gemini-cli instead".into(),
+                hint: "ask codex, claude, pi, zai, gemini-cli, opencode or qwen instead".into(),
             });
         }
         out.push(AdviserSpec {
@@ -420,12 +420,12 @@ fn advisers(args: &AskArgs) -> Result<(Vec<AdviserSpec>, bool)> {
     }
     for (flag, set, agents) in [
         ("--profile", args.profile.is_some(), &[Agent::Codex][..]),
-        ("--provider", args.provider.is_some(), &[Agent::Pi][..]),
+        ("--provider", args.provider.is_some(), &Agent::TAKES_PROVIDER[..]),
     ] {
         if set && !out.iter().any(|a| agents.contains(&a.agent)) {
             return Err(Error::usage(format!(
                 "{flag} applies to {} only, which is not among the advisers",
-                agents[0].name()
+                agents.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
             )));
         }
     }
@@ -507,7 +507,8 @@ fn context(scope: Scope, built: &Built, prompt: &str, max_chars: usize) -> Conte
 fn extra_for(agent: Agent, scope: Scope, schema_path: &Path) -> Extra {
     Extra {
         no_tools: scope == Scope::Packet,
-        output_schema: matches!(agent, Agent::Claude | Agent::Codex)
+        // qwen's `--json-schema` ends the turn on the first valid answer.
+        output_schema: matches!(agent, Agent::Claude | Agent::Codex | Agent::Qwen)
             .then(|| (advice::SCHEMA.to_string(), schema_path.to_path_buf())),
         ..Extra::default()
     }
@@ -542,7 +543,10 @@ fn prepare(
         timeout: args.timeout.clone(),
         idle_timeout: args.idle_timeout.clone(),
         profile: args.profile.clone().filter(|_| a.agent == Agent::Codex),
-        provider: args.provider.clone().filter(|_| a.agent == Agent::Pi),
+        provider: args
+            .provider
+            .clone()
+            .filter(|_| Agent::TAKES_PROVIDER.contains(&a.agent)),
         raw: true,
         ..RunArgs::default()
     };
