@@ -281,7 +281,12 @@ impl Parser {
             return;
         }
         let err = state.error.unwrap_or_default();
-        if err.contains("rejected permission") || err.contains("prevents you from using") {
+        // A rejected "ask", a "deny" rule, and (with baton's read-only agent,
+        // which also denies `invalid`) a call to a tool it does not offer.
+        if err.contains("rejected permission")
+            || err.contains("prevents you from using")
+            || err.contains("unavailable tool")
+        {
             let target = ["filePath", "command", "path", "url"]
                 .iter()
                 .find_map(|k| input.get(*k).and_then(Value::as_str));
@@ -491,6 +496,28 @@ mod tests {
         assert!(o.success);
         assert_eq!(o.denials[0].tool, "write");
         assert!(o.denials[0].detail.contains("out.txt"));
+    }
+
+    /// baton's own read-only agent, with a project opencode.json that
+    /// allows edits for the build agent: the write is still refused.
+    #[test]
+    fn read_only_agent_refuses_the_write() {
+        let o = parse("opencode-read-only-agent-write.jsonl", 0);
+        assert!(o.success);
+        assert_eq!(o.denials.len(), 1);
+        assert_eq!(o.denials[0].tool, "write");
+        assert!(o.denials[0].detail.contains("unavailable tool"));
+    }
+
+    /// Workspace: a file outside the project needs external_directory,
+    /// an "ask" that the headless run rejects; `--auto` (full) allows it.
+    #[test]
+    fn external_write_refused_in_workspace_allowed_in_full() {
+        let ws = parse("opencode-workspace-external-write.jsonl", 0);
+        assert!(!ws.success);
+        assert!(ws.denials[0].detail.starts_with("/tmp/scratch/ext/out.txt"));
+        let full = parse("opencode-full-auto-external-write.jsonl", 0);
+        assert!(full.success && full.denials.is_empty());
     }
 
     #[test]
