@@ -7,6 +7,7 @@ mod agents;
 mod ask;
 mod jobs;
 mod json;
+mod opencode_qwen;
 mod plugin;
 mod run;
 mod shim;
