@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # baton benchmarks (`make bench`). Not a timed test: it prints figures and
-# ratios for the README.
+# ratios quoted in docs/benchmarks.md.
 #
 #   overhead    `baton run` against a fake codex that prints a minimal
 #               transcript and exits, vs the same fake run directly; the two

@@ -223,7 +223,13 @@ fn peer_skill_has_front_matter_and_covers_what_a_host_needs() {
     }
     // Every exit code of the README's table is explained.
     let readme = fs::read_to_string(root().join("README.md")).unwrap();
-    let table = readme.split("\n## Exit codes\n").nth(1).unwrap();
+    // The section ends at the next heading, so a section added after it cannot leak rows in.
+    let section = readme.split("\n## Exit codes\n").nth(1).unwrap();
+    let table = section.split("\n#").next().unwrap();
+    assert!(
+        table.contains("| 130 |"),
+        "README's exit-code table not found"
+    );
     for line in table
         .lines()
         .filter(|l| l.starts_with("| ") && !l.starts_with("| code"))
