@@ -542,15 +542,16 @@ fn summarize(
     }
 }
 
-/// Codex reports usage cumulatively per thread. baton keeps the last total
-/// it saw per session so a resumed run reports only its own tokens.
+/// Codex (per thread) and qwen (per session) report usage cumulatively.
+/// baton keeps the last total it saw per session so a resumed run reports
+/// only its own tokens.
 fn session_usage(
     plan: &Plan,
     session: Option<&str>,
     usage: &Usage,
     warnings: &mut Vec<String>,
 ) -> Usage {
-    if plan.agent != Agent::Codex {
+    if !plan.agent.usage_is_cumulative() {
         return usage.clone();
     }
     let Some(session) =
@@ -561,18 +562,18 @@ fn session_usage(
     let Ok(dir) = fsutil::baton_dir(&plan.root).map(|d| d.join("sessions")) else {
         return usage.clone();
     };
-    let path = dir.join(format!("codex-{session}.json"));
+    let path = dir.join(format!("{}-{session}.json", plan.agent.name()));
     let earlier: Option<Usage> = std::fs::read(&path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
     let own = match (&plan.resume, earlier) {
         (Some(_), Some(e)) => usage.minus(&e),
         (Some(_), None) => {
-            warnings.push(
-                "codex reports usage per thread and this session was started outside baton's \
-                 records: usage is the thread's total, not this run's"
-                    .into(),
-            );
+            warnings.push(format!(
+                "{} reports usage per session and this session was started outside baton's \
+                 records: usage is the session's total, not this run's",
+                plan.agent.name()
+            ));
             usage.clone()
         }
         (None, _) => usage.clone(),

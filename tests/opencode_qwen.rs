@@ -220,6 +220,27 @@ fn qwen_plan_mode_refusal_and_api_error() {
     assert!(has_seq(&env.argv("qwen"), &["--resume", "s-1"]));
 }
 
+/// qwen's `result.usage` is a running total over the session (measured:
+/// 540 after the first run, 2440 after the resumed one whose own calls
+/// were 1900): a resumed run reports only its own tokens.
+#[test]
+fn qwen_resumed_run_reports_its_own_usage() {
+    let env = Env::new();
+    fake_cli(&env, "qwen", "qwen/qwen-stream-resume-first.jsonl", None, 0);
+    let first = env.run(&["--agent", "qwen", "remember"]).json();
+    assert_eq!(first["usage"]["input_tokens"], 540);
+    let session = first["session"].as_str().unwrap().to_string();
+    fake_cli(&env, "qwen", "qwen/qwen-stream-resume-read-only.jsonl", None, 0);
+    let j = env
+        .run(&["--agent", "qwen", "--read-only", "--resume", &session, "x"])
+        .json();
+    assert_eq!(j["session"], session.as_str());
+    assert_eq!(j["usage"]["input_tokens"], 1900, "{j}");
+    assert_eq!(j["usage"]["cached_input_tokens"], 400);
+    assert_eq!(j["usage"]["output_tokens"], 50);
+    assert!(has_seq(&env.argv("qwen"), &["--resume", &session]));
+}
+
 #[test]
 fn qwen_rejects_an_unknown_auth_type_and_efforts() {
     let env = Env::new();
@@ -250,7 +271,8 @@ fn missing_clis_name_their_npm_packages() {
                 .unwrap(),
         );
         assert_eq!(r.code, 127);
-        assert_eq!(r.json()["error"]["hint"], hint);
+        let h = r.json()["error"]["hint"].as_str().unwrap().to_string();
+        assert!(h.contains(hint), "{agent}: {h}");
     }
 }
 
@@ -316,7 +338,7 @@ fn ask_uses_read_only_switches_and_qwen_gets_the_schema() {
         env.fake(
             agent,
             &format!(
-                "{}\ncat '{}'",
+                "{}\nenv > \"$FAKE_DIR/{agent}.env\"\ncat '{}'",
                 crate::support::record(agent),
                 out.display()
             ),

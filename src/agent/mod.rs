@@ -128,6 +128,13 @@ impl Agent {
         }
     }
 
+    /// Whether the usage the CLI reports is a running total over the
+    /// session, so a resumed run must subtract what came before (codex's
+    /// thread counters; qwen's `result.usage`, measured on a resumed session).
+    pub fn usage_is_cumulative(self) -> bool {
+        matches!(self, Agent::Codex | Agent::Qwen)
+    }
+
     /// Whether the CLI streams progress events while it works. For those that
     /// do not (agy prints one object at the end) the idle timeout cannot tell
     /// a stuck peer from a busy one, so it is not applied.

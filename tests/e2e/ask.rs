@@ -286,4 +286,8 @@ fn parallel_advisers() {
     assert_eq!(t.len(), 2, "one turn per adviser");
 }
 
-per_agent!([codex => Codex, claude => Claude, pi => Pi, gemini_cli => GeminiCli] good, read_only, repair);
+per_agent!(
+    [codex => Codex, claude => Claude, pi => Pi, gemini_cli => GeminiCli,
+     opencode => Opencode, qwen => Qwen]
+    good, read_only, repair
+);

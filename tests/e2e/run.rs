@@ -222,7 +222,7 @@ fn timeout(agent: Agent) {
         .spawn(&task);
     // While the model stalls, the peer is alive and carries the run's tag:
     // this is what makes the "nothing left" check below mean something.
-    let slow_seen = eventually(Duration::from_secs(60), || {
+    let slow_seen = eventually(agent.startup_limit(), || {
         turns(&id).iter().any(|r| r.scenario == "slow")
     });
     let during = running.processes();

@@ -93,6 +93,14 @@ impl Agent {
         }
     }
 
+    /// How long the CLI may take to start and send its first model request.
+    pub fn startup_limit(self) -> Duration {
+        match self {
+            Agent::Opencode | Agent::Qwen => Duration::from_secs(145),
+            _ => Duration::from_secs(60),
+        }
+    }
+
     /// The guard `--timeout` of ordinary runs (no test may hang the suite).
     pub fn guard_timeout(self) -> &'static str {
         match self {
