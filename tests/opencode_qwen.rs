@@ -141,7 +141,13 @@ fn opencode_full_is_auto_and_rejected_asks_fail_the_run() {
 #[test]
 fn opencode_api_error_and_resume() {
     let env = Env::new();
-    fake_cli(&env, "opencode", "opencode/opencode-api-error.jsonl", None, 1);
+    fake_cli(
+        &env,
+        "opencode",
+        "opencode/opencode-api-error.jsonl",
+        None,
+        1,
+    );
     let r = env.run(&["--agent", "opencode", "--resume", "ses_abc", "x"]);
     assert_eq!(r.code, 1);
     let j = r.json();
@@ -192,7 +198,10 @@ fn qwen_success_usage_and_access_modes() {
     assert_eq!(j["usage"]["cached_input_tokens"], 400);
     let argv = env.argv("qwen");
     assert!(has_seq(&argv, &["--output-format", "stream-json"]));
-    assert!(has_seq(&argv, &["--approval-mode", "auto-edit"]), "{argv:?}");
+    assert!(
+        has_seq(&argv, &["--approval-mode", "auto-edit"]),
+        "{argv:?}"
+    );
     assert!(has_seq(&argv, &["--auth-type", "openai", "--model", "m"]));
     assert!(env.stdin("qwen").contains("hi"));
 
@@ -230,7 +239,13 @@ fn qwen_resumed_run_reports_its_own_usage() {
     let first = env.run(&["--agent", "qwen", "remember"]).json();
     assert_eq!(first["usage"]["input_tokens"], 540);
     let session = first["session"].as_str().unwrap().to_string();
-    fake_cli(&env, "qwen", "qwen/qwen-stream-resume-read-only.jsonl", None, 0);
+    fake_cli(
+        &env,
+        "qwen",
+        "qwen/qwen-stream-resume-read-only.jsonl",
+        None,
+        0,
+    );
     let j = env
         .run(&["--agent", "qwen", "--read-only", "--resume", &session, "x"])
         .json();
@@ -303,7 +318,11 @@ fn continue_resumes_each_cli_session() {
         let argv = env.argv(agent);
         assert!(has_seq(&argv, &[flag, session]), "{agent}: {argv:?}");
         // The access mode of the first run holds on the continued one.
-        let ro = if agent == "qwen" { "plan" } else { "baton-read-only" };
+        let ro = if agent == "qwen" {
+            "plan"
+        } else {
+            "baton-read-only"
+        };
         assert!(argv.iter().any(|a| a == ro), "{agent}: {argv:?}");
         assert!(env.stdin(agent).contains("and then"));
     }
@@ -361,4 +380,46 @@ fn ask_uses_read_only_switches_and_qwen_gets_the_schema() {
             );
         }
     }
+}
+
+/// qwen fails a `--json-schema` turn answered in prose; `ask` treats it as
+/// an invalid answer and repairs it once in the same session.
+#[test]
+fn ask_repairs_a_qwen_prose_answer() {
+    let env = Env::new();
+    let advice = serde_json::json!({
+        "assessment": "a race", "recommendation": "add a lock", "alternatives": [],
+        "risks": [], "verification_steps": [], "missing_context": [],
+        "proposed_code": null, "confidence": "medium"
+    });
+    let first = crate::support::fixture("qwen/qwen-stream-json-schema-prose.jsonl");
+    let second = env.tmp.path().join("second.out");
+    fs::write(&second, advice_reply("qwen", &advice.to_string())).unwrap();
+    let n = env.fake_dir.join("n");
+    env.fake(
+        "qwen",
+        &format!(
+            "{}\nif [ -f '{n}' ]; then cat '{}'; exit 0; fi\ntouch '{n}'\ncat '{}'\nexit 1",
+            crate::support::record("qwen"),
+            second.display(),
+            first.display(),
+            n = n.display()
+        ),
+    );
+    let r = env.run(&["ask", "--agent", "qwen", "why?"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["advice"], advice, "{j}");
+    assert_eq!(j["repair"]["mode"], "resume", "{j}");
+    assert!(
+        j["repair"]["first_answer"]
+            .as_str()
+            .unwrap()
+            .starts_with("ASK-BAD")
+    );
+    // The repair went to the first run's session.
+    assert!(has_seq(
+        &env.argv("qwen"),
+        &["--resume", "a27bb1eb-e706-47bd-82b9-dd39334fa66a"]
+    ));
 }

@@ -191,7 +191,10 @@ impl Parser {
                     .into_iter()
                     .map(|d| Denial {
                         tool: d.tool_name.unwrap_or_else(|| "tool".into()),
-                        detail: d.tool_input.map(|v| clip(&detail(&v), 300)).unwrap_or_default(),
+                        detail: d
+                            .tool_input
+                            .map(|v| clip(&detail(&v), 300))
+                            .unwrap_or_default(),
                     })
                     .collect();
                 let text = match (ev.structured_output, ev.result) {
@@ -226,6 +229,10 @@ impl Parser {
                 o.message = text.or(self.last_text);
             }
             Some((true, _, error)) => {
+                // Kept for `ask`'s repair when the prose was the failure.
+                if answered_in_plain_text(error.as_deref()) {
+                    o.message = self.last_text.clone();
+                }
                 o.error = error
                     .or_else(|| self.last_text.as_deref().map(readable))
                     .or_else(|| Some("qwen reported an error".into()));
@@ -238,6 +245,13 @@ impl Parser {
         }
         o
     }
+}
+
+/// The failure qwen reports when the model answered in prose although
+/// `--json-schema` asked for its `structured_output` tool (measured, 0.24.4):
+/// for `ask` an invalid answer to repair, not a broken adviser.
+pub fn answered_in_plain_text(error: Option<&str>) -> bool {
+    error.is_some_and(|e| e.contains("instead of calling the structured_output tool"))
 }
 
 /// qwen wraps API errors: `[API Error: 400 mock: scripted bad request]`.
@@ -394,6 +408,17 @@ mod tests {
         assert!(!o.success);
         assert_eq!(o.error.as_deref(), Some("400 mock: scripted bad request"));
         assert!(o.session.is_some());
+    }
+
+    /// `--json-schema` and a prose answer: qwen fails the turn (exit 1);
+    /// the prose is kept so `ask` can repair it.
+    #[test]
+    fn prose_instead_of_structured_output() {
+        let o = parse("qwen-stream-json-schema-prose.jsonl", 1);
+        assert!(!o.success);
+        assert!(answered_in_plain_text(o.error.as_deref()));
+        assert!(o.message.unwrap().starts_with("ASK-BAD: it is a race"));
+        assert!(!answered_in_plain_text(Some("400 bad request")));
     }
 
     #[test]

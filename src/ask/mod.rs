@@ -38,7 +38,7 @@ use self::advice::{Checked, Scope};
 use self::budget::Budget;
 use self::packet::{Built, DiffSource, FileInfo, FileRef, HelpType, PacketInput, Snippet};
 use self::redact::{Counts, Redactor};
-use crate::agent::{Agent, CommandSpec, Extra};
+use crate::agent::{Agent, CommandSpec, Extra, qwen};
 use crate::cli::RunArgs;
 use crate::error::{Error, Result};
 use crate::output::{self, Mode};
@@ -420,12 +420,20 @@ fn advisers(args: &AskArgs) -> Result<(Vec<AdviserSpec>, bool)> {
     }
     for (flag, set, agents) in [
         ("--profile", args.profile.is_some(), &[Agent::Codex][..]),
-        ("--provider", args.provider.is_some(), &Agent::TAKES_PROVIDER[..]),
+        (
+            "--provider",
+            args.provider.is_some(),
+            &Agent::TAKES_PROVIDER[..],
+        ),
     ] {
         if set && !out.iter().any(|a| agents.contains(&a.agent)) {
             return Err(Error::usage(format!(
                 "{flag} applies to {} only, which is not among the advisers",
-                agents.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+                agents
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
     }
@@ -615,10 +623,20 @@ fn consult(p: &Prepared, shared: &Shared, interrupts: &mut Interrupts) -> Result
     let (_, dir) = run::new_run_dir(&shared.root)?;
     let first = run::execute(&p.plan, &p.spec, &p.program, &dir, interrupts, &mut |_| {})?;
     let mut repair = None;
-    let (mut result, verdict) = if first.status != Status::Success {
+    let plain = qwen::answered_in_plain_text(first.error.as_ref().map(|e| e.message.as_str()));
+    let (mut result, verdict) = if first.status != Status::Success && !plain {
         (first, Verdict::RunFailed)
     } else {
-        match advice::extract(first.message.as_deref().unwrap_or("")) {
+        // qwen fails a `--json-schema` turn answered in prose: that is an
+        // invalid answer like any other, so it gets the repair round.
+        let checked = advice::extract(first.message.as_deref().unwrap_or(""));
+        let checked = match checked {
+            Ok(_) if plain => Err(vec![
+                "the answer was prose, not a call of the structured_output tool".to_string(),
+            ]),
+            c => c,
+        };
+        match checked {
             Ok(c) => (first, Verdict::Valid(c)),
             Err(errors) => {
                 let raw = first.message.clone().unwrap_or_default();

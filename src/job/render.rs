@@ -285,7 +285,10 @@ fn opencode(v: &Value) -> Vec<String> {
         "text" => vec![message(s(part, "text"))],
         "tool_use" => {
             let state = part.get("state").unwrap_or(&Value::Null);
-            let mut out = vec![tool(s(part, "tool"), state.get("input").unwrap_or(&Value::Null))];
+            let mut out = vec![tool(
+                s(part, "tool"),
+                state.get("input").unwrap_or(&Value::Null),
+            )];
             if s(state, "status") == "error" {
                 out.push(format!("  failed: {}", clip(s(state, "error"), 300)));
             }
@@ -564,13 +567,25 @@ mod tests {
     #[test]
     fn opencode_and_qwen() {
         let out = render(Agent::Opencode, "opencode/opencode-write.jsonl");
-        assert!(out.iter().any(|l| l.starts_with("write /tmp/scratch/ws/out.txt")), "{out:?}");
+        assert!(
+            out.iter()
+                .any(|l| l.starts_with("write /tmp/scratch/ws/out.txt")),
+            "{out:?}"
+        );
         assert!(out.iter().any(|l| l.starts_with("» WRITE-DONE")), "{out:?}");
         let err = render(Agent::Opencode, "opencode/opencode-api-error.jsonl");
         assert_eq!(err, ["error: mock: scripted bad request"]);
         let q = render(Agent::Qwen, "qwen/qwen-stream-plan-write.jsonl");
-        assert!(q.iter().any(|l| l.starts_with("write /tmp/scratch/ws/out.txt")), "{q:?}");
-        assert!(q.iter().any(|l| l.starts_with("  failed: Qwen Code requires permission")), "{q:?}");
+        assert!(
+            q.iter()
+                .any(|l| l.starts_with("write /tmp/scratch/ws/out.txt")),
+            "{q:?}"
+        );
+        assert!(
+            q.iter()
+                .any(|l| l.starts_with("  failed: Qwen Code requires permission")),
+            "{q:?}"
+        );
     }
 
     #[test]

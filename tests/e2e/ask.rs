@@ -125,11 +125,17 @@ fn assert_structured_request(agent: Agent, r: &Recorded, schema: &Value) {
             // declares nothing that writes or runs commands.
             let so = r.body["tools"]
                 .as_array()
-                .and_then(|a| a.iter().find(|t| t["function"]["name"] == "structured_output"))
+                .and_then(|a| {
+                    a.iter()
+                        .find(|t| t["function"]["name"] == "structured_output")
+                })
                 .unwrap_or_else(|| panic!("no structured_output tool: {names:?}"));
             assert_eq!(&so["function"]["parameters"], schema, "qwen's schema");
             for w in ["write_file", "edit", "run_shell_command"] {
-                assert!(!names.iter().any(|n| n == w), "qwen declared {w}: {names:?}");
+                assert!(
+                    !names.iter().any(|n| n == w),
+                    "qwen declared {w}: {names:?}"
+                );
             }
         }
         Agent::GeminiCli => {

@@ -1122,7 +1122,10 @@ fn chat_stream(
             "tool_calls"
         }
         Action::Json(v) => {
-            sse.send(None, &chunk(call("structured_output", v.clone()), Value::Null))?;
+            sse.send(
+                None,
+                &chunk(call("structured_output", v.clone()), Value::Null),
+            )?;
             "tool_calls"
         }
         Action::Skill(_) => unreachable!("json_as_text"),
