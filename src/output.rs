@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::error::Error;
 use crate::result::{ErrorReport, RunResult};
@@ -58,7 +59,7 @@ pub fn print_result(r: &RunResult, mode: Mode) {
                 ));
             }
             if let Some(w) = r.extra.get("worktree") {
-                s.push_str(&crate::worktree::text_lines(w));
+                s.push_str(&worktree_lines(w));
             }
             if let Some(v) = &r.verification {
                 s.push_str(&format!(
@@ -92,6 +93,29 @@ pub fn print_result(r: &RunResult, mode: Mode) {
             let _ = std::io::stdout().lock().write_all(s.as_bytes());
         }
     }
+}
+
+/// Lines for `--text` output of a result's `worktree` object.
+fn worktree_lines(w: &Value) -> String {
+    let mut s = String::new();
+    let get = |k: &str| w.get(k).and_then(Value::as_str).unwrap_or("");
+    s.push_str(&format!("worktree: {}\n", get("path")));
+    let d = &w["diffstat"];
+    s.push_str(&format!(
+        "branch:   {} ({} file(s), +{} -{})\n",
+        get("branch"),
+        d["files"].as_u64().unwrap_or(0),
+        d["insertions"].as_u64().unwrap_or(0),
+        d["deletions"].as_u64().unwrap_or(0)
+    ));
+    if let Some(r) = w["reverted"].as_array().filter(|r| !r.is_empty()) {
+        let names: Vec<&str> = r.iter().filter_map(Value::as_str).collect();
+        s.push_str(&format!("reverted: {}\n", names.join(", ")));
+    }
+    if !get("merge_hint").is_empty() {
+        s.push_str(&format!("merge:    {}\n", get("merge_hint")));
+    }
+    s
 }
 
 pub fn print_error(err: &Error, mode: Mode) {

@@ -5,8 +5,10 @@ mod support;
 
 mod agents;
 mod ask;
+mod cli_snapshots;
 mod jobs;
 mod json;
+mod layers;
 mod opencode_qwen;
 mod plugin;
 mod run;

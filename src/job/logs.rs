@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 
-use super::args::LogsArgs;
 use super::render::Renderer;
 use super::store::{Job, Store};
 use crate::agent::Agent;
@@ -23,14 +22,14 @@ use crate::output::Mode;
 /// A line longer than this is not rendered (bounded memory); `--raw` shows it.
 const MAX_LINE: usize = 16 << 20;
 
-pub fn logs(a: LogsArgs, _mode: Mode) -> Result<i32> {
-    let job = Store::here()?.open(&a.id)?;
+pub fn logs(id: &std::ffi::OsStr, follow: bool, raw: bool, _mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
     let s = job.refresh()?;
     let agent = match job.read_spec() {
         Ok(sp) => sp.plan.agent,
         Err(_) => Agent::parse(&s.agent)?,
     };
-    let mut watch = if a.follow && !s.status.is_terminal() {
+    let mut watch = if follow && !s.status.is_terminal() {
         Some(Watch::start(&job)?)
     } else {
         None
@@ -38,7 +37,7 @@ pub fn logs(a: LogsArgs, _mode: Mode) -> Result<i32> {
     let stdout = io::stdout();
     let mut out = Printer {
         w: stdout.lock(),
-        renderer: (!a.raw).then(|| Renderer::new(agent)),
+        renderer: (!raw).then(|| Renderer::new(agent)),
         partial: Vec::new(),
         overlong: false,
     };

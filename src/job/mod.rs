@@ -22,7 +22,6 @@
 //! Every command that prints a job's result exits as `run` would have for
 //! that result (`Status::exit_code`); a job still running is 0.
 
-pub mod args;
 pub mod launch;
 pub mod logs;
 pub mod render;
@@ -36,13 +35,18 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use self::args::{ContinueArgs, IdArgs, JobsArgs, PruneArgs, WaitArgs};
+use std::ffi::OsStr;
+
 use self::store::{Ending, Job, State, Store, now_ms};
-use crate::cli::{RunArgs, parse_duration};
 use crate::error::{Error, Result};
 use crate::output::{self, Mode};
 use crate::result::{RunResult, SCHEMA_VERSION};
 use crate::{process, run};
+mod continue_job;
+mod prune;
+
+pub use continue_job::continue_job;
+pub use prune::prune;
 
 pub use self::launch::{Place, start};
 
@@ -50,8 +54,8 @@ pub use self::launch::{Place, start};
 pub const RECENT: usize = 20;
 
 /// `baton status ID`: the job's record, without blocking.
-pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
-    let job = Store::here()?.open(&a.id)?;
+pub fn status(id: &OsStr, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
     let s = job.refresh()?;
     let view = View::new(&job, &s, now_ms());
     match mode {
@@ -65,23 +69,23 @@ pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
 }
 
 /// `baton result ID`: the result if the job ended, else its running status.
-pub fn result(a: IdArgs, mode: Mode) -> Result<i32> {
-    let job = Store::here()?.open(&a.id)?;
+pub fn result(id: &OsStr, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
     let s = job.refresh()?;
     print_job_result(&job, &s, mode)
 }
 
 /// `baton wait ID [--timeout D]`.
-pub fn wait(a: WaitArgs, mode: Mode) -> Result<i32> {
-    let timeout = a.timeout.as_deref().map(parse_duration).transpose()?;
-    let job = Store::here()?.open(&a.id)?;
+/// `timeout` was parsed first by the caller, before the job is looked up.
+pub fn wait(id: &OsStr, timeout: Option<Duration>, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
     let s = wait_for_end(&job, timeout)?;
     print_job_result(&job, &s, mode)
 }
 
 /// `baton cancel ID`: idempotent; a job that already ended keeps its result.
-pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
-    let job = Store::here()?.open(&a.id)?;
+pub fn cancel(id: &OsStr, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
     let s = cancel_job(&job)?;
     print_job_result(&job, &s, mode)
 }
@@ -296,7 +300,7 @@ fn print_text(s: &str) {
 }
 
 /// `baton jobs [--all]`: running jobs first, then the newest.
-pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
+pub fn list(all: bool, mode: Mode) -> Result<i32> {
     let store = Store::here()?;
     let now = now_ms();
     let mut jobs: Vec<(Job, State)> = Vec::new();
@@ -311,7 +315,7 @@ pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
     // Ids sort by start time, and the list already is newest first.
     jobs.sort_by_key(|(_, s)| s.status.is_terminal());
     let total = jobs.len();
-    if !a.all {
+    if !all {
         let running = jobs.iter().filter(|(_, s)| !s.status.is_terminal()).count();
         jobs.truncate(running + RECENT);
     }
@@ -369,75 +373,6 @@ pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
     Ok(0)
 }
 
-/// `baton continue ID [TASK…]`: a new job resuming job ID's peer session
-/// with the same agent, model, effort, access, cwd and CLI options.
-pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
-    let job = Store::here()?.open(&a.id)?;
-    let s = job.refresh()?;
-    if !s.status.is_terminal() {
-        return Err(Error::usage_hint(
-            format!("job `{}` is still running", job.id),
-            format!("wait for it first: `baton wait {}`", job.id),
-        ));
-    }
-    let session = job.result(&s)?.session.or(s.session.clone());
-    let Some(session) = session else {
-        return Err(Error::usage_hint(
-            format!("job `{}` has no peer session to continue", job.id),
-            format!(
-                "its peer ended before starting a session (see `baton logs {}`); \
-                 start a new job with `baton run --async`",
-                job.id
-            ),
-        ));
-    };
-    let old = job.read_spec()?;
-    let p = old.plan;
-    if let Some(w) = &old.worktree
-        && !w.path.is_dir()
-    {
-        return Err(Error::usage_hint(
-            format!(
-                "the worktree of job `{}` is gone ({})",
-                job.id,
-                w.path.display()
-            ),
-            "its branch still holds the work; start a new job with `baton run --async --worktree`",
-        ));
-    }
-    let args = RunArgs {
-        agent: Some(p.agent.name().to_string()),
-        model: p.model.clone(),
-        effort: p.effort.clone(),
-        access: Some(p.access.as_str().to_string()),
-        cwd: Some(p.cwd.clone()),
-        resume: Some(session),
-        timeout: format!("{}ms", p.timeout_ms),
-        idle_timeout: format!("{}ms", p.idle_timeout_ms),
-        profile: p.profile.clone(),
-        provider: p.provider.clone(),
-        raw: p.raw,
-        detach: true,
-        task: a.task,
-        ..RunArgs::default()
-    };
-    // Same checks as `run --async`, so a follow-up cannot bypass them.
-    let task = run::read_task(&args)?;
-    let mut plan = run::plan(&args, task)?;
-    let place = match old.worktree {
-        Some(w) => {
-            // Still the user's `.baton/`, and the same git metadata to commit to.
-            plan.root = p.root.clone();
-            plan.writable_dirs = p.writable_dirs.clone();
-            Place::Worktree(Box::new(w))
-        }
-        None => Place::Cwd,
-    };
-    let r = start(&plan, place, Some(job.id.clone()))?;
-    print_started(&r, mode);
-    Ok(0)
-}
-
 /// What `run --async` and `continue` print.
 pub fn print_started(r: &RunResult, mode: Mode) {
     match mode {
@@ -459,209 +394,14 @@ pub fn print_started(r: &RunResult, mode: Mode) {
     }
 }
 
-#[derive(Serialize)]
-struct Pruned {
-    job_id: String,
-    status: &'static str,
-    agent: String,
-    task: String,
-    ended_ms: Option<u64>,
-    bytes: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    worktree: Option<String>,
-}
-
-#[derive(Serialize)]
-struct KeptWorktree {
-    id: String,
-    reason: String,
-}
-
-/// `baton prune [--older-than D] [--dry-run]`: remove ended jobs, never
-/// running ones. The worktree of a removed `--worktree` job goes too once no
-/// remaining job uses it, unless it holds uncommitted changes; its branch,
-/// which holds the work, always stays.
-pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
-    let older = parse_duration(&a.older_than)?.as_millis() as u64;
-    let store = Store::here()?;
-    let now = now_ms();
-    let cutoff = now.saturating_sub(older);
-    let mut doomed: Vec<(Job, Pruned)> = Vec::new();
-    let mut in_use = std::collections::HashSet::new();
-    let mut running = 0usize;
-    for id in store.ids()? {
-        let job = store.job(&id);
-        let s = match job.read_state() {
-            Ok(s) => s,
-            Err(_) => {
-                // A directory without state: a launch in progress or one that
-                // died before starting anything. Removed once clearly abandoned.
-                let born = id_time_ms(&id);
-                if !job.runner_alive() && born < cutoff && now.saturating_sub(born) > 60_000 {
-                    let bytes = dir_size(&job.dir);
-                    doomed.push((
-                        job,
-                        Pruned {
-                            job_id: id.clone(),
-                            status: "incomplete",
-                            agent: String::new(),
-                            task: String::new(),
-                            ended_ms: None,
-                            bytes,
-                            worktree: None,
-                        },
-                    ));
-                }
-                continue;
-            }
-        };
-        let s = if s.status.is_terminal() {
-            s
-        } else {
-            job.refresh()?
-        };
-        if !s.status.is_terminal() || s.ended_ms.unwrap_or(s.created_ms) > cutoff {
-            running += usize::from(!s.status.is_terminal());
-            in_use.extend(s.worktree.clone());
-            continue;
-        }
-        let bytes = dir_size(&job.dir);
-        doomed.push((
-            job,
-            Pruned {
-                job_id: id.clone(),
-                status: s.status.as_str(),
-                agent: s.agent.clone(),
-                task: s.task.clone(),
-                ended_ms: s.ended_ms,
-                bytes,
-                worktree: s.worktree.clone(),
-            },
-        ));
-    }
-    let mut removed = Vec::new();
-    let mut worktrees_removed = Vec::new();
-    let mut worktrees_kept = Vec::new();
-    for (job, p) in doomed {
-        let session = p
-            .worktree
-            .as_ref()
-            .filter(|w| !in_use.contains(*w))
-            .and_then(|_| job.read_spec().ok())
-            .and_then(|sp| sp.worktree);
-        if !a.dry_run && !remove(&store, &job) {
-            continue;
-        }
-        if let Some(w) = session.filter(|w| !worktrees_removed.contains(&w.id)) {
-            let gone = a.dry_run || {
-                match crate::worktree::store::remove(&w.root, &w.id, false, false) {
-                    Ok(_) => true,
-                    Err(e) => {
-                        worktrees_kept.push(KeptWorktree {
-                            id: w.id.clone(),
-                            reason: e.to_string(),
-                        });
-                        false
-                    }
-                }
-            };
-            if gone {
-                worktrees_removed.push(w.id);
-            }
-        }
-        removed.push(p);
-    }
-    let freed: u64 = removed.iter().map(|p| p.bytes).sum();
-    match mode {
-        Mode::Json => output::json_line(&serde_json::json!({
-            "schema_version": SCHEMA_VERSION,
-            "dry_run": a.dry_run,
-            "older_than_ms": older,
-            "removed": removed,
-            "freed_bytes": freed,
-            "running_kept": running,
-            "worktrees_removed": worktrees_removed,
-            "worktrees_kept": worktrees_kept,
-        })),
-        Mode::Text => {
-            let verb = if a.dry_run { "would remove" } else { "removed" };
-            let mut t = String::new();
-            for p in &removed {
-                t.push_str(&format!(
-                    "{verb} {}  {:<10}  {:<9}  {}\n",
-                    p.job_id, p.agent, p.status, p.task
-                ));
-            }
-            for w in &worktrees_removed {
-                t.push_str(&format!(
-                    "{verb} worktree {w} (its branch baton/{w} stays)\n"
-                ));
-            }
-            for k in &worktrees_kept {
-                t.push_str(&format!("kept worktree {}: {}\n", k.id, k.reason));
-            }
-            t.push_str(&format!(
-                "{verb} {} job(s), {} KiB; {running} running job(s) kept\n",
-                removed.len(),
-                freed.div_ceil(1024)
-            ));
-            print_text(&t);
-        }
-    }
-    Ok(0)
-}
-
-/// Move the job out of sight first (one rename), then delete it, so no
-/// reader ever sees a half-deleted job.
-fn remove(store: &Store, job: &Job) -> bool {
-    let trash = store.dir.join(format!(
-        ".trash-{}-{}",
-        job.id,
-        crate::ids::random_suffix(6)
-    ));
-    if std::fs::rename(&job.dir, &trash).is_err() {
-        return false;
-    }
-    let _ = std::fs::remove_dir_all(&trash);
-    true
-}
-
-fn dir_size(dir: &std::path::Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .filter_map(|e| e.metadata().ok())
-                .filter(|m| m.is_file())
-                .map(|m| m.len())
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
-/// The start time encoded in an id (its first 9 base-32 digits).
-fn id_time_ms(id: &str) -> u64 {
-    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
-    id.bytes().take(9).fold(0u64, |acc, b| {
-        (acc << 5) | ALPHABET.iter().position(|a| *a == b).unwrap_or(0) as u64
-    })
-}
-
 /// `baton __job-runner DIR --lock-fd N`.
-pub fn run_runner(a: args::RunnerArgs) -> Result<i32> {
-    runner::main(&a.dir, a.lock_fd)
+pub fn run_runner(dir: &std::path::Path, lock_fd: Option<i32>) -> Result<i32> {
+    runner::main(dir, lock_fd)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn id_time_round_trips() {
-        let before = now_ms();
-        let id = crate::ids::new_id();
-        let t = id_time_ms(&id);
-        assert!(t >= before && t <= now_ms(), "{t} vs {before}");
-    }
 
     #[test]
     fn human_durations() {

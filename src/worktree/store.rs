@@ -1,6 +1,7 @@
 //! baton's record of each worktree, `.baton/worktrees/<id>.json` beside the
 //! worktree directory `.baton/worktrees/<id>/` (never inside it, where it
-//! would be committed), and the `worktree list` / `worktree remove` commands.
+//! would be committed), and listing and removing them (`list`, `remove`;
+//! `manage` prints them for `baton worktree list|remove`).
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};

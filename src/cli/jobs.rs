@@ -1,4 +1,5 @@
-//! Command-line arguments of the job commands (used by `cli::Command`).
+//! The job commands (wait, status, result, cancel, jobs, logs, continue,
+//! prune, and the hidden job runner): their flags, and the `job` calls they make.
 //!
 //! Job ids are taken as raw `OsString`s so that every malformed id (NUL,
 //! non-UTF-8, traversal) reaches `store::check_id` and gets the same
@@ -8,6 +9,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use clap::Args;
+
+use crate::error::Result;
+use crate::output::Mode;
+use crate::{duration, job};
 
 #[derive(Debug, Clone, Args)]
 pub struct IdArgs {
@@ -71,4 +76,42 @@ pub struct RunnerArgs {
     /// The descriptor of the job's lock, already locked by the launcher.
     #[arg(long)]
     pub lock_fd: Option<i32>,
+}
+
+pub fn wait(a: WaitArgs, mode: Mode) -> Result<i32> {
+    let timeout = a.timeout.as_deref().map(duration::parse).transpose()?;
+    job::wait(&a.id, timeout, mode)
+}
+
+pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
+    job::status(&a.id, mode)
+}
+
+pub fn result(a: IdArgs, mode: Mode) -> Result<i32> {
+    job::result(&a.id, mode)
+}
+
+pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
+    job::cancel(&a.id, mode)
+}
+
+pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
+    job::list(a.all, mode)
+}
+
+pub fn logs(a: LogsArgs, mode: Mode) -> Result<i32> {
+    job::logs::logs(&a.id, a.follow, a.raw, mode)
+}
+
+pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
+    job::continue_job(&a.id, a.task, mode)
+}
+
+pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
+    let older_than = duration::parse(&a.older_than)?;
+    job::prune(older_than, a.dry_run, mode)
+}
+
+pub fn run_runner(a: RunnerArgs) -> Result<i32> {
+    job::run_runner(&a.dir, a.lock_fd)
 }

@@ -20,18 +20,21 @@
 
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions, TryLockError};
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-
-use crate::agent::{Agent, CommandSpec, ProcessExit};
 use crate::error::{Error, Result};
-use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
-use crate::run::Plan;
+use crate::result::{RunResult, Status};
 use crate::{fsutil, ids, process};
+
+mod salvage;
+mod spec;
+mod state;
+
+pub use spec::{Spec, StoredCommand};
+pub use state::{Ending, JobState, State};
 
 /// Version of `spec.json` and `state.json` (baton's own files, not the public result).
 pub const STORE_VERSION: u32 = 1;
@@ -41,183 +44,6 @@ pub fn now_ms() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
-}
-
-/// The job state machine: `Running` → exactly one terminal state, never changed after.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JobState {
-    /// The runner holds the job's lock (or did when last looked at).
-    Running,
-    Success,
-    Failed,
-    Timeout,
-    Cancelled,
-    /// The runner died without recording an end (kill -9, OOM, reboot).
-    Lost,
-}
-
-impl JobState {
-    pub fn is_terminal(self) -> bool {
-        self != JobState::Running
-    }
-
-    /// The state a result ends the job in. baton's own errors (`Status::Error`)
-    /// while running a job are a failed job.
-    pub fn from_status(s: Status) -> JobState {
-        match s {
-            Status::Success => JobState::Success,
-            Status::Failed | Status::Error => JobState::Failed,
-            Status::Timeout => JobState::Timeout,
-            Status::Cancelled => JobState::Cancelled,
-            Status::Lost => JobState::Lost,
-            Status::Running => JobState::Running,
-        }
-    }
-
-    pub fn status(self) -> Status {
-        match self {
-            JobState::Running => Status::Running,
-            JobState::Success => Status::Success,
-            JobState::Failed => Status::Failed,
-            JobState::Timeout => Status::Timeout,
-            JobState::Cancelled => Status::Cancelled,
-            JobState::Lost => Status::Lost,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        self.status().as_str()
-    }
-}
-
-/// The command a job runs, as resolved (and validated) when it was started.
-/// A mirror of `agent::CommandSpec` that can be stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StoredCommand {
-    pub program: String,
-    pub args: Vec<String>,
-    pub env_set: Vec<(String, String)>,
-    pub env_remove: Vec<String>,
-    pub stdin: Option<String>,
-    pub warnings: Vec<String>,
-}
-
-impl StoredCommand {
-    pub fn from_spec(spec: &CommandSpec) -> Result<StoredCommand> {
-        let args = spec
-            .args
-            .iter()
-            .map(|a| {
-                a.to_str().map(str::to_string).ok_or_else(|| {
-                    Error::usage_hint(
-                        format!(
-                            "argument `{}` is not valid UTF-8; background jobs cannot store it",
-                            a.to_string_lossy()
-                        ),
-                        "run it in the foreground (without --async), or use a UTF-8 path",
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        Ok(StoredCommand {
-            program: spec.program.clone(),
-            args,
-            env_set: spec.env_set.clone(),
-            env_remove: spec.env_remove.clone(),
-            stdin: spec.stdin.clone(),
-            warnings: spec.warnings.clone(),
-        })
-    }
-
-    pub fn to_spec(&self) -> CommandSpec {
-        let mut c = CommandSpec::new(&self.program);
-        c.args(&self.args);
-        c.env_set = self.env_set.clone();
-        c.env_remove = self.env_remove.clone();
-        c.stdin = self.stdin.clone();
-        c.warnings = self.warnings.clone();
-        c
-    }
-}
-
-/// `spec.json`: written once, before the runner starts.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Spec {
-    pub version: u32,
-    pub id: String,
-    pub created_ms: u64,
-    pub plan: Plan,
-    pub command: StoredCommand,
-    /// The peer CLI as found on PATH at start.
-    pub program: PathBuf,
-    /// The job whose peer session this one continues (`baton continue`).
-    pub resumed_from: Option<String>,
-    /// `run --async --worktree` (and its continuations): the worktree the
-    /// peer works in, committed to when it ends.
-    #[serde(default)]
-    pub worktree: Option<crate::worktree::Session>,
-}
-
-/// `state.json`: the state and everything `jobs`/`status` show, so listing
-/// reads one small file per job.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct State {
-    pub version: u32,
-    pub id: String,
-    pub status: JobState,
-    pub agent: String,
-    pub model: Option<String>,
-    pub effort: Option<String>,
-    pub access: String,
-    pub cwd: String,
-    /// First line of the task, clipped.
-    pub task: String,
-    pub created_ms: u64,
-    pub ended_ms: Option<u64>,
-    /// Set while running, for `cancel` (signalled only while the lock shows it alive).
-    pub runner_pid: Option<u32>,
-    /// The peer's process group, so leftovers can be stopped after the runner is gone.
-    pub peer_pgid: Option<u32>,
-    pub session: Option<String>,
-    pub summary: Option<String>,
-    pub resumed_from: Option<String>,
-    /// The id of the worktree the peer works in, if any.
-    #[serde(default)]
-    pub worktree: Option<String>,
-    pub warnings: Vec<String>,
-}
-
-impl State {
-    pub fn initial(spec: &Spec) -> State {
-        let p = &spec.plan;
-        let mut warnings = p.warnings.clone();
-        warnings.extend(spec.command.warnings.iter().cloned());
-        State {
-            version: STORE_VERSION,
-            id: spec.id.clone(),
-            status: JobState::Running,
-            agent: p.agent.name().to_string(),
-            model: p.model.clone(),
-            effort: p.effort.clone(),
-            access: p.access.as_str().to_string(),
-            cwd: p.cwd.display().to_string(),
-            task: first_line(&p.task, 120),
-            created_ms: spec.created_ms,
-            ended_ms: None,
-            runner_pid: None,
-            peer_pgid: None,
-            session: None,
-            summary: None,
-            resumed_from: spec.resumed_from.clone(),
-            worktree: spec.worktree.as_ref().map(|w| w.id.clone()),
-            warnings,
-        }
-    }
-
-    pub fn duration_ms(&self, now: u64) -> u64 {
-        self.ended_ms.unwrap_or(now).saturating_sub(self.created_ms)
-    }
 }
 
 pub fn first_line(s: &str, max: usize) -> String {
@@ -525,119 +351,6 @@ impl Job {
         };
         self.finish_locked(s, result)
     }
-
-    /// What can be known of a job whose runner died: the peer's output so far.
-    fn salvage(&self, s: &State, how: Ending) -> RunResult {
-        let spec = self.read_spec().ok();
-        let agent = spec
-            .as_ref()
-            .map(|sp| sp.plan.agent)
-            .or_else(|| Agent::parse(&s.agent).ok());
-        let outcome = agent.map(|a| parse_log(a, &self.stdout_log(), &self.stderr_log()));
-        let mut r = self.running_result(s);
-        let took = format!("{:.1}s", r.duration_ms as f64 / 1000.0);
-        let log = self.stdout_log().display().to_string();
-        let (status, summary, error) = match how {
-            Ending::Lost => (
-                Status::Lost,
-                format!(
-                    "{} job {} lost after {took}: its runner ended without recording a result",
-                    s.agent, s.id
-                ),
-                ErrorInfo {
-                    kind: "lost".into(),
-                    message: "the job's runner process ended without recording a result \
-                              (killed, out of memory, or the machine restarted)"
-                        .into(),
-                    hint: Some(format!(
-                        "the peer's output so far is in {log} (stderr.log and runner.log beside it); \
-                         run the task again, or `baton continue {}` if a session is shown",
-                        s.id
-                    )),
-                },
-            ),
-            Ending::Cancelled => (
-                Status::Cancelled,
-                format!("{} job {} cancelled after {took}", s.agent, s.id),
-                ErrorInfo {
-                    kind: "cancelled".into(),
-                    message: "cancelled by `baton cancel`".into(),
-                    hint: Some(
-                        "run it again, or continue the session with `baton continue`".into(),
-                    ),
-                },
-            ),
-        };
-        r.status = status;
-        r.summary = summary;
-        r.error = Some(error);
-        if let Some(o) = outcome {
-            r.session = o.session.or(r.session);
-            r.message = o.message;
-            r.usage = o.usage;
-            r.model = o.model.or(r.model);
-        }
-        r
-    }
-
-    /// The result shape for a job that has not ended (also the base of a
-    /// salvaged one).
-    pub fn running_result(&self, s: &State) -> RunResult {
-        let now = now_ms();
-        let secs = s.duration_ms(now) as f64 / 1000.0;
-        RunResult {
-            schema_version: SCHEMA_VERSION,
-            status: Status::Running,
-            summary: format!(
-                "{} job {} running for {secs:.1}s: {}",
-                s.agent, s.id, s.task
-            ),
-            message: None,
-            agent: s.agent.clone(),
-            model: s.model.clone(),
-            effort: s.effort.clone(),
-            access: s.access.clone(),
-            cwd: s.cwd.clone(),
-            session: s.session.clone(),
-            changed_files: Vec::new(),
-            usage: Usage::default(),
-            duration_ms: s.duration_ms(now),
-            exit_code: None,
-            log_path: Some(self.stdout_log().display().to_string()),
-            warnings: s.warnings.clone(),
-            denials: Vec::new(),
-            error: None,
-            verification: None,
-            job_id: Some(s.id.clone()),
-            extra: Default::default(),
-        }
-    }
-
-    /// The final result of an ended job, else its running status.
-    pub fn result(&self, s: &State) -> Result<RunResult> {
-        if !s.status.is_terminal() {
-            return Ok(self.running_result(s));
-        }
-        match self.read_result()? {
-            // Always in the file too; set here so an old or salvaged one agrees.
-            Some(r) => Ok(RunResult {
-                job_id: Some(self.id.clone()),
-                ..r
-            }),
-            None => Err(Error::Internal(format!(
-                "job {} ended ({}) but has no result.json",
-                self.id,
-                s.status.as_str()
-            ))),
-        }
-    }
-}
-
-/// How a job whose runner is gone is recorded when its runner did not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
-    Lost,
-    Cancelled,
 }
 
 /// `<id>/state.json` opened relative to the store directory.
@@ -669,40 +382,11 @@ fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T> {
         .map_err(|e| Error::Internal(format!("{} is corrupt: {e}", p.display())))
 }
 
-/// Parse a peer's log as far as it goes, streaming (logs can be large).
-fn parse_log(agent: Agent, stdout: &Path, stderr: &Path) -> crate::agent::Outcome {
-    let mut p = agent.parser();
-    if let Ok(f) = File::open(stdout) {
-        let mut r = BufReader::new(f);
-        let mut line = Vec::new();
-        while r
-            .read_until(b'\n', &mut line)
-            .map(|n| n > 0)
-            .unwrap_or(false)
-        {
-            if line.len() <= process::MAX_LINE {
-                p.feed(&line);
-            }
-            line.clear();
-        }
-    }
-    let mut tail = String::new();
-    if let Ok(mut f) = File::open(stderr) {
-        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-        let _ = f.seek(SeekFrom::Start(len.saturating_sub(16 << 10)));
-        let mut b = Vec::new();
-        let _ = f.read_to_end(&mut b);
-        tail = String::from_utf8_lossy(&b).into_owned();
-    }
-    p.finish(&ProcessExit {
-        code: None,
-        stderr_tail: tail,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::{Agent, CommandSpec};
+    use crate::run::Plan;
 
     #[test]
     fn ids_are_checked_before_any_path_is_built() {

@@ -6,18 +6,24 @@
 //! packet is serialised; the size limit is applied to exactly the text that
 //! would be sent and a packet over it is refused, never cut.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
-use std::path::{Component, Path, PathBuf};
-use std::process::Stdio;
+use std::io::Read;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::redact::{Counts, Redactor};
+use crate::ask::redact::{Counts, Redactor};
 use crate::error::{Error, Result};
-use crate::git;
+
+mod credentials;
+mod diff;
+mod files;
+
+use credentials::check_credential;
+pub use credentials::credential_reason;
+use diff::{check_diff_paths, git_diff};
+use files::inline_file;
 
 pub const DEFAULT_MAX_CHARS: usize = 200_000;
 
@@ -350,281 +356,6 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// `path`, `path:A`, `path:A-B`, `path:A-` → (path, start, end). A path that
-/// exists as written wins over a range reading (a file may contain `:`).
-fn parse_spec(spec: &str, cwd: &Path) -> Result<(String, Option<usize>, Option<usize>)> {
-    if cwd.join(spec).exists() {
-        return Ok((spec.to_string(), None, None));
-    }
-    let Some((path, range)) = spec.rsplit_once(':') else {
-        return Ok((spec.to_string(), None, None));
-    };
-    let bad = || {
-        Error::usage_hint(
-            format!("bad line range in `{spec}`"),
-            "write PATH, PATH:START, PATH:START-END or PATH:START- (lines count from 1)",
-        )
-    };
-    if range.is_empty() || !range.chars().all(|c| c.is_ascii_digit() || c == '-') {
-        return Ok((spec.to_string(), None, None));
-    }
-    let num = |s: &str| s.parse::<usize>().map_err(|_| bad());
-    let (start, end) = match range.split_once('-') {
-        None => {
-            let n = num(range)?;
-            (n, Some(n))
-        }
-        Some((a, "")) => (num(a)?, None),
-        Some((a, b)) => (num(a)?, Some(num(b)?)),
-    };
-    Ok((path.to_string(), Some(start), end))
-}
-
-fn inline_file(cwd: &Path, f: &FileRef, max_chars: usize) -> Result<InlinedFile> {
-    let (path, start, end) = match f {
-        FileRef::Spec(s) => parse_spec(s, cwd)?,
-        FileRef::Range(r) => (r.path.clone(), r.start_line, r.end_line),
-    };
-    if path.trim().is_empty() {
-        return Err(Error::usage("a `files` entry has an empty path"));
-    }
-    if start == Some(0) || matches!((start, end), (Some(s), Some(e)) if e < s) {
-        return Err(Error::usage_hint(
-            format!("bad line range for `{path}`"),
-            "lines count from 1 and the end may not come before the start",
-        ));
-    }
-    let given = PathBuf::from(&path);
-    // The name as written is checked too: a link called `.env` is refused
-    // even if it points at something harmless (and the target is checked next).
-    check_credential(&path, &given)?;
-    let full = cwd.join(&given);
-    let canonical = full.canonicalize().map_err(|e| {
-        Error::usage_hint(
-            format!("file `{path}`: {e}"),
-            "paths are relative to the working directory (--cwd)",
-        )
-    })?;
-    check_credential(&path, &canonical)?;
-    let meta =
-        std::fs::metadata(&canonical).map_err(|e| Error::usage(format!("file `{path}`: {e}")))?;
-    if !meta.is_file() {
-        return Err(Error::usage(format!("`{path}` is not a regular file")));
-    }
-    // UTF-8 needs at most 4 bytes a character: a larger file cannot fit.
-    let byte_cap = (max_chars as u64).saturating_mul(4);
-    if start.is_none() && meta.len() > byte_cap {
-        return Err(Error::Refused {
-            kind: "packet_too_large",
-            message: format!(
-                "file `{path}` is {} bytes, more than the packet limit of {max_chars} characters \
-                 allows; it was not read",
-                meta.len()
-            ),
-            hint: "inline a line range (`--file PATH:START-END`) or raise --max-chars".into(),
-        });
-    }
-    let file = File::open(&canonical).map_err(|e| Error::usage(format!("file `{path}`: {e}")))?;
-    let mut reader = BufReader::new(file.take(byte_cap + 1));
-    let first = start.unwrap_or(1);
-    let mut content = Vec::new();
-    let mut line = Vec::new();
-    let mut n = 0usize;
-    loop {
-        line.clear();
-        let got = reader
-            .read_until(b'\n', &mut line)
-            .map_err(|e| Error::io(format!("reading `{path}`"), e))?;
-        if got == 0 {
-            break;
-        }
-        n += 1;
-        if line.contains(&0) {
-            return Err(Error::usage_hint(
-                format!("`{path}` looks binary (it contains NUL bytes)"),
-                "inline text files only",
-            ));
-        }
-        if n >= first {
-            content.extend_from_slice(&line);
-        }
-        if end.is_some_and(|e| n >= e) {
-            break;
-        }
-    }
-    if start.is_some() && n < first {
-        return Err(Error::usage(format!(
-            "`{path}` has {n} lines; line {first} does not exist"
-        )));
-    }
-    let last = match end {
-        Some(e) => e.min(n),
-        None => n,
-    };
-    Ok(InlinedFile {
-        path,
-        start_line: if n == 0 { 0 } else { first },
-        end_line: last,
-        content: String::from_utf8_lossy(&content).into_owned(),
-    })
-}
-
-/// Why a path looks like it holds credentials, if it does. Every component
-/// is looked at, so `a/../.ssh/x` (checked after canonicalisation) and a
-/// symlink into `~/.aws` are caught like the plain paths.
-pub fn credential_reason(path: &Path) -> Option<String> {
-    let names: Vec<String> = path
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(s) => Some(s.to_string_lossy().to_lowercase()),
-            _ => None,
-        })
-        .collect();
-    for (i, n) in names.iter().enumerate() {
-        if let Some(d) = [".ssh", ".aws", ".gnupg", ".codex", ".claude"]
-            .iter()
-            .find(|d| **d == n.as_str())
-        {
-            return Some(format!("it is under `{d}`, where credentials are kept"));
-        }
-        if n == ".config" && names.get(i + 1).is_some_and(|g| g == "gcloud") {
-            return Some("it is under `.config/gcloud`, where credentials are kept".into());
-        }
-    }
-    let name = names.last()?;
-    let why = if name.starts_with(".env") {
-        "`.env` files hold secrets"
-    } else if name.ends_with(".pem") || name.ends_with(".key") {
-        "`.pem`/`.key` files hold keys and certificates"
-    } else if ["id_rsa", "id_ed25519", "id_ecdsa", "id_dsa"]
-        .iter()
-        .any(|p| name.starts_with(p))
-    {
-        "it is an SSH key"
-    } else if matches!(
-        name.as_str(),
-        ".netrc" | ".npmrc" | ".pypirc" | ".git-credentials" | "auth.json"
-    ) {
-        "it holds login tokens"
-    } else if name.starts_with("credentials") {
-        "it holds credentials"
-    } else {
-        return None;
-    };
-    Some(why.to_string())
-}
-
-fn check_credential(given: &str, path: &Path) -> Result<()> {
-    match credential_reason(path) {
-        None => Ok(()),
-        Some(why) => {
-            let resolved = if path == Path::new(given) {
-                String::new()
-            } else {
-                format!(" (resolves to {})", path.display())
-            };
-            Err(Error::Refused {
-                kind: "credential_file",
-                message: format!(
-                    "refusing to read `{given}`{resolved}: {why}; credential-like files are never \
-                     sent to an adviser"
-                ),
-                hint: "leave the file out; describe what matters about it in words instead".into(),
-            })
-        }
-    }
-}
-
-/// Paths a unified diff touches (from its `diff --git`, `---`/`+++` and
-/// rename lines).
-fn diff_paths(diff: &str) -> Vec<String> {
-    let strip = |p: &str| {
-        let p = p.trim().trim_matches('"');
-        p.strip_prefix("a/")
-            .or_else(|| p.strip_prefix("b/"))
-            .unwrap_or(p)
-            .to_string()
-    };
-    let mut out = Vec::new();
-    for l in diff.lines() {
-        if let Some(rest) = l.strip_prefix("diff --git ") {
-            out.extend(rest.split(" b/").map(strip));
-        } else if let Some(p) = l
-            .strip_prefix("--- ")
-            .or_else(|| l.strip_prefix("+++ "))
-            .or_else(|| l.strip_prefix("rename from "))
-            .or_else(|| l.strip_prefix("rename to "))
-        {
-            let p = p.split('\t').next().unwrap_or(p);
-            if p != "/dev/null" {
-                out.push(strip(p));
-            }
-        }
-    }
-    out
-}
-
-fn check_diff_paths(diff: &str) -> Result<()> {
-    for p in diff_paths(diff) {
-        if let Some(why) = credential_reason(Path::new(&p)) {
-            return Err(Error::Refused {
-                kind: "credential_file",
-                message: format!(
-                    "the diff touches `{p}`: {why}; credential-like files are never sent to an \
-                     adviser"
-                ),
-                hint: "commit or stash that file first, or give the packet a `diff` without it"
-                    .into(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// `git diff <rev>` of the working directory. External diff drivers and
-/// textconv filters are off: they would run programs named by the repository.
-fn git_diff(cwd: &Path, rev: &str) -> Result<String> {
-    if rev.is_empty() || rev.starts_with('-') || rev.contains(char::is_whitespace) {
-        return Err(Error::usage(format!("--diff `{rev}` is not a revision")));
-    }
-    let run = |extra: &[&str]| -> Result<Vec<u8>> {
-        let out = git::git(cwd)
-            .args(["diff", "--no-color", "--no-ext-diff", "--no-textconv"])
-            .args(extra)
-            .args([rev, "--"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output()
-            .map_err(|e| Error::io("running `git diff`", e))?;
-        if !out.status.success() {
-            let err = String::from_utf8_lossy(&out.stderr);
-            return Err(Error::usage_hint(
-                format!(
-                    "`git diff {rev}` failed: {}",
-                    crate::agent::last_line(&err).unwrap_or_else(|| "no message".into())
-                ),
-                "--diff needs a git repository (with a commit to compare against)",
-            ));
-        }
-        Ok(out.stdout)
-    };
-    // Names first: a credential file is refused before its content is read.
-    for name in run(&["--name-only", "-z", "--no-renames"])?.split(|b| *b == 0) {
-        if !name.is_empty() {
-            let name = String::from_utf8_lossy(name);
-            check_diff_paths(&format!("+++ b/{name}\n"))?;
-        }
-    }
-    let text = String::from_utf8_lossy(&run(&[])?).into_owned();
-    if text.trim().is_empty() {
-        return Err(Error::usage_hint(
-            format!("`git diff {rev}` is empty: there is nothing to review"),
-            "drop --diff, or compare against another revision (`--diff=main`)",
-        ));
-    }
-    Ok(text)
-}
-
 /// Read a `--packet`/`--previous-advice` source (`-` is stdin).
 pub fn read_source(p: &Path, what: &str) -> Result<String> {
     if p.as_os_str() == "-" {
@@ -666,7 +397,9 @@ pub fn previous_advice(text: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git;
     use std::fs;
+    use std::process::Stdio;
 
     fn no_env() -> Redactor {
         Redactor::with_env(Vec::<(String, String)>::new())
@@ -793,46 +526,6 @@ mod tests {
             sent(&build_in(d.path(), i).unwrap())["files"][0]["content"],
             "x\n"
         );
-    }
-
-    #[test]
-    fn credential_paths_are_recognised() {
-        let refused = [
-            ".env",
-            "app/.env.local",
-            "certs/server.pem",
-            "tls/private.KEY",
-            "home/u/.ssh/config",
-            "id_rsa",
-            "id_ed25519.pub",
-            ".netrc",
-            "web/.npmrc",
-            "auth.json",
-            "credentials",
-            "gcp/credentials.json",
-            "u/.aws/config",
-            "u/.gnupg/pubring.kbx",
-            "u/.codex/config.toml",
-            "u/.claude/settings.json",
-            "u/.config/gcloud/application_default_credentials.json",
-        ];
-        for p in refused {
-            assert!(credential_reason(Path::new(p)).is_some(), "{p}");
-        }
-        let allowed = [
-            "src/env.rs",
-            "environment.md",
-            "keys.rs",
-            "src/key_value.rs",
-            "docs/ssh.md",
-            "u/.config/nvim/init.lua",
-            "my_credentials_doc.md",
-            "package.json",
-            "README",
-        ];
-        for p in allowed {
-            assert_eq!(credential_reason(Path::new(p)), None, "{p}");
-        }
     }
 
     #[test]

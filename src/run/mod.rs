@@ -1,7 +1,7 @@
-//! `baton run`: turn the command line into a `Request`, start the peer under
-//! supervision, and build the one result.
+//! One run of a peer: `plan` turns a `RunRequest` into a `Plan`, `execute`
+//! starts the peer under supervision and builds the one result.
 //!
-//! Split in two so the background job runner shares it: `prepare` does every
+//! Split in two so the background job runner shares it: `plan` does every
 //! check that can fail fast (usage, access, recursion, CLI installed) and
 //! `execute` runs the peer and writes its logs into a given directory.
 
@@ -12,11 +12,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::{Access, Agent, CommandSpec, Extra, Request};
-use crate::cli::{RunArgs, parse_duration};
 use crate::error::{Error, Result};
-use crate::process::{self, EndReason, Interrupts, Limits, LogFiles};
-use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
-use crate::{fsutil, git, ids, models, prompt};
+use crate::process::{self, Limits};
+use crate::result::SCHEMA_VERSION;
+use crate::{duration, fsutil, ids, models, prompt};
+
+mod execute;
+
+pub use execute::execute;
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
@@ -67,6 +70,30 @@ pub struct Plan {
     pub protected_paths: Vec<PathBuf>,
 }
 
+/// What the caller asks of one run, as given (the command line, `ask`, or
+/// `continue`). Durations stay text: `plan` checks them in its fixed order,
+/// so the first error reported for a bad request never changes.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    pub agent: Option<String>,
+    pub model: Option<String>,
+    pub effort: Option<String>,
+    pub access: Option<String>,
+    pub read_only: bool,
+    pub full_access: bool,
+    pub cwd: Option<PathBuf>,
+    /// Read the task from this file (`-` for stdin).
+    pub prompt_file: Option<PathBuf>,
+    pub resume: Option<String>,
+    pub timeout: String,
+    pub idle_timeout: String,
+    pub profile: Option<String>,
+    pub provider: Option<String>,
+    pub raw: bool,
+    /// The task as words (joined by spaces).
+    pub task: Vec<String>,
+}
+
 /// Environment knobs, read once.
 pub struct Depth {
     pub depth: u32,
@@ -97,7 +124,7 @@ impl Depth {
     }
 }
 
-pub fn resolve_access(args: &RunArgs) -> Result<Access> {
+pub fn resolve_access(args: &RunRequest) -> Result<Access> {
     if args.read_only {
         return Ok(Access::ReadOnly);
     }
@@ -133,7 +160,7 @@ pub fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// The task text: words, `--prompt-file`, or piped stdin, in that order.
-pub fn read_task(args: &RunArgs) -> Result<String> {
+pub fn read_task(args: &RunRequest) -> Result<String> {
     if !args.task.is_empty() && args.prompt_file.is_some() {
         return Err(Error::usage(
             "give the task as words or with --prompt-file, not both",
@@ -175,15 +202,15 @@ fn read_stdin() -> Result<String> {
 }
 
 /// Validate the command line into a plan. Fails fast on every usage problem.
-pub fn plan(args: &RunArgs, task: String) -> Result<Plan> {
+pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     let depth = Depth::from_env();
     depth.check()?;
     let agent = Agent::parse(args.agent.as_deref().unwrap_or("codex"))?;
     let access = resolve_access(args)?;
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     let resolved = models::resolve(agent, args.model.as_deref(), args.effort.as_deref())?;
-    let timeout = parse_duration(&args.timeout)?;
-    let idle = parse_duration(&args.idle_timeout)?;
+    let timeout = duration::parse(&args.timeout)?;
+    let idle = duration::parse(&args.idle_timeout)?;
     if timeout.is_zero() {
         return Err(Error::usage("--timeout must be more than zero"));
     }
@@ -339,250 +366,4 @@ pub fn new_run_dir(root: &Path) -> Result<(String, PathBuf)> {
     let dir = runs.join(&id);
     fsutil::ensure_private_dir(&dir)?;
     Ok((id, dir))
-}
-
-/// Run the plan's peer to the end, with its logs in `dir`.
-pub fn execute(
-    plan: &Plan,
-    spec: &CommandSpec,
-    program: &Path,
-    dir: &Path,
-    interrupts: &mut Interrupts,
-    on_spawn: &mut dyn FnMut(u32),
-) -> Result<RunResult> {
-    fsutil::replace_file(&dir.join("prompt.txt"), plan.prompt.as_bytes())?;
-    let logs = LogFiles {
-        stdout: dir.join("stdout.log"),
-        stderr: dir.join("stderr.log"),
-    };
-    let before = git::snapshot(&plan.cwd);
-    let finished = process::supervise(
-        spec,
-        program,
-        &plan.cwd,
-        &logs,
-        plan.agent.parser(),
-        &plan.limits(),
-        interrupts,
-        on_spawn,
-    )?;
-    let changed_files = before.as_ref().map(git::changed_since).unwrap_or_default();
-
-    let o = finished.outcome;
-    let mut warnings: Vec<String> = plan.warnings.clone();
-    warnings.extend(spec.warnings.iter().cloned());
-    warnings.extend(o.warnings.iter().cloned());
-    if before.is_none() {
-        warnings.push("cwd is not in a git repository: changed_files is not tracked".into());
-    }
-    if finished.pipes_left_open {
-        warnings.push(
-            "a process outside the peer's process group kept its output open; baton stopped reading"
-                .into(),
-        );
-    }
-    let usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
-
-    let secs = |ms: u64| ms as f64 / 1000.0;
-    let (status, error) = match finished.reason {
-        EndReason::Timeout => (
-            Status::Timeout,
-            Some(info(
-                "timeout",
-                format!("the peer did not finish within {}s", secs(plan.timeout_ms)),
-                "raise --timeout, or split the task",
-            )),
-        ),
-        EndReason::IdleTimeout => (
-            Status::Timeout,
-            Some(info(
-                "idle_timeout",
-                format!(
-                    "the peer printed nothing for {}s",
-                    secs(plan.idle_timeout_ms)
-                ),
-                "raise --idle-timeout if the peer legitimately works silently; see the log",
-            )),
-        ),
-        EndReason::Interrupted(sig) => (
-            Status::Cancelled,
-            Some(info(
-                "cancelled",
-                format!("stopped by {}", process::signal_name(sig)),
-                "run it again, or continue the session with --resume",
-            )),
-        ),
-        EndReason::Exited | EndReason::HungAfterFinal => {
-            let exited_ok =
-                finished.reason == EndReason::HungAfterFinal || finished.exit.code == Some(0);
-            if finished.reason == EndReason::HungAfterFinal {
-                warnings.push(format!(
-                    "the peer did not exit within {}s of its final event; baton stopped it",
-                    secs(plan.limits().after_final.as_millis() as u64)
-                ));
-            }
-            if exited_ok && o.success {
-                (Status::Success, None)
-            } else if let Some(e) = &o.error {
-                (
-                    Status::Failed,
-                    Some(info(
-                        "agent_error",
-                        e.clone(),
-                        "read the message; the full output is in log_path",
-                    )),
-                )
-            } else if o.unparsable {
-                (
-                    Status::Failed,
-                    Some(info(
-                        "unparsable_output",
-                        format!(
-                            "{} printed output baton could not understand",
-                            plan.agent.name()
-                        ),
-                        "the raw output is in log_path; check the CLI version (`baton agents`)",
-                    )),
-                )
-            } else {
-                (
-                    Status::Failed,
-                    Some(info(
-                        "nonzero_exit",
-                        format!(
-                            "{} exited with {} without reporting success",
-                            spec.program,
-                            finished
-                                .exit
-                                .code
-                                .map_or("a signal".to_string(), |c| format!("code {c}"))
-                        ),
-                        "see stderr.log beside log_path",
-                    )),
-                )
-            }
-        }
-    };
-
-    let summary = summarize(
-        plan.agent,
-        status,
-        finished.duration,
-        o.message.as_deref(),
-        error.as_ref(),
-        changed_files.len(),
-    );
-    let result = RunResult {
-        schema_version: SCHEMA_VERSION,
-        status,
-        summary,
-        message: o.message,
-        agent: plan.agent.name().to_string(),
-        model: o.model.or_else(|| plan.model.clone()),
-        effort: plan.effort.clone(),
-        access: plan.access.as_str().to_string(),
-        cwd: plan.cwd.display().to_string(),
-        session: o.session.or_else(|| plan.resume.clone()),
-        changed_files,
-        usage,
-        duration_ms: finished.duration.as_millis() as u64,
-        exit_code: finished.exit.code,
-        log_path: Some(logs.stdout.display().to_string()),
-        warnings,
-        denials: o.denials,
-        error,
-        verification: None,
-        job_id: None,
-        extra: Default::default(),
-    };
-    let json = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::replace_file(&dir.join("result.json"), &json)?;
-    Ok(result)
-}
-
-fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {
-    ErrorInfo {
-        kind: kind.into(),
-        message,
-        hint: Some(hint.into()),
-    }
-}
-
-fn summarize(
-    agent: Agent,
-    status: Status,
-    d: Duration,
-    message: Option<&str>,
-    error: Option<&ErrorInfo>,
-    changed: usize,
-) -> String {
-    let took = format!("{:.1}s", d.as_secs_f64());
-    let first =
-        |s: &str| crate::agent::clip(s.lines().find(|l| !l.trim().is_empty()).unwrap_or(""), 120);
-    match (status, error) {
-        (Status::Success, _) => {
-            let files = match changed {
-                0 => String::new(),
-                1 => ", 1 file changed".into(),
-                n => format!(", {n} files changed"),
-            };
-            format!(
-                "{} succeeded in {took}{files}: {}",
-                agent.name(),
-                first(message.unwrap_or(""))
-            )
-        }
-        (s, Some(e)) => format!(
-            "{} {} after {took}: {}",
-            agent.name(),
-            s.as_str(),
-            first(&e.message)
-        ),
-        (s, None) => format!("{} {} after {took}", agent.name(), s.as_str()),
-    }
-}
-
-/// Codex (per thread) and qwen (per session) report usage cumulatively.
-/// baton keeps the last total it saw per session so a resumed run reports
-/// only its own tokens.
-fn session_usage(
-    plan: &Plan,
-    session: Option<&str>,
-    usage: &Usage,
-    warnings: &mut Vec<String>,
-) -> Usage {
-    if !plan.agent.usage_is_cumulative() {
-        return usage.clone();
-    }
-    let Some(session) =
-        session.filter(|s| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-    else {
-        return usage.clone();
-    };
-    let Ok(dir) = fsutil::baton_dir(&plan.root).map(|d| d.join("sessions")) else {
-        return usage.clone();
-    };
-    let path = dir.join(format!("{}-{session}.json", plan.agent.name()));
-    let earlier: Option<Usage> = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    let own = match (&plan.resume, earlier) {
-        (Some(_), Some(e)) => usage.minus(&e),
-        (Some(_), None) => {
-            warnings.push(format!(
-                "{} reports usage per session and this session was started outside baton's \
-                 records: usage is the session's total, not this run's",
-                plan.agent.name()
-            ));
-            usage.clone()
-        }
-        (None, _) => usage.clone(),
-    };
-    if !usage.is_empty()
-        && fsutil::ensure_private_dir(&dir).is_ok()
-        && let Ok(b) = serde_json::to_vec(usage)
-    {
-        let _ = fsutil::replace_file(&path, &b);
-    }
-    own
 }

@@ -1,0 +1,195 @@
+//! One consultation (`consult`): run the adviser, check its advice, and give
+//! invalid advice one repair round before the result is final.
+
+use serde_json::{Value, json};
+
+use crate::agent::{Agent, qwen};
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::process::Interrupts;
+use crate::result::{ErrorInfo, RunResult, Status};
+use crate::run::{self};
+
+use super::Shared;
+use super::advice;
+use super::advice::Checked;
+use super::adviser::{Prepared, schema_path};
+
+/// Ask one adviser, with at most one repair round.
+pub(super) fn consult(
+    p: &Prepared,
+    shared: &Shared,
+    interrupts: &mut Interrupts,
+) -> Result<RunResult> {
+    if p.extra.output_schema.is_some() && p.plan.agent == Agent::Codex {
+        // `.baton/` first, so it gets its `.gitignore` before anything lands in it.
+        fsutil::baton_dir(&shared.root)?;
+        let path = schema_path(&shared.root);
+        fsutil::ensure_private_dir(path.parent().expect("schema dir"))?;
+        fsutil::write_atomic(&path, advice::SCHEMA.as_bytes())?;
+    }
+    let (_, dir) = run::new_run_dir(&shared.root)?;
+    let first = run::execute(&p.plan, &p.spec, &p.program, &dir, interrupts, &mut |_| {})?;
+    let mut repair = None;
+    let plain = qwen::answered_in_plain_text(first.error.as_ref().map(|e| e.message.as_str()));
+    let (mut result, verdict) = if first.status != Status::Success && !plain {
+        (first, Verdict::RunFailed)
+    } else {
+        // qwen fails a `--json-schema` turn answered in prose: that is an
+        // invalid answer like any other, so it gets the repair round.
+        let checked = match advice::extract(first.message.as_deref().unwrap_or("")) {
+            Ok(_) if plain => Err(vec![
+                "the answer was prose, not a call of the structured_output tool".to_string(),
+            ]),
+            c => c,
+        };
+        match checked {
+            Ok(c) => (first, Verdict::Valid(c)),
+            Err(errors) => {
+                let raw = first.message.clone().unwrap_or_default();
+                let mut plan = p.plan.clone();
+                let how = match &first.session {
+                    Some(s) => {
+                        plan.resume = Some(s.clone());
+                        plan.prompt = advice::repair_in_session(&errors);
+                        "resume"
+                    }
+                    None => {
+                        plan.resume = None;
+                        plan.prompt = advice::repair_fresh(&errors, &raw);
+                        "fresh"
+                    }
+                };
+                plan.task = plan.prompt.clone();
+                let spec = plan.command_with(p.extra.clone())?;
+                let rdir = dir.join("repair");
+                fsutil::ensure_private_dir(&rdir)?;
+                let second =
+                    run::execute(&plan, &spec, &p.program, &rdir, interrupts, &mut |_| {})?;
+                repair = Some(json!({
+                    "mode": how,
+                    "errors": errors,
+                    "first_answer": raw,
+                    "log_path": second.log_path,
+                }));
+                let verdict = if second.status != Status::Success {
+                    Verdict::RunFailed
+                } else {
+                    match advice::extract(second.message.as_deref().unwrap_or("")) {
+                        Ok(c) => Verdict::Valid(c),
+                        Err(e) => Verdict::Invalid(e),
+                    }
+                };
+                (merge(first, second), verdict)
+            }
+        }
+    };
+
+    if let Some(w) = &p.workdir {
+        result
+            .warnings
+            .retain(|w| !w.starts_with("cwd is not in a git repository"));
+        let left = w.leftovers();
+        if !left.is_empty() {
+            result.warnings.push(format!(
+                "the adviser left files in its empty directory despite read-only access: {}",
+                left.join(", ")
+            ));
+        }
+    } else if !result.changed_files.is_empty() {
+        result.warnings.push(format!(
+            "the adviser changed files despite read-only access: {}",
+            result.changed_files.join(", ")
+        ));
+    }
+
+    let took = format!("{:.1}s", result.duration_ms as f64 / 1000.0);
+    let mut advice_value = Value::Null;
+    match verdict {
+        Verdict::Valid(Checked { advice, notes }) => {
+            result.warnings.extend(notes);
+            result.summary = format!(
+                "{} advised in {took} (confidence {}): {}",
+                result.agent,
+                advice.confidence.as_str(),
+                crate::agent::clip(
+                    advice
+                        .recommendation
+                        .lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or(""),
+                    120
+                )
+            );
+            advice_value = advice::to_value(&advice);
+        }
+        Verdict::Invalid(errors) => {
+            result.status = Status::Failed;
+            result.summary = format!(
+                "{} failed after {took}: its answer was not valid advice, even after one repair \
+                 attempt",
+                result.agent
+            );
+            result.error = Some(ErrorInfo {
+                kind: "invalid_advice".into(),
+                message: format!(
+                    "the adviser's answer is not valid advice after one repair attempt: {}",
+                    errors.join("; ")
+                ),
+                hint: Some(
+                    "the raw answers are in `message` and `repair.first_answer`; read them, or \
+                     ask again"
+                        .into(),
+                ),
+            });
+            result.extra.insert("advice_errors".into(), json!(errors));
+        }
+        Verdict::RunFailed => {}
+    }
+    let extra = &mut result.extra;
+    extra.insert("request_id".into(), json!(shared.request_id));
+    extra.insert("advice".into(), advice_value);
+    extra.insert("context".into(), json!(shared.context));
+    extra.insert("repair".into(), repair.unwrap_or(Value::Null));
+    if let Some(b) = &shared.budget {
+        extra.insert("budget".into(), json!(b));
+    }
+    let bytes = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
+    fsutil::write_atomic(&dir.join("result.json"), &bytes)?;
+    Ok(result)
+}
+
+pub(super) enum Verdict {
+    Valid(Checked),
+    Invalid(Vec<String>),
+    /// The adviser itself failed (error, timeout, cancelled): its run's
+    /// status and error stand.
+    RunFailed,
+}
+
+/// The repair round's result, with the two rounds' costs added up and the
+/// first round's log kept as the main log.
+pub(super) fn merge(first: RunResult, mut second: RunResult) -> RunResult {
+    second.usage.add(&first.usage);
+    second.duration_ms += first.duration_ms;
+    second.log_path = first.log_path;
+    let mut warnings = first.warnings;
+    for w in second.warnings {
+        if !warnings.contains(&w) {
+            warnings.push(w);
+        }
+    }
+    second.warnings = warnings;
+    let mut changed = first.changed_files;
+    for f in second.changed_files {
+        if !changed.contains(&f) {
+            changed.push(f);
+        }
+    }
+    second.changed_files = changed;
+    let mut denials = first.denials;
+    denials.extend(second.denials);
+    second.denials = denials;
+    second.session = second.session.or(first.session);
+    second
+}

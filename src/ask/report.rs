@@ -1,0 +1,208 @@
+//! What `baton ask` prints: the dry-run plan, an adviser's error as a result,
+//! the side-by-side envelope of several advisers, and the text for people.
+
+use std::io::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::agent::Agent;
+use crate::error::Error;
+use crate::output::{self, Mode};
+use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status};
+use crate::run::{self};
+
+use super::advice;
+use super::adviser::Prepared;
+use super::packet::Built;
+use super::{Context, Shared};
+
+pub(super) fn dry_run(
+    request_id: &str,
+    context: &Context,
+    prompt: &str,
+    built: &Built,
+    prepared: &[std::result::Result<Prepared, (Agent, Error)>],
+) -> Value {
+    let advisers: Vec<Value> = prepared
+        .iter()
+        .map(|p| match p {
+            Ok(p) => {
+                let mut v = run::dry_run_json(&p.plan, &p.spec);
+                if let Some(o) = v.as_object_mut() {
+                    for k in ["schema_version", "dry_run", "prompt"] {
+                        o.remove(k);
+                    }
+                }
+                v
+            }
+            Err((agent, e)) => json!({
+                "agent": agent.name(),
+                "error": {"kind": e.kind(), "message": e.to_string(), "hint": e.hint()},
+            }),
+        })
+        .collect();
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "dry_run": true,
+        "request_id": request_id,
+        "context": context,
+        "packet": serde_json::from_str::<Value>(&built.text).unwrap_or(Value::Null),
+        "prompt": prompt,
+        "advice_schema": advice::schema_value(),
+        "advisers": advisers,
+    })
+}
+
+/// A result for an adviser that could not be run at all (multi-adviser mode).
+pub(super) fn error_result(agent: Agent, e: &Error, shared: &Shared) -> RunResult {
+    let mut extra = serde_json::Map::new();
+    extra.insert("request_id".into(), json!(shared.request_id));
+    extra.insert("advice".into(), Value::Null);
+    extra.insert("context".into(), json!(shared.context));
+    extra.insert("repair".into(), Value::Null);
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        status: Status::Error,
+        summary: format!("{}: {e}", agent.name()),
+        message: None,
+        agent: agent.name().to_string(),
+        model: None,
+        effort: None,
+        access: crate::agent::Access::ReadOnly.as_str().to_string(),
+        cwd: String::new(),
+        session: None,
+        changed_files: Vec::new(),
+        usage: Default::default(),
+        duration_ms: 0,
+        exit_code: None,
+        log_path: None,
+        warnings: Vec::new(),
+        denials: Vec::new(),
+        error: Some(ErrorInfo {
+            kind: e.kind().to_string(),
+            message: e.to_string(),
+            hint: e.hint(),
+        }),
+        verification: None,
+        job_id: None,
+        extra,
+    }
+}
+
+/// Several advisers side by side. The exit code is the shared status's when
+/// they all ended alike, else 1 (`partial`: some advice, not all).
+pub(super) fn multi_envelope(
+    shared: &Shared,
+    results: Vec<RunResult>,
+    wall: std::time::Duration,
+) -> (Value, i32) {
+    let statuses: Vec<Status> = results.iter().map(|r| r.status).collect();
+    let first = statuses[0];
+    let (status, code) = if statuses.iter().all(|s| *s == first) {
+        (first.as_str().to_string(), first.exit_code())
+    } else if statuses.contains(&Status::Success) {
+        ("partial".to_string(), crate::error::exit::FAILED)
+    } else {
+        ("failed".to_string(), crate::error::exit::FAILED)
+    };
+    let ok = statuses.iter().filter(|s| **s == Status::Success).count();
+    let summary = format!(
+        "{ok} of {} advisers answered in {:.1}s: {}",
+        results.len(),
+        wall.as_secs_f64(),
+        results
+            .iter()
+            .map(|r| format!("{} {}", r.agent, r.status.as_str()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut v = json!({
+        "schema_version": SCHEMA_VERSION,
+        "status": status,
+        "summary": summary,
+        "request_id": shared.request_id,
+        "scope": shared.scope.as_str(),
+        "context": shared.context,
+        "duration_ms": wall.as_millis() as u64,
+        "results": results,
+    });
+    if let Some(b) = &shared.budget {
+        v["budget"] = json!(b);
+    }
+    (v, code)
+}
+
+pub(super) fn print_one(r: &RunResult, mode: Mode) {
+    match mode {
+        Mode::Json => output::json_line(r),
+        Mode::Text => print_text(r),
+    }
+}
+
+/// People get the advice laid out, not the raw JSON.
+pub(super) fn print_text(r: &RunResult) {
+    let mut s = String::new();
+    s.push_str(&format!("{}\n", r.summary));
+    s.push_str(&format!(
+        "adviser:  {} (model {}, {} scope)\n",
+        r.agent,
+        r.model.as_deref().unwrap_or("default"),
+        r.extra
+            .get("context")
+            .and_then(|c| c["scope"].as_str())
+            .unwrap_or("?")
+    ));
+    if let Some(sess) = &r.session {
+        s.push_str(&format!("session:  {sess}\n"));
+    }
+    if let Some(p) = &r.log_path {
+        s.push_str(&format!("log:      {p}\n"));
+    }
+    for w in &r.warnings {
+        s.push_str(&format!("warning:  {w}\n"));
+    }
+    if let Some(e) = &r.error {
+        s.push_str(&format!("error:    [{}] {}\n", e.kind, e.message));
+    }
+    match r.extra.get("advice").filter(|a| !a.is_null()) {
+        Some(a) => {
+            let list = |s: &mut String, title: &str, k: &str| {
+                if let Some(items) = a[k].as_array().filter(|i| !i.is_empty()) {
+                    s.push_str(&format!("\n{title}:\n"));
+                    for i in items {
+                        match i.as_str() {
+                            Some(t) => s.push_str(&format!("  - {t}\n")),
+                            None => s.push_str(&format!(
+                                "  - {}: {}\n",
+                                i["option"].as_str().unwrap_or(""),
+                                i["tradeoffs"].as_str().unwrap_or("")
+                            )),
+                        }
+                    }
+                }
+            };
+            s.push_str(&format!(
+                "\nAssessment ({} confidence):\n  {}\n",
+                a["confidence"].as_str().unwrap_or("?"),
+                a["assessment"].as_str().unwrap_or("")
+            ));
+            s.push_str(&format!(
+                "\nRecommendation:\n  {}\n",
+                a["recommendation"].as_str().unwrap_or("")
+            ));
+            list(&mut s, "Alternatives", "alternatives");
+            list(&mut s, "Risks", "risks");
+            list(&mut s, "Verification", "verification_steps");
+            list(&mut s, "Missing context", "missing_context");
+            if let Some(code) = a["proposed_code"].as_str() {
+                s.push_str(&format!("\nProposed code:\n{}\n", code.trim_end()));
+            }
+        }
+        None => {
+            if let Some(m) = &r.message {
+                s.push_str(&format!("\n{}\n", m.trim_end()));
+            }
+        }
+    }
+    let _ = std::io::stdout().lock().write_all(s.as_bytes());
+}

@@ -1,0 +1,250 @@
+//! The command line: clap lives here and nowhere else. Each command's file
+//! turns its arguments into a plain request and calls the feature that does it.
+//!
+//! `run` is the default command: `baton [OPTIONS] [--] [TASK]...` is `baton
+//! run …`. `run()` parses (after `hoist_output_flags`), reports usage errors
+//! in the output mode asked for, and `dispatch`es.
+
+pub mod ask;
+pub mod jobs;
+pub mod run;
+pub mod worktree;
+
+use std::ffi::OsString;
+
+use clap::error::ErrorKind;
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::{Error, Result};
+use crate::output::{self, Mode};
+
+use self::jobs as job;
+pub use self::run::{RunArgs, WorktreeArgs};
+pub use self::worktree::WorktreeCommand;
+
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("BATON_TARGET"),
+    ", commit ",
+    env!("BATON_COMMIT"),
+    ")"
+);
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "baton",
+    version = VERSION,
+    about = "Hand a task to a peer coding-agent CLI and get one honest JSON result back",
+    args_conflicts_with_subcommands = true,
+    disable_help_subcommand = true,
+    after_help = "Exit codes: 0 success · 1 peer failed · 2 usage error · 4 job not found · \
+124 timeout · 127 peer CLI not installed · 130 interrupted/cancelled"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, Args, Default)]
+pub struct OutputArgs {
+    /// Print one JSON object on stdout (the default).
+    #[arg(long, global = true, conflicts_with = "text")]
+    pub json: bool,
+    /// Print for people instead of JSON.
+    #[arg(long, global = true)]
+    pub text: bool,
+}
+
+// Parsed once per process: boxing `RunArgs` would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Delegate a task to a peer agent CLI (the default command).
+    Run(RunArgs),
+    /// Ask one or more advisers for a read-only second opinion, returned as structured advice.
+    Ask(Box<ask::AskArgs>),
+    /// List the supported agents, whether their CLIs are installed, and their options.
+    Agents,
+    /// Print the JSON Schema of the result.
+    Schema,
+    /// Worktrees made by `run --worktree`: list or remove them.
+    #[command(subcommand)]
+    Worktree(WorktreeCommand),
+    /// Wait for a background job to end and print its result.
+    Wait(job::WaitArgs),
+    /// Print a background job's state without waiting.
+    Status(job::IdArgs),
+    /// Print a job's result if it ended, else its running status.
+    Result(job::IdArgs),
+    /// Stop a background job and its whole process tree.
+    Cancel(job::IdArgs),
+    /// List background jobs (running first).
+    Jobs(job::JobsArgs),
+    /// Show a job's progress: messages, commands, file changes, errors.
+    Logs(job::LogsArgs),
+    /// Start a job that continues the peer session of an earlier job.
+    Continue(job::ContinueArgs),
+    /// Remove ended jobs and their logs.
+    Prune(job::PruneArgs),
+    /// The background job runner (started by `run --async`).
+    #[command(name = "__job-runner", hide = true)]
+    JobRunner(job::RunnerArgs),
+}
+
+/// Entry point: parse `args`, run the command, return the exit code.
+pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let args: Vec<OsString> = args.into_iter().collect();
+    // Decided before parsing so that a usage error is reported in the mode asked for.
+    let text = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--text");
+    let mode = if text { Mode::Text } else { Mode::Json };
+    let args = hoist_output_flags(args);
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(c) => c,
+        Err(e) => return clap_error(e, mode),
+    };
+    match dispatch(cli, mode) {
+        Ok(code) => code,
+        Err(e) => {
+            output::print_error(&e, mode);
+            e.exit_code()
+        }
+    }
+}
+
+/// `baton --text jobs` means `baton jobs --text`. Because `run` is the
+/// default command, clap would otherwise take a flag before the subcommand
+/// as the start of a run and `jobs` as its task.
+fn hoist_output_flags(mut args: Vec<OsString>) -> Vec<OsString> {
+    use clap::CommandFactory as _;
+    let flags = args
+        .iter()
+        .skip(1)
+        .take_while(|a| *a == "--json" || *a == "--text")
+        .count();
+    if flags == 0 {
+        return args;
+    }
+    let Some(next) = args.get(1 + flags).and_then(|a| a.to_str()) else {
+        return args;
+    };
+    let is_subcommand = Cli::command()
+        .get_subcommands()
+        .any(|c| c.get_name() == next && !c.is_hide_set());
+    if is_subcommand {
+        let moved: Vec<OsString> = args.drain(1..1 + flags).collect();
+        args.splice(2..2, moved);
+    }
+    args
+}
+
+fn clap_error(e: clap::Error, mode: Mode) -> i32 {
+    match e.kind() {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+            let _ = e.print();
+            0
+        }
+        _ => {
+            let rendered = e.render().to_string();
+            let first = rendered
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ")
+                .to_string();
+            let err = Error::usage_hint(first, "see `baton --help`");
+            if mode == Mode::Json {
+                let mut report = crate::result::ErrorReport::from_error(&err);
+                report.exit_code = Some(err.exit_code());
+                output::json_line(&report);
+            }
+            eprint!("{rendered}");
+            err.exit_code()
+        }
+    }
+}
+
+fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
+    match cli.command {
+        None => run::command(cli.run, mode),
+        Some(Command::Run(args)) => run::command(args, mode),
+        Some(Command::Ask(args)) => ask::command(*args, mode),
+        Some(Command::Agents) => Ok(crate::agents_cmd::list(mode)),
+        Some(Command::Schema) => {
+            output::json_line(&crate::result::schema());
+            Ok(0)
+        }
+        Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
+        Some(Command::Wait(a)) => jobs::wait(a, mode),
+        Some(Command::Status(a)) => jobs::status(a, mode),
+        Some(Command::Result(a)) => jobs::result(a, mode),
+        Some(Command::Cancel(a)) => jobs::cancel(a, mode),
+        Some(Command::Jobs(a)) => jobs::list(a, mode),
+        Some(Command::Logs(a)) => jobs::logs(a, mode),
+        Some(Command::Continue(a)) => jobs::continue_job(a, mode),
+        Some(Command::Prune(a)) => jobs::prune(a, mode),
+        Some(Command::JobRunner(a)) => jobs::run_runner(a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn output_flags_before_a_subcommand_move_after_it() {
+        assert_eq!(
+            hoist_output_flags(os(&["baton", "--text", "jobs", "--all"])),
+            os(&["baton", "jobs", "--text", "--all"])
+        );
+        assert_eq!(
+            hoist_output_flags(os(&["baton", "--json", "--text", "agents"])),
+            os(&["baton", "agents", "--json", "--text"])
+        );
+        // A task is left alone.
+        assert_eq!(
+            hoist_output_flags(os(&["baton", "--text", "fix", "it"])),
+            os(&["baton", "--text", "fix", "it"])
+        );
+        assert_eq!(
+            hoist_output_flags(os(&["baton", "jobs"])),
+            os(&["baton", "jobs"])
+        );
+    }
+
+    #[test]
+    fn run_is_the_default_command() {
+        let c = Cli::try_parse_from(["baton", "--agent", "claude", "fix", "it"]).unwrap();
+        assert!(c.command.is_none());
+        assert_eq!(c.run.agent.as_deref(), Some("claude"));
+        assert_eq!(c.run.task, ["fix", "it"]);
+        let c = Cli::try_parse_from(["baton", "run", "--read-only", "--", "--not-a-flag"]).unwrap();
+        match c.command {
+            Some(Command::Run(r)) => {
+                assert!(r.read_only);
+                assert_eq!(r.task, ["--not-a-flag"]);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_options_are_errors_not_prompt_text() {
+        assert!(Cli::try_parse_from(["baton", "fix", "--frobnicate"]).is_err());
+        assert!(Cli::try_parse_from(["baton", "run", "--frobnicate", "x"]).is_err());
+    }
+}

@@ -1,0 +1,179 @@
+//! `baton run` (also the default command): its flags, the plain
+//! `run::RunRequest` they become, and which operation the flags select.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::error::Result;
+use crate::output::{self, Mode};
+use crate::run::{self, RunRequest};
+use crate::worktree::{self, WorktreeOptions};
+use crate::{job, process};
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct RunArgs {
+    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen.
+    #[arg(long, short = 'a', value_name = "NAME")]
+    pub agent: Option<String>,
+
+    /// Model or alias (see `baton agents`); unknown ids pass through with a warning.
+    #[arg(long, short = 'm', value_name = "M")]
+    pub model: Option<String>,
+
+    /// Reasoning effort (accepted values depend on the agent).
+    #[arg(long, short = 'e', value_name = "E")]
+    pub effort: Option<String>,
+
+    /// read-only, workspace (default) or full; enforced by the CLI's own switches.
+    #[arg(long, value_name = "MODE", conflicts_with_all = ["read_only", "full_access"])]
+    pub access: Option<String>,
+
+    /// Same as `--access read-only`.
+    #[arg(long, conflicts_with = "full_access")]
+    pub read_only: bool,
+
+    /// Same as `--access full`.
+    #[arg(long)]
+    pub full_access: bool,
+
+    /// Directory the peer works in (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Read the task from a file (`-` for stdin).
+    #[arg(long, value_name = "PATH")]
+    pub prompt_file: Option<PathBuf>,
+
+    /// Continue the peer's own session (the `session` of an earlier result).
+    #[arg(long, value_name = "SESSION")]
+    pub resume: Option<String>,
+
+    /// Stop the peer after this long (e.g. 90s, 45m, 2h).
+    #[arg(long, value_name = "DURATION", default_value = "60m")]
+    pub timeout: String,
+
+    /// Stop the peer when it prints nothing for this long.
+    #[arg(long, value_name = "DURATION", default_value = "15m")]
+    pub idle_timeout: String,
+
+    /// codex: configuration profile.
+    #[arg(long, value_name = "P")]
+    pub profile: Option<String>,
+
+    /// pi, opencode: provider (e.g. openai, anthropic, zai); qwen: its --auth-type.
+    #[arg(long, value_name = "P")]
+    pub provider: Option<String>,
+
+    /// Send the task as-is, without baton's brief.
+    #[arg(long)]
+    pub raw: bool,
+
+    /// Print the exact argv, environment changes and prompt, and run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Start as a background job and print its id at once (see `baton wait`).
+    #[arg(long = "async")]
+    pub detach: bool,
+
+    #[command(flatten)]
+    pub worktree: WorktreeArgs,
+
+    /// The task (or give --prompt-file, or pipe it on stdin).
+    #[arg(value_name = "TASK", allow_hyphen_values = false)]
+    pub task: Vec<String>,
+}
+
+/// `run --worktree` and its options (see `worktree`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct WorktreeArgs {
+    /// Let the peer write in a new git worktree on its own branch `baton/<id>`, never in your checkout.
+    #[arg(long = "worktree", id = "worktree")]
+    pub enabled: bool,
+
+    /// --worktree: the commit to branch from (default: HEAD).
+    #[arg(long, value_name = "REF", requires = "worktree")]
+    pub base: Option<String>,
+
+    /// --worktree: start from your uncommitted changes too (staged, unstaged, untracked).
+    #[arg(long, requires = "worktree")]
+    pub include_dirty: bool,
+
+    /// --worktree: the only paths the peer may change (repeatable); other changes are reverted.
+    #[arg(long = "allow", value_name = "GLOB", requires = "worktree")]
+    pub allow: Vec<String>,
+
+    /// --worktree: a check to run in the worktree after the peer (run with `sh -c`).
+    #[arg(long, value_name = "COMMAND", requires = "worktree")]
+    pub test_cmd: Option<String>,
+}
+
+/// The flags as a request the `run` module understands (no clap there).
+pub fn request(a: RunArgs) -> RunRequest {
+    RunRequest {
+        agent: a.agent,
+        model: a.model,
+        effort: a.effort,
+        access: a.access,
+        read_only: a.read_only,
+        full_access: a.full_access,
+        cwd: a.cwd,
+        prompt_file: a.prompt_file,
+        resume: a.resume,
+        timeout: a.timeout,
+        idle_timeout: a.idle_timeout,
+        profile: a.profile,
+        provider: a.provider,
+        raw: a.raw,
+        task: a.task,
+    }
+}
+
+pub fn worktree_options(w: WorktreeArgs) -> WorktreeOptions {
+    WorktreeOptions {
+        enabled: w.enabled,
+        base: w.base,
+        include_dirty: w.include_dirty,
+        allow: w.allow,
+        test_cmd: w.test_cmd,
+    }
+}
+
+/// Plan the run, then do what the flags ask: print the plan (`--dry-run`),
+/// start a job (`--async`), run in a new worktree, or run here.
+pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
+    let (dry_run, detach) = (args.dry_run, args.detach);
+    let options = worktree_options(args.worktree.clone());
+    let request = request(args);
+    let task = run::read_task(&request)?;
+    let plan = run::plan(&request, task)?;
+    // Validated before anything is created (exit 2 on a bad repository/base).
+    let worktree = worktree::check(&options, &plan)?;
+    let spec = plan.command()?;
+    if dry_run {
+        match &worktree {
+            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?),
+            None => output::json_line(&run::dry_run_json(&plan, &spec)),
+        }
+        return Ok(0);
+    }
+    if detach {
+        let place = match &worktree {
+            Some(c) => job::Place::NewWorktree(c),
+            None => job::Place::Cwd,
+        };
+        job::print_started(&job::start(&plan, place, None)?, mode);
+        return Ok(0);
+    }
+    if let Some(c) = worktree {
+        return worktree::run(plan, &c, mode);
+    }
+    let program = plan.program(&spec)?;
+    // Installed before the peer exists: a Ctrl-C can never orphan it.
+    let mut interrupts = process::Interrupts::install()?;
+    let (_id, dir) = run::new_run_dir(&plan.root)?;
+    let result = run::execute(&plan, &spec, &program, &dir, &mut interrupts, &mut |_| {})?;
+    output::print_result(&result, mode);
+    Ok(result.status.exit_code())
+}

@@ -1,0 +1,80 @@
+//! `baton continue`: a new job that resumes an ended job's peer session with
+//! the same agent, model, access and cwd.
+
+use std::ffi::OsStr;
+
+use crate::error::{Error, Result};
+use crate::output::Mode;
+use crate::run;
+
+use super::print_started;
+use super::store::Store;
+use super::{Place, start};
+
+/// `baton continue ID [TASK…]`: a new job resuming job ID's peer session
+/// with the same agent, model, effort, access, cwd and CLI options.
+pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
+    let job = Store::here()?.open(id)?;
+    let s = job.refresh()?;
+    if !s.status.is_terminal() {
+        return Err(Error::usage_hint(
+            format!("job `{}` is still running", job.id),
+            format!("wait for it first: `baton wait {}`", job.id),
+        ));
+    }
+    let session = job.result(&s)?.session.or(s.session.clone());
+    let Some(session) = session else {
+        return Err(Error::usage_hint(
+            format!("job `{}` has no peer session to continue", job.id),
+            format!(
+                "its peer ended before starting a session (see `baton logs {}`); \
+                 start a new job with `baton run --async`",
+                job.id
+            ),
+        ));
+    };
+    let old = job.read_spec()?;
+    let p = old.plan;
+    if let Some(w) = &old.worktree
+        && !w.path.is_dir()
+    {
+        return Err(Error::usage_hint(
+            format!(
+                "the worktree of job `{}` is gone ({})",
+                job.id,
+                w.path.display()
+            ),
+            "its branch still holds the work; start a new job with `baton run --async --worktree`",
+        ));
+    }
+    let args = run::RunRequest {
+        agent: Some(p.agent.name().to_string()),
+        model: p.model.clone(),
+        effort: p.effort.clone(),
+        access: Some(p.access.as_str().to_string()),
+        cwd: Some(p.cwd.clone()),
+        resume: Some(session),
+        timeout: format!("{}ms", p.timeout_ms),
+        idle_timeout: format!("{}ms", p.idle_timeout_ms),
+        profile: p.profile.clone(),
+        provider: p.provider.clone(),
+        raw: p.raw,
+        task,
+        ..run::RunRequest::default()
+    };
+    // Same checks as `run --async`, so a follow-up cannot bypass them.
+    let task = run::read_task(&args)?;
+    let mut plan = run::plan(&args, task)?;
+    let place = match old.worktree {
+        Some(w) => {
+            // Still the user's `.baton/`, and the same git metadata to commit to.
+            plan.root = p.root.clone();
+            plan.writable_dirs = p.writable_dirs.clone();
+            Place::Worktree(Box::new(w))
+        }
+        None => Place::Cwd,
+    };
+    let r = start(&plan, place, Some(job.id.clone()))?;
+    print_started(&r, mode);
+    Ok(0)
+}

@@ -1,0 +1,214 @@
+//! `baton prune`: remove ended jobs (never running ones), their logs, and
+//! the worktrees no remaining job uses, unless those hold uncommitted work.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::output::{self, Mode};
+use crate::result::SCHEMA_VERSION;
+
+use super::print_text;
+use super::store::{Job, Store, now_ms};
+
+#[derive(Serialize)]
+pub(super) struct Pruned {
+    pub(super) job_id: String,
+    pub(super) status: &'static str,
+    pub(super) agent: String,
+    pub(super) task: String,
+    pub(super) ended_ms: Option<u64>,
+    pub(super) bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) worktree: Option<String>,
+}
+
+#[derive(Serialize)]
+pub(super) struct KeptWorktree {
+    pub(super) id: String,
+    pub(super) reason: String,
+}
+
+/// `baton prune [--older-than D] [--dry-run]`: remove ended jobs, never
+/// running ones. The worktree of a removed `--worktree` job goes too once no
+/// remaining job uses it, unless it holds uncommitted changes; its branch,
+/// which holds the work, always stays.
+/// `older_than` was parsed by the caller before anything is read.
+pub fn prune(older_than: Duration, dry_run: bool, mode: Mode) -> Result<i32> {
+    let older = older_than.as_millis() as u64;
+    let store = Store::here()?;
+    let now = now_ms();
+    let cutoff = now.saturating_sub(older);
+    let mut doomed: Vec<(Job, Pruned)> = Vec::new();
+    let mut in_use = std::collections::HashSet::new();
+    let mut running = 0usize;
+    for id in store.ids()? {
+        let job = store.job(&id);
+        let s = match job.read_state() {
+            Ok(s) => s,
+            Err(_) => {
+                // A directory without state: a launch in progress or one that
+                // died before starting anything. Removed once clearly abandoned.
+                let born = id_time_ms(&id);
+                if !job.runner_alive() && born < cutoff && now.saturating_sub(born) > 60_000 {
+                    let bytes = dir_size(&job.dir);
+                    doomed.push((
+                        job,
+                        Pruned {
+                            job_id: id.clone(),
+                            status: "incomplete",
+                            agent: String::new(),
+                            task: String::new(),
+                            ended_ms: None,
+                            bytes,
+                            worktree: None,
+                        },
+                    ));
+                }
+                continue;
+            }
+        };
+        let s = if s.status.is_terminal() {
+            s
+        } else {
+            job.refresh()?
+        };
+        if !s.status.is_terminal() || s.ended_ms.unwrap_or(s.created_ms) > cutoff {
+            running += usize::from(!s.status.is_terminal());
+            in_use.extend(s.worktree.clone());
+            continue;
+        }
+        let bytes = dir_size(&job.dir);
+        doomed.push((
+            job,
+            Pruned {
+                job_id: id.clone(),
+                status: s.status.as_str(),
+                agent: s.agent.clone(),
+                task: s.task.clone(),
+                ended_ms: s.ended_ms,
+                bytes,
+                worktree: s.worktree.clone(),
+            },
+        ));
+    }
+    let mut removed = Vec::new();
+    let mut worktrees_removed = Vec::new();
+    let mut worktrees_kept = Vec::new();
+    for (job, p) in doomed {
+        let session = p
+            .worktree
+            .as_ref()
+            .filter(|w| !in_use.contains(*w))
+            .and_then(|_| job.read_spec().ok())
+            .and_then(|sp| sp.worktree);
+        if !dry_run && !remove(&store, &job) {
+            continue;
+        }
+        if let Some(w) = session.filter(|w| !worktrees_removed.contains(&w.id)) {
+            let gone = dry_run || {
+                match crate::worktree::store::remove(&w.root, &w.id, false, false) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        worktrees_kept.push(KeptWorktree {
+                            id: w.id.clone(),
+                            reason: e.to_string(),
+                        });
+                        false
+                    }
+                }
+            };
+            if gone {
+                worktrees_removed.push(w.id);
+            }
+        }
+        removed.push(p);
+    }
+    let freed: u64 = removed.iter().map(|p| p.bytes).sum();
+    match mode {
+        Mode::Json => output::json_line(&serde_json::json!({
+            "schema_version": SCHEMA_VERSION,
+            "dry_run": dry_run,
+            "older_than_ms": older,
+            "removed": removed,
+            "freed_bytes": freed,
+            "running_kept": running,
+            "worktrees_removed": worktrees_removed,
+            "worktrees_kept": worktrees_kept,
+        })),
+        Mode::Text => {
+            let verb = if dry_run { "would remove" } else { "removed" };
+            let mut t = String::new();
+            for p in &removed {
+                t.push_str(&format!(
+                    "{verb} {}  {:<10}  {:<9}  {}\n",
+                    p.job_id, p.agent, p.status, p.task
+                ));
+            }
+            for w in &worktrees_removed {
+                t.push_str(&format!(
+                    "{verb} worktree {w} (its branch baton/{w} stays)\n"
+                ));
+            }
+            for k in &worktrees_kept {
+                t.push_str(&format!("kept worktree {}: {}\n", k.id, k.reason));
+            }
+            t.push_str(&format!(
+                "{verb} {} job(s), {} KiB; {running} running job(s) kept\n",
+                removed.len(),
+                freed.div_ceil(1024)
+            ));
+            print_text(&t);
+        }
+    }
+    Ok(0)
+}
+
+/// Move the job out of sight first (one rename), then delete it, so no
+/// reader ever sees a half-deleted job.
+pub(super) fn remove(store: &Store, job: &Job) -> bool {
+    let trash = store.dir.join(format!(
+        ".trash-{}-{}",
+        job.id,
+        crate::ids::random_suffix(6)
+    ));
+    if std::fs::rename(&job.dir, &trash).is_err() {
+        return false;
+    }
+    let _ = std::fs::remove_dir_all(&trash);
+    true
+}
+
+pub(super) fn dir_size(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter_map(|e| e.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// The start time encoded in an id (its first 9 base-32 digits).
+pub(super) fn id_time_ms(id: &str) -> u64 {
+    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
+    id.bytes().take(9).fold(0u64, |acc, b| {
+        (acc << 5) | ALPHABET.iter().position(|a| *a == b).unwrap_or(0) as u64
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn id_time_round_trips() {
+        let before = now_ms();
+        let id = crate::ids::new_id();
+        let t = id_time_ms(&id);
+        assert!(t >= before && t <= now_ms(), "{t} vs {before}");
+    }
+}

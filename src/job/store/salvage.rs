@@ -1,0 +1,152 @@
+//! A job's result when its runner did not leave one (`result`, `running_result`,
+//! `salvage`): rebuilt from its state and the peer's own log, never invented.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use crate::agent::{Agent, ProcessExit};
+use crate::error::{Error, Result};
+use crate::process;
+use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
+
+use super::{Ending, Job, State, now_ms};
+
+impl Job {
+    /// What can be known of a job whose runner died: the peer's output so far.
+    pub(super) fn salvage(&self, s: &State, how: Ending) -> RunResult {
+        let spec = self.read_spec().ok();
+        let agent = spec
+            .as_ref()
+            .map(|sp| sp.plan.agent)
+            .or_else(|| Agent::parse(&s.agent).ok());
+        let outcome = agent.map(|a| parse_log(a, &self.stdout_log(), &self.stderr_log()));
+        let mut r = self.running_result(s);
+        let took = format!("{:.1}s", r.duration_ms as f64 / 1000.0);
+        let log = self.stdout_log().display().to_string();
+        let (status, summary, error) = match how {
+            Ending::Lost => (
+                Status::Lost,
+                format!(
+                    "{} job {} lost after {took}: its runner ended without recording a result",
+                    s.agent, s.id
+                ),
+                ErrorInfo {
+                    kind: "lost".into(),
+                    message: "the job's runner process ended without recording a result \
+                              (killed, out of memory, or the machine restarted)"
+                        .into(),
+                    hint: Some(format!(
+                        "the peer's output so far is in {log} (stderr.log and runner.log beside it); \
+                         run the task again, or `baton continue {}` if a session is shown",
+                        s.id
+                    )),
+                },
+            ),
+            Ending::Cancelled => (
+                Status::Cancelled,
+                format!("{} job {} cancelled after {took}", s.agent, s.id),
+                ErrorInfo {
+                    kind: "cancelled".into(),
+                    message: "cancelled by `baton cancel`".into(),
+                    hint: Some(
+                        "run it again, or continue the session with `baton continue`".into(),
+                    ),
+                },
+            ),
+        };
+        r.status = status;
+        r.summary = summary;
+        r.error = Some(error);
+        if let Some(o) = outcome {
+            r.session = o.session.or(r.session);
+            r.message = o.message;
+            r.usage = o.usage;
+            r.model = o.model.or(r.model);
+        }
+        r
+    }
+
+    /// The result shape for a job that has not ended (also the base of a
+    /// salvaged one).
+    pub fn running_result(&self, s: &State) -> RunResult {
+        let now = now_ms();
+        let secs = s.duration_ms(now) as f64 / 1000.0;
+        RunResult {
+            schema_version: SCHEMA_VERSION,
+            status: Status::Running,
+            summary: format!(
+                "{} job {} running for {secs:.1}s: {}",
+                s.agent, s.id, s.task
+            ),
+            message: None,
+            agent: s.agent.clone(),
+            model: s.model.clone(),
+            effort: s.effort.clone(),
+            access: s.access.clone(),
+            cwd: s.cwd.clone(),
+            session: s.session.clone(),
+            changed_files: Vec::new(),
+            usage: Usage::default(),
+            duration_ms: s.duration_ms(now),
+            exit_code: None,
+            log_path: Some(self.stdout_log().display().to_string()),
+            warnings: s.warnings.clone(),
+            denials: Vec::new(),
+            error: None,
+            verification: None,
+            job_id: Some(s.id.clone()),
+            extra: Default::default(),
+        }
+    }
+
+    /// The final result of an ended job, else its running status.
+    pub fn result(&self, s: &State) -> Result<RunResult> {
+        if !s.status.is_terminal() {
+            return Ok(self.running_result(s));
+        }
+        match self.read_result()? {
+            // Always in the file too; set here so an old or salvaged one agrees.
+            Some(r) => Ok(RunResult {
+                job_id: Some(self.id.clone()),
+                ..r
+            }),
+            None => Err(Error::Internal(format!(
+                "job {} ended ({}) but has no result.json",
+                self.id,
+                s.status.as_str()
+            ))),
+        }
+    }
+}
+
+/// Parse a peer's log as far as it goes, streaming (logs can be large).
+fn parse_log(agent: Agent, stdout: &Path, stderr: &Path) -> crate::agent::Outcome {
+    let mut p = agent.parser();
+    if let Ok(f) = File::open(stdout) {
+        let mut r = BufReader::new(f);
+        let mut line = Vec::new();
+        while r
+            .read_until(b'\n', &mut line)
+            .map(|n| n > 0)
+            .unwrap_or(false)
+        {
+            if line.len() <= process::MAX_LINE {
+                p.feed(&line);
+            }
+            line.clear();
+        }
+    }
+    let mut tail = String::new();
+    if let Ok(mut f) = File::open(stderr) {
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        let _ = f.seek(SeekFrom::Start(len.saturating_sub(16 << 10)));
+        let mut b = Vec::new();
+        let _ = f.read_to_end(&mut b);
+        tail = String::from_utf8_lossy(&b).into_owned();
+    }
+    p.finish(&ProcessExit {
+        code: None,
+        stderr_tail: tail,
+    })
+}

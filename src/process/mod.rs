@@ -1,0 +1,344 @@
+//! Supervising one peer process.
+//!
+//! Theory of operation:
+//! - The peer is spawned from an argv array (never a shell) in its own process
+//!   group, with the prompt written to its stdin, which is then closed.
+//! - Two reader threads copy stdout and stderr, as they arrive, into the run's
+//!   log files. The stdout thread also splits lines and feeds them to the
+//!   agent's streaming parser, so memory stays flat however much the peer
+//!   prints (a line longer than `MAX_LINE` is logged but not parsed).
+//! - A waiter thread reaps the leader and reports its exit; a signal thread
+//!   forwards SIGINT/SIGTERM/SIGHUP. The supervising thread blocks on one
+//!   channel with a deadline: the overall timeout, the idle timeout (no byte
+//!   on stdout or stderr), or a grace period after the CLI's own "turn
+//!   finished" event (codex is known to hang after it).
+//! - Stopping is always of the whole group: SIGTERM, a grace period, SIGKILL,
+//!   reap. After the leader exits, anything left in its group (a background
+//!   grandchild) is stopped the same way, so no process outlives baton.
+//! - On Linux baton is a child subreaper: a descendant that left the group
+//!   (`setsid`, a daemon) is reparented to baton when its parent dies. Those
+//!   carrying this supervision's `BATON_PEER_TOKEN` are stopped the same way,
+//!   and orphaned zombies are reaped at once (an init that does not reap would
+//!   otherwise keep a dead group "alive" for the whole grace period).
+
+use std::io::{self, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::agent::{CommandSpec, Outcome, Parser, ProcessExit};
+use crate::error::{Error, Result};
+
+mod group;
+mod interrupts;
+mod orphans;
+mod pump;
+
+use group::become_subreaper;
+pub use group::{group_alive, killpg, stop_group_leftovers, stop_leader};
+pub use interrupts::{Interrupts, signal_name};
+pub use orphans::PEER_TOKEN_VAR;
+use orphans::{NEXT_TOKEN, stop_orphans};
+use pump::{enlarge_pipe, pump_stderr, pump_stdout};
+
+/// Lines longer than this are logged but not parsed (bounded memory).
+pub const MAX_LINE: usize = 64 << 20;
+/// How much of stderr is kept in memory for error messages.
+const STDERR_TAIL: usize = 16 << 10;
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub timeout: Duration,
+    /// `None`: no idle timeout (CLIs that print nothing until the end).
+    pub idle_timeout: Option<Duration>,
+    /// How long the peer may linger after its "turn finished" event.
+    pub after_final: Duration,
+    /// SIGTERM → SIGKILL grace.
+    pub kill_grace: Duration,
+}
+
+/// Why supervision ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// The peer exited on its own.
+    Exited,
+    Timeout,
+    IdleTimeout,
+    /// The CLI reported the end of its turn but did not exit; baton stopped it.
+    HungAfterFinal,
+    /// baton received this signal (Ctrl-C, SIGTERM from `baton cancel`, hang-up).
+    Interrupted(i32),
+}
+
+#[derive(Debug)]
+pub struct Finished {
+    pub reason: EndReason,
+    pub exit: ProcessExit,
+    pub outcome: Outcome,
+    pub duration: Duration,
+    /// Readers that did not reach EOF (a process outside the group kept a pipe open).
+    pub pipes_left_open: bool,
+}
+
+/// Where the raw streams go.
+pub struct LogFiles {
+    pub stdout: PathBuf,
+    pub stderr: PathBuf,
+}
+
+enum Msg {
+    Exited(io::Result<ExitStatus>),
+    TurnFinished,
+    Signal(i32),
+    Eof,
+}
+
+/// Look a program up on PATH the way `execvp` would (no shell involved).
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    if name.contains('/') {
+        return Some(PathBuf::from(name));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| {
+            p.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
+}
+
+/// Spawn `spec` in `cwd` and supervise it to the end.
+///
+/// `on_spawn` receives the child's pid (= its process group id) as soon as it
+/// exists, so a job runner can record it.
+// Each argument is a different concern its callers (run, ask, jobs) decide.
+#[allow(clippy::too_many_arguments)]
+pub fn supervise(
+    spec: &CommandSpec,
+    program: &Path,
+    cwd: &Path,
+    logs: &LogFiles,
+    parser: Parser,
+    limits: &Limits,
+    interrupts: &mut Interrupts,
+    on_spawn: &mut dyn FnMut(u32),
+) -> Result<Finished> {
+    let stdout_log = crate::fsutil::create_private(&logs.stdout)?;
+    let stderr_log = crate::fsutil::create_private(&logs.stderr)?;
+
+    let mut cmd = Command::new(program);
+    cmd.args(&spec.args)
+        .current_dir(cwd)
+        .stdin(if spec.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    for k in &spec.env_remove {
+        cmd.env_remove(k);
+    }
+    for (k, v) in &spec.env_set {
+        cmd.env(k, v);
+    }
+    #[cfg(target_os = "linux")]
+    unsafe {
+        // If baton itself is killed outright, take the peer with it rather
+        // than leave it running unsupervised. (Async-signal-safe: one syscall.)
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+
+    // Marks the peer and every descendant that keeps its environment, so
+    // the ones that escape the group can be told from other children.
+    let token = format!(
+        "{}.{}",
+        std::process::id(),
+        NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)
+    );
+    cmd.env(PEER_TOKEN_VAR, &token);
+    become_subreaper();
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| Error::Spawn {
+        binary: spec.program.clone(),
+        source: e,
+    })?;
+    let pid = child.id();
+    let pgid = pid as libc::pid_t;
+    on_spawn(pid);
+
+    let (tx, rx) = mpsc::channel::<Msg>();
+    let last_activity = Arc::new(AtomicU64::new(0));
+    let parser = Arc::new(Mutex::new(Some(parser)));
+    let stderr_tail = Arc::new(Mutex::new(Vec::<u8>::new()));
+
+    if let (Some(mut stdin), Some(prompt)) = (child.stdin.take(), spec.stdin.clone()) {
+        // A prompt that fits in the empty pipe is written at once (it cannot
+        // block); a longer one by a thread, as the peer reads it. A peer that
+        // exits without reading gives EPIPE; that is its business.
+        if prompt.len() <= enlarge_pipe(&stdin) {
+            let _ = stdin.write_all(prompt.as_bytes());
+        } else {
+            thread::spawn(move || {
+                let _ = stdin.write_all(prompt.as_bytes());
+            });
+        }
+    }
+
+    let stdout = child.stdout.take().expect("piped stdout");
+    enlarge_pipe(&stdout);
+    {
+        let tx = tx.clone();
+        let act = last_activity.clone();
+        let parser = parser.clone();
+        thread::spawn(move || {
+            pump_stdout(stdout, stdout_log, &parser, &act, started, &tx);
+            let _ = tx.send(Msg::Eof);
+        });
+    }
+    let stderr = child.stderr.take().expect("piped stderr");
+    {
+        let tx = tx.clone();
+        let act = last_activity.clone();
+        let tail = stderr_tail.clone();
+        thread::spawn(move || {
+            pump_stderr(stderr, stderr_log, &tail, &act, started);
+            let _ = tx.send(Msg::Eof);
+        });
+    }
+    {
+        let tx = tx.clone();
+        thread::spawn(move || {
+            let _ = tx.send(Msg::Exited(child.wait()));
+        });
+    }
+    let _subscription = {
+        let tx = tx.clone();
+        interrupts.subscribe(Box::new(move |s| {
+            let _ = tx.send(Msg::Signal(s));
+        }))
+    };
+    // Subscribing first, then checking, means no signal falls in between.
+    if let Some(s) = interrupts.fired() {
+        let _ = tx.send(Msg::Signal(s));
+    }
+    drop(tx);
+
+    let deadline = started + limits.timeout;
+    let mut final_at: Option<Instant> = None;
+    let mut status: Option<io::Result<ExitStatus>> = None;
+    let mut eofs = 0;
+    let reason = loop {
+        let now = Instant::now();
+        let idle_deadline = limits
+            .idle_timeout
+            .map(|d| started + Duration::from_millis(last_activity.load(Ordering::Relaxed)) + d);
+        let hang_deadline = final_at.map(|t| t + limits.after_final);
+        let next = [Some(deadline), idle_deadline, hang_deadline]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("deadline is always set");
+        if now >= next {
+            if now >= deadline {
+                break EndReason::Timeout;
+            }
+            if hang_deadline.is_some_and(|d| now >= d) {
+                break EndReason::HungAfterFinal;
+            }
+            if idle_deadline.is_some_and(|d| now >= d) {
+                break EndReason::IdleTimeout;
+            }
+        }
+        match rx.recv_timeout(next.saturating_duration_since(now)) {
+            Ok(Msg::Exited(s)) => {
+                status = Some(s);
+                break EndReason::Exited;
+            }
+            Ok(Msg::TurnFinished) => {
+                final_at.get_or_insert_with(Instant::now);
+            }
+            Ok(Msg::Signal(s)) => break EndReason::Interrupted(s),
+            Ok(Msg::Eof) => eofs += 1,
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(Error::Internal("supervisor channel closed".into()));
+            }
+        }
+    };
+
+    if status.is_none() {
+        status = Some(stop_leader(pgid, limits.kill_grace, &rx, |m| match m {
+            Msg::Exited(s) => Some(s),
+            Msg::Eof => {
+                eofs += 1;
+                None
+            }
+            _ => None,
+        }));
+    }
+    let duration = started.elapsed();
+    // Whatever the leader left behind in its group goes too, and so does
+    // anything that left the group (setsid) and was orphaned to baton.
+    stop_group_leftovers(pgid, limits.kill_grace);
+    stop_orphans(&token, limits.kill_grace);
+
+    // The pipes close once every process holding them is gone. Something that
+    // escaped the group (setsid) may keep one open: do not wait for it forever.
+    let pipes_deadline = Instant::now() + Duration::from_secs(2);
+    while eofs < 2 {
+        match rx.recv_timeout(pipes_deadline.saturating_duration_since(Instant::now())) {
+            Ok(Msg::Eof) => eofs += 1,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+
+    let status = status.expect("status set above");
+    let code = match &status {
+        Ok(s) => s.code(),
+        Err(_) => None,
+    };
+    let _ = status.as_ref().map(|s| s.signal());
+    let stderr_tail = {
+        let t = stderr_tail.lock().unwrap();
+        String::from_utf8_lossy(&t).into_owned()
+    };
+    let exit = ProcessExit { code, stderr_tail };
+    let outcome = {
+        let mut guard = parser.lock().unwrap();
+        match guard.take() {
+            Some(p) => p.finish(&exit),
+            None => return Err(Error::Internal("parser taken twice".into())),
+        }
+    };
+    Ok(Finished {
+        reason,
+        exit,
+        outcome,
+        duration,
+        pipes_left_open: eofs < 2,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_program_uses_path() {
+        assert!(find_program("sh").is_some());
+        assert!(find_program("definitely-not-a-program-xyz").is_none());
+    }
+}

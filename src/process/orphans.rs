@@ -1,0 +1,188 @@
+//! Orphans: descendants that left the peer's group but carry its
+//! `BATON_PEER_TOKEN`, found in /proc and stopped after the group is gone.
+
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+
+use super::group::wait_until;
+
+/// Set in every peer's environment to a value unique to its supervision
+/// (`<baton pid>.<n>`), inherited by its descendants.
+pub const PEER_TOKEN_VAR: &str = "BATON_PEER_TOKEN";
+
+pub(super) static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
+
+/// Stop the processes orphaned to baton after the peer's group is gone:
+/// those that carry this supervision's token (several peers may be
+/// supervised at once, and baton's other children are none of its business).
+/// SIGTERM (to each one's own group when it leads one), the grace, SIGKILL.
+/// Stopping one may orphan its children to baton in turn, so the list is read
+/// again on every round.
+pub(super) fn stop_orphans(token: &str, grace: Duration) {
+    if !has_children() {
+        return;
+    }
+    let marker = format!("{PEER_TOKEN_VAR}={token}");
+    let term = |pids: &[libc::pid_t], sig: i32| {
+        for &pid in pids {
+            // SAFETY: plain syscalls on our own children.
+            unsafe {
+                if libc::getpgid(pid) == pid {
+                    libc::killpg(pid, sig);
+                }
+                libc::kill(pid, sig);
+            }
+        }
+    };
+    // Ours and still running; ours that exited are reaped (only those: a
+    // zombie child of another thread is that thread's to wait for).
+    let mut seen: Vec<libc::pid_t> = Vec::new();
+    let ours = |seen: &mut Vec<libc::pid_t>| {
+        let mut live = Vec::new();
+        for (pid, state) in children() {
+            if state == 'Z' {
+                if seen.contains(&pid) {
+                    // SAFETY: WNOHANG on our own exited child.
+                    unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+                }
+            } else if seen.contains(&pid) || carries(pid, &marker) {
+                live.push(pid);
+                if !seen.contains(&pid) {
+                    seen.push(pid);
+                }
+            }
+        }
+        live
+    };
+    let first = ours(&mut seen);
+    if first.is_empty() {
+        return;
+    }
+    term(&first, libc::SIGTERM);
+    let mut signalled = first;
+    if wait_until(grace, || {
+        let now = ours(&mut seen);
+        let new: Vec<_> = now
+            .iter()
+            .filter(|p| !signalled.contains(p))
+            .copied()
+            .collect();
+        term(&new, libc::SIGTERM);
+        signalled.extend(new);
+        now.is_empty()
+    }) {
+        return;
+    }
+    wait_until(Duration::from_secs(2), || {
+        let now = ours(&mut seen);
+        term(&now, libc::SIGKILL);
+        now.is_empty()
+    });
+}
+
+/// Whether `pid`'s environment holds `marker` (`NAME=value`).
+pub(super) fn carries(pid: libc::pid_t, marker: &str) -> bool {
+    std::fs::read(format!("/proc/{pid}/environ"))
+        .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == marker.as_bytes()))
+}
+
+/// Whether this process has any child at all (exited or not), without reaping.
+pub(super) fn has_children() -> bool {
+    // SAFETY: zeroed siginfo is a valid out-parameter; WNOWAIT leaves any
+    // child waitable, so nothing is reaped here.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        libc::waitid(
+            libc::P_ALL,
+            0,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        ) == 0
+    }
+}
+
+/// Children of this process, with their state (`Z`: exited, not reaped).
+pub(super) fn children() -> Vec<(libc::pid_t, char)> {
+    let me = std::process::id() as libc::pid_t;
+    let mut pids: Vec<libc::pid_t> = Vec::new();
+    let per_thread = format!("/proc/{me}/task/{me}/children");
+    if std::path::Path::new(&per_thread).exists() {
+        // CONFIG_PROC_CHILDREN: a child is listed under the thread that
+        // spawned or received it.
+        for t in std::fs::read_dir(format!("/proc/{me}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+                pids.extend(
+                    s.split_whitespace()
+                        .filter_map(|p| p.parse::<libc::pid_t>().ok()),
+                );
+            }
+        }
+    } else {
+        // Otherwise scan every process for its parent.
+        for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            if let Some(pid) = e.file_name().to_str().and_then(|n| n.parse().ok())
+                && proc_stat(pid).is_some_and(|(ppid, _)| ppid == me)
+            {
+                pids.push(pid);
+            }
+        }
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    pids.into_iter()
+        .filter_map(|p| proc_stat(p).map(|(_, state)| (p, state)))
+        .collect()
+}
+
+/// `(ppid, state)` from `/proc/<pid>/stat`.
+pub(super) fn proc_stat(pid: libc::pid_t) -> Option<(libc::pid_t, char)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may contain spaces and parentheses: split after the last ')'.
+    let mut rest = s.rsplit_once(')')?.1.split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    Some((ppid, state))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stop_orphans_stops_only_children_with_the_runs_token() {
+        use std::process::Command;
+        let token = "test-token-4242";
+        let ours = Command::new("sleep")
+            .arg("30")
+            .env(PEER_TOKEN_VAR, token)
+            .spawn()
+            .unwrap();
+        let other = Command::new("sleep")
+            .arg("30")
+            .env(PEER_TOKEN_VAR, "another-run")
+            .spawn()
+            .unwrap();
+        let (ours_pid, mut other) = (ours.id() as libc::pid_t, other);
+        // Wait until exec has happened (the environ is the new program's).
+        assert!(wait_until(Duration::from_secs(5), || carries(
+            ours_pid,
+            &format!("{PEER_TOKEN_VAR}={token}")
+        )));
+        stop_orphans(token, Duration::from_secs(5));
+        assert!(
+            proc_stat(ours_pid).is_none(),
+            "the marked child is stopped and reaped"
+        );
+        assert!(
+            other.try_wait().unwrap().is_none(),
+            "the other one is left alone"
+        );
+        other.kill().unwrap();
+        other.wait().unwrap();
+        drop(ours);
+    }
+}

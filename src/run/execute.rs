@@ -1,0 +1,258 @@
+//! `execute`: run a plan's peer under `process::supervise` and turn what it
+//! did into the one `RunResult` (status, error, summary, usage).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::agent::{Agent, CommandSpec};
+use crate::error::{Error, Result};
+use crate::process::{self, EndReason, Interrupts, LogFiles};
+use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
+use crate::{fsutil, git};
+
+use super::Plan;
+
+/// Run the plan's peer to the end, with its logs in `dir`.
+pub fn execute(
+    plan: &Plan,
+    spec: &CommandSpec,
+    program: &Path,
+    dir: &Path,
+    interrupts: &mut Interrupts,
+    on_spawn: &mut dyn FnMut(u32),
+) -> Result<RunResult> {
+    fsutil::replace_file(&dir.join("prompt.txt"), plan.prompt.as_bytes())?;
+    let logs = LogFiles {
+        stdout: dir.join("stdout.log"),
+        stderr: dir.join("stderr.log"),
+    };
+    let before = git::snapshot(&plan.cwd);
+    let finished = process::supervise(
+        spec,
+        program,
+        &plan.cwd,
+        &logs,
+        plan.agent.parser(),
+        &plan.limits(),
+        interrupts,
+        on_spawn,
+    )?;
+    let changed_files = before.as_ref().map(git::changed_since).unwrap_or_default();
+
+    let o = finished.outcome;
+    let mut warnings: Vec<String> = plan.warnings.clone();
+    warnings.extend(spec.warnings.iter().cloned());
+    warnings.extend(o.warnings.iter().cloned());
+    if before.is_none() {
+        warnings.push("cwd is not in a git repository: changed_files is not tracked".into());
+    }
+    if finished.pipes_left_open {
+        warnings.push(
+            "a process outside the peer's process group kept its output open; baton stopped reading"
+                .into(),
+        );
+    }
+    let usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
+
+    let secs = |ms: u64| ms as f64 / 1000.0;
+    let (status, error) = match finished.reason {
+        EndReason::Timeout => (
+            Status::Timeout,
+            Some(info(
+                "timeout",
+                format!("the peer did not finish within {}s", secs(plan.timeout_ms)),
+                "raise --timeout, or split the task",
+            )),
+        ),
+        EndReason::IdleTimeout => (
+            Status::Timeout,
+            Some(info(
+                "idle_timeout",
+                format!(
+                    "the peer printed nothing for {}s",
+                    secs(plan.idle_timeout_ms)
+                ),
+                "raise --idle-timeout if the peer legitimately works silently; see the log",
+            )),
+        ),
+        EndReason::Interrupted(sig) => (
+            Status::Cancelled,
+            Some(info(
+                "cancelled",
+                format!("stopped by {}", process::signal_name(sig)),
+                "run it again, or continue the session with --resume",
+            )),
+        ),
+        EndReason::Exited | EndReason::HungAfterFinal => {
+            let exited_ok =
+                finished.reason == EndReason::HungAfterFinal || finished.exit.code == Some(0);
+            if finished.reason == EndReason::HungAfterFinal {
+                warnings.push(format!(
+                    "the peer did not exit within {}s of its final event; baton stopped it",
+                    secs(plan.limits().after_final.as_millis() as u64)
+                ));
+            }
+            if exited_ok && o.success {
+                (Status::Success, None)
+            } else if let Some(e) = &o.error {
+                (
+                    Status::Failed,
+                    Some(info(
+                        "agent_error",
+                        e.clone(),
+                        "read the message; the full output is in log_path",
+                    )),
+                )
+            } else if o.unparsable {
+                (
+                    Status::Failed,
+                    Some(info(
+                        "unparsable_output",
+                        format!(
+                            "{} printed output baton could not understand",
+                            plan.agent.name()
+                        ),
+                        "the raw output is in log_path; check the CLI version (`baton agents`)",
+                    )),
+                )
+            } else {
+                (
+                    Status::Failed,
+                    Some(info(
+                        "nonzero_exit",
+                        format!(
+                            "{} exited with {} without reporting success",
+                            spec.program,
+                            finished
+                                .exit
+                                .code
+                                .map_or("a signal".to_string(), |c| format!("code {c}"))
+                        ),
+                        "see stderr.log beside log_path",
+                    )),
+                )
+            }
+        }
+    };
+
+    let summary = summarize(
+        plan.agent,
+        status,
+        finished.duration,
+        o.message.as_deref(),
+        error.as_ref(),
+        changed_files.len(),
+    );
+    let result = RunResult {
+        schema_version: SCHEMA_VERSION,
+        status,
+        summary,
+        message: o.message,
+        agent: plan.agent.name().to_string(),
+        model: o.model.or_else(|| plan.model.clone()),
+        effort: plan.effort.clone(),
+        access: plan.access.as_str().to_string(),
+        cwd: plan.cwd.display().to_string(),
+        session: o.session.or_else(|| plan.resume.clone()),
+        changed_files,
+        usage,
+        duration_ms: finished.duration.as_millis() as u64,
+        exit_code: finished.exit.code,
+        log_path: Some(logs.stdout.display().to_string()),
+        warnings,
+        denials: o.denials,
+        error,
+        verification: None,
+        job_id: None,
+        extra: Default::default(),
+    };
+    let json = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
+    fsutil::replace_file(&dir.join("result.json"), &json)?;
+    Ok(result)
+}
+
+pub(super) fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {
+    ErrorInfo {
+        kind: kind.into(),
+        message,
+        hint: Some(hint.into()),
+    }
+}
+
+pub(super) fn summarize(
+    agent: Agent,
+    status: Status,
+    d: Duration,
+    message: Option<&str>,
+    error: Option<&ErrorInfo>,
+    changed: usize,
+) -> String {
+    let took = format!("{:.1}s", d.as_secs_f64());
+    let first =
+        |s: &str| crate::agent::clip(s.lines().find(|l| !l.trim().is_empty()).unwrap_or(""), 120);
+    match (status, error) {
+        (Status::Success, _) => {
+            let files = match changed {
+                0 => String::new(),
+                1 => ", 1 file changed".into(),
+                n => format!(", {n} files changed"),
+            };
+            format!(
+                "{} succeeded in {took}{files}: {}",
+                agent.name(),
+                first(message.unwrap_or(""))
+            )
+        }
+        (s, Some(e)) => format!(
+            "{} {} after {took}: {}",
+            agent.name(),
+            s.as_str(),
+            first(&e.message)
+        ),
+        (s, None) => format!("{} {} after {took}", agent.name(), s.as_str()),
+    }
+}
+
+/// Codex reports usage cumulatively per thread. baton keeps the last total
+/// it saw per session so a resumed run reports only its own tokens.
+pub(super) fn session_usage(
+    plan: &Plan,
+    session: Option<&str>,
+    usage: &Usage,
+    warnings: &mut Vec<String>,
+) -> Usage {
+    if !plan.agent.usage_is_cumulative() {
+        return usage.clone();
+    }
+    let Some(session) =
+        session.filter(|s| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
+    else {
+        return usage.clone();
+    };
+    let Ok(dir) = fsutil::baton_dir(&plan.root).map(|d| d.join("sessions")) else {
+        return usage.clone();
+    };
+    let path = dir.join(format!("{}-{session}.json", plan.agent.name()));
+    let earlier: Option<Usage> = std::fs::read(&path)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let own = match (&plan.resume, earlier) {
+        (Some(_), Some(e)) => usage.minus(&e),
+        (Some(_), None) => {
+            warnings.push(format!(
+                "{} reports usage per session and this session was started outside baton's \
+                 records: usage is the session's total, not this run's",
+                plan.agent.name()
+            ));
+            usage.clone()
+        }
+        (None, _) => usage.clone(),
+    };
+    if !usage.is_empty()
+        && fsutil::ensure_private_dir(&dir).is_ok()
+        && let Ok(b) = serde_json::to_vec(usage)
+    {
+        let _ = fsutil::replace_file(&path, &b);
+    }
+    own
+}

@@ -1,0 +1,367 @@
+//! `check`: everything `--worktree` can refuse before anything exists (a
+//! repository with commits, `--base`, access, globs), and the plan moved into a worktree.
+
+use std::path::{Path, PathBuf};
+
+use crate::agent::Access;
+use crate::error::{Error, Result};
+use crate::prompt;
+use crate::run::Plan;
+
+use super::allow::Allow;
+use super::repo::{git, line, probe};
+use super::{Checked, WorktreeOptions, short};
+
+/// Validate `--worktree` and its options against the plan. Fails with a
+/// usage error (exit 2) before anything is created.
+pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
+    if !args.enabled {
+        return Ok(None);
+    }
+    if plan.access == Access::ReadOnly {
+        return Err(Error::usage_hint(
+            "--worktree is for peers that write; it cannot be combined with read-only access",
+            "drop --worktree for read-only advice, or use --access workspace",
+        ));
+    }
+    Allow::new(&args.allow)?;
+    if args
+        .test_cmd
+        .as_deref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
+        return Err(Error::usage("--test-cmd is empty"));
+    }
+    let cwd = &plan.cwd;
+    let top = match probe({
+        let mut c = git(cwd);
+        c.args(["rev-parse", "--show-toplevel"]);
+        c
+    }) {
+        None => {
+            return Err(Error::usage_hint(
+                "--worktree needs git, and `git` was not found on PATH",
+                "install git",
+            ));
+        }
+        Some((true, t)) if !t.is_empty() => PathBuf::from(t),
+        Some(_) => {
+            return Err(Error::usage_hint(
+                format!(
+                    "--worktree needs a git repository, and {} is not in one",
+                    cwd.display()
+                ),
+                "run baton inside the repository (or pass --cwd), or drop --worktree",
+            ));
+        }
+    };
+    let top = top.canonicalize().unwrap_or(top);
+    let rel_cwd = cwd
+        .strip_prefix(&top)
+        .unwrap_or(Path::new(""))
+        .to_path_buf();
+    let verify = |rev: &str| {
+        probe({
+            let mut c = git(&top);
+            c.args(["rev-parse", "--verify", "-q", "--end-of-options", rev]);
+            c
+        })
+        .filter(|(ok, sha)| *ok && !sha.is_empty())
+        .map(|(_, sha)| sha)
+    };
+    let head = verify("HEAD^{commit}");
+    let any_ref = probe({
+        let mut c = git(&top);
+        c.args(["for-each-ref", "--count=1", "--format=%(refname)"]);
+        c
+    })
+    .is_some_and(|(ok, out)| ok && !out.is_empty());
+    if head.is_none() && (!any_ref || args.base.is_none()) {
+        return Err(Error::usage_hint(
+            format!(
+                "the repository at {} has no commits yet: a worktree branches from a commit",
+                top.display()
+            ),
+            "commit something first (or pass --base with an existing commit)",
+        ));
+    }
+    let base = match &args.base {
+        None => head.clone().expect("checked above"),
+        Some(b) => {
+            let b = b.trim();
+            let found = (!b.is_empty() && !b.starts_with('-'))
+                .then(|| verify(&format!("{b}^{{commit}}")))
+                .flatten();
+            found.ok_or_else(|| {
+                Error::usage_hint(
+                    format!("--base `{b}` is not a commit in this repository"),
+                    "give a branch, tag or commit id (`git log --oneline` lists commits)",
+                )
+            })?
+        }
+    };
+    if args.include_dirty {
+        if head.as_deref() != Some(base.as_str()) {
+            return Err(Error::usage_hint(
+                "--include-dirty carries the changes you made on top of HEAD, so --base must be HEAD",
+                "drop --base (or --include-dirty), or commit your changes and branch from them",
+            ));
+        }
+        let unmerged = probe({
+            let mut c = git(&top);
+            c.args(["ls-files", "--unmerged"]);
+            c
+        })
+        .is_some_and(|(_, out)| !out.is_empty());
+        if unmerged {
+            return Err(Error::usage_hint(
+                "--include-dirty cannot carry an unfinished merge: the index has conflicts",
+                "resolve the conflicts (or abort the merge) first",
+            ));
+        }
+    }
+    if verify("refs/heads/baton").is_some() {
+        return Err(Error::usage_hint(
+            "a branch named `baton` exists, so git cannot create `baton/<id>` branches beside it",
+            "rename that branch (git branch -m baton <new-name>)",
+        ));
+    }
+    let common_dir = {
+        let mut c = git(&top);
+        c.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+        PathBuf::from(line(c, "finding the repository's git directory")?)
+    };
+    let user_branch = probe({
+        let mut c = git(&top);
+        c.args(["symbolic-ref", "-q", "--short", "HEAD"]);
+        c
+    })
+    .filter(|(ok, _)| *ok)
+    .map(|(_, b)| b);
+    Ok(Some(Checked {
+        top,
+        rel_cwd,
+        common_dir,
+        base,
+        user_branch,
+        include_dirty: args.include_dirty,
+        allow: args.allow.clone(),
+        test_cmd: args.test_cmd.clone(),
+    }))
+}
+
+impl Checked {
+    /// The plan moved into worktree `path` (pure: creates nothing).
+    pub fn plan_for(&self, plan: &Plan, path: &Path, branch: &str, writable: Vec<PathBuf>) -> Plan {
+        let mut p = plan.clone();
+        p.protected_paths = protected_paths(&self.common_dir, &writable);
+        // (Joining an empty path would add a trailing `/`.)
+        p.cwd = if self.rel_cwd.as_os_str().is_empty() {
+            path.to_path_buf()
+        } else {
+            path.join(&self.rel_cwd)
+        };
+        p.writable_dirs = writable;
+        if !p.raw {
+            p.prompt = format!(
+                "{}{}",
+                prompt::brief(&p.task, p.access, &p.cwd.display().to_string()),
+                self.brief_note(branch)
+            );
+        }
+        p
+    }
+
+    /// What the peer is told about the worktree (appended to the brief).
+    pub(super) fn brief_note(&self, branch: &str) -> String {
+        let mut s = format!(
+            "\nThis directory is a git worktree made for this task, on its own branch `{branch}` \
+             (from commit {}{}). The person's own checkout is elsewhere: work only here. You may \
+             commit on this branch; whatever you leave uncommitted, baton commits when you finish.\n",
+            short(&self.base),
+            if self.include_dirty {
+                ", plus the person's uncommitted changes, left uncommitted as they had them"
+            } else {
+                ""
+            }
+        );
+        if !self.allow.is_empty() {
+            let globs: Vec<String> = self.allow.iter().map(|g| format!("`{g}`")).collect();
+            s.push_str(&format!(
+                "Change only paths matching {}; baton reverts changes anywhere else.\n",
+                globs.join(", ")
+            ));
+        }
+        if let Some(t) = &self.test_cmd {
+            s.push_str(&format!(
+                "When you finish, baton runs this check here: `{t}`.\n"
+            ));
+        }
+        s
+    }
+
+    /// The directories a sandboxed peer needs, besides the worktree itself,
+    /// to commit there: the worktree's own git dir (HEAD, index, logs), the
+    /// object store, and the `baton/` ref namespace with its reflogs. Not the
+    /// whole `.git`: the user's HEAD, index and other branches stay out of
+    /// reach. (A reftable repository keeps every ref in one place, which is
+    /// then granted as a whole.)
+    pub(super) fn writable_dirs(&self, gitdir: &Path) -> Vec<PathBuf> {
+        let c = &self.common_dir;
+        vec![
+            gitdir.to_path_buf(),
+            c.join("objects"),
+            c.join("refs").join("heads").join("baton"),
+            c.join("logs").join("refs").join("heads").join("baton"),
+            c.join("reftable"),
+        ]
+    }
+}
+
+/// What in the common git directory a sandboxed peer must not write, given
+/// the directories it is granted: every existing entry that is neither a
+/// grant nor on the way to one (so the user's HEAD, index, config, hooks,
+/// branches other than `baton/`, tags, packed-refs, other worktrees). codex
+/// only writes what it is granted; claude 2.1.332 opens the whole main
+/// `.git` to a sandboxed peer in a linked worktree, so it is told to deny
+/// these (a deny wins over a grant there, hence nothing granted may lie
+/// under one). Existing paths only: a sandbox makes a mount point for a
+/// missing one, which would be a new file in the user's `.git`.
+pub(super) fn protected_paths(common: &Path, granted: &[PathBuf]) -> Vec<PathBuf> {
+    pub(super) fn walk(dir: &Path, granted: &[PathBuf], out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if granted.contains(&p) {
+                continue;
+            }
+            let on_the_way = granted.iter().any(|g| g.starts_with(&p));
+            if on_the_way && p.is_dir() && !p.is_symlink() {
+                walk(&p, granted, out);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    // Compare real paths: a symlink on the way must not hide a grant.
+    let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let common = real(common);
+    let granted: Vec<PathBuf> = granted.iter().map(|g| real(g)).collect();
+    let mut out = Vec::new();
+    walk(&common, &granted, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn checked() -> Checked {
+        Checked {
+            top: "/repo".into(),
+            rel_cwd: "sub".into(),
+            common_dir: "/repo/.git".into(),
+            base: "0123456789abcdef0123456789abcdef01234567".into(),
+            user_branch: Some("main".into()),
+            include_dirty: false,
+            allow: vec!["src/**".into()],
+            test_cmd: Some("make test".into()),
+        }
+    }
+
+    #[test]
+    fn the_brief_names_branch_allow_and_check() {
+        let n = checked().brief_note("baton/x");
+        assert!(n.contains("`baton/x`"));
+        assert!(n.contains("0123456789ab"));
+        assert!(n.contains("`src/**`"));
+        assert!(n.contains("`make test`"));
+        assert!(!n.contains("uncommitted changes, left"));
+    }
+
+    #[test]
+    fn protected_paths_are_the_users_git_state_around_the_grants() {
+        let d = tempfile::tempdir().unwrap();
+        let c = d.path().join(".git");
+        for dir in [
+            "objects/ab",
+            "refs/heads/baton",
+            "refs/heads/feature",
+            "refs/tags",
+            "logs/refs/heads/baton",
+            "worktrees/me",
+            "worktrees/other",
+            "hooks",
+        ] {
+            std::fs::create_dir_all(c.join(dir)).unwrap();
+        }
+        for f in [
+            "HEAD",
+            "index",
+            "config",
+            "packed-refs",
+            "refs/heads/main",
+            "refs/heads/baton/me",
+            "refs/heads/feature/x",
+            "logs/HEAD",
+            "logs/refs/heads/main",
+        ] {
+            std::fs::write(c.join(f), "x").unwrap();
+        }
+        let checked = Checked {
+            common_dir: c.clone(),
+            ..checked()
+        };
+        let granted: Vec<PathBuf> = checked
+            .writable_dirs(&c.join("worktrees/me"))
+            .into_iter()
+            .filter(|p| p.is_dir())
+            .collect();
+        let got = protected_paths(&c, &granted);
+        let rel: Vec<String> = got
+            .iter()
+            .map(|p| {
+                p.strip_prefix(c.canonicalize().unwrap())
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            rel,
+            [
+                "HEAD",
+                "config",
+                "hooks",
+                "index",
+                "logs/HEAD",
+                "logs/refs/heads/main",
+                "packed-refs",
+                "refs/heads/feature",
+                "refs/heads/main",
+                "refs/tags",
+                "worktrees/other",
+            ]
+        );
+        // Nothing granted is under a denied path (a deny would win).
+        for g in &granted {
+            let g = g.canonicalize().unwrap();
+            assert!(!got.iter().any(|p| g.starts_with(p)), "{}", g.display());
+        }
+    }
+
+    #[test]
+    fn writable_dirs_stay_out_of_the_users_head_and_index() {
+        let d = checked().writable_dirs(Path::new("/repo/.git/worktrees/x"));
+        assert!(d.contains(&PathBuf::from("/repo/.git/worktrees/x")));
+        assert!(d.contains(&PathBuf::from("/repo/.git/objects")));
+        assert!(!d.contains(&PathBuf::from("/repo/.git")));
+        assert!(
+            !d.iter()
+                .any(|p| p.ends_with("index") || p.ends_with("HEAD"))
+        );
+    }
+}

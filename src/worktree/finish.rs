@@ -1,0 +1,184 @@
+//! After the peer (`finish`): commit, fill the result's `worktree` report, run
+//! `--test-cmd` on the committed state; problems become warnings.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::result::{ErrorInfo, RunResult, Status};
+use crate::run::{self, Plan};
+use crate::{fsutil, process};
+
+use super::Session;
+use super::commit::settle;
+use super::{repo, store, verify};
+
+/// The `worktree` object of the result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Report {
+    pub id: String,
+    pub path: PathBuf,
+    pub branch: String,
+    /// The commit the branch started from.
+    pub base: String,
+    /// The branch's tip after baton's commit.
+    pub head: String,
+    /// `base..branch`, oldest first: the peer's own commits, then baton's.
+    pub commits: Vec<repo::Commit>,
+    /// Equal to the summary line of `git diff --stat base..branch`.
+    pub diffstat: repo::DiffStat,
+    /// Every path that differs between base and branch.
+    pub changed_files: Vec<String>,
+    /// The exact command that brings the work into the current branch.
+    pub merge_hint: String,
+    /// Paths changed outside `--allow`, reverted by baton.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reverted: Vec<String>,
+    /// Paths carried from the user's uncommitted state (`--include-dirty`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub carried: Vec<String>,
+}
+
+/// After the peer: commit, describe the branch, run `--test-cmd`, and
+/// rewrite `result.json` in `dir`. Never fails: problems become warnings.
+pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop: &verify::Stop) {
+    let status = result.status;
+    match settle(s, plan, status) {
+        Ok((report, notes)) => {
+            result.warnings.extend(notes);
+            result
+                .changed_files
+                .retain(|p| !report.reverted.contains(p));
+            if !report.reverted.is_empty() {
+                result.summary.push_str(&format!(
+                    "; {} reverted outside --allow",
+                    report.reverted.len()
+                ));
+            }
+            result.summary.push_str(&format!(
+                "; branch {}: {} file(s), +{} -{}",
+                report.branch,
+                report.diffstat.files,
+                report.diffstat.insertions,
+                report.diffstat.deletions
+            ));
+            if let Ok(v) = serde_json::to_value(&report) {
+                result.extra.insert("worktree".into(), v);
+            }
+        }
+        Err(e) => {
+            result.warnings.push(format!(
+                "worktree: could not commit the peer's work ({e}); it is left as the peer left \
+                 it in {}",
+                s.path.display()
+            ));
+            result.extra.insert(
+                "worktree".into(),
+                json!({
+                    "id": s.id,
+                    "path": s.path,
+                    "branch": s.branch,
+                    "base": s.base,
+                    "error": e.to_string(),
+                }),
+            );
+        }
+    }
+    if let Some(cmd) = &s.test_cmd {
+        verify_run(s, plan, result, dir, stop, cmd);
+    }
+    if let Some(mut r) = store::load(&s.root, &s.id) {
+        r.finished_ms = Some(store::now_ms());
+        r.status = Some(result.status.as_str().to_string());
+        r.pid = None;
+        if let Err(e) = store::save(&s.root, &r) {
+            result
+                .warnings
+                .push(format!("worktree: could not update its record: {e}"));
+        }
+    }
+    match serde_json::to_vec(&*result) {
+        Ok(json) => {
+            if let Err(e) = fsutil::write_atomic(&dir.join("result.json"), &json) {
+                result
+                    .warnings
+                    .push(format!("could not save result.json: {e}"));
+            }
+        }
+        Err(e) => result
+            .warnings
+            .push(format!("could not save result.json: {e}")),
+    }
+}
+
+pub(super) fn verify_run(
+    s: &Session,
+    plan: &Plan,
+    result: &mut RunResult,
+    dir: &Path,
+    stop: &verify::Stop,
+    cmd: &str,
+) {
+    if result.status != Status::Success {
+        result.warnings.push(format!(
+            "--test-cmd was not run: the peer's run ended with status `{}`",
+            result.status.as_str()
+        ));
+        return;
+    }
+    if !plan.cwd.is_dir() {
+        result
+            .warnings
+            .push("--test-cmd was not run: the worktree is gone".into());
+        return;
+    }
+    let env = [
+        ("BATON_WORKTREE".to_string(), s.path.display().to_string()),
+        ("BATON_BRANCH".to_string(), s.branch.clone()),
+    ];
+    match verify::run(
+        cmd,
+        &plan.cwd,
+        &dir.join("test.log"),
+        &env,
+        Duration::from_millis(plan.timeout_ms),
+        run::KILL_GRACE,
+        stop,
+    ) {
+        Ok(checked) => {
+            let v = &checked.verification;
+            result.summary.push_str(&if v.passed {
+                "; test-cmd passed".to_string()
+            } else if checked.timed_out {
+                "; test-cmd timed out".to_string()
+            } else {
+                format!(
+                    "; test-cmd FAILED ({})",
+                    v.exit_code
+                        .map_or("no exit code".to_string(), |c| format!("exit {c}"))
+                )
+            });
+            if let Some(sig) = checked.interrupted {
+                result.status = Status::Cancelled;
+                result.error = Some(ErrorInfo {
+                    kind: "cancelled".into(),
+                    message: format!(
+                        "stopped by {} while --test-cmd ran",
+                        process::signal_name(sig)
+                    ),
+                    hint: Some(format!(
+                        "the peer's work is committed on {}; run the check yourself in {}",
+                        s.branch,
+                        plan.cwd.display()
+                    )),
+                });
+            }
+            result.verification = Some(checked.verification);
+        }
+        Err(e) => result
+            .warnings
+            .push(format!("--test-cmd could not be run: {e}")),
+    }
+}

@@ -1,0 +1,322 @@
+//! The house rules, checked on the source: no import cycle among the
+//! top-level modules of `src/`, no clap below `cli`, no file over 500 lines.
+//!
+//! Only non-test code counts: a file is read up to its first `#[cfg(test)]`
+//! line (unit tests sit at the bottom of each file and may use anything).
+//! `docs/architecture.md` explains the layers these tests enforce.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Feature modules: they take plain requests and never see the command line.
+const FEATURES: &[&str] = &[
+    "run", "job", "ask", "worktree", "council", "view", "doctor", "setup", "config",
+];
+
+/// The most non-test lines a file under `src/` may have.
+const MAX_LINES: usize = 500;
+
+/// Files allowed over `MAX_LINES`, each with the reason.
+const LONG_FILES: &[(&str, &str)] = &[];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("read src") {
+        let p = e.expect("dir entry").path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every `.rs` file under `src/`: its path relative to `src/` and its non-test text.
+fn sources() -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let rel = p.strip_prefix(src()).unwrap().display().to_string();
+            let text = std::fs::read_to_string(&p).expect("read source");
+            (rel, non_test(&text).to_string())
+        })
+        .collect()
+}
+
+/// The text before the first `#[cfg(test)]` line.
+fn non_test(text: &str) -> &str {
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("#[cfg(test)]") {
+            return &text[..at];
+        }
+        at += line.len();
+    }
+    text
+}
+
+/// The top-level module a file belongs to (`worktree/check.rs` → `worktree`);
+/// `None` for the crate roots.
+fn top_module(rel: &str) -> Option<String> {
+    let first = rel.split('/').next()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (!matches!(name, "lib" | "main")).then(|| name.to_string())
+}
+
+/// The top-level modules `text` names through `crate::`: in `use` lines,
+/// grouped ones (`use crate::{a, b::C}`, nested and over several lines)
+/// included, and in paths in code (`crate::agent::clip(…)`).
+fn crate_refs(text: &str) -> BTreeSet<String> {
+    let code: String = text
+        .lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut refs = BTreeSet::new();
+    let mut rest = code.as_str();
+    while let Some(i) = rest.find("crate::") {
+        let before = rest[..i].chars().last();
+        rest = &rest[i + "crate::".len()..];
+        // `$crate::` or `foo_crate::` is not ours.
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        let rest_trim = rest.trim_start();
+        if let Some(group) = rest_trim.strip_prefix('{') {
+            let mut depth = 1;
+            let mut end = group.len();
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = j;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            // Top-level items of the group: split on commas outside braces.
+            let mut depth = 0;
+            let mut item = String::new();
+            for c in group[..end].chars().chain(std::iter::once(',')) {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        if let Some(n) = leading_ident(item.trim()) {
+                            refs.insert(n);
+                        }
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                item.push(c);
+            }
+        } else if let Some(n) = leading_ident(rest_trim) {
+            refs.insert(n);
+        }
+    }
+    refs.remove("self");
+    refs
+}
+
+fn leading_ident(s: &str) -> Option<String> {
+    let n: String = s
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!n.is_empty()).then_some(n)
+}
+
+/// Whether `text` uses clap (`use clap…`, `clap::` paths, or its derives).
+fn uses_clap(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        !l.starts_with("//")
+            && (l.contains("clap::")
+                || l.starts_with("use clap")
+                || l.contains("derive(Parser")
+                || l.contains("Subcommand)")
+                || l.contains("#[arg(")
+                || l.contains("#[command("))
+    })
+}
+
+/// Edges among top-level modules, each with one file that makes it.
+fn graph() -> BTreeMap<String, BTreeMap<String, String>> {
+    let mut g: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut tops = BTreeSet::new();
+    let all = sources();
+    for (rel, _) in &all {
+        if let Some(t) = top_module(rel) {
+            tops.insert(t);
+        }
+    }
+    for (rel, text) in &all {
+        let Some(from) = top_module(rel) else {
+            continue;
+        };
+        let edges = g.entry(from.clone()).or_default();
+        for to in crate_refs(text) {
+            if to != from && tops.contains(&to) {
+                edges.entry(to).or_insert_with(|| rel.clone());
+            }
+        }
+    }
+    g
+}
+
+/// One cycle in `g`, as the path of modules that closes it, if there is one.
+fn find_cycle(g: &BTreeMap<String, BTreeMap<String, String>>) -> Option<Vec<String>> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Mark {
+        New,
+        Open,
+        Done,
+    }
+    fn visit(
+        n: &str,
+        g: &BTreeMap<String, BTreeMap<String, String>>,
+        mark: &mut BTreeMap<String, Mark>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        mark.insert(n.to_string(), Mark::Open);
+        stack.push(n.to_string());
+        for next in g.get(n).into_iter().flat_map(|e| e.keys()) {
+            match mark.get(next.as_str()).copied().unwrap_or(Mark::New) {
+                Mark::Open => {
+                    let start = stack.iter().position(|s| s == next).unwrap();
+                    let mut cycle = stack[start..].to_vec();
+                    cycle.push(next.clone());
+                    return Some(cycle);
+                }
+                Mark::New => {
+                    if let Some(c) = visit(next, g, mark, stack) {
+                        return Some(c);
+                    }
+                }
+                Mark::Done => {}
+            }
+        }
+        stack.pop();
+        mark.insert(n.to_string(), Mark::Done);
+        None
+    }
+    let mut mark = BTreeMap::new();
+    for n in g.keys() {
+        if mark.get(n.as_str()).copied().unwrap_or(Mark::New) == Mark::New
+            && let Some(c) = visit(n, g, &mut mark, &mut Vec::new())
+        {
+            return Some(c);
+        }
+    }
+    None
+}
+
+fn describe(cycle: &[String], g: &BTreeMap<String, BTreeMap<String, String>>) -> String {
+    cycle
+        .windows(2)
+        .map(|w| format!("{} -> {} (in src/{})", w[0], w[1], g[&w[0]][&w[1]]))
+        .collect::<Vec<_>>()
+        .join("\n  ")
+}
+
+#[test]
+fn no_import_cycle_among_top_level_modules() {
+    let g = graph();
+    if let Some(cycle) = find_cycle(&g) {
+        panic!(
+            "import cycle among top-level modules: {}\n  {}",
+            cycle.join(" -> "),
+            describe(&cycle, &g)
+        );
+    }
+}
+
+#[test]
+fn features_never_see_the_command_line() {
+    let mut bad = Vec::new();
+    for (rel, text) in sources() {
+        let Some(top) = top_module(&rel) else {
+            continue;
+        };
+        if !FEATURES.contains(&top.as_str()) {
+            continue;
+        }
+        if crate_refs(&text).contains("cli") {
+            bad.push(format!("src/{rel} imports `cli`"));
+        }
+        if uses_clap(&text) {
+            bad.push(format!("src/{rel} uses clap"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "feature modules must take plain requests (clap stays in src/cli/):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn only_cli_uses_clap() {
+    let bad: Vec<String> = sources()
+        .into_iter()
+        .filter(|(rel, text)| top_module(rel).as_deref() != Some("cli") && uses_clap(text))
+        .map(|(rel, _)| format!("src/{rel}"))
+        .collect();
+    assert!(bad.is_empty(), "clap outside src/cli/: {bad:?}");
+}
+
+#[test]
+fn no_file_is_over_500_non_test_lines() {
+    let mut long = Vec::new();
+    for (rel, text) in sources() {
+        let n = text.lines().count();
+        if n > MAX_LINES && !LONG_FILES.iter().any(|(f, _)| *f == rel) {
+            long.push(format!("src/{rel}: {n} non-test lines"));
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "split these into one-concept files (or list them in LONG_FILES with a reason):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_sees_grouped_nested_and_inline_paths() {
+    let text = "use crate::{a, b::{C, D}, c::E};\nuse crate::d::F;\n\
+                fn f() { crate::e::g(); } // crate::z::not_code\n\
+                use crate::{\n    f,\n    g::H,\n};\nmacro_rules! m { () => { $crate::q } }\n";
+    let got: Vec<String> = crate_refs(text).into_iter().collect();
+    assert_eq!(got, ["a", "b", "c", "d", "e", "f", "g"]);
+    assert_eq!(non_test("a\n#[cfg(test)]\nb\n"), "a\n");
+    let g: BTreeMap<String, BTreeMap<String, String>> = [("x", "y"), ("y", "z"), ("z", "x")]
+        .into_iter()
+        .map(|(a, b)| {
+            (
+                a.to_string(),
+                BTreeMap::from([(b.to_string(), format!("{a}.rs"))]),
+            )
+        })
+        .collect();
+    assert_eq!(find_cycle(&g).unwrap(), ["x", "y", "z", "x"]);
+    let mut g2 = g.clone();
+    g2.get_mut("z").unwrap().clear();
+    assert!(find_cycle(&g2).is_none());
+    assert!(uses_clap("use clap::Args;\n"));
+    assert!(!uses_clap("// no clap:: here\nuse serde;\n"));
+}
