@@ -28,6 +28,9 @@ const COMMANDS: &[&[&str]] = &[
     &["logs"],
     &["continue"],
     &["prune"],
+    &["setup"],
+    &["completions"],
+    &["man"],
 ];
 
 /// Runs baton with a fixed terminal size so that clap's wrapping is the same
