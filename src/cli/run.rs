@@ -153,8 +153,8 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     let spec = plan.command()?;
     if dry_run {
         match &worktree {
-            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?),
-            None => output::json_line(&run::dry_run_json(&plan, &spec)),
+            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?)?,
+            None => output::json_line(&run::dry_run_json(&plan, &spec))?,
         }
         return Ok(0);
     }
@@ -163,7 +163,7 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
             Some(c) => job::Place::NewWorktree(c),
             None => job::Place::Cwd,
         };
-        job::print_started(&job::start(&plan, place, None)?, mode);
+        job::print_started(&job::start(&plan, place, None)?, mode)?;
         return Ok(0);
     }
     if let Some(c) = worktree {
@@ -172,8 +172,17 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     let program = plan.program(&spec)?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
-    let (_id, dir) = run::new_run_dir(&plan.root)?;
-    let result = run::execute(&plan, &spec, &program, &dir, &mut interrupts, &mut |_| {})?;
-    output::print_result(&result, mode);
+    let (dir, not_saved) = run::run_dir_or_warning(&plan.root);
+    let mut result = run::execute(
+        &plan,
+        &spec,
+        &program,
+        dir.as_deref(),
+        &mut interrupts,
+        &mut |_| {},
+    )?;
+    result.warnings.extend(not_saved);
+    run::save_result(dir.as_deref(), &mut result);
+    output::print_result(&result, mode)?;
     Ok(result.status.exit_code())
 }
