@@ -106,6 +106,16 @@ fn info(a: Agent) -> AgentInfo {
         Agent::GeminiCli => {
             notes.push("workspace (auto_edit) allows edits but no shell commands".into())
         }
+        Agent::Opencode => notes.push(
+            "no sandbox: read-only is a baton-defined agent whose permissions deny all but \
+             reading; workspace confines file tools (not bash) to the project; full adds --auto"
+                .into(),
+        ),
+        Agent::Qwen => notes.push(
+            "read-only is --approval-mode plan; workspace (auto-edit) allows edits but no shell \
+             commands; full is yolo"
+                .into(),
+        ),
         _ => {}
     }
     AgentInfo {

@@ -94,6 +94,25 @@ pub fn table(agent: Agent) -> &'static ModelTable {
             default_effort: None,
             fixed_model: false,
         },
+        // opencode's models are `provider/model` from its own config; its
+        // `--variant` names the provider's reasoning effort.
+        Agent::Opencode => &ModelTable {
+            default_model: None,
+            aliases: &[],
+            known: &[],
+            efforts: &["none", "minimal", "low", "medium", "high", "xhigh", "max"],
+            default_effort: None,
+            fixed_model: false,
+        },
+        // Qwen Code has no effort switch; the model comes from its settings.
+        Agent::Qwen => &ModelTable {
+            default_model: None,
+            aliases: &[],
+            known: &[],
+            efforts: &[],
+            default_effort: None,
+            fixed_model: false,
+        },
     }
 }
 
@@ -309,6 +328,18 @@ mod tests {
     fn gemini_cli_has_no_effort() {
         assert!(resolve(Agent::GeminiCli, None, Some("high")).is_err());
         assert_eq!(r(Agent::GeminiCli, None, None).effort, None);
+    }
+
+    #[test]
+    fn opencode_variants_and_qwen_without_effort() {
+        assert_eq!(
+            r(Agent::Opencode, None, Some("max")).effort.as_deref(),
+            Some("max")
+        );
+        assert_eq!(r(Agent::Opencode, None, None).effort, None);
+        assert!(resolve(Agent::Opencode, None, Some("ultra")).is_err());
+        assert!(resolve(Agent::Qwen, None, Some("high")).is_err());
+        assert_eq!(r(Agent::Qwen, None, None).model, None);
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod identity;
 mod jobs;
 mod json;
 mod layers;
+mod opencode_qwen;
 mod parsers;
 mod plugin;
 mod run;

@@ -284,7 +284,7 @@ fn codex_resume_keeps_the_sandbox_and_reports_this_runs_usage() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w.as_str().unwrap().contains("thread's total"))
+            .any(|w| w.as_str().unwrap().contains("session's total"))
     );
 }
 
@@ -952,7 +952,7 @@ fn the_brief_wraps_the_task_unless_raw() {
     let p = env.stdin("codex");
     assert!(p.contains("<task>\nfix the test\n</task>"), "{p}");
     assert!(p.contains("Do not delegate"));
-    assert!(p.contains("do not run baton, codex, claude, agy, pi or gemini"));
+    assert!(p.contains("do not run baton, codex, claude, agy, pi, gemini, opencode or qwen"));
     assert!(p.contains(&format!(
         "Work in this directory: {}",
         env.work.canonicalize().unwrap().display()

@@ -101,7 +101,7 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
                      sandbox confines terminal commands only, not its file tools)",
                     agent.name()
                 ),
-                hint: "ask codex, claude, pi, zai or gemini-cli instead".into(),
+                hint: "ask codex, claude, pi, zai, gemini-cli, opencode or qwen instead".into(),
             });
         }
         out.push(AdviserSpec {
@@ -111,12 +111,20 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
     }
     for (flag, set, agents) in [
         ("--profile", args.profile.is_some(), &[Agent::Codex][..]),
-        ("--provider", args.provider.is_some(), &[Agent::Pi][..]),
+        (
+            "--provider",
+            args.provider.is_some(),
+            &Agent::TAKES_PROVIDER[..],
+        ),
     ] {
         if set && !out.iter().any(|a| agents.contains(&a.agent)) {
             return Err(Error::usage(format!(
                 "{flag} applies to {} only, which is not among the advisers",
-                agents[0].name()
+                agents
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
     }
@@ -127,7 +135,8 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
 pub(super) fn extra_for(agent: Agent, scope: Scope, schema_path: &Path) -> Extra {
     Extra {
         no_tools: scope == Scope::Packet,
-        output_schema: matches!(agent, Agent::Claude | Agent::Codex)
+        // qwen's `--json-schema` ends the turn on the first valid answer.
+        output_schema: matches!(agent, Agent::Claude | Agent::Codex | Agent::Qwen)
             .then(|| (advice::SCHEMA.to_string(), schema_path.to_path_buf())),
         ..Extra::default()
     }
@@ -163,7 +172,10 @@ pub(super) fn prepare(
         timeout: Some(args.timeout.clone()),
         idle_timeout: Some(args.idle_timeout.clone()),
         profile: args.profile.clone().filter(|_| a.agent == Agent::Codex),
-        provider: args.provider.clone().filter(|_| a.agent == Agent::Pi),
+        provider: args
+            .provider
+            .clone()
+            .filter(|_| Agent::TAKES_PROVIDER.contains(&a.agent)),
         raw: true,
         ..run::RunRequest::default()
     };

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use crate::agent::Agent;
+use crate::agent::{Agent, qwen};
 use crate::error::Result;
 use crate::fsutil;
 use crate::process::Interrupts;
@@ -37,10 +37,19 @@ pub(super) fn consult(
     )?;
     first.warnings.extend(not_saved);
     let mut repair = None;
-    let (mut result, verdict) = if first.status != Status::Success {
+    let plain = qwen::answered_in_plain_text(first.error.as_ref().map(|e| e.message.as_str()));
+    let (mut result, verdict) = if first.status != Status::Success && !plain {
         (first, Verdict::RunFailed)
     } else {
-        match advice::extract(first.message.as_deref().unwrap_or("")) {
+        // qwen fails a `--json-schema` turn answered in prose: that is an
+        // invalid answer like any other, so it gets the repair round.
+        let checked = match advice::extract(first.message.as_deref().unwrap_or("")) {
+            Ok(_) if plain => Err(vec![
+                "the answer was prose, not a call of the structured_output tool".to_string(),
+            ]),
+            c => c,
+        };
+        match checked {
             Ok(c) => (first, Verdict::Valid(c)),
             Err(errors) => {
                 let raw = first.message.clone().unwrap_or_default();

@@ -53,7 +53,7 @@ use report::{dry_run, error_result, multi_envelope, print_one, text_of};
 /// command line is parsed in `cli::ask`).
 #[derive(Debug, Clone, Default)]
 pub struct AskRequest {
-    /// Adviser: codex (default), claude, zai (glm), pi or gemini-cli. agy cannot advise: it has no read-only mode.
+    /// Adviser: codex (default), claude, zai (glm), pi, gemini-cli, opencode or qwen. agy cannot advise: it has no read-only mode.
     pub agent: Option<String>,
 
     /// Several advisers in parallel, side by side: `codex,claude` (`NAME:MODEL` picks a model).
@@ -68,7 +68,7 @@ pub struct AskRequest {
     /// codex: configuration profile.
     pub profile: Option<String>,
 
-    /// pi: provider (e.g. openai, anthropic, zai).
+    /// pi, opencode: provider (e.g. openai, anthropic, zai); qwen: its --auth-type.
     pub provider: Option<String>,
 
     /// packet (only the packet, tools off, an empty temporary directory) or

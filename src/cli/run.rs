@@ -13,7 +13,7 @@ use crate::{job, process};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
-    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli [default: codex, or `agent` in the config].
+    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen [default: codex, or `agent` in the config].
     #[arg(long, short = 'a', value_name = "NAME")]
     pub agent: Option<String>,
 
@@ -61,7 +61,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "P")]
     pub profile: Option<String>,
 
-    /// pi: provider (e.g. openai, anthropic, zai).
+    /// pi, opencode: provider (e.g. openai, anthropic, zai); qwen: its --auth-type.
     #[arg(long, value_name = "P")]
     pub provider: Option<String>,
 

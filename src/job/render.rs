@@ -55,7 +55,9 @@ impl Renderer {
         };
         match self.agent {
             Agent::Codex => codex(&v),
-            Agent::Claude => claude(&v),
+            // Qwen Code's stream-json is claude's event shape.
+            Agent::Claude | Agent::Qwen => claude(&v),
+            Agent::Opencode => opencode(&v),
             Agent::Zai | Agent::Pi => pi(&v),
             Agent::GeminiCli => self.gemini_cli(&v),
             Agent::Gemini => Vec::new(),
@@ -273,6 +275,39 @@ fn codex(v: &Value) -> Vec<String> {
             vec![error(m)]
         }
         ("error", _) => vec![error(s(v, "message"))],
+        _ => Vec::new(),
+    }
+}
+
+fn opencode(v: &Value) -> Vec<String> {
+    let part = v.get("part").unwrap_or(&Value::Null);
+    match s(v, "type") {
+        "text" => vec![message(s(part, "text"))],
+        "tool_use" => {
+            let state = part.get("state").unwrap_or(&Value::Null);
+            let mut out = vec![tool(
+                s(part, "tool"),
+                state.get("input").unwrap_or(&Value::Null),
+            )];
+            if s(state, "status") == "error" {
+                out.push(format!("  failed: {}", clip(s(state, "error"), 300)));
+            }
+            out
+        }
+        "step_finish" if s(part, "reason") == "stop" => {
+            match part.pointer("/tokens/total").and_then(Value::as_u64) {
+                Some(t) => vec![format!("done ({t} tokens)")],
+                None => vec!["done".into()],
+            }
+        }
+        "error" => {
+            let msg = v
+                .pointer("/error/data/message")
+                .or_else(|| v.pointer("/error/name"))
+                .and_then(Value::as_str)
+                .unwrap_or("error");
+            vec![error(msg)]
+        }
         _ => Vec::new(),
     }
 }
@@ -527,6 +562,30 @@ mod tests {
         assert_eq!(w[1], "write hello.txt");
         let e = render(Agent::Pi, "pi/pi-json-error.jsonl");
         assert_eq!(e.last().unwrap(), "error: 400 mock: scripted bad request");
+    }
+
+    #[test]
+    fn opencode_and_qwen() {
+        let out = render(Agent::Opencode, "opencode/opencode-write.jsonl");
+        assert!(
+            out.iter()
+                .any(|l| l.starts_with("write /tmp/scratch/ws/out.txt")),
+            "{out:?}"
+        );
+        assert!(out.iter().any(|l| l.starts_with("» WRITE-DONE")), "{out:?}");
+        let err = render(Agent::Opencode, "opencode/opencode-api-error.jsonl");
+        assert_eq!(err, ["error: mock: scripted bad request"]);
+        let q = render(Agent::Qwen, "qwen/qwen-stream-plan-write.jsonl");
+        assert!(
+            q.iter()
+                .any(|l| l.starts_with("write /tmp/scratch/ws/out.txt")),
+            "{q:?}"
+        );
+        assert!(
+            q.iter()
+                .any(|l| l.starts_with("  failed: Qwen Code requires permission")),
+            "{q:?}"
+        );
     }
 
     #[test]

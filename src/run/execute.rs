@@ -270,7 +270,7 @@ pub(super) fn session_usage(
     usage: &Usage,
     warnings: &mut Vec<String>,
 ) -> Usage {
-    if plan.agent != Agent::Codex {
+    if !plan.agent.usage_is_cumulative() {
         return usage.clone();
     }
     let Some(session) =
@@ -281,18 +281,18 @@ pub(super) fn session_usage(
     let Ok(dir) = crate::state_dir::project(&plan.root).map(|d| d.join("sessions")) else {
         return usage.clone();
     };
-    let path = dir.join(format!("codex-{session}.json"));
+    let path = dir.join(format!("{}-{session}.json", plan.agent.name()));
     let earlier: Option<Usage> = std::fs::read(&path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
     let own = match (&plan.resume, earlier) {
         (Some(_), Some(e)) => usage.minus(&e),
         (Some(_), None) => {
-            warnings.push(
-                "codex reports usage per thread and this session was started outside baton's \
-                 records: usage is the thread's total, not this run's"
-                    .into(),
-            );
+            warnings.push(format!(
+                "{} reports usage per session and this session was started outside baton's \
+                 records: usage is the session's total, not this run's",
+                plan.agent.name()
+            ));
             usage.clone()
         }
         (None, _) => usage.clone(),

@@ -283,10 +283,10 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
             "drop --profile or use --agent codex",
         ));
     }
-    if args.provider.is_some() && agent != Agent::Pi {
+    if args.provider.is_some() && !Agent::TAKES_PROVIDER.contains(&agent) {
         return Err(Error::usage_hint(
-            "--provider is a pi option",
-            "drop --provider, or use --agent pi (zai always uses the zai provider)",
+            "--provider is a pi, opencode or qwen option",
+            "drop --provider, or use --agent pi, opencode or qwen (zai always uses the zai provider)",
         ));
     }
     if let Some(r) = &args.resume
