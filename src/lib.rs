@@ -17,6 +17,7 @@ pub mod process;
 pub mod prompt;
 pub mod result;
 pub mod run;
+pub mod view;
 pub mod worktree;
 
 use std::ffi::OsString;

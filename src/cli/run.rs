@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::output::{self, Mode};
 use crate::run::{self, RunRequest};
 use crate::worktree::{self, WorktreeOptions};
-use crate::{job, process};
+use crate::{job, process, view};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
@@ -77,6 +77,10 @@ pub struct RunArgs {
     #[arg(long = "async")]
     pub detach: bool,
 
+    /// No live status line on stderr (drawn only when stderr is a terminal; also BATON_PROGRESS=0).
+    #[arg(long)]
+    pub quiet: bool,
+
     #[command(flatten)]
     pub worktree: WorktreeArgs,
 
@@ -143,7 +147,7 @@ pub fn worktree_options(w: WorktreeArgs) -> WorktreeOptions {
 /// Plan the run, then do what the flags ask: print the plan (`--dry-run`),
 /// start a job (`--async`), run in a new worktree, or run here.
 pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
-    let (dry_run, detach) = (args.dry_run, args.detach);
+    let (dry_run, detach, quiet) = (args.dry_run, args.detach, args.quiet);
     let options = worktree_options(args.worktree.clone());
     let request = request(args);
     let task = run::read_task(&request)?;
@@ -173,7 +177,14 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let (_id, dir) = run::new_run_dir(&plan.root)?;
-    let result = run::execute(&plan, &spec, &program, &dir, &mut interrupts, &mut |_| {})?;
+    let progress = view::progress::wanted(quiet)
+        .then(|| view::progress::Progress::start(dir.join("stdout.log"), plan.agent));
+    let result = run::execute(&plan, &spec, &program, &dir, &mut interrupts, &mut |_| {});
+    // Erased before anything else is printed (the result, or an error).
+    if let Some(p) = progress {
+        p.stop();
+    }
+    let result = result?;
     output::print_result(&result, mode);
     Ok(result.status.exit_code())
 }

@@ -14,7 +14,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 
 use super::render::Renderer;
-use super::store::{Job, Store};
+use crate::job::store::{Job, Store};
 use crate::agent::Agent;
 use crate::error::{Error, Result};
 use crate::output::Mode;
