@@ -13,4 +13,5 @@ mod plugin;
 mod run;
 mod shim;
 mod supervise;
+mod watch;
 mod worktree;

@@ -135,8 +135,7 @@ fn running(job: &Job, s: &State, now: u64, v: &mut JobView) {
         .filter_map(|t| t.duration_since(UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as u64)
         .max()
-        .unwrap_or(s.created_ms)
-        .max(s.created_ms);
+        .unwrap_or(s.created_ms);
     let age = now.saturating_sub(last);
     v.last_activity_age_ms = Some(age);
     let idle = spec
