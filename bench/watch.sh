@@ -11,8 +11,11 @@ need() { command -v "$1" >/dev/null 2>&1 || { echo "bench/watch.sh: needs $1" >&
 need git
 need python3
 
-cargo build --release --locked --quiet
-BATON="$PWD/target/release/baton"
+# BATON=path/to/baton skips the build (to time a binary already built).
+if [ -z "${BATON:-}" ]; then
+    cargo build --release --locked --quiet
+    BATON="$PWD/target/release/baton"
+fi
 N_JOBS=${N_JOBS:-10000}
 N_RUNNING=${N_RUNNING:-3}
 

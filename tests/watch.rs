@@ -83,7 +83,10 @@ fn once_shows_every_job_with_state_activity_and_order() {
     );
     let running = start(&env, &["--agent", "codex", "test it"]);
     // A running job that went quiet: its logs are older than half its idle timeout.
-    let stalled = start(&env, &["--agent", "codex", "--idle-timeout", "10m", "quiet"]);
+    let stalled = start(
+        &env,
+        &["--agent", "codex", "--idle-timeout", "10m", "quiet"],
+    );
     // A job whose runner was killed.
     let lost = start(&env, &["--agent", "codex", "doomed"]);
     for id in [&running, &stalled, &lost] {
@@ -125,7 +128,11 @@ fn once_shows_every_job_with_state_activity_and_order() {
 
     let l = job(&snap, &lost);
     assert_eq!(l["status"], "lost");
-    assert_eq!(state(&env, &lost)["status"], "lost", "recorded, not guessed");
+    assert_eq!(
+        state(&env, &lost)["status"],
+        "lost",
+        "recorded, not guessed"
+    );
 
     let e = job(&snap, &ended);
     assert_eq!(e["status"], "success");
@@ -140,7 +147,11 @@ fn once_shows_every_job_with_state_activity_and_order() {
     assert!(lines[0].starts_with("ID "), "{}", t.stdout);
     assert!(lines[1].contains(&running) && lines[1].contains("$ cargo test"));
     assert!(lines[3].contains(&stalled) && lines[3].contains("stalled"));
-    assert!(lines[4].contains(&ended) && lines[4].contains("5.4k $0.02"), "{}", t.stdout);
+    assert!(
+        lines[4].contains(&ended) && lines[4].contains("5.4k $0.02"),
+        "{}",
+        t.stdout
+    );
 
     fs::write(env.fake_dir.join("gate"), "").unwrap();
     for id in [&running, &stalled] {
@@ -236,7 +247,11 @@ fn progress_line_is_drawn_on_a_terminal_and_erased() {
     assert!(tty.contains(" codex · $ cargo test"), "{tty:?}");
     // The last thing written is the erase: the line is gone before the result.
     assert!(tty.ends_with("\r\x1b[2K"), "{tty:?}");
-    assert!(!r.stdout.contains('\x1b'), "stdout stays clean: {:?}", r.stdout);
+    assert!(
+        !r.stdout.contains('\x1b'),
+        "stdout stays clean: {:?}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -250,7 +265,10 @@ fn no_progress_line_when_not_a_terminal_or_turned_off() {
     for (args, vars) in [
         (vec!["--agent", "codex", "--quiet", "do it"], vec![]),
         (vec!["run", "--quiet", "--agent", "codex", "x"], vec![]),
-        (vec!["--agent", "codex", "do it"], vec![("BATON_PROGRESS", "0")]),
+        (
+            vec!["--agent", "codex", "do it"],
+            vec![("BATON_PROGRESS", "0")],
+        ),
     ] {
         let (r, tty) = run_on_pty(&env, &args, &vars);
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);

@@ -46,11 +46,19 @@ impl Change {
 pub enum Tally {
     None,
     /// codex: the turn's input and output tokens.
-    InOut { input: u64, output: u64 },
+    InOut {
+        input: u64,
+        output: u64,
+    },
     /// gemini-cli: one total.
-    Total { tokens: u64 },
+    Total {
+        tokens: u64,
+    },
     /// claude: turns taken and the cost it reported.
-    Turns { turns: u64, cost_usd: Option<f64> },
+    Turns {
+        turns: u64,
+        cost_usd: Option<f64>,
+    },
 }
 
 /// One plan (todo list) item.
@@ -129,9 +137,9 @@ impl Activity {
                 }
             }
             Activity::Usage { .. } => "counting tokens".into(),
-            Activity::Denied { tool, target } => format!("denied: {tool} {target}")
-                .trim_end()
-                .to_string(),
+            Activity::Denied { tool, target } => {
+                format!("denied: {tool} {target}").trim_end().to_string()
+            }
             Activity::Done { .. } => "done".into(),
             Activity::Error { message } => format!("error: {}", first(message)),
             Activity::Waiting { reason } => format!("waiting: {}", first(reason)),

@@ -48,7 +48,10 @@ pub fn transcripts() -> Vec<Transcript> {
 
 /// Compare `actual` with `tests/fixtures/<kind>/<dir>/<name><ext>`.
 pub fn check_golden(kind: &str, t: &Transcript, ext: &str, actual: &str) {
-    let path = root().join(kind).join(t.dir).join(format!("{}{ext}", t.name));
+    let path = root()
+        .join(kind)
+        .join(t.dir)
+        .join(format!("{}{ext}", t.name));
     if std::env::var_os("BATON_BLESS").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, actual).unwrap();
@@ -56,5 +59,10 @@ pub fn check_golden(kind: &str, t: &Transcript, ext: &str, actual: &str) {
     }
     let want = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e} (BATON_BLESS=1 writes it)", path.display()));
-    assert_eq!(actual, want, "{} differs (BATON_BLESS=1 rewrites it)", path.display());
+    assert_eq!(
+        actual,
+        want,
+        "{} differs (BATON_BLESS=1 rewrites it)",
+        path.display()
+    );
 }

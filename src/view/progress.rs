@@ -96,7 +96,11 @@ impl Drop for Progress {
 
 /// `⠋ 12s codex · $ cargo test · 1.2k tokens`, cut to `width` characters.
 pub fn render(spin: char, elapsed: Duration, agent: Agent, live: &Live, width: usize) -> String {
-    let mut line = format!("{spin} {} {}", human(elapsed.as_millis() as u64), agent.name());
+    let mut line = format!(
+        "{spin} {} {}",
+        human(elapsed.as_millis() as u64),
+        agent.name()
+    );
     let doing = live
         .doing()
         .unwrap_or_else(|| "starting".into())
@@ -119,7 +123,10 @@ pub fn render(spin: char, elapsed: Duration, agent: Agent, live: &Live, width: u
         .collect();
     match line.char_indices().nth(width) {
         Some((i, _)) => {
-            let cut = line[..i].char_indices().nth(width.saturating_sub(1)).map_or(i, |(j, _)| j);
+            let cut = line[..i]
+                .char_indices()
+                .nth(width.saturating_sub(1))
+                .map_or(i, |(j, _)| j);
             format!("{}…", &line[..cut])
         }
         None => line,

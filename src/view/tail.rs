@@ -150,16 +150,21 @@ impl Tail {
         Ok(out)
     }
 
-    /// Read everything left and flush the reducer (the log is complete).
-    pub fn finish(&mut self) -> io::Result<Vec<Activity>> {
+    /// Read all there is now (in bounded steps); the activities.
+    pub fn catch_up(&mut self) -> io::Result<Vec<Activity>> {
         let mut out = Vec::new();
         loop {
             let before = self.offset;
             out.extend(self.poll(1 << 20)?);
             if self.offset == before {
-                break;
+                return Ok(out);
             }
         }
+    }
+
+    /// Read everything left and flush the reducer (the log is complete).
+    pub fn finish(&mut self) -> io::Result<Vec<Activity>> {
+        let mut out = self.catch_up()?;
         let mut rest = Vec::new();
         if !self.partial.is_empty() && !self.overlong {
             rest.extend(self.reducer.feed(&std::mem::take(&mut self.partial)));
@@ -185,7 +190,8 @@ mod tests {
         let mut t = Tail::new(p.clone(), Agent::Codex);
         assert!(t.poll(1024).unwrap().is_empty(), "no log yet");
         let mut f = File::create(&p).unwrap();
-        let cmd = br#"{"type":"item.started","item":{"type":"command_execution","command":"make"}}"#;
+        let cmd =
+            br#"{"type":"item.started","item":{"type":"command_execution","command":"make"}}"#;
         f.write_all(cmd).unwrap();
         f.write_all(b"\n").unwrap();
         // Half a line: nothing yet, and a bounded read takes only 10 bytes.

@@ -2,8 +2,8 @@
 //! peer is doing now, files, tokens, cost — as JSON for scripts or a table.
 //!
 //! Built on the fast listing path of `jobs` (`Store::states`, one small file
-//! per job); only running jobs have their spec and log read, and ended jobs
-//! their `result.json` (on a few threads).
+//! per job, which holds an ended job's counts too); only running jobs have
+//! their spec and log read (and jobs ended by an older baton their result).
 
 use std::io::Write;
 use std::time::UNIX_EPOCH;
@@ -106,6 +106,9 @@ fn view(job: &Job, recorded: &State, now: u64) -> JobView {
     };
     if s.status == JobState::Running {
         running(job, &s, now, &mut v);
+    } else if let Some(t) = &s.totals {
+        v.files_changed = t.changed_files.clone();
+        v.usage = t.usage.clone();
     } else if let Ok(Some(r)) = job.read_result() {
         v.files_changed = r.changed_files;
         v.usage = r.usage;
@@ -123,8 +126,12 @@ fn running(job: &Job, s: &State, now: u64, v: &mut JobView) {
     if let Some(agent) = agent
         && let Ok(mut tail) = Tail::new(job.stdout_log(), agent).from_last(SNAPSHOT_READ)
     {
-        while tail.poll(1 << 20).is_ok_and(|a| !a.is_empty()) {}
-        v.doing = tail.live.doing().or_else(|| Some("waiting for the peer's first event".into()));
+        // A read error leaves what was read: the snapshot still shows the job.
+        let _ = tail.catch_up();
+        v.doing = tail
+            .live
+            .doing()
+            .or_else(|| Some("waiting for the peer's first event".into()));
         v.files_changed = tail.live.files.clone();
         v.usage = tail.live.usage.clone();
     }
@@ -215,9 +222,26 @@ mod tests {
 
     #[test]
     fn groups_put_running_first_then_attention() {
-        let mut v = ["success", "failed", "running", "cancelled", "stalled", "lost"];
+        let mut v = [
+            "success",
+            "failed",
+            "running",
+            "cancelled",
+            "stalled",
+            "lost",
+        ];
         v.sort_by_key(|s| group(s));
-        assert_eq!(v, ["running", "failed", "stalled", "lost", "success", "cancelled"]);
+        assert_eq!(
+            v,
+            [
+                "running",
+                "failed",
+                "stalled",
+                "lost",
+                "success",
+                "cancelled"
+            ]
+        );
     }
 
     #[test]
