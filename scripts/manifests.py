@@ -16,7 +16,12 @@ Generated from them (never edit by hand; `sync` rewrites, `check` compares):
   - the plugin name in both marketplaces, the Pi package's keywords;
   - plugin/LICENSE, a copy of LICENSE (the Claude catalog wants one beside
     the plugin);
-  - the repository URL the shim (plugin/bin/baton) names in its install hint.
+  - the repository URL the shim (plugin/bin/baton) names in its install hint;
+  - gemini-extension.json (the Gemini CLI extension: name, version,
+    description) and skills/peer/SKILL.md, the skill as the extension ships
+    it: plugin/skills/peer/SKILL.md with its "Finding the binary" section
+    pointing at the shim through gemini's `${extensionPath}` (gemini reads an
+    extension's skills from <extension root>/skills only).
 
 Usage: scripts/manifests.py sync [VERSION] | check
   sync VERSION also sets Cargo.toml's (and Cargo.lock's) package version first.
@@ -36,6 +41,19 @@ CLAUDE_MARKET = ".claude-plugin/marketplace.json"
 CODEX_MARKET = ".agents/plugins/marketplace.json"
 PI_PACKAGE = "package.json"
 SHIM = "plugin/bin/baton"
+SKILL = "plugin/skills/peer/SKILL.md"
+GEMINI_EXTENSION = "gemini-extension.json"
+GEMINI_SKILL = "skills/peer/SKILL.md"
+SKILL_SECTION = "## Finding the binary\n"
+GEMINI_FINDING = """## Finding the binary
+Use the first that works:
+1. `$BATON_BIN`, if set (a baton binary the user chose);
+2. `baton` on PATH (`cargo install` puts it in `~/.cargo/bin`);
+3. the shim shipped with this extension: `${extensionPath}/plugin/bin/baton`.
+
+The shim picks the prebuilt binary for the platform. Exit 3 with `error.kind` `unsupported_platform` means there is none: tell the user the install hint it printed.
+
+"""
 SEMVER = re.compile(r"^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$")
 
 
@@ -102,9 +120,21 @@ def expected():
 
     out["plugin/LICENSE"] = (ROOT / "LICENSE").read_text()
 
+    out[GEMINI_EXTENSION] = dump_json(
+        {"name": claude["name"], "version": version, "description": desc}
+    )
+    out[GEMINI_SKILL] = gemini_skill((ROOT / SKILL).read_text())
+
     shim = (ROOT / SHIM).read_text()
     out[SHIM] = re.sub(r"(?m)^REPO=.*$", f"REPO={repo}", shim, count=1)
     return out
+
+
+def gemini_skill(text):
+    """SKILL.md with its binary-finding section made for the gemini extension."""
+    start = text.index(SKILL_SECTION)
+    end = text.index("\n## ", start + len(SKILL_SECTION)) + 1
+    return text[:start] + GEMINI_FINDING + text[end:]
 
 
 def set_cargo_version(version):
@@ -138,6 +168,7 @@ def main(argv):
             path = ROOT / rel
             current = path.read_text() if path.exists() else None
             if current != text:
+                path.parent.mkdir(parents=True, exist_ok=True)
                 mode = path.stat().st_mode if path.exists() else None
                 path.write_text(text)
                 if mode is not None:
@@ -160,6 +191,7 @@ def main(argv):
         (CODEX_PLUGIN, lambda j: [j.get("version")]),
         (CLAUDE_MARKET, lambda j: [j.get("metadata", {}).get("version")] + [p.get("version") for p in j["plugins"]]),
         (PI_PACKAGE, lambda j: [j.get("version")]),
+        (GEMINI_EXTENSION, lambda j: [j.get("version")]),
     ]:
         for found in getter(read_json(rel)):
             if found != version:

@@ -1,12 +1,17 @@
 #!/bin/sh
 # Package the committed plugin binaries as release archives:
-#   dist/release/baton_<version>_<os>_<arch>.tar.gz  (baton, README.md, LICENSE)
+#   dist/release/baton_<version>_<os>_<arch>.tar.gz  (baton, README.md, LICENSE,
+#                                                    man/man1/*.1)
 #   dist/release/checksums.txt                      (sha256 of each archive)
 # VERSION must be Cargo.toml's version and the binaries must report it (the
 # release flow: scripts/sync-version.sh X; commit; make binaries; commit;
 # make release VERSION=X). Archives are reproducible: sorted entries, fixed
 # mtime (the binaries' source commit time), owner 0:0, normalised modes, and
 # gzip without a name or time stamp.
+# The man pages come from `baton man --dir` of the committed binary for this
+# machine (they are the same on every platform); BATON_MAN_BIN names another
+# baton of the same source to run instead (e.g. on a machine none of the four
+# targets runs on).
 # Usage: scripts/release.sh VERSION [OUT_DIR]   (OUT_DIR: dist/release)
 set -eu
 
@@ -31,6 +36,19 @@ mkdir -p "$OUT"
 stage=$(mktemp -d "${TMPDIR:-/tmp}/baton-release.XXXXXX")
 trap 'rm -rf "$stage"' EXIT INT TERM
 
+case "$(uname -s)-$(uname -m)" in
+Linux-x86_64) host=linux-amd64 ;;
+Linux-aarch64 | Linux-arm64) host=linux-arm64 ;;
+Darwin-x86_64) host=darwin-amd64 ;;
+Darwin-arm64) host=darwin-arm64 ;;
+*) host=none ;;
+esac
+man_bin=${BATON_MAN_BIN:-$BIN/$host/baton}
+[ -x "$man_bin" ] || die "no baton to generate the man pages with ($man_bin): set BATON_MAN_BIN"
+"$man_bin" man --dir "$stage/man1" >/dev/null ||
+    die "$man_bin cannot write the man pages (\`baton man\`): run make binaries"
+[ -f "$stage/man1/baton.1" ] || die "$man_bin wrote no baton.1"
+
 for t in linux-amd64 linux-arm64 darwin-amd64 darwin-arm64; do
     os=${t%-*} arch=${t#*-}
     f=$BIN/$t/baton
@@ -44,7 +62,10 @@ for t in linux-amd64 linux-arm64 darwin-amd64 darwin-arm64; do
     cp "$ROOT/README.md" "$d/README.md"
     cp "$ROOT/LICENSE" "$d/LICENSE"
     chmod 0755 "$d" "$d/baton"
-    chmod 0644 "$d/README.md" "$d/LICENSE"
+    mkdir -p "$d/man/man1"
+    cp "$stage"/man1/*.1 "$d/man/man1/"
+    chmod 0755 "$d/man" "$d/man/man1"
+    chmod 0644 "$d/README.md" "$d/LICENSE" "$d"/man/man1/*.1
     (cd "$stage" && tar --sort=name --format=gnu --mtime="@$epoch" --owner=0 --group=0 --numeric-owner \
         -cf - "$name") | gzip -n -9 >"$OUT/$name.tar.gz.tmp"
     mv "$OUT/$name.tar.gz.tmp" "$OUT/$name.tar.gz"

@@ -91,6 +91,18 @@ pub enum Error {
         hint: String,
     },
 
+    /// A peer changed the files that tie its worktree to the repository
+    /// (`.git`, `gitdir`, `commondir`, `config.worktree`): baton trusts
+    /// nothing in that worktree any more and commits nothing.
+    #[error(
+        "the peer tampered with worktree `{id}`: {what}; baton committed nothing and left the worktree as the peer left it"
+    )]
+    WorktreeTampered {
+        id: String,
+        path: PathBuf,
+        what: String,
+    },
+
     /// A bug in baton. Please report it.
     #[error("internal error: {0}")]
     Internal(String),
@@ -133,6 +145,7 @@ impl Error {
             Error::Spawn { .. } => "spawn_failed",
             Error::Io { .. } => "io",
             Error::Refused { kind, .. } => kind,
+            Error::WorktreeTampered { .. } => "worktree_tampered",
             Error::Internal(_) => "internal",
         }
     }
@@ -147,7 +160,10 @@ impl Error {
             Error::NotInstalled { .. } => exit::NOT_INSTALLED,
             Error::JobNotFound { .. } => exit::JOB_NOT_FOUND,
             Error::Interrupted { .. } => exit::INTERRUPTED,
-            Error::Spawn { .. } | Error::Io { .. } | Error::Internal(_) => exit::FAILED,
+            Error::Spawn { .. }
+            | Error::Io { .. }
+            | Error::WorktreeTampered { .. }
+            | Error::Internal(_) => exit::FAILED,
         }
     }
 
@@ -175,6 +191,12 @@ impl Error {
             }
             Error::Io { .. } => None,
             Error::Refused { hint, .. } => Some(hint.clone()),
+            Error::WorktreeTampered { id, path, .. } => Some(format!(
+                "your checkout is untouched. The peer's files are in {} (do not run git there: \
+                 its git metadata is the peer's now); `baton worktree remove {id} --force` \
+                 removes it safely; baton made no commit on baton/{id} for this run",
+                path.display()
+            )),
             Error::Internal(_) => Some("this is a bug in baton; please report it".into()),
         }
     }

@@ -9,6 +9,7 @@
 //! snapshot, so the cost is small even in large repositories.
 
 use std::collections::{BTreeSet, HashMap};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -17,20 +18,115 @@ use sha2::{Digest, Sha256};
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     pub top: PathBuf,
+    /// Variables pinning both looks to one repository (a baton worktree's:
+    /// `git_pin`), so that the second cannot be redirected by what the peer
+    /// wrote; empty for the user's own checkout.
+    env: Vec<(&'static str, OsString)>,
     head: Option<String>,
     dirty: HashMap<String, Option<[u8; 32]>>,
 }
 
-/// `git` with no pager, no prompts, no locale surprises.
+/// Configuration that would make git run a program, overridden for every
+/// git call baton makes. baton runs git unsandboxed in directories a peer
+/// could write (its worktree and that worktree's git directory, and in
+/// workspace mode the user's checkout), so no configuration may turn one of
+/// those calls into a command: not the repository's (`core.fsmonitor`,
+/// hooks), not a transport's (baton never fetches or pushes), not a
+/// credential helper, editor, pager or signature check. Command-line `-c`
+/// wins over every configuration file and over `GIT_CONFIG_COUNT`, and is
+/// passed on to any git that git itself starts. Filter drivers and
+/// `diff.<driver>.command`/textconv are not covered by a fixed key (their
+/// names are free): diffs pass `--no-ext-diff --no-textconv` (see `DIFF`),
+/// and worktree mode pins attributes to a tree baton trusts
+/// (`GIT_ATTR_SOURCE`). The rationale and the full list are in
+/// docs/worktree.md (Safety).
+pub const NO_EXEC: [&str; 14] = [
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.sshCommand=false",
+    "core.askPass=",
+    "core.editor=true",
+    "core.pager=cat",
+    "credential.helper=",
+    "protocol.allow=never",
+    "diff.external=",
+    "diff.submodule=short",
+    "status.submoduleSummary=false",
+    "log.showSignature=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+];
+
+/// Variables that would point git somewhere other than the `-C` directory
+/// (removed where baton names the repository itself).
+pub const REDIRECTING_ENV: [&str; 8] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+];
+
+/// Variables of the caller's environment that name programs for git to run.
+const EXEC_ENV: [&str; 6] = [
+    "GIT_EXTERNAL_DIFF",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "GIT_PROXY_COMMAND",
+];
+
+/// The switches every `git diff`/`log -p` of baton's passes: no external
+/// diff driver, no textconv program.
+pub const DIFF: [&str; 2] = ["--no-ext-diff", "--no-textconv"];
+
+/// `git` with no pager, no prompts, no locale surprises, and no program
+/// that configuration could make it run (`NO_EXEC`). Every git call of
+/// baton's starts here.
 pub fn git(dir: &Path) -> Command {
     let mut c = Command::new("git");
-    c.arg("-C")
-        .arg(dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
+    for v in EXEC_ENV {
+        c.env_remove(v);
+    }
+    c.arg("-C").arg(dir).arg("--no-pager");
+    for kv in NO_EXEC {
+        c.arg("-c").arg(kv);
+    }
+    c.env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_EDITOR", "true")
+        .env("GIT_SEQUENCE_EDITOR", "true")
         .env("LC_ALL", "C")
         .stdin(Stdio::null());
     c
+}
+
+/// Whether the `git` on PATH honours `GIT_ATTR_SOURCE` (git 2.40 and
+/// later; older git ignores the variable). Asked once per process.
+pub fn has_attr_source() -> bool {
+    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANSWER.get_or_init(|| {
+        let out = Command::new("git")
+            .arg("--version")
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output();
+        out.ok()
+            .and_then(|o| version(&String::from_utf8_lossy(&o.stdout)))
+            .is_some_and(|v| v >= (2, 40))
+    })
+}
+
+/// `(major, minor)` of `git version 2.47.3` (or `2.39.2.windows.1`).
+fn version(s: &str) -> Option<(u32, u32)> {
+    let v = s.trim().strip_prefix("git version ")?;
+    let mut n = v.split('.').map(|p| p.parse::<u32>().ok());
+    Some((n.next()??, n.next()??))
 }
 
 /// Snapshot `cwd`'s repository; `None` when it is not in one (or git is missing).
@@ -51,12 +147,29 @@ pub fn snapshot(cwd: &Path) -> Option<Snapshot> {
         }
         root
     };
-    status(top)
+    status(top, Vec::new())
+}
+
+/// Snapshot the worktree at `top` whose repository `env` pins.
+pub fn snapshot_pinned(top: &Path, env: Vec<(&'static str, OsString)>) -> Option<Snapshot> {
+    status(top.to_path_buf(), env)
+}
+
+/// `git` at `top` with a snapshot's pinning variables.
+fn git_at(top: &Path, env: &[(&'static str, OsString)]) -> Command {
+    let mut c = git(top);
+    if !env.is_empty() {
+        for v in REDIRECTING_ENV {
+            c.env_remove(v);
+        }
+        c.envs(env.iter().map(|(k, v)| (k, v)));
+    }
+    c
 }
 
 /// `git status` of the repository whose top-level directory is `top`.
-fn status(top: PathBuf) -> Option<Snapshot> {
-    let out = git(&top)
+fn status(top: PathBuf, env: Vec<(&'static str, OsString)>) -> Option<Snapshot> {
+    let out = git_at(&top, &env)
         .args([
             "status",
             "--porcelain=v2",
@@ -94,7 +207,12 @@ fn status(top: PathBuf) -> Option<Snapshot> {
             dirty.insert(p.to_string(), hash_file(&top.join(p)));
         }
     }
-    Some(Snapshot { top, head, dirty })
+    Some(Snapshot {
+        top,
+        env,
+        head,
+        dirty,
+    })
 }
 
 fn toplevel(cwd: &Path) -> Option<PathBuf> {
@@ -128,7 +246,7 @@ fn hash_file(p: &Path) -> Option<[u8; 32]> {
 
 /// Paths (relative to the repository top) whose content changed since `before`.
 pub fn changed_since(before: &Snapshot) -> Vec<String> {
-    let Some(after) = status(before.top.clone()) else {
+    let Some(after) = status(before.top.clone(), before.env.clone()) else {
         return Vec::new();
     };
     let mut changed = BTreeSet::new();
@@ -144,8 +262,10 @@ pub fn changed_since(before: &Snapshot) -> Vec<String> {
     }
     if let (Some(a), Some(b)) = (&before.head, &after.head)
         && a != b
-        && let Ok(out) = git(&before.top)
-            .args(["diff", "--name-only", "--no-renames", "-z", a, b])
+        && let Ok(out) = git_at(&before.top, &before.env)
+            .arg("diff")
+            .args(DIFF)
+            .args(["--name-only", "--no-renames", "-z", a, b])
             .stderr(Stdio::null())
             .output()
     {
@@ -212,6 +332,47 @@ mod tests {
         sh(r, &["add", "."]);
         sh(r, &["commit", "-qm", "peer"]);
         assert_eq!(changed_since(&snap), ["a.txt", "z.txt"]);
+    }
+
+    #[test]
+    fn git_versions() {
+        assert_eq!(version("git version 2.47.3\n"), Some((2, 47)));
+        assert_eq!(version("git version 2.39.2.windows.1"), Some((2, 39)));
+        assert_eq!(version("git version 3.0"), Some((3, 0)));
+        assert_eq!(version("hub version 2"), None);
+    }
+
+    #[test]
+    fn configuration_cannot_make_batons_git_run_a_program() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        sh(r, &["init", "-q"]);
+        fs::write(r.join("a.txt"), "a").unwrap();
+        sh(r, &["add", "."]);
+        sh(r, &["commit", "-qm", "init"]);
+        let ran = r.join("ran");
+        let cmd = format!("touch '{}'; false", ran.display());
+        for (k, v) in [
+            ("core.fsmonitor", cmd.as_str()),
+            ("core.pager", cmd.as_str()),
+            ("diff.external", cmd.as_str()),
+            ("log.showSignature", "true"),
+            ("gpg.program", cmd.as_str()),
+        ] {
+            sh(r, &["config", k, v]);
+        }
+        fs::write(r.join("a.txt"), "b").unwrap();
+        let snap = snapshot(r).unwrap();
+        assert_eq!(changed_since(&snap), Vec::<String>::new());
+        let ok = git(r)
+            .args(["log", "-p"])
+            .args(DIFF)
+            .stdout(Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        assert!(!ran.exists(), "a configured program ran");
     }
 
     #[test]

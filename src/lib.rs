@@ -9,6 +9,7 @@ pub mod duration;
 pub mod error;
 pub mod fsutil;
 pub mod git;
+pub mod git_pin;
 pub mod ids;
 pub mod job;
 pub mod models;
@@ -17,6 +18,7 @@ pub mod process;
 pub mod prompt;
 pub mod result;
 pub mod run;
+pub mod setup;
 pub mod view;
 pub mod worktree;
 

@@ -29,6 +29,9 @@ const COMMANDS: &[&[&str]] = &[
     &["watch"],
     &["continue"],
     &["prune"],
+    &["setup"],
+    &["completions"],
+    &["man"],
 ];
 
 /// Runs baton with a fixed terminal size so that clap's wrapping is the same

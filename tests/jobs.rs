@@ -852,3 +852,112 @@ fn async_worktree_errors_come_back_at_once() {
             || fs::read_dir(env.work.join(".baton/jobs")).unwrap().count() == 0
     );
 }
+
+/// Issue 10 item 4: a worktree job whose runner dies while baton commits
+/// (here: during a slow `git add`, made slow by a `git` wrapper first on
+/// PATH) is `lost`, not the provisional `success` written before the
+/// commit; `worktree list` says `interrupted`, `continue` finishes the work
+/// in the same worktree, and `worktree remove` cleans up.
+#[test]
+fn a_worktree_job_killed_while_committing_is_lost_not_success() {
+    let env = Env::new();
+    env.git_init();
+    let head = git_out(&env.work, &["rev-parse", "HEAD"])
+        .trim()
+        .to_string();
+    // Once the first turn's peer has finished, `git add` blocks (until killed).
+    env.fake(
+        "git",
+        "if [ -e \"$FAKE_DIR/slow-add\" ]; then\n\
+           for a in \"$@\"; do\n\
+             if [ \"$a\" = add ]; then echo $$ > \"$FAKE_DIR/adding\"; while :; do sleep 0.05; done; fi\n\
+           done\n\
+         fi\n\
+         PATH=/usr/local/bin:/usr/bin:/bin exec git \"$@\"",
+    );
+    env.fake(
+        "codex",
+        &format!(
+            "{}\nn=$(ls turn-*.txt 2>/dev/null | wc -l)\necho work > \"turn-$n.txt\"\n\
+             cat '{}'\n[ \"$n\" != 0 ] || touch \"$FAKE_DIR/slow-add\"",
+            record("codex"),
+            fixture("codex/codex-exec-basic.jsonl").display()
+        ),
+    );
+    let r = git_env(
+        &env,
+        &[
+            "run",
+            "--async",
+            "--worktree",
+            "--agent",
+            "codex",
+            "write it",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let id = r.json()["job_id"].as_str().unwrap().to_string();
+    let wt = env.work.join(".baton/worktrees").join(&id);
+    assert!(
+        wait_for(LONG, || env.fake_dir.join("adding").exists()),
+        "baton never staged: {}",
+        state(&env, &id)
+    );
+    // The runner leads its own session: kill it with the stuck `git add`.
+    let pid = runner_pid(&env, &id);
+    // SAFETY: plain syscall on the runner's group, which we started.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    // Whatever happens to the group, the stuck wrapper must not outlive the test.
+    if let Ok(w) = fs::read_to_string(env.fake_dir.join("adding"))
+        && let Ok(w) = w.trim().parse::<i32>()
+    {
+        // SAFETY: plain syscall on the wrapper this test made block.
+        unsafe { libc::kill(w, libc::SIGKILL) };
+    }
+    fs::remove_file(env.fake_dir.join("slow-add")).unwrap();
+
+    let w = git_env(&env, &["wait", &id]);
+    assert_eq!(w.code, 1, "{}\n{}", w.stdout, w.stderr);
+    let j = w.json();
+    assert_eq!(j["status"], "lost", "{j}");
+    assert_eq!(j["error"]["kind"], "lost");
+    // Nothing was committed, and the result does not pretend otherwise.
+    assert_eq!(
+        git_out(&env.work, &["rev-parse", &format!("baton/{id}")]).trim(),
+        head
+    );
+    assert!(wt.join("turn-0.txt").exists());
+    let list = git_env(&env, &["worktree", "list"]).json();
+    assert_eq!(list["worktrees"][0]["state"], "interrupted", "{list}");
+
+    // `remove` does not discard the uncommitted work silently, and says why
+    // it is there.
+    let rm = git_env(&env, &["worktree", "remove", &id]);
+    assert_eq!(rm.code, 2, "{}", rm.stdout);
+    let msg = rm.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(
+        msg.contains("turn-0.txt") && msg.contains("interrupted"),
+        "{msg}"
+    );
+
+    // `continue` works there and commits both turns.
+    let c = git_env(&env, &["continue", &id, "finish it"]);
+    assert_eq!(c.code, 0, "{}\n{}", c.stdout, c.stderr);
+    let next = c.json()["job_id"].as_str().unwrap().to_string();
+    let w2 = git_env(&env, &["wait", &next]);
+    assert_eq!(w2.json()["status"], "success", "{}", w2.stdout);
+    let tree = git_out(
+        &env.work,
+        &["ls-tree", "--name-only", &format!("baton/{id}")],
+    );
+    assert_eq!(
+        tree.lines().filter(|l| l.starts_with("turn-")).count(),
+        2,
+        "{tree}"
+    );
+    let list = git_env(&env, &["worktree", "list"]).json();
+    assert_eq!(list["worktrees"][0]["state"], "finished", "{list}");
+    let rm = git_env(&env, &["worktree", "remove", &id]);
+    assert_eq!(rm.code, 0, "{}", rm.stdout);
+    assert!(!wt.exists());
+}

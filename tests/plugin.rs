@@ -1,4 +1,4 @@
-//! The plugin package: manifests for Claude Code, Codex and Pi follow the
+//! The plugin package: manifests for Claude Code, Codex, Pi and gemini follow the
 //! rules their CLIs apply (`claude plugin validate` per
 //! shared/realcli/claude-gemini.md §8; codex's manifest loader), carry
 //! Cargo.toml's version, and the skill has what a host needs. Also the
@@ -11,7 +11,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::support::Run;
+use crate::support::{BATON, Run};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -42,7 +42,11 @@ fn every_manifest_carries_the_cargo_version() {
     let codex = json("plugin/.codex-plugin/plugin.json");
     let market = json(".claude-plugin/marketplace.json");
     let pi = json("package.json");
+    let gemini = json("gemini-extension.json");
     assert_eq!(claude["version"], VERSION);
+    assert_eq!(gemini["version"], VERSION);
+    // gemini refuses an extension without a name (and names its folder by it).
+    assert_eq!(gemini["name"], claude["name"]);
     assert_eq!(codex["version"], VERSION);
     assert_eq!(pi["version"], VERSION);
     assert_eq!(market["metadata"]["version"], VERSION);
@@ -289,6 +293,9 @@ fn manifest_tree() -> tempfile::TempDir {
         "plugin/.codex-plugin/plugin.json",
         "plugin/LICENSE",
         "plugin/bin/baton",
+        "plugin/skills/peer/SKILL.md",
+        "gemini-extension.json",
+        "skills/peer/SKILL.md",
         "scripts/manifests.py",
         "scripts/sync-version.sh",
         "scripts/check-version.sh",
@@ -303,6 +310,9 @@ fn manifest_tree() -> tempfile::TempDir {
 fn script(dir: &Path, name: &str, args: &[&str]) -> Run {
     Run::from(
         Command::new("sh")
+            // The release tree's binaries are fakes: the man pages come
+            // from the baton under test.
+            .env("BATON_MAN_BIN", BATON)
             .arg(dir.join("scripts").join(name))
             .args(args)
             .output()
@@ -345,10 +355,26 @@ fn check_version_fails_on_drift_and_sync_repairs_it() {
             .contains(".claude-plugin/marketplace.json: version '1.2.3'")
     );
 
+    set_json(dir.join("gemini-extension.json"), |v| {
+        v["version"] = "0.0.8".into()
+    });
+    let r = script(dir, "check-version.sh", &[]);
+    assert!(
+        r.stderr.contains("gemini-extension.json: version '0.0.8'"),
+        "{}",
+        r.stderr
+    );
+
     // A generated copy edited by hand is caught too.
     fs::write(dir.join("plugin/LICENSE"), "edited\n").unwrap();
+    fs::write(dir.join("skills/peer/SKILL.md"), "edited\n").unwrap();
     let r = script(dir, "check-version.sh", &[]);
     assert!(r.stderr.contains("plugin/LICENSE: differs"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("skills/peer/SKILL.md: differs"),
+        "{}",
+        r.stderr
+    );
 
     let r = script(dir, "sync-version.sh", &[]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -357,6 +383,14 @@ fn check_version_fails_on_drift_and_sync_repairs_it() {
         fs::read_to_string(dir.join("plugin/LICENSE")).unwrap(),
         fs::read_to_string(dir.join("LICENSE")).unwrap()
     );
+    // The gemini extension's skill: the plugin's, with the binary found
+    // through the extension's path instead of the Claude plugin root.
+    let ext_skill = fs::read_to_string(dir.join("skills/peer/SKILL.md")).unwrap();
+    assert!(ext_skill.contains("`${extensionPath}/plugin/bin/baton`"));
+    assert!(!ext_skill.contains("CLAUDE_PLUGIN_ROOT"));
+    let plugin_skill = fs::read_to_string(dir.join("plugin/skills/peer/SKILL.md")).unwrap();
+    let tail = |s: &str| s[s.find("## Access").unwrap()..].to_string();
+    assert_eq!(tail(&ext_skill), tail(&plugin_skill));
     // The shim keeps its exec bit through a rewrite.
     let mode = fs::metadata(dir.join("plugin/bin/baton"))
         .unwrap()
@@ -379,6 +413,7 @@ fn sync_version_with_a_version_bumps_cargo_and_every_manifest() {
         "package.json",
         "plugin/.claude-plugin/plugin.json",
         "plugin/.codex-plugin/plugin.json",
+        "gemini-extension.json",
     ] {
         let v: Value = serde_json::from_str(&fs::read_to_string(dir.join(rel)).unwrap()).unwrap();
         assert_eq!(v["version"], "9.8.7", "{rel}");
@@ -467,14 +502,24 @@ fn release_archives_are_reproducible_and_checksummed() {
     let dir_name = format!("baton_{VERSION}_linux_arm64/");
     let entries: Vec<&str> = rows.iter().map(|r| r[5]).collect();
     assert_eq!(
-        entries,
+        entries[..6],
         [
             dir_name.clone(),
             format!("{dir_name}LICENSE"),
             format!("{dir_name}README.md"),
-            format!("{dir_name}baton")
+            format!("{dir_name}baton"),
+            format!("{dir_name}man/"),
+            format!("{dir_name}man/man1/"),
         ]
     );
+    // Every page `baton man` writes, baton.1 among them.
+    let pages: Vec<&str> = entries[6..].to_vec();
+    assert!(pages.contains(&format!("{dir_name}man/man1/baton.1").as_str()));
+    assert!(pages.contains(&format!("{dir_name}man/man1/baton-setup.1").as_str()));
+    assert!(pages.iter().all(|p| p.ends_with(".1")), "{pages:?}");
+    for r in &rows[6..] {
+        assert_eq!(r[0], "-rw-r--r--", "{r:?}");
+    }
     for r in &rows {
         assert_eq!(r[1], "0/0", "{r:?}");
     }

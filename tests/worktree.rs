@@ -1251,3 +1251,229 @@ fn ctrl_c_during_test_cmd_stops_it_and_reports_cancelled() {
     // The peer's work was committed before the check started.
     assert_eq!(strings(&j["worktree"]["changed_files"]), ["LICENSE"]);
 }
+
+// Issue 10, items 1 and 2: a peer may write its worktree and the worktree's
+// git directory (`.git/worktrees/<id>/`); nothing it writes there may make
+// baton's own, unsandboxed git calls run a command or act on the user's
+// checkout. Tampering with the files that tie the worktree to the
+// repository fails the run, commits nothing, and `worktree remove` still
+// cleans up. These tests never run git inside the worktree themselves: a
+// planted fsmonitor would fire for the test instead of for baton.
+
+/// The branch tip of `baton/<id>` as the user's repository sees it.
+fn branch_tip(w: &Path, id: &str) -> String {
+    git(w, &["rev-parse", &format!("refs/heads/baton/{id}")])
+        .trim()
+        .to_string()
+}
+
+/// A tampered run: failed, `worktree_tampered`, nothing committed on the
+/// branch, the user's checkout untouched. The worktree's id.
+fn assert_tampered(
+    w: &Path,
+    r: &Run,
+    j: &Value,
+    before: &BTreeMap<String, String>,
+    says: &str,
+) -> String {
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(j["status"], "failed", "{j}");
+    assert_eq!(j["error"]["kind"], "worktree_tampered", "{j}");
+    let summary = j["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("tampered") && !summary.contains("succeeded"),
+        "{summary}"
+    );
+    let msg = j["error"]["message"].as_str().unwrap();
+    assert!(msg.contains(says), "{msg}");
+    assert!(
+        j["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("baton worktree remove"),
+        "{j}"
+    );
+    let id = j["worktree"]["id"]
+        .as_str()
+        .expect("worktree.id")
+        .to_string();
+    assert_eq!(j["worktree"]["tampered"], true, "{j}");
+    let base = j["worktree"]["base"].as_str().unwrap();
+    assert_eq!(branch_tip(w, &id), base, "baton committed on the branch");
+    assert_eq!(&fingerprint(w), before, "the user's checkout changed");
+    assert_eq!(
+        git(w, &["symbolic-ref", "HEAD"]).trim(),
+        "refs/heads/main",
+        "the user's checkout was switched"
+    );
+    id
+}
+
+/// `worktree remove --force` cleans up a tampered worktree: directory and
+/// registration gone, the user's checkout untouched.
+fn remove_tampered(env: &Env, id: &str, before: &BTreeMap<String, String>) {
+    let w = &env.work;
+    let path = w.join(".baton/worktrees").join(id);
+    let r = baton(env, &["worktree", "remove", id, "--force"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["removed"]["worktree_removed"], true);
+    assert!(!path.exists(), "the worktree directory is still there");
+    let list = git(w, &["worktree", "list", "--porcelain"]);
+    assert!(
+        !list.contains(id),
+        "the worktree is still registered: {list}"
+    );
+    assert_eq!(
+        &fingerprint(w),
+        before,
+        "remove touched the user's checkout"
+    );
+}
+
+#[test]
+fn a_peer_that_redirects_commondir_cannot_make_baton_run_commands() {
+    let env = Env::new();
+    let w = repo(&env);
+    write(&w, "README.md", "# demo\n\nthe user's own edit\n");
+    let before = fingerprint(&w);
+    let pwned = env.fake_dir.join("PWNED");
+    // The tester's exploit: a common dir of the peer's making whose config
+    // sets core.fsmonitor, which every `git status/add/write-tree` runs.
+    peer(
+        &env,
+        r#"G=$(git rev-parse --absolute-git-dir)
+C=$(git rev-parse --path-format=absolute --git-common-dir)
+mkdir "$G/c"; cp "$C/config" "$G/c/"; ln -s "$C/objects" "$C/refs" "$G/c/"
+git config -f "$G/c/config" core.fsmonitor "echo x >> '$FAKE_DIR/PWNED'; false"
+echo "$G/c" > "$G/commondir"
+echo edit >> LICENSE"#,
+    );
+    let (r, j) = wt_run(&env, &[]);
+    assert!(!pwned.exists(), "baton ran the peer's fsmonitor command");
+    let id = assert_tampered(&w, &r, &j, &before, "commondir");
+    remove_tampered(&env, &id, &before);
+    assert!(!pwned.exists(), "remove ran the peer's fsmonitor command");
+}
+
+#[test]
+fn a_peer_that_removes_or_redirects_the_git_file_cannot_touch_the_users_checkout() {
+    let env = Env::new();
+    let w = repo(&env);
+    // The user's work in progress: must not be committed, switched or lost.
+    write(&w, "README.md", "# demo\n\nmy wip\n");
+    write(&w, "notes.txt", "notes\n");
+    let before = fingerprint(&w);
+    for (body, says) in [
+        // Without a `.git`, `git -C <worktree>` finds the user's repository.
+        ("rm .git\necho peer > peer.txt", ".git"),
+        // The same with a `.git` file naming the user's git directory.
+        (
+            "printf 'gitdir: %s\\n' \"$(git rev-parse --path-format=absolute --git-common-dir)\" > .git\n\
+             echo peer > peer.txt",
+            ".git",
+        ),
+        // A repository of the peer's own in place of the `.git` file.
+        (
+            "rm .git && git init -q . && echo peer > peer.txt && git add -A && git commit -qm mine",
+            ".git",
+        ),
+    ] {
+        peer(&env, body);
+        let (r, j) = wt_run(&env, &[]);
+        let id = assert_tampered(&w, &r, &j, &before, says);
+        assert!(!w.join("peer.txt").exists());
+        // Not without --force: the peer's file is there, uncommitted.
+        let r = baton(&env, &["worktree", "remove", &id]);
+        assert_eq!(r.code, 2, "{}", r.stdout);
+        let e = &r.json()["error"];
+        let msg = e["message"].as_str().unwrap();
+        assert!(
+            msg.contains("peer.txt") && msg.contains("tampered"),
+            "{msg}"
+        );
+        assert!(
+            e["hint"].as_str().unwrap().contains("do not run git"),
+            "{e}"
+        );
+        assert_eq!(&fingerprint(&w), &before);
+        remove_tampered(&env, &id, &before);
+    }
+}
+
+#[test]
+fn a_peers_gitattributes_and_worktree_config_cannot_make_baton_run_filters() {
+    let env = Env::new();
+    let w = repo(&env);
+    // A filter driver the user configured (think git-lfs): their committed
+    // attributes do not use it, so baton's git calls must not run it
+    // either, whatever `.gitattributes` the peer writes. Pinning attributes
+    // to the start tree needs git >= 2.40 (GIT_ATTR_SOURCE); older git is
+    // documented as the degraded case.
+    let filtered = env.fake_dir.join("FILTERED");
+    git(
+        &w,
+        &[
+            "config",
+            "filter.rec.clean",
+            &format!("touch '{}'; cat", filtered.display()),
+        ],
+    );
+    let before = fingerprint(&w);
+    peer(
+        &env,
+        "printf '* filter=rec\\n' > .gitattributes\necho more >> LICENSE",
+    );
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let mut changed = strings(&j["worktree"]["changed_files"]);
+    changed.sort();
+    assert_eq!(changed, [".gitattributes", "LICENSE"]);
+    let warned = j["warnings"].to_string().contains(".gitattributes");
+    if git_at_least(2, 40) {
+        assert!(!filtered.exists(), "baton ran a filter the peer selected");
+        assert!(!warned, "{j}");
+    } else {
+        // The documented degraded case: said, not hidden.
+        assert!(warned, "{j}");
+    }
+    assert_eq!(fingerprint(&w), before);
+
+    // With per-worktree config enabled by the user, the peer can write
+    // config git reads (`config.worktree` in its git dir): a filter driver
+    // of its own and an fsmonitor. That is tampering.
+    git(&w, &["config", "core.repositoryformatversion", "1"]);
+    git(&w, &["config", "extensions.worktreeConfig", "true"]);
+    let before = fingerprint(&w);
+    let pwned = env.fake_dir.join("PWNED");
+    peer(
+        &env,
+        r#"git config --worktree filter.evil.clean "touch '$FAKE_DIR/PWNED'; cat"
+git config --worktree core.fsmonitor "touch '$FAKE_DIR/PWNED'; false"
+printf '* filter=evil\n' > .gitattributes
+echo more >> LICENSE"#,
+    );
+    let (r, j) = wt_run(&env, &[]);
+    assert!(!pwned.exists(), "baton ran the peer's worktree config");
+    let id = assert_tampered(&w, &r, &j, &before, "config.worktree");
+    remove_tampered(&env, &id, &before);
+    assert!(!pwned.exists(), "remove ran the peer's worktree config");
+}
+
+/// Whether the `git` on PATH is at least `major.minor`.
+fn git_at_least(major: u32, minor: u32) -> bool {
+    let v = String::from_utf8(
+        Command::new("git")
+            .arg("--version")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let mut nums = v
+        .split_whitespace()
+        .nth(2)
+        .unwrap_or("")
+        .split('.')
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    (nums.next().unwrap_or(0), nums.next().unwrap_or(0)) >= (major, minor)
+}

@@ -6,8 +6,11 @@
 //! in the output mode asked for, and `dispatch`es.
 
 pub mod ask;
+pub mod completions;
 pub mod jobs;
+pub mod manpage;
 pub mod run;
+pub mod setup;
 pub mod watch;
 pub mod worktree;
 
@@ -96,6 +99,15 @@ pub enum Command {
     Continue(job::ContinueArgs),
     /// Remove ended jobs and their logs.
     Prune(job::PruneArgs),
+    /// Install the `peer` skill for claude, codex, pi and gemini without a marketplace.
+    Setup(setup::SetupArgs),
+    /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
+    Completions(setup::CompletionsArgs),
+    /// Print the man page baton.1, or write every page into --dir.
+    Man(setup::ManArgs),
+    /// Job ids for the completion scripts, newest first.
+    #[command(name = "__complete-jobs", hide = true)]
+    CompleteJobs,
     /// The background job runner (started by `run --async`).
     #[command(name = "__job-runner", hide = true)]
     JobRunner(job::RunnerArgs),
@@ -197,6 +209,10 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Watch(a)) => watch::command(a, mode),
         Some(Command::Continue(a)) => jobs::continue_job(a, mode),
         Some(Command::Prune(a)) => jobs::prune(a, mode),
+        Some(Command::Setup(a)) => setup::setup(a, mode),
+        Some(Command::Completions(a)) => setup::completions(a),
+        Some(Command::Man(a)) => setup::man(a, mode),
+        Some(Command::CompleteJobs) => setup::complete_jobs(),
         Some(Command::JobRunner(a)) => jobs::run_runner(a),
     }
 }

@@ -47,6 +47,13 @@ pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
             "its branch still holds the work; start a new job with `baton run --async --worktree`",
         ));
     }
+    if let Some(w) = &old.worktree
+        && let Ok(pin) = w.pin()
+        && let Err(what) = pin.verify()
+    {
+        // The peer would work on in a worktree baton no longer trusts.
+        return Err(pin.tampered(&w.id, what));
+    }
     let args = run::RunRequest {
         agent: Some(p.agent.name().to_string()),
         model: p.model.clone(),
@@ -70,6 +77,8 @@ pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
             // Still the user's `.baton/`, and the same git metadata to commit to.
             plan.root = p.root.clone();
             plan.writable_dirs = p.writable_dirs.clone();
+            plan.protected_paths = p.protected_paths.clone();
+            plan.git_pin = w.pin.clone();
             Place::Worktree(Box::new(w))
         }
         None => Place::Cwd,

@@ -26,7 +26,10 @@ pub fn execute(
         stdout: dir.join("stdout.log"),
         stderr: dir.join("stderr.log"),
     };
-    let before = git::snapshot(&plan.cwd);
+    let before = match &plan.git_pin {
+        Some(p) => git::snapshot_pinned(&p.work_tree, p.env()),
+        None => git::snapshot(&plan.cwd),
+    };
     let finished = process::supervise(
         spec,
         program,
@@ -37,7 +40,11 @@ pub fn execute(
         interrupts,
         on_spawn,
     )?;
-    let changed_files = before.as_ref().map(git::changed_since).unwrap_or_default();
+    let changed_files = match &before {
+        Some(_) if plan.git_pin.as_ref().is_some_and(|p| p.verify().is_err()) => Vec::new(),
+        Some(b) => git::changed_since(b),
+        None => Vec::new(),
+    };
 
     let o = finished.outcome;
     let mut warnings: Vec<String> = plan.warnings.clone();

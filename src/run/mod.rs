@@ -68,6 +68,11 @@ pub struct Plan {
     /// (the user's git state, beside a linked worktree).
     #[serde(default)]
     pub protected_paths: Vec<PathBuf>,
+    /// In a baton worktree: its repository, so that the changed-files
+    /// snapshot looks at exactly that one (and not at all once the peer
+    /// rewired it; the run's end reports that as tampering).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_pin: Option<crate::git_pin::Pin>,
 }
 
 /// What the caller asks of one run, as given (the command line, `ask`, or
@@ -256,6 +261,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         child_depth: depth.depth + 1,
         writable_dirs: Vec::new(),
         protected_paths: Vec::new(),
+        git_pin: None,
     };
     // Refuse unenforceable access now, not after the job started.
     p.command()?;

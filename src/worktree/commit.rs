@@ -9,29 +9,30 @@ use super::allow::Allow;
 use super::create::rev_of;
 use super::finish::Report;
 use super::repo;
-use super::repo::{git, line, probe, run as git_run};
+use super::repo::{line, probe, run as git_run};
 use super::{Session, short};
 
 /// Stage, revert outside `--allow`, commit, and describe the branch.
 pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<String>)> {
-    let wt = &s.path;
-    if !wt.is_dir() {
+    if !s.path.is_dir() {
         return Err(Error::io(
             "reading the worktree",
             std::io::Error::new(std::io::ErrorKind::NotFound, "its directory is gone"),
         ));
     }
+    let pin = s.pin()?;
+    // Before the first git call: a rewired worktree is not worked in.
+    pin.verify().map_err(|what| pin.tampered(&s.id, what))?;
     let mut notes = Vec::new();
-    let mut g = git(wt);
+    let mut g = pin.git();
     g.args(["add", "--all"]);
     git_run(g, "staging what the peer left", None)?;
 
     let reverted = match Allow::new(&s.allow)? {
         None => Vec::new(),
         Some(allow) => {
-            let mut g = git(wt);
-            g.args([
-                "diff",
+            let mut g = pin.git();
+            g.arg("diff").args(crate::git::DIFF).args([
                 "--cached",
                 "--name-only",
                 "--no-renames",
@@ -50,7 +51,7 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
                     list.extend_from_slice(p.as_bytes());
                     list.push(0);
                 }
-                let mut g = git(wt);
+                let mut g = pin.git();
                 g.env("GIT_LITERAL_PATHSPECS", "1").args([
                     "restore",
                     "--source",
@@ -66,21 +67,21 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
         }
     };
 
-    let head = repo::rev(wt, "HEAD", "reading the worktree's HEAD")?;
+    let head = repo::rev(&pin, "HEAD", "reading the worktree's HEAD")?;
     let branch_ref = format!("refs/heads/{}", s.branch);
     let on_branch = probe({
-        let mut g = git(wt);
+        let mut g = pin.git();
         g.args(["symbolic-ref", "-q", "HEAD"]);
         g
     })
     .is_some_and(|(ok, r)| ok && r == branch_ref);
-    let old_branch = rev_of(wt, &branch_ref);
+    let old_branch = rev_of(&pin, &branch_ref);
     let tree = {
-        let mut g = git(wt);
+        let mut g = pin.git();
         g.arg("write-tree");
         line(g, "writing the worktree's tree")?
     };
-    let ident = repo::identity_env(wt);
+    let ident = repo::identity_env(&pin);
     let (label, by) = match &s.job_id {
         Some(j) => ("Baton-Job", j.as_str()),
         None => ("Baton-Run", s.id.as_str()),
@@ -93,9 +94,9 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
             "baton: uncommitted changes carried from {} (--include-dirty)\n\n{label}: {by}\n",
             s.branch_source()
         );
-        tip = repo::commit_tree(wt, &s.start_tree, &tip, &msg, &ident)?;
+        tip = repo::commit_tree(&pin, &s.start_tree, &tip, &msg, &ident)?;
     }
-    let tip_tree = repo::rev(wt, &format!("{tip}^{{tree}}"), "reading a tree")?;
+    let tip_tree = repo::rev(&pin, &format!("{tip}^{{tree}}"), "reading a tree")?;
     if tree != tip_tree {
         let mut msg = format!(
             "baton: {} run {} ({})\n\nWork the peer left uncommitted in the worktree, committed by baton.\nTask: {}\n",
@@ -120,10 +121,13 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
             "\n{label}: {by}\nBaton-Agent: {}\n",
             plan.agent.name()
         ));
-        tip = repo::commit_tree(wt, &tree, &tip, &msg, &ident)?;
+        tip = repo::commit_tree(&pin, &tree, &tip, &msg, &ident)?;
     }
+    // Again before the branch moves: a leftover process of the peer's may
+    // still be writing.
+    pin.verify().map_err(|what| pin.tampered(&s.id, what))?;
     if old_branch.as_deref() != Some(tip.as_str()) {
-        let mut g = git(wt);
+        let mut g = pin.git();
         g.args([
             "update-ref",
             "-m",
@@ -142,12 +146,12 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
             "the peer left the worktree off its branch; {} now holds its work and is checked out again",
             s.branch
         ));
-        let mut g = git(wt);
+        let mut g = pin.git();
         g.args(["symbolic-ref", "HEAD", &branch_ref]);
         git_run(g, "checking the branch out again", None)?;
     }
     let contains_base = probe({
-        let mut g = git(wt);
+        let mut g = pin.git();
         g.args(["merge-base", "--is-ancestor", &s.base, &tip]);
         g
     })
@@ -158,6 +162,16 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
             s.branch,
             short(&s.base)
         ));
+    }
+    let changed = repo::changed_paths(&pin, &s.base, &tip)?;
+    let attributes = |p: &String| p == ".gitattributes" || p.ends_with("/.gitattributes");
+    if !crate::git::has_attr_source() && changed.iter().any(attributes) {
+        notes.push(
+            "the peer changed a .gitattributes, and this git (older than 2.40) cannot keep \
+             baton's own git calls from reading it: a filter driver you configured may have \
+             run on the peer's files (see docs/worktree.md, Safety)"
+                .into(),
+        );
     }
     if !reverted.is_empty() {
         notes.push(format!(
@@ -172,9 +186,9 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
         branch: s.branch.clone(),
         base: s.base.clone(),
         head: tip.clone(),
-        commits: repo::commits(wt, &s.base, &tip)?,
-        diffstat: repo::diffstat(wt, &s.base, &tip)?,
-        changed_files: repo::changed_paths(wt, &s.base, &tip)?,
+        commits: repo::commits(&pin, &s.base, &tip)?,
+        diffstat: repo::diffstat(&pin, &s.base, &tip)?,
+        changed_files: changed,
         merge_hint: format!("git merge {}", s.branch),
         reverted,
         carried: s.carried.clone(),

@@ -4,11 +4,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::git_pin::Pin;
 use crate::ids;
 use crate::run::Plan;
 
 use super::include_dirty::snapshot_dirty;
-use super::repo::{git, line, probe, run as git_run};
+use super::repo::{At, git, line, probe, run as git_run};
 use super::store;
 use super::{Checked, Session};
 
@@ -48,17 +49,29 @@ pub fn prepare(
         discard(&c.top, &path, &branch);
         return Err(e);
     }
-    let gitdir = {
+    // Read right after git made the worktree, before any peer ran there:
+    // from now on every git call in it is pinned to these paths.
+    let pinned = (|| {
         let mut g = git(&path);
         g.args(["rev-parse", "--absolute-git-dir"]);
-        PathBuf::from(line(g, "finding the worktree's git directory")?)
+        let gitdir = PathBuf::from(line(g, "finding the worktree's git directory")?);
+        Pin::record(&path, &gitdir, &c.common_dir, &start_tree)
+    })();
+    let pin = match pinned {
+        Ok(p) => p,
+        Err(e) => {
+            discard(&c.top, &path, &branch);
+            return Err(e);
+        }
     };
+    let gitdir = pin.git_dir.clone();
     let writable = c
         .writable_dirs(&gitdir)
         .into_iter()
         .filter(|d| d.is_dir())
         .collect();
     let mut p = c.plan_for(plan, &path, &branch, writable);
+    p.git_pin = Some(pin.clone());
     p.warnings.extend(warnings);
     if !p.cwd.is_dir() {
         // The user's cwd does not exist at the base commit (an untracked or
@@ -85,6 +98,8 @@ pub fn prepare(
         test_cmd: c.test_cmd.clone(),
         finished_ms: None,
         status: None,
+        pin: Some(pin.clone()),
+        tampered: None,
     };
     if let Err(e) = store::save(&plan.root, &record) {
         discard(&c.top, &path, &branch);
@@ -103,6 +118,7 @@ pub fn prepare(
         user_branch: c.user_branch.clone(),
         allow: c.allow.clone(),
         test_cmd: c.test_cmd.clone(),
+        pin: Some(pin),
     };
     Ok((p, session))
 }
@@ -155,26 +171,36 @@ pub(super) fn discard(top: &Path, path: &Path, branch: &str) {
 /// The peer never ran (baton failed before or while starting it): remove
 /// what `prepare` made, unless something is in it after all.
 pub fn abandon(s: &Session) {
-    let untouched = rev_of(&s.path, "HEAD").as_deref() == Some(s.base.as_str()) && {
-        let mut g = git(&s.path);
-        g.args(["add", "--all"]);
-        probe(g).is_some_and(|(ok, _)| ok)
-            && probe({
-                let mut g = git(&s.path);
-                g.args(["diff", "--cached", "--quiet", &s.start_tree, "--"]);
-                g
-            })
-            .is_some_and(|(ok, _)| ok)
+    let Ok(pin) = s.pin() else {
+        return;
     };
+    // A worktree whose git files changed is not "untouched": it stays.
+    let untouched =
+        pin.verify().is_ok() && rev_of(&pin, "HEAD").as_deref() == Some(s.base.as_str()) && {
+            let mut g = pin.git();
+            g.args(["add", "--all"]);
+            probe(g).is_some_and(|(ok, _)| ok)
+                && probe({
+                    let mut g = pin.git();
+                    g.arg("diff").args(crate::git::DIFF).args([
+                        "--cached",
+                        "--quiet",
+                        &s.start_tree,
+                        "--",
+                    ]);
+                    g
+                })
+                .is_some_and(|(ok, _)| ok)
+        };
     if untouched {
         discard(&s.top, &s.path, &s.branch);
         let _ = std::fs::remove_file(store::record_path(&s.root, &s.id));
     }
 }
 
-pub(super) fn rev_of(dir: &Path, rev: &str) -> Option<String> {
+pub(super) fn rev_of(at: &(impl At + ?Sized), rev: &str) -> Option<String> {
     probe({
-        let mut g = git(dir);
+        let mut g = at.git();
         g.args(["rev-parse", "--verify", "-q", "--end-of-options", rev]);
         g
     })

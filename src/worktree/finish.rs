@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::error::Error;
 use crate::result::{ErrorInfo, RunResult, Status};
 use crate::run::{self, Plan};
 use crate::{fsutil, process};
@@ -45,6 +46,7 @@ pub struct Report {
 /// rewrite `result.json` in `dir`. Never fails: problems become warnings.
 pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop: &verify::Stop) {
     let status = result.status;
+    let mut tampered = None;
     match settle(s, plan, status) {
         Ok((report, notes)) => {
             result.warnings.extend(notes);
@@ -67,6 +69,42 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
             if let Ok(v) = serde_json::to_value(&report) {
                 result.extra.insert("worktree".into(), v);
             }
+        }
+        Err(e @ Error::WorktreeTampered { .. }) => {
+            // Whatever the peer said, its run failed: baton will not commit
+            // from a worktree whose git metadata the peer rewired.
+            if let Some(prev) = result.error.take() {
+                result.warnings.push(format!(
+                    "the peer's run had also ended with `{}`: {}",
+                    prev.kind, prev.message
+                ));
+            }
+            result.status = Status::Failed;
+            // Not "succeeded …": the peer's own verdict no longer stands.
+            if let Error::WorktreeTampered { what, .. } = &e {
+                result.summary = format!(
+                    "{} run failed: the peer tampered with its worktree's git metadata ({what}); \
+                     nothing committed",
+                    plan.agent.name()
+                );
+            }
+            result.error = Some(ErrorInfo {
+                kind: e.kind().into(),
+                message: e.to_string(),
+                hint: e.hint(),
+            });
+            result.extra.insert(
+                "worktree".into(),
+                json!({
+                    "id": s.id,
+                    "path": s.path,
+                    "branch": s.branch,
+                    "base": s.base,
+                    "error": e.to_string(),
+                    "tampered": true,
+                }),
+            );
+            tampered = Some(e.to_string());
         }
         Err(e) => {
             result.warnings.push(format!(
@@ -92,6 +130,7 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
     if let Some(mut r) = store::load(&s.root, &s.id) {
         r.finished_ms = Some(store::now_ms());
         r.status = Some(result.status.as_str().to_string());
+        r.tampered = tampered;
         r.pid = None;
         if let Err(e) = store::save(&s.root, &r) {
             result

@@ -44,6 +44,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::Result;
+use crate::git_pin::Pin;
 use crate::output::{self, Mode};
 use crate::run::{self, Plan};
 use crate::{ids, process};
@@ -104,6 +105,20 @@ pub struct Session {
     pub allow: Vec<String>,
     #[serde(default)]
     pub test_cmd: Option<String>,
+    /// Where the worktree's git metadata is, as baton made it (`None` in a
+    /// session stored by an older baton: derived when needed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<Pin>,
+}
+
+impl Session {
+    /// The worktree's pin (derived for a session an older baton stored).
+    pub fn pin(&self) -> Result<Pin> {
+        match &self.pin {
+            Some(p) => Ok(p.clone()),
+            None => Pin::derive(&self.path, &self.top, &self.start_tree),
+        }
+    }
 }
 
 fn short(sha: &str) -> &str {

@@ -1,11 +1,13 @@
 //! The git plumbing worktree mode needs, each call with a purpose so that a
 //! failure says what baton was trying to do.
 //!
-//! baton's own git calls never run the user's hooks (`core.hooksPath` is
-//! pointed at nothing) and ignore `GIT_DIR`-style variables inherited from a
-//! caller (a git hook, say), which would otherwise redirect them to another
-//! repository or index. Commits are made with `commit-tree` + `update-ref`:
-//! no hooks, no signing prompt, and a compare-and-swap on the branch.
+//! baton's own git calls run no program configuration names (hooks,
+//! fsmonitor, …: `crate::git::git`) and ignore `GIT_DIR`-style variables
+//! inherited from a caller (a git hook, say), which would otherwise redirect
+//! them to another repository or index. Calls in a worktree are pinned to
+//! its repository (`git_pin::Pin`); the helpers here take either (`At`).
+//! Commits are made with `commit-tree` + `update-ref`: no hooks, no signing
+//! prompt, and a compare-and-swap on the branch.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -16,30 +18,44 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
-/// Variables that would point git somewhere other than the `-C` directory.
-const REDIRECTING_ENV: [&str; 8] = [
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-];
+pub use crate::git::REDIRECTING_ENV;
 
 /// The identity baton commits with when the user has none configured.
 pub const BATON_NAME: &str = "baton";
 pub const BATON_EMAIL: &str = "baton@localhost";
 
-/// `git -C dir` for baton's own use (see the module comment).
+/// `git -C dir` for baton's own use in a directory the peer cannot write
+/// (the user's checkout; see the module comment).
 pub fn git(dir: &Path) -> Command {
     let mut c = crate::git::git(dir);
     for v in REDIRECTING_ENV {
         c.env_remove(v);
     }
-    c.args(["-c", "core.hooksPath=/dev/null"]);
     c
+}
+
+/// Where a git call runs: the user's checkout (a path) or a worktree,
+/// pinned (`git_pin::Pin`).
+pub trait At {
+    fn git(&self) -> Command;
+}
+
+impl At for Path {
+    fn git(&self) -> Command {
+        git(self)
+    }
+}
+
+impl At for PathBuf {
+    fn git(&self) -> Command {
+        git(self)
+    }
+}
+
+impl At for crate::git_pin::Pin {
+    fn git(&self) -> Command {
+        crate::git_pin::Pin::git(self)
+    }
 }
 
 /// Run `cmd`, feeding `stdin`; its stdout, or an error naming `purpose`.
@@ -106,8 +122,8 @@ pub fn nul_paths(out: &[u8]) -> Vec<String> {
         .collect()
 }
 
-pub fn rev(dir: &Path, rev: &str, purpose: &str) -> Result<String> {
-    let mut c = git(dir);
+pub fn rev(at: &(impl At + ?Sized), rev: &str, purpose: &str) -> Result<String> {
+    let mut c = at.git();
     c.args(["rev-parse", "--verify", "--end-of-options", rev]);
     line(c, purpose)
 }
@@ -133,9 +149,11 @@ pub struct DiffStat {
 /// `git diff --numstat base tip`, summed. Rename detection follows the
 /// user's configuration, exactly like the `git diff --stat` they would run;
 /// binary files count as changed files with no lines.
-pub fn diffstat(dir: &Path, base: &str, tip: &str) -> Result<DiffStat> {
-    let mut c = git(dir);
-    c.args(["diff", "--numstat", "-z", base, tip, "--"]);
+pub fn diffstat(at: &(impl At + ?Sized), base: &str, tip: &str) -> Result<DiffStat> {
+    let mut c = at.git();
+    c.arg("diff")
+        .args(crate::git::DIFF)
+        .args(["--numstat", "-z", base, tip, "--"]);
     let out = run(c, "computing the diffstat", None)?;
     Ok(parse_numstat(&out))
 }
@@ -164,9 +182,16 @@ fn parse_numstat(out: &[u8]) -> DiffStat {
 
 /// Every path whose content differs between two commits or trees (no rename
 /// pairing: a rename lists both names).
-pub fn changed_paths(dir: &Path, from: &str, to: &str) -> Result<Vec<String>> {
-    let mut c = git(dir);
-    c.args(["diff", "--name-only", "--no-renames", "-z", from, to, "--"]);
+pub fn changed_paths(at: &(impl At + ?Sized), from: &str, to: &str) -> Result<Vec<String>> {
+    let mut c = at.git();
+    c.arg("diff").args(crate::git::DIFF).args([
+        "--name-only",
+        "--no-renames",
+        "-z",
+        from,
+        to,
+        "--",
+    ]);
     Ok(nul_paths(&run(c, "listing changed files", None)?))
 }
 
@@ -178,8 +203,8 @@ pub struct Commit {
 }
 
 /// Commits in `base..tip`, oldest first.
-pub fn commits(dir: &Path, base: &str, tip: &str) -> Result<Vec<Commit>> {
-    let mut c = git(dir);
+pub fn commits(at: &(impl At + ?Sized), base: &str, tip: &str) -> Result<Vec<Commit>> {
+    let mut c = at.git();
     c.args([
         "log",
         "--reverse",
@@ -201,12 +226,12 @@ pub fn commits(dir: &Path, base: &str, tip: &str) -> Result<Vec<Commit>> {
 /// Environment for baton's commits: the user's own identity when git has
 /// one, else baton's (a fresh machine or CI often has none, and a commit
 /// must not fail for that).
-pub fn identity_env(dir: &Path) -> Vec<(String, String)> {
+pub fn identity_env(at: &(impl At + ?Sized)) -> Vec<(String, String)> {
     let configured = |key: &str, vars: &[&str]| {
         vars.iter()
             .any(|v| std::env::var_os(v).is_some_and(|x| !x.is_empty()))
             || probe({
-                let mut c = git(dir);
+                let mut c = at.git();
                 c.args(["config", "--get", key]);
                 c
             })
@@ -229,13 +254,13 @@ pub fn identity_env(dir: &Path) -> Vec<(String, String)> {
 
 /// `git commit-tree tree -p parent` with `message` on stdin.
 pub fn commit_tree(
-    dir: &Path,
+    at: &(impl At + ?Sized),
     tree: &str,
     parent: &str,
     message: &str,
     env: &[(String, String)],
 ) -> Result<String> {
-    let mut c = git(dir);
+    let mut c = at.git();
     c.args([
         "commit-tree",
         "--no-gpg-sign",
@@ -252,10 +277,16 @@ pub fn commit_tree(
     Ok(String::from_utf8_lossy(&out).trim().to_string())
 }
 
-/// Paths git lists in a `-z` porcelain status of `dir` (untracked included).
-pub fn dirty_paths(dir: &Path) -> Result<Vec<String>> {
-    let mut c = git(dir);
-    c.args(["status", "--porcelain", "-z", "--untracked-files=all"]);
+/// Paths git lists in a `-z` porcelain status (untracked included).
+pub fn dirty_paths(at: &(impl At + ?Sized)) -> Result<Vec<String>> {
+    let mut c = at.git();
+    c.args([
+        "status",
+        "--porcelain",
+        "-z",
+        "--untracked-files=all",
+        "--ignore-submodules=dirty",
+    ]);
     let out = run(c, "reading the worktree's status", None)?;
     Ok(nul_paths(&out)
         .into_iter()

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::repo::{self, DiffStat};
 use crate::error::{Error, Result};
+use crate::git_pin::Pin;
 use crate::{fsutil, ids};
 
 /// What baton knows about a worktree it made.
@@ -41,6 +42,14 @@ pub struct Record {
     /// The run's status (`success`, `failed`, …) once finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
+    /// Where its git metadata is, as baton made it (`None`: an older
+    /// record; derived when needed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pin: Option<Pin>,
+    /// What the peer changed of the worktree's git metadata, when its run
+    /// failed for that (`worktree_tampered`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tampered: Option<String>,
 }
 
 pub fn now_ms() -> u64 {
@@ -92,10 +101,25 @@ pub fn store_root(cwd: &Path) -> PathBuf {
 }
 
 /// Is a process with this pid alive? (A reused pid can fool it; the record
-/// is cleared when the run ends, so only a crashed run can be misread.)
+/// is cleared when the run ends, so only a crashed run can be misread.) A
+/// zombie is not: a killed job runner stays one until something reaps it,
+/// which in a container without an init may be never.
 pub fn pid_alive(pid: u32) -> bool {
     // SAFETY: plain syscall; signal 0 only checks for existence.
-    pid > 0 && unsafe { libc::kill(pid as libc::pid_t, 0) } == 0
+    if pid == 0 || unsafe { libc::kill(pid as libc::pid_t, 0) } != 0 {
+        return false;
+    }
+    // Linux: `pid (comm) S …`, the state after the last `)`.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !matches!(
+            stat.rsplit(')')
+                .next()
+                .map(str::trim_start)
+                .and_then(|r| r.chars().next()),
+            Some('Z' | 'X')
+        ),
+        Err(_) => true,
+    }
 }
 
 /// One line of `baton worktree list`.
@@ -259,24 +283,37 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
     }
     let mut worktree_removed = false;
     if registered || path.exists() {
+        // Never `git -C <worktree>`: the peer may have rewired it (see
+        // `pin`). Pinned, git looks only at the repository baton made it in.
+        let pin = match rec.as_ref().and_then(|r| r.pin.clone()) {
+            Some(p) => p,
+            None => Pin::derive(&path, root, "")?,
+        };
+        let tampered = pin.verify().err();
         if path.is_dir() && !force {
-            let dirty = repo::dirty_paths(&path).unwrap_or_default();
+            let dirty = repo::dirty_paths(&pin).unwrap_or_default();
             if !dirty.is_empty() {
-                return Err(Error::usage_hint(
-                    format!(
-                        "worktree `{id}` has {} uncommitted path(s) ({}); baton committed the \
-                         peer's work on `{branch}`, so these came later",
-                        dirty.len(),
-                        preview(&dirty)
-                    ),
-                    "commit them in the worktree, or pass --force to discard them",
+                return Err(refuse_uncommitted(
+                    id,
+                    rec.as_ref(),
+                    tampered.is_some(),
+                    &branch,
+                    &dirty,
                 ));
             }
         }
+        if tampered.is_some() && path.exists() {
+            // `git worktree remove` refuses a worktree whose `.git` is not
+            // the one it wrote: put back what baton recorded first.
+            pin.repair()
+                .map_err(|e| Error::io("restoring the worktree's git files to remove it", e))?;
+        }
         let mut c = repo::git(root);
-        // --force: also for a directory that is already gone, and for the
-        // ignored build output a --test-cmd leaves behind.
-        c.args(["worktree", "remove", "--force"]).arg(&path);
+        // --force twice: also for a directory that is already gone, for the
+        // ignored build output a --test-cmd leaves behind, and for a lock
+        // the peer may have put on it.
+        c.args(["worktree", "remove", "--force", "--force"])
+            .arg(&path);
         repo::run(c, "removing the worktree", None)?;
         worktree_removed = true;
     }
@@ -296,6 +333,54 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
         worktree_removed,
         branch_deleted,
     })
+}
+
+/// Why a worktree with uncommitted paths is not removed without `--force`,
+/// and what to do: the paths came after baton's commit, or were left by a
+/// run interrupted before it (a job can be continued), or by a peer that
+/// tampered with the worktree (nothing there is to be trusted to git).
+fn refuse_uncommitted(
+    id: &str,
+    rec: Option<&Record>,
+    tampered_now: bool,
+    branch: &str,
+    dirty: &[String],
+) -> Error {
+    let tampered = tampered_now || rec.is_some_and(|r| r.tampered.is_some());
+    let interrupted = rec.filter(|r| r.finished_ms.is_none());
+    let (why, hint) = if tampered {
+        (
+            "the peer tampered with the worktree's git metadata, so baton committed nothing"
+                .to_string(),
+            "look at the files if you like (do not run git inside it: its git metadata is the \
+             peer's), then pass --force to remove it"
+                .to_string(),
+        )
+    } else if let Some(r) = interrupted {
+        (
+            "its run was interrupted before baton committed the peer's work".to_string(),
+            match &r.job_id {
+                Some(j) => format!(
+                    "`baton continue {j}` works there again and commits it, or pass --force to \
+                     discard it"
+                ),
+                None => "commit them in the worktree, or pass --force to discard them".into(),
+            },
+        )
+    } else {
+        (
+            format!("baton committed the peer's work on `{branch}`, so these came later"),
+            "commit them in the worktree, or pass --force to discard them".into(),
+        )
+    };
+    Error::usage_hint(
+        format!(
+            "worktree `{id}` has {} uncommitted path(s) ({}); {why}",
+            dirty.len(),
+            preview(dirty)
+        ),
+        hint,
+    )
 }
 
 fn preview(paths: &[String]) -> String {
@@ -343,6 +428,20 @@ mod tests {
     }
 
     #[test]
+    fn a_zombie_is_not_alive() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // Exited but not reaped: a zombie until `wait`.
+        let t = std::time::Instant::now();
+        while pid_alive(pid) && t.elapsed() < std::time::Duration::from_secs(10) {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!pid_alive(pid));
+        child.wait().unwrap();
+        assert!(pid_alive(std::process::id()));
+    }
+
+    #[test]
     fn ages() {
         assert_eq!(human_age(5), "5s");
         assert_eq!(human_age(125), "2m");
@@ -369,6 +468,8 @@ mod tests {
             test_cmd: Some("make test".into()),
             finished_ms: None,
             status: None,
+            pin: None,
+            tampered: Some("x".into()),
         };
         save(d.path(), &r).unwrap();
         assert_eq!(load(d.path(), &r.id), Some(r));

@@ -41,4 +41,5 @@ mod claude_sandbox;
 mod jobs;
 mod plugin;
 mod run;
+mod setup;
 mod worktree;

@@ -34,12 +34,14 @@ const CHECKOUT: &str = env!("CARGO_MANIFEST_DIR");
 /// A guard so no CLI can hang the suite (each takes seconds here).
 const CLI_TIMEOUT: Duration = Duration::from_secs(180);
 
-/// The plugin directory and the files the marketplaces and pi read, as
+/// The plugin directory and the files the marketplaces, pi and gemini read, as
 /// tracked by git but with their work-tree content (what is being tested).
-const PLUGIN_FILES: [&str; 7] = [
+const PLUGIN_FILES: [&str; 9] = [
     ".claude-plugin",
     ".agents",
     "plugin",
+    "gemini-extension.json",
+    "skills",
     "package.json",
     "README.md",
     "LICENSE",
@@ -48,7 +50,7 @@ const PLUGIN_FILES: [&str; 7] = [
 
 /// Copy the plugin files of the checkout to `<peer root>/baton repo`
 /// (modes kept: `fs::copy` copies permissions).
-fn plugin_repo(peer: &Peer) -> PathBuf {
+pub(crate) fn plugin_repo(peer: &Peer) -> PathBuf {
     let dst = peer.root.join("baton repo");
     let out = Command::new("git")
         .args(["ls-files", "-z", "--"])
@@ -73,7 +75,7 @@ fn plugin_repo(peer: &Peer) -> PathBuf {
     dst
 }
 
-fn json_file(path: &Path) -> Value {
+pub(crate) fn json_file(path: &Path) -> Value {
     let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -87,7 +89,7 @@ fn marketplace(repo: &Path, rel: &str) -> String {
 }
 
 /// SKILL.md's front-matter `description` and the first line of its body.
-fn skill_parts(repo: &Path) -> (String, String) {
+pub(crate) fn skill_parts(repo: &Path) -> (String, String) {
     let text = fs::read_to_string(repo.join("plugin/skills/peer/SKILL.md")).unwrap();
     let rest = text.strip_prefix("---\n").expect("front matter");
     let (front, body) = rest.split_once("\n---\n").expect("front matter end");
@@ -118,7 +120,7 @@ fn committed_version_prefix() -> String {
 }
 
 /// A program with arguments, in the peer's env and work dir.
-fn cmd<I, S>(peer: &Peer, program: &str, args: I) -> Command
+pub(crate) fn cmd<I, S>(peer: &Peer, program: &str, args: I) -> Command
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
@@ -128,15 +130,15 @@ where
     c
 }
 
-struct Ran {
+pub(crate) struct Ran {
     label: String,
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
+    pub(crate) code: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
 }
 
 impl Ran {
-    fn dump(&self) -> String {
+    pub(crate) fn dump(&self) -> String {
         format!(
             "{}: exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
             self.label,
@@ -147,7 +149,7 @@ impl Ran {
     }
 
     /// Panics unless the command exited 0.
-    fn ok(self) -> Ran {
+    pub(crate) fn ok(self) -> Ran {
         assert_eq!(self.code, Some(0), "{}", self.dump());
         self
     }
@@ -155,7 +157,7 @@ impl Ran {
 
 /// Run `c` to its end (killed as a group after `CLI_TIMEOUT`), `input` on
 /// stdin; stdout and stderr go to files under `<peer root>/logs/`.
-fn run(peer: &Peer, label: &str, mut c: Command, input: Option<&str>) -> Ran {
+pub(crate) fn run(peer: &Peer, label: &str, mut c: Command, input: Option<&str>) -> Ran {
     let dir = peer.root.join("logs");
     fs::create_dir_all(&dir).unwrap();
     let file = |ext: &str| dir.join(format!("{label}.{ext}"));
@@ -193,7 +195,7 @@ fn run(peer: &Peer, label: &str, mut c: Command, input: Option<&str>) -> Ran {
 
 /// `bin/baton --version` of an installed plugin copy must start the
 /// committed binary for this platform.
-fn assert_shim_runs(peer: &Peer, plugin_root: &Path, label: &str) -> String {
+pub(crate) fn assert_shim_runs(peer: &Peer, plugin_root: &Path, label: &str) -> String {
     let shim = plugin_root.join("bin/baton");
     let mode = fs::metadata(&shim)
         .unwrap_or_else(|e| panic!("{}: {e}", shim.display()))
@@ -217,7 +219,7 @@ fn assert_shim_runs(peer: &Peer, plugin_root: &Path, label: &str) -> String {
 }
 
 /// Every string in a JSON value, joined (what a request says, wherever).
-fn strings(v: &Value) -> String {
+pub(crate) fn strings(v: &Value) -> String {
     fn walk(v: &Value, out: &mut String) {
         match v {
             Value::String(s) => {
@@ -309,7 +311,7 @@ fn claude_validates_the_marketplace_and_the_plugin_strictly() {
     );
 }
 
-fn arg(mut c: Command, a: impl AsRef<OsStr>) -> Command {
+pub(crate) fn arg(mut c: Command, a: impl AsRef<OsStr>) -> Command {
     c.arg(a);
     c
 }
@@ -571,7 +573,7 @@ fn pi_installs_the_package_and_a_session_sees_the_skill() {
 }
 
 /// pi's escaping of skill fields in its system prompt.
-fn xml(s: &str) -> String {
+pub(crate) fn xml(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -288,4 +288,150 @@ fn peer_commits(agent: Agent) {
     assert_unchanged(&before, &p.work, &o);
 }
 
-per_agent!([codex => Codex, claude => Claude] write_task, peer_commits);
+/// Issue 10 item 1: inside its real sandbox the peer points its worktree's
+/// `commondir` at a config of its own with a `core.fsmonitor` command (the
+/// command appends the name of the process that ran git to `PWNED`). baton
+/// must never run it. codex's sandbox lets the peer write `commondir` (the
+/// worktree's git directory is granted so that it can commit): baton fails
+/// the run as tampering. claude's keeps `commondir` read-only (and
+/// quarantines links in `.git` folders): an ordinary run. Recorded in
+/// docs/worktree.md (Safety).
+fn tamper_commondir(agent: Agent) {
+    let p = Peer::new(agent, "wt-tamper-commondir");
+    dirty_user(&p);
+    let before = checkout_state(&p.work);
+    let pwned = p.root.join("PWNED");
+    let (_, task) = p.prompt("E2E-WT-TAMPER-COMMONDIR");
+    let o = p.baton().args(["--worktree"]).run(&task);
+    let ran = fs::read_to_string(&pwned).unwrap_or_default();
+    assert!(
+        !ran.lines().any(|l| l.trim() == "baton"),
+        "baton ran the peer's fsmonitor ({ran:?})\n{}",
+        o.dump()
+    );
+    let written = o.message().contains("COMMONDIR-WRITTEN");
+    assert!(
+        written || o.message().contains("COMMONDIR-REFUSED"),
+        "the exploit did not run\n{}",
+        o.dump()
+    );
+    assert_eq!(
+        written,
+        agent == Agent::Codex,
+        "what the sandbox allows changed: update docs/worktree.md (Safety)\n{}",
+        o.dump()
+    );
+    if written {
+        tampered(&p, &o, "commondir", &before);
+    } else {
+        assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+        let (_, _, w) = check_worktree(&p, &o);
+        assert_eq!(w["changed_files"], json!(["README.md"]), "{}", o.dump());
+        assert_unchanged(&before, &p.work, &o);
+    }
+}
+
+/// Issue 10 item 2: the peer removes its worktree's `.git`, then writes one
+/// naming the user's git directory. Unchecked, baton's git calls would fall
+/// through to the user's repository (commit their work in progress, switch
+/// their branch). codex's and claude's sandboxes mount `.git` read-only
+/// (so the run is an ordinary one); pi has no sandbox, and baton must
+/// refuse the rewired worktree.
+fn tamper_git_file(agent: Agent) {
+    let p = Peer::new(agent, "wt-tamper-rmgit");
+    dirty_user(&p);
+    let before = checkout_state(&p.work);
+    let (_, task) = p.prompt("E2E-WT-TAMPER-RMGIT");
+    let o = p.baton().args(["--worktree"]).run(&task);
+    let m = o.message();
+    let (removed, written) = (m.contains("RMGIT-DONE"), m.contains("DOTGIT-WRITTEN"));
+    assert!(
+        removed || m.contains("RMGIT-REFUSED"),
+        "the command did not run\n{}",
+        o.dump()
+    );
+    let sandboxed = agent != Agent::Pi;
+    assert_eq!(
+        (removed, written),
+        (!sandboxed, !sandboxed),
+        "what the sandbox allows changed: update docs/worktree.md (Safety)\n{}",
+        o.dump()
+    );
+    if sandboxed {
+        assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+        let (_, branch, w) = check_worktree(&p, &o);
+        assert_eq!(w["changed_files"], json!(["peer.txt"]), "{}", o.dump());
+        assert_eq!(
+            git(&p.work, &["show", &format!("{branch}:peer.txt")]),
+            "peer\n"
+        );
+        assert_unchanged(&before, &p.work, &o);
+    } else {
+        tampered(&p, &o, ".git", &before);
+    }
+}
+
+/// A tampered run: failed with `worktree_tampered`, nothing committed, the
+/// user's checkout byte for byte the same, and `worktree remove --force`
+/// cleans it up without touching the checkout.
+fn tampered(p: &Peer, o: &Outcome, says: &str, before: &BTreeMap<String, Vec<u8>>) {
+    assert_eq!((o.code, o.status()), (1, "failed"), "{}", o.dump());
+    assert_eq!(o.json["error"]["kind"], "worktree_tampered", "{}", o.dump());
+    let msg = o.json["error"]["message"].as_str().unwrap();
+    assert!(msg.contains(says), "{msg}");
+    let w = &o.json["worktree"];
+    assert_eq!(w["tampered"], true, "{}", o.dump());
+    let id = w["id"].as_str().unwrap().to_string();
+    let base = git(&p.work, &["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(
+        git(&p.work, &["rev-parse", &format!("refs/heads/baton/{id}")]).trim(),
+        base,
+        "baton committed"
+    );
+    assert_unchanged(before, &p.work, o);
+    let r = p.baton_exact(&["worktree", "remove", &id, "--force"]);
+    assert_eq!(r.code, 0, "{}", r.dump());
+    assert!(!p.work.join(".baton/worktrees").join(&id).exists());
+    assert!(!git(&p.work, &["worktree", "list", "--porcelain"]).contains(&id));
+    assert_unchanged(before, &p.work, &r);
+}
+
+/// Outside worktree mode: a workspace peer tries to set `core.fsmonitor`
+/// in the user's own repository config. baton's `changed_files` snapshot
+/// runs `git status` there after the peer, and must not run the command
+/// whatever the sandbox allowed. What it allowed is recorded in
+/// docs/worktree.md (Safety).
+fn workspace_git_config(agent: Agent) {
+    let p = Peer::new(agent, "ws-git-config");
+    let pwned = p.root.join("PWNED");
+    let (_, task) = p.prompt("E2E-WS-GIT-CONFIG");
+    let o = p.baton().run(&task);
+    let m = o.message();
+    let written = m.contains("CONFIG-WRITTEN");
+    assert!(
+        written || m.contains("CONFIG-REFUSED"),
+        "the command did not run\n{}",
+        o.dump()
+    );
+    assert!(
+        !written,
+        "the sandbox let the peer write .git/config: update docs/worktree.md (Safety)\n{}",
+        o.dump()
+    );
+    assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    assert_eq!(
+        o.json["changed_files"],
+        json!(["README.md"]),
+        "{}",
+        o.dump()
+    );
+    let ran = fs::read_to_string(&pwned).unwrap_or_default();
+    assert!(
+        !ran.lines().any(|l| l.trim() == "baton"),
+        "baton ran the peer's fsmonitor ({ran:?})\n{}",
+        o.dump()
+    );
+}
+
+per_agent!([codex => Codex, claude => Claude] write_task, peer_commits, tamper_commondir, workspace_git_config);
+per_agent!([codex => Codex, claude => Claude, pi => Pi] tamper_git_file);

@@ -349,12 +349,22 @@ impl Job {
                 process::killpg(pg, libc::SIGKILL);
             }
         }
+        let spec = self.read_spec().ok();
         let result = match self.read_result() {
-            Ok(Some(r)) if r.status.is_terminal() => r,
+            Ok(Some(r)) if is_final(spec.as_ref(), &r) => r,
             _ => self.salvage(&s, how),
         };
         self.finish_locked(s, result)
     }
+}
+
+/// Whether a result found beside a job whose runner is gone is its final
+/// one. A worktree job's is final only once baton committed what the peer
+/// left (or failed to): `worktree::finish` adds the `worktree` object; the
+/// one `run::execute` writes before that is provisional (issue 10).
+fn is_final(spec: Option<&Spec>, r: &RunResult) -> bool {
+    r.status.is_terminal()
+        && (spec.is_none_or(|sp| sp.worktree.is_none()) || r.extra.contains_key("worktree"))
 }
 
 /// `<id>/state.json` opened relative to the store directory.
@@ -448,6 +458,7 @@ mod tests {
                 child_depth: 1,
                 writable_dirs: vec![],
                 protected_paths: vec![],
+                git_pin: None,
             },
             command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
             program: PathBuf::from("/bin/true"),

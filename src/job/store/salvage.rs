@@ -57,6 +57,30 @@ impl Job {
         };
         r.status = status;
         r.summary = summary;
+        let mut error = error;
+        if let Some(w) = spec.as_ref().and_then(|sp| sp.worktree.as_ref()) {
+            // Its runner died before (or while) baton committed: the
+            // peer's work, if any, is uncommitted in the worktree.
+            let job = s.id.as_str();
+            error.hint = Some(format!(
+                "{} The peer's work is uncommitted in {}: `baton continue {job}` works there \
+                 again and commits it; `baton worktree remove {} --force` discards it",
+                error.hint.unwrap_or_default(),
+                w.path.display(),
+                w.id
+            ));
+            r.extra.insert(
+                "worktree".into(),
+                serde_json::json!({
+                    "id": w.id,
+                    "path": w.path,
+                    "branch": w.branch,
+                    "base": w.base,
+                    "interrupted": true,
+                    "error": "the job's runner ended before baton committed the peer's work",
+                }),
+            );
+        }
         r.error = Some(error);
         if let Some(o) = outcome {
             r.session = o.session.or(r.session);

@@ -1,0 +1,120 @@
+//! The command line of `baton setup`, `baton completions`, `baton man` and
+//! the hidden `baton __complete-jobs`: clap types turned into plain requests.
+
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory as _};
+
+use crate::error::{Error, Result};
+use crate::output::Mode;
+use crate::setup::{Places, Scope, SetupRequest};
+
+#[derive(Debug, Clone, Args)]
+pub struct SetupArgs {
+    /// Hosts to install the `peer` skill for: claude, codex, pi, gemini, or all (all hosts + man pages).
+    #[arg(value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// user (your home; default) or project (this repository, for everyone who clones it).
+    #[arg(long, value_name = "SCOPE", default_value = "user")]
+    pub scope: String,
+    /// Also install the man pages into ~/.local/share/man/man1 (user scope).
+    #[arg(long)]
+    pub man: bool,
+    /// List every path setup would write or remove, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Remove what setup wrote (and only that).
+    #[arg(long)]
+    pub uninstall: bool,
+    /// Replace (or with --uninstall remove) files setup did not write or that changed since.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, powershell or elvish.
+    #[arg(value_name = "SHELL")]
+    pub shell: String,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ManArgs {
+    /// Write baton.1 and one page per subcommand into DIR (default: print baton.1).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+fn command() -> clap::Command {
+    crate::cli::Cli::command()
+}
+
+pub fn setup(a: SetupArgs, mode: Mode) -> Result<i32> {
+    let exe = std::env::current_exe()
+        .map_err(|e| Error::io("finding the path of the running baton", e))?;
+    let scope = Scope::parse(&a.scope)?;
+    let targets = crate::setup::targets(&a.hosts, a.man, scope)?;
+    let man_pages = if targets.contains(&crate::setup::Target::Man) {
+        super::manpage::pages(command())?
+    } else {
+        Vec::new()
+    };
+    let req = SetupRequest {
+        targets: a.hosts,
+        man: a.man,
+        scope,
+        uninstall: a.uninstall,
+        dry_run: a.dry_run,
+        force: a.force,
+        exe,
+        man_pages,
+        places: Places::from_env()?,
+    };
+    let report = crate::setup::run(&req)?;
+    match mode {
+        Mode::Json => crate::output::json_line(&report),
+        Mode::Text => print!("{}", report.text()),
+    }
+    Ok(report.exit_code())
+}
+
+pub fn completions(a: CompletionsArgs) -> Result<i32> {
+    let shell = super::completions::parse_shell(&a.shell)?;
+    print!("{}", super::completions::script(command(), shell)?);
+    Ok(0)
+}
+
+pub fn man(a: ManArgs, mode: Mode) -> Result<i32> {
+    match a.dir {
+        None => {
+            let pages = super::manpage::pages(command())?;
+            let (_, text) = pages
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::Internal("no man page".into()))?;
+            use std::io::Write as _;
+            std::io::stdout()
+                .write_all(&text)
+                .map_err(|e| Error::io("writing to stdout", e))?;
+        }
+        Some(dir) => {
+            let written = super::manpage::write_all(command(), &dir)?;
+            match mode {
+                Mode::Json => crate::output::json_line(&serde_json::json!({
+                    "schema_version": 1, "status": "ok", "written": written,
+                })),
+                Mode::Text => written
+                    .iter()
+                    .for_each(|p| println!("wrote {}", p.display())),
+            }
+        }
+    }
+    Ok(0)
+}
+
+pub fn complete_jobs() -> Result<i32> {
+    for id in super::completions::job_ids() {
+        println!("{id}");
+    }
+    Ok(0)
+}

@@ -1,0 +1,410 @@
+//! A linked worktree's git calls pinned to the repository baton made it in,
+//! and the check that a peer did not rewire the worktree before baton trusts it.
+//!
+//! A peer may write its worktree and the worktree's git directory
+//! (`<common>/worktrees/<name>/`, granted so that it can commit). Left to
+//! discovery, `git -C <worktree>` would follow whatever it finds there: no
+//! `.git` file (the user's checkout above it), a `.git` naming another
+//! repository, a `commondir` naming a config of the peer's making (with a
+//! `core.fsmonitor` command), a `config.worktree`. So every call baton makes
+//! in a worktree names the repository outright (`GIT_DIR`, `GIT_COMMON_DIR`,
+//! which overrides the `commondir` file, and `GIT_WORK_TREE`), reads
+//! attributes from the tree the peer started from (`GIT_ATTR_SOURCE`, git
+//! 2.40 and later) instead of the peer's `.gitattributes`, and gets the
+//! no-program overrides of `crate::git::git`. And before baton trusts the
+//! worktree it checks that the files tying it to the repository still say
+//! what they said when baton made it: a change is tampering, and the run
+//! fails without a commit (see docs/worktree.md (Safety)).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+/// Where a worktree's git metadata is, and what its linking files said when
+/// baton made it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pin {
+    /// The worktree's top directory.
+    pub work_tree: PathBuf,
+    /// Its git directory, `<common>/worktrees/<name>`.
+    pub git_dir: PathBuf,
+    /// The repository's common git directory.
+    pub common_dir: PathBuf,
+    /// The tree attributes are read from: the one the peer started from.
+    pub attr_tree: String,
+    /// `<work_tree>/.git` as git wrote it (`gitdir: …`).
+    pub dot_git: String,
+    /// `<git_dir>/gitdir` (the way back to the worktree).
+    pub gitdir: String,
+    /// `<git_dir>/commondir` (the way to the repository).
+    pub commondir: String,
+    /// SHA-256 of `<git_dir>/config.worktree`, which git reads when the
+    /// repository enables `extensions.worktreeConfig`; `None`: absent or empty.
+    #[serde(default)]
+    pub config_worktree: Option<String>,
+}
+
+fn read(p: &Path) -> Option<String> {
+    std::fs::read(p)
+        .ok()
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// SHA-256 of a config file; `None` when it is absent or empty (claude's
+/// sandbox leaves an empty `config.worktree` behind as a mount point, and
+/// an empty file configures nothing).
+fn config_sha(p: &Path) -> Option<String> {
+    std::fs::read(p)
+        .ok()
+        .filter(|b| !b.is_empty())
+        .map(|b| format!("{:x}", Sha256::digest(b)))
+}
+
+/// A real directory: not a symlink to one (which a peer could aim anywhere).
+fn real_dir(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir())
+}
+
+impl Pin {
+    /// Record a worktree git has just made (before any peer ran in it).
+    pub fn record(
+        work_tree: &Path,
+        git_dir: &Path,
+        common_dir: &Path,
+        attr_tree: &str,
+    ) -> Result<Pin> {
+        let file = |p: PathBuf| {
+            read(&p).ok_or_else(|| {
+                Error::io(
+                    format!("reading {}", p.display()),
+                    std::io::Error::new(std::io::ErrorKind::NotFound, "git did not write it"),
+                )
+            })
+        };
+        Ok(Pin {
+            work_tree: work_tree.to_path_buf(),
+            git_dir: git_dir.to_path_buf(),
+            common_dir: common_dir.to_path_buf(),
+            attr_tree: attr_tree.to_string(),
+            dot_git: file(work_tree.join(".git"))?,
+            gitdir: file(git_dir.join("gitdir"))?,
+            commondir: file(git_dir.join("commondir"))?,
+            config_worktree: config_sha(&git_dir.join("config.worktree")),
+        })
+    }
+
+    /// The pin of a worktree made by a baton that did not record one (a
+    /// job started before the upgrade): the repository comes from the
+    /// user's checkout `top`, never from the worktree, and the linking
+    /// files are expected as git writes them by default.
+    pub fn derive(work_tree: &Path, top: &Path, attr_tree: &str) -> Result<Pin> {
+        let common_dir = {
+            let mut c = crate::git::git(top);
+            for v in crate::git::REDIRECTING_ENV {
+                c.env_remove(v);
+            }
+            let out = c
+                .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+                .stderr(std::process::Stdio::null())
+                .output()
+                .map_err(|e| Error::io("finding the repository's git directory", e))?;
+            let dir = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
+            if !out.status.success() || dir.is_empty() {
+                return Err(Error::io(
+                    "finding the repository's git directory",
+                    std::io::Error::other(format!("{} is not in a git repository", top.display())),
+                ));
+            }
+            PathBuf::from(dir)
+        };
+        let name = work_tree.file_name().unwrap_or_default();
+        let git_dir = common_dir.join("worktrees").join(name);
+        let real = work_tree
+            .canonicalize()
+            .unwrap_or_else(|_| work_tree.to_path_buf());
+        Ok(Pin {
+            work_tree: work_tree.to_path_buf(),
+            dot_git: format!("gitdir: {}\n", git_dir.display()),
+            gitdir: format!("{}\n", real.join(".git").display()),
+            commondir: "../..\n".into(),
+            config_worktree: None,
+            git_dir,
+            common_dir,
+            attr_tree: attr_tree.to_string(),
+        })
+    }
+
+    /// `git` in the worktree, pinned (see the module comment). Variables a
+    /// caller could have set to redirect it are replaced or removed.
+    pub fn git(&self) -> Command {
+        let mut c = crate::git::git(&self.work_tree);
+        for v in crate::git::REDIRECTING_ENV {
+            c.env_remove(v);
+        }
+        c.envs(self.env());
+        c
+    }
+
+    /// The environment that pins a git call to this worktree.
+    pub fn env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+        let mut env = vec![
+            ("GIT_DIR", self.git_dir.clone().into_os_string()),
+            ("GIT_COMMON_DIR", self.common_dir.clone().into_os_string()),
+            ("GIT_WORK_TREE", self.work_tree.clone().into_os_string()),
+            (
+                "GIT_INDEX_FILE",
+                self.git_dir.join("index").into_os_string(),
+            ),
+            // A git that git itself starts in a nested repository (a
+            // submodule's) never looks above the worktree.
+            (
+                "GIT_CEILING_DIRECTORIES",
+                self.work_tree.clone().into_os_string(),
+            ),
+        ];
+        if !self.attr_tree.is_empty() && crate::git::has_attr_source() {
+            env.push(("GIT_ATTR_SOURCE", self.attr_tree.clone().into()));
+        }
+        env
+    }
+
+    /// What the peer changed of the files that tie the worktree to the
+    /// repository, if anything. `Ok` also when the worktree directory is
+    /// gone (that is not tampering; callers report it on their own).
+    pub fn verify(&self) -> std::result::Result<(), String> {
+        if !self.work_tree.exists() {
+            return Ok(());
+        }
+        if !real_dir(&self.work_tree) {
+            return Err(format!(
+                "{} is no longer a directory",
+                self.work_tree.display()
+            ));
+        }
+        let dot_git = self.work_tree.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Err(_) => return Err("the worktree's `.git` file was removed".into()),
+            Ok(m) if m.is_dir() => {
+                return Err("the worktree's `.git` file was replaced by a repository".into());
+            }
+            Ok(m) if !m.is_file() => {
+                return Err("the worktree's `.git` file was replaced by a link".into());
+            }
+            Ok(_) => {}
+        }
+        let now = read(&dot_git).unwrap_or_default();
+        if now != self.dot_git {
+            return Err(format!(
+                "the worktree's `.git` file was rewritten (it says `{}`)",
+                crate::agent::clip(now.trim(), 200)
+            ));
+        }
+        if !real_dir(&self.git_dir) {
+            return Err(format!(
+                "the worktree's git directory {} was removed or replaced",
+                self.git_dir.display()
+            ));
+        }
+        for (name, want) in [("commondir", &self.commondir), ("gitdir", &self.gitdir)] {
+            let now = read(&self.git_dir.join(name));
+            if now.as_ref() != Some(want) {
+                return Err(format!(
+                    "`{name}` in the worktree's git directory was {}",
+                    match now {
+                        None => "removed".to_string(),
+                        Some(n) => format!(
+                            "rewritten (it says `{}`)",
+                            crate::agent::clip(n.trim(), 200)
+                        ),
+                    }
+                ));
+            }
+        }
+        if config_sha(&self.git_dir.join("config.worktree")) != self.config_worktree {
+            return Err(
+                "`config.worktree` in the worktree's git directory was written (git reads it \
+                 as configuration)"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// The tampering error for worktree `id`.
+    pub fn tampered(&self, id: &str, what: String) -> Error {
+        Error::WorktreeTampered {
+            id: id.to_string(),
+            path: self.work_tree.clone(),
+            what,
+        }
+    }
+
+    /// Put back the linking files baton recorded, so that git can remove
+    /// the worktree (`git worktree remove` refuses one whose `.git` is
+    /// missing). Only inside the worktree and its own git directory, and
+    /// only when both are real directories.
+    pub fn repair(&self) -> std::io::Result<()> {
+        if !real_dir(&self.work_tree) || !real_dir(&self.git_dir) {
+            return Err(std::io::Error::other(
+                "the worktree or its git directory is not a directory",
+            ));
+        }
+        let dot_git = self.work_tree.join(".git");
+        match std::fs::symlink_metadata(&dot_git) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&dot_git)?,
+            Ok(_) => std::fs::remove_file(&dot_git)?,
+            Err(_) => {}
+        }
+        std::fs::write(&dot_git, &self.dot_git)?;
+        for (name, want) in [("commondir", &self.commondir), ("gitdir", &self.gitdir)] {
+            let p = self.git_dir.join(name);
+            let _ = std::fs::remove_file(&p);
+            std::fs::write(&p, want)?;
+        }
+        if self.config_worktree.is_none() {
+            let _ = std::fs::remove_file(self.git_dir.join("config.worktree"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pin(d: &Path) -> Pin {
+        let wt = d.join("wt");
+        let gd = d.join("repo/.git/worktrees/wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::create_dir_all(&gd).unwrap();
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\n", gd.display())).unwrap();
+        std::fs::write(
+            gd.join("gitdir"),
+            format!("{}\n", wt.join(".git").display()),
+        )
+        .unwrap();
+        std::fs::write(gd.join("commondir"), "../..\n").unwrap();
+        Pin::record(&wt, &gd, &d.join("repo/.git"), "t").unwrap()
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = crate::git::git(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn a_recorded_and_a_derived_pin_agree_and_pin_git_to_the_worktree() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path().join("repo");
+        std::fs::create_dir(&top).unwrap();
+        git(&top, &["init", "-q"]);
+        std::fs::write(top.join("a"), "a").unwrap();
+        git(&top, &["add", "a"]);
+        git(&top, &["commit", "-qm", "i"]);
+        let wt = top.join(".baton/worktrees/0123456789abc");
+        git(
+            &top,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                "baton/x",
+                wt.to_str().unwrap(),
+            ],
+        );
+        let gd = PathBuf::from(git(&wt, &["rev-parse", "--absolute-git-dir"]));
+        let common = PathBuf::from(git(
+            &top,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        ));
+        let recorded = Pin::record(&wt, &gd, &common, "").unwrap();
+        let derived = Pin::derive(&wt, &top, "").unwrap();
+        assert_eq!(recorded, derived);
+        assert_eq!(derived.verify(), Ok(()));
+        // With its `.git` gone, the pinned git still sees the worktree's
+        // branch, never the checkout around it.
+        std::fs::remove_file(wt.join(".git")).unwrap();
+        assert!(derived.verify().is_err());
+        let out = derived
+            .git()
+            .args(["symbolic-ref", "HEAD"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "refs/heads/baton/x"
+        );
+    }
+
+    #[test]
+    fn every_linking_file_is_checked_and_repaired() {
+        let d = tempfile::tempdir().unwrap();
+        let p = pin(d.path());
+        assert_eq!(p.verify(), Ok(()));
+        // An empty one configures nothing (claude's sandbox leaves one).
+        std::fs::write(p.git_dir.join("config.worktree"), "").unwrap();
+        assert_eq!(p.verify(), Ok(()));
+        let wt = &p.work_tree;
+        let gd = &p.git_dir;
+        type Tamper<'a> = Box<dyn Fn() + 'a>;
+        let cases: Vec<(Tamper, &str)> = vec![
+            (
+                Box::new(|| std::fs::remove_file(wt.join(".git")).unwrap()),
+                "removed",
+            ),
+            (
+                Box::new(|| std::fs::write(wt.join(".git"), "gitdir: /elsewhere\n").unwrap()),
+                "/elsewhere",
+            ),
+            (
+                Box::new(|| {
+                    std::fs::remove_file(wt.join(".git")).unwrap();
+                    std::fs::create_dir(wt.join(".git")).unwrap();
+                }),
+                "repository",
+            ),
+            (
+                Box::new(|| {
+                    std::fs::remove_file(wt.join(".git")).unwrap();
+                    std::os::unix::fs::symlink(gd, wt.join(".git")).unwrap();
+                }),
+                "link",
+            ),
+            (
+                Box::new(|| std::fs::write(gd.join("commondir"), "/tmp/c\n").unwrap()),
+                "commondir",
+            ),
+            (
+                Box::new(|| std::fs::remove_file(gd.join("gitdir")).unwrap()),
+                "gitdir",
+            ),
+            (
+                Box::new(|| std::fs::write(gd.join("config.worktree"), "[core]\n").unwrap()),
+                "config.worktree",
+            ),
+        ];
+        for (tamper, says) in cases {
+            tamper();
+            let e = p.verify().unwrap_err();
+            assert!(e.contains(says), "{e}");
+            p.repair().unwrap();
+            assert_eq!(p.verify(), Ok(()), "after: {says}");
+        }
+        // A missing worktree is not tampering (the caller says it is gone).
+        std::fs::remove_dir_all(wt).unwrap();
+        assert_eq!(p.verify(), Ok(()));
+    }
+}
