@@ -45,6 +45,8 @@ printf '%s\n' '{"type":"item.completed","item":{"id":"i","type":"agent_message",
 EOF2
 chmod +x "$work/bin/codex"
 export PATH="$work/bin:$PATH"
+# baton's records (the job store) go with the rest of this benchmark.
+export BATON_STATE_DIR="$work/state"
 unset BATON_DEPTH BATON_MAX_DEPTH
 cd "$work/repo"
 git init -q
@@ -58,7 +60,8 @@ echo "machine: $(nproc) CPUs, $(uname -sr); load average: $(cut -d' ' -f1-3 /pro
 
 template_id=$(BENCH_NOW=1 "$BATON" run --async --agent codex "template" | job_id)
 "$BATON" wait "$template_id" >/dev/null
-python3 - ".baton/jobs/$template_id" "$N_JOBS" <<'PY'
+template=$(find "$BATON_STATE_DIR" -type d -name "$template_id" | head -n 1)
+python3 - "$template" "$N_JOBS" <<'PY'
 import json, os, random, shutil, sys, time
 template, n = sys.argv[1], int(sys.argv[2])
 alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
@@ -87,7 +90,7 @@ for _ in $(seq "$N_RUNNING"); do
     "$BATON" run --async --agent codex "still running" | job_id >>"$work/ids"
 done
 sleep 1 # let the running peers print their command
-echo "store: $(find .baton/jobs -mindepth 1 -maxdepth 1 -type d | wc -l) job directories ($N_RUNNING running)"
+echo "store: $(find "$(dirname "$template")" -mindepth 1 -maxdepth 1 -type d | wc -l) job directories ($N_RUNNING running)"
 bench_cmd() {
     local label=$1
     shift

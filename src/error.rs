@@ -57,6 +57,15 @@ pub enum Error {
     #[error("no job `{id}` in {store}")]
     JobNotFound { id: String, store: PathBuf },
 
+    /// A job whose record cannot be read: cut short or damaged (a full
+    /// disk, a crash of the file system, a hand edit), not a bug in baton.
+    #[error("the record of job `{id}` is damaged ({path}): {detail}")]
+    CorruptJob {
+        id: String,
+        path: PathBuf,
+        detail: String,
+    },
+
     /// A job id that is not of baton's form (path traversal, odd characters, …).
     #[error("`{id}` is not a valid job id")]
     InvalidJobId { id: String },
@@ -140,6 +149,7 @@ impl Error {
             Error::RecursionLimit { .. } => "recursion_limit",
             Error::NotInstalled { .. } => "agent_not_installed",
             Error::JobNotFound { .. } => "job_not_found",
+            Error::CorruptJob { .. } => "corrupt_job",
             Error::InvalidJobId { .. } => "invalid_job_id",
             Error::Interrupted { .. } => "interrupted",
             Error::Spawn { .. } => "spawn_failed",
@@ -162,6 +172,7 @@ impl Error {
             Error::Interrupted { .. } => exit::INTERRUPTED,
             Error::Spawn { .. }
             | Error::Io { .. }
+            | Error::CorruptJob { .. }
             | Error::WorktreeTampered { .. }
             | Error::Internal(_) => exit::FAILED,
         }
@@ -181,6 +192,11 @@ impl Error {
             Error::JobNotFound { .. } => {
                 Some("run `baton jobs --all` in the same repository to list job ids".into())
             }
+            Error::CorruptJob { .. } => Some(
+                "`baton jobs` lists it as `corrupt` and `baton prune` removes it like an ended \
+                 job (`baton prune --older-than 0` at once); the peer's logs are beside the file"
+                    .into(),
+            ),
             Error::InvalidJobId { .. } => Some(
                 "job ids are 13 lowercase letters and digits, as printed by `baton run --async`"
                     .into(),

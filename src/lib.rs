@@ -12,6 +12,7 @@ pub mod git;
 pub mod git_pin;
 pub mod ids;
 pub mod job;
+pub mod json_cut;
 pub mod models;
 pub mod output;
 pub mod process;
@@ -19,6 +20,7 @@ pub mod prompt;
 pub mod result;
 pub mod run;
 pub mod setup;
+pub mod state_dir;
 pub mod view;
 pub mod worktree;
 

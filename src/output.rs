@@ -1,13 +1,17 @@
 //! Printers: one JSON object per line for programs (the default), plain text
 //! for people (`--text`). Errors follow the same mode, so a host agent always
 //! gets JSON on stdout, even for a usage error.
+//!
+//! A result that cannot be written to stdout (a full disk behind `>`, a
+//! closed pipe) is an error: exit 1 and a message on stderr, never a silent
+//! exit 0 with nothing delivered.
 
 use std::io::Write;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::result::{ErrorReport, RunResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,16 +20,27 @@ pub enum Mode {
     Text,
 }
 
-/// Print any serialisable value as one JSON line.
-pub fn json_line<T: Serialize>(value: &T) {
-    let mut out = std::io::stdout().lock();
-    // A closed stdout (the caller went away) is not worth a panic.
-    let _ = serde_json::to_writer(&mut out, value);
-    let _ = out.write_all(b"\n");
-    let _ = out.flush();
+/// Print any serialisable value as one JSON line (one write).
+pub fn json_line<T: Serialize>(value: &T) -> Result<()> {
+    let mut b = serde_json::to_vec(value).map_err(|e| Error::Internal(e.to_string()))?;
+    b.push(b'\n');
+    write_stdout(&b)
 }
 
-pub fn print_result(r: &RunResult, mode: Mode) {
+/// Print text for people.
+pub fn text(s: &str) -> Result<()> {
+    write_stdout(s.as_bytes())
+}
+
+/// Write all of `b` to stdout and flush it, or say why not.
+pub fn write_stdout(b: &[u8]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(b)
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io("writing the result to stdout", e))
+}
+
+pub fn print_result(r: &RunResult, mode: Mode) -> Result<()> {
     match mode {
         Mode::Json => json_line(r),
         Mode::Text => {
@@ -90,7 +105,7 @@ pub fn print_result(r: &RunResult, mode: Mode) {
                 s.push_str(m.trim_end());
                 s.push('\n');
             }
-            let _ = std::io::stdout().lock().write_all(s.as_bytes());
+            text(&s)
         }
     }
 }
@@ -123,7 +138,8 @@ pub fn print_error(err: &Error, mode: Mode) {
         Mode::Json => {
             let mut report = ErrorReport::from_error(err);
             report.exit_code = Some(err.exit_code());
-            json_line(&report);
+            // Where stdout itself failed, stderr below is all there is.
+            let _ = json_line(&report);
         }
         Mode::Text => {}
     }

@@ -22,7 +22,7 @@ fn start(env: &Env, args: &[&str]) -> String {
 }
 
 fn state(env: &Env, id: &str) -> Value {
-    let b = fs::read(env.work.join(".baton/jobs").join(id).join("state.json")).unwrap();
+    let b = fs::read(env.records("jobs").join(id).join("state.json")).unwrap();
     serde_json::from_slice(&b).unwrap()
 }
 
@@ -91,11 +91,11 @@ fn once_shows_every_job_with_state_activity_and_order() {
     let lost = start(&env, &["--agent", "codex", "doomed"]);
     for id in [&running, &stalled, &lost] {
         assert!(wait_for(LONG, || {
-            fs::read_to_string(env.work.join(".baton/jobs").join(id).join("stdout.log"))
+            fs::read_to_string(env.records("jobs").join(id).join("stdout.log"))
                 .is_ok_and(|l| l.contains("cargo test"))
         }));
     }
-    let dir = env.work.join(".baton/jobs").join(&stalled);
+    let dir = env.records("jobs").join(&stalled);
     for f in ["stdout.log", "stderr.log"] {
         age(&dir.join(f), Duration::from_secs(6 * 60));
     }

@@ -129,11 +129,12 @@ pub(super) fn extra_for(agent: Agent, scope: Scope, schema_path: &Path) -> Extra
     }
 }
 
-/// Where codex reads the schema from (a constant file, versioned by name).
-pub(super) fn schema_path(root: &Path) -> PathBuf {
-    root.join(".baton")
+/// Where codex reads the schema from (a constant file, versioned by name,
+/// in the project's state folder).
+pub(super) fn schema_path(root: &Path) -> Result<PathBuf> {
+    Ok(crate::state_dir::project(root)?
         .join("ask")
-        .join("advice-schema-v1.json")
+        .join("advice-schema-v1.json"))
 }
 
 pub(super) fn prepare(
@@ -166,7 +167,7 @@ pub(super) fn prepare(
     // State (run logs, codex usage records) stays in the caller's project,
     // never in the adviser's empty directory.
     plan.root = root.to_path_buf();
-    let extra = extra_for(a.agent, scope, &schema_path(root));
+    let extra = extra_for(a.agent, scope, &schema_path(root)?);
     let spec = plan.command_with(extra.clone())?;
     let program = plan.program(&spec)?;
     Ok(Prepared {

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::agent::Agent;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::fsutil;
 use crate::process::Interrupts;
 use crate::result::{ErrorInfo, RunResult, Status};
@@ -22,14 +22,20 @@ pub(super) fn consult(
     interrupts: &mut Interrupts,
 ) -> Result<RunResult> {
     if p.extra.output_schema.is_some() && p.plan.agent == Agent::Codex {
-        // `.baton/` first, so it gets its `.gitignore` before anything lands in it.
-        fsutil::baton_dir(&shared.root)?;
-        let path = schema_path(&shared.root);
-        fsutil::ensure_private_dir(path.parent().expect("schema dir"))?;
+        crate::state_dir::ensure_sub(&shared.root, "ask")?;
+        let path = schema_path(&shared.root)?;
         fsutil::write_atomic(&path, advice::SCHEMA.as_bytes())?;
     }
-    let (_, dir) = run::new_run_dir(&shared.root)?;
-    let first = run::execute(&p.plan, &p.spec, &p.program, &dir, interrupts, &mut |_| {})?;
+    let (dir, not_saved) = run::run_dir_or_warning(&shared.root);
+    let mut first = run::execute(
+        &p.plan,
+        &p.spec,
+        &p.program,
+        dir.as_deref(),
+        interrupts,
+        &mut |_| {},
+    )?;
+    first.warnings.extend(not_saved);
     let mut repair = None;
     let (mut result, verdict) = if first.status != Status::Success {
         (first, Verdict::RunFailed)
@@ -53,10 +59,19 @@ pub(super) fn consult(
                 };
                 plan.task = plan.prompt.clone();
                 let spec = plan.command_with(p.extra.clone())?;
-                let rdir = dir.join("repair");
-                fsutil::ensure_private_dir(&rdir)?;
-                let second =
-                    run::execute(&plan, &spec, &p.program, &rdir, interrupts, &mut |_| {})?;
+                let rdir = dir
+                    .as_ref()
+                    .map(|d| d.join("repair"))
+                    .filter(|r| fsutil::ensure_private_dir(r).is_ok());
+                let mut second = run::execute(
+                    &plan,
+                    &spec,
+                    &p.program,
+                    rdir.as_deref(),
+                    interrupts,
+                    &mut |_| {},
+                )?;
+                run::save_result(rdir.as_deref(), &mut second);
                 repair = Some(json!({
                     "mode": how,
                     "errors": errors,
@@ -145,8 +160,7 @@ pub(super) fn consult(
     if let Some(b) = &shared.budget {
         extra.insert("budget".into(), json!(b));
     }
-    let bytes = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::write_atomic(&dir.join("result.json"), &bytes)?;
+    run::save_result(dir.as_deref(), &mut result);
     Ok(result)
 }
 

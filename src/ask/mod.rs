@@ -47,7 +47,7 @@ mod report;
 use adviser::{advisers, prepare};
 use consult::consult;
 use packet_input::packet_input;
-use report::{dry_run, error_result, multi_envelope, print_one, print_text};
+use report::{dry_run, error_result, multi_envelope, print_one, text_of};
 
 /// What the caller asks of `baton ask`, as given (plain values; the
 /// command line is parsed in `cli::ask`).
@@ -175,11 +175,13 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
         None => DiffSource::None,
     };
     let built = packet::build(input, &diff, &cwd, &Redactor::from_env(), args.max_chars)?;
-    let limit = match &built.task_id {
-        Some(t) => {
-            budget::validate_task_id(t)?;
-            Some(budget::limit_from_env()?)
-        }
+    let task_id = built
+        .task_id
+        .as_deref()
+        .map(budget::normalize_task_id)
+        .transpose()?;
+    let limit = match &task_id {
+        Some(_) => Some(budget::limit_from_env()?),
         None => None,
     };
     let prompt = advice::prompt(scope, &cwd.display().to_string(), &built.text);
@@ -207,7 +209,7 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
     }
 
     if args.dry_run {
-        output::json_line(&dry_run(&request_id, &context, &prompt, &built, &prepared));
+        output::json_line(&dry_run(&request_id, &context, &prompt, &built, &prepared))?;
         return Ok(0);
     }
 
@@ -217,7 +219,7 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
         });
     }
     let budget = match (&built.task_id, limit) {
-        (Some(t), Some(l)) => Some(budget::consume(&root, t, l, &request_id)?),
+        (Some(t), Some(l)) => Some(budget::consume(&budget::dir(&root)?, t, l, &request_id)?),
         _ => None,
     };
     let shared = Shared {
@@ -231,7 +233,7 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
     if !multi {
         let p = prepared.pop().expect("one adviser").map_err(|(_, e)| e)?;
         let r = consult(&p, &shared, &mut interrupts.clone())?;
-        print_one(&r, mode);
+        print_one(&r, mode)?;
         return Ok(r.status.exit_code());
     }
 
@@ -270,17 +272,18 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
     drop(prepared);
     let (value, code) = multi_envelope(&shared, results, started.elapsed());
     match mode {
-        Mode::Json => output::json_line(&value),
+        Mode::Json => output::json_line(&value)?,
         Mode::Text => {
-            println!("{}", value["summary"].as_str().unwrap_or_default());
+            let mut t = format!("{}\n", value["summary"].as_str().unwrap_or_default());
             if let Some(rs) = value["results"].as_array() {
                 for r in rs {
                     if let Ok(r) = serde_json::from_value::<RunResult>(r.clone()) {
-                        println!();
-                        print_text(&r);
+                        t.push('\n');
+                        t.push_str(&text_of(&r));
                     }
                 }
             }
+            output::text(&t)?;
         }
     }
     Ok(code)

@@ -1,12 +1,10 @@
 //! What `baton ask` prints: the dry-run plan, an adviser's error as a result,
 //! the side-by-side envelope of several advisers, and the text for people.
 
-use std::io::Write as _;
-
 use serde_json::{Value, json};
 
 use crate::agent::Agent;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::output::{self, Mode};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status};
 use crate::run::{self};
@@ -132,15 +130,15 @@ pub(super) fn multi_envelope(
     (v, code)
 }
 
-pub(super) fn print_one(r: &RunResult, mode: Mode) {
+pub(super) fn print_one(r: &RunResult, mode: Mode) -> Result<()> {
     match mode {
         Mode::Json => output::json_line(r),
-        Mode::Text => print_text(r),
+        Mode::Text => output::text(&text_of(r)),
     }
 }
 
 /// People get the advice laid out, not the raw JSON.
-pub(super) fn print_text(r: &RunResult) {
+pub(super) fn text_of(r: &RunResult) -> String {
     let mut s = String::new();
     s.push_str(&format!("{}\n", r.summary));
     s.push_str(&format!(
@@ -204,5 +202,5 @@ pub(super) fn print_text(r: &RunResult) {
             }
         }
     }
-    let _ = std::io::stdout().lock().write_all(s.as_bytes());
+    s
 }

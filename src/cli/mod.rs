@@ -181,7 +181,7 @@ fn clap_error(e: clap::Error, mode: Mode) -> i32 {
             if mode == Mode::Json {
                 let mut report = crate::result::ErrorReport::from_error(&err);
                 report.exit_code = Some(err.exit_code());
-                output::json_line(&report);
+                let _ = output::json_line(&report);
             }
             eprint!("{rendered}");
             err.exit_code()
@@ -194,9 +194,9 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         None => run::command(cli.run, mode),
         Some(Command::Run(args)) => run::command(args, mode),
         Some(Command::Ask(args)) => ask::command(*args, mode),
-        Some(Command::Agents) => Ok(crate::agents_cmd::list(mode)),
+        Some(Command::Agents) => crate::agents_cmd::list(mode),
         Some(Command::Schema) => {
-            output::json_line(&crate::result::schema());
+            output::json_line(&crate::result::schema())?;
             Ok(0)
         }
         Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),

@@ -157,8 +157,8 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     let spec = plan.command()?;
     if dry_run {
         match &worktree {
-            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?),
-            None => output::json_line(&run::dry_run_json(&plan, &spec)),
+            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?)?,
+            None => output::json_line(&run::dry_run_json(&plan, &spec))?,
         }
         return Ok(0);
     }
@@ -167,7 +167,7 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
             Some(c) => job::Place::NewWorktree(c),
             None => job::Place::Cwd,
         };
-        job::print_started(&job::start(&plan, place, None)?, mode);
+        job::print_started(&job::start(&plan, place, None)?, mode)?;
         return Ok(0);
     }
     if let Some(c) = worktree {
@@ -176,15 +176,27 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     let program = plan.program(&spec)?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
-    let (_id, dir) = run::new_run_dir(&plan.root)?;
-    let progress = view::progress::wanted(quiet)
-        .then(|| view::progress::Progress::start(dir.join("stdout.log"), plan.agent));
-    let result = run::execute(&plan, &spec, &program, &dir, &mut interrupts, &mut |_| {});
+    let (dir, not_saved) = run::run_dir_or_warning(&plan.root);
+    // The line tails the run's log, so it needs a run directory.
+    let progress = dir
+        .as_ref()
+        .filter(|_| view::progress::wanted(quiet))
+        .map(|d| view::progress::Progress::start(d.join("stdout.log"), plan.agent));
+    let result = run::execute(
+        &plan,
+        &spec,
+        &program,
+        dir.as_deref(),
+        &mut interrupts,
+        &mut |_| {},
+    );
     // Erased before anything else is printed (the result, or an error).
     if let Some(p) = progress {
         p.stop();
     }
-    let result = result?;
-    output::print_result(&result, mode);
+    let mut result = result?;
+    result.warnings.extend(not_saved);
+    run::save_result(dir.as_deref(), &mut result);
+    output::print_result(&result, mode)?;
     Ok(result.status.exit_code())
 }

@@ -74,7 +74,8 @@ pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
     let mut plan = run::plan(&args, task)?;
     let place = match old.worktree {
         Some(w) => {
-            // Still the user's `.baton/`, and the same git metadata to commit to.
+            // Still the user's project (its records and worktrees), and the
+            // same git metadata to commit to.
             plan.root = p.root.clone();
             plan.writable_dirs = p.writable_dirs.clone();
             plan.protected_paths = p.protected_paths.clone();
@@ -84,6 +85,6 @@ pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
         None => Place::Cwd,
     };
     let r = start(&plan, place, Some(job.id.clone()))?;
-    print_started(&r, mode);
+    print_started(&r, mode)?;
     Ok(0)
 }

@@ -28,6 +28,8 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
     };
     // Kept until the process exits: the kernel releases it however we die.
     let _lock = adopt_lock(&job, lock_fd)?;
+    // Room to record the end even if the peer fills the disk.
+    job.make_reserve();
     // Before the peer exists, so a cancel can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let spec = take_spec(&job)?;
@@ -43,7 +45,7 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
         &spec.plan,
         &command,
         &spec.program,
-        &job.dir,
+        Some(&job.dir),
         &mut interrupts,
         &mut |pid| {
             if let Err(e) = job.update(&spec, |s| s.peer_pgid = Some(pid)) {

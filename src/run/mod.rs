@@ -19,7 +19,7 @@ use crate::{duration, fsutil, ids, models, prompt};
 
 mod execute;
 
-pub use execute::execute;
+pub use execute::{execute, save_result};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
@@ -46,7 +46,8 @@ pub struct Plan {
     pub effort: Option<String>,
     pub resume: Option<String>,
     pub cwd: PathBuf,
-    /// Where `.baton/` lives (git top-level of cwd, else cwd).
+    /// The project (git top-level of cwd, else cwd): its records are kept
+    /// under this key (`state_dir`), its worktrees in `<root>/.baton/`.
     pub root: PathBuf,
     /// The task as the user gave it.
     pub task: String,
@@ -219,6 +220,24 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     if timeout.is_zero() {
         return Err(Error::usage("--timeout must be more than zero"));
     }
+    // These reach the CLI's argv as the value of its own option; one that
+    // starts with `-` would be read as an option of the CLI instead
+    // (`-m --dangerously-bypass-approvals-and-sandbox`).
+    for (flag, value) in [
+        ("--model", &args.model),
+        ("--effort", &args.effort),
+        ("--profile", &args.profile),
+        ("--provider", &args.provider),
+    ] {
+        if let Some(v) = value
+            && (v.trim().is_empty() || v.starts_with('-'))
+        {
+            return Err(Error::usage_hint(
+                format!("{flag} `{v}` is not a valid value"),
+                format!("give {flag} a name; values starting with `-` are refused"),
+            ));
+        }
+    }
     if args.profile.is_some() && agent != Agent::Codex {
         return Err(Error::usage_hint(
             "--profile is a codex option",
@@ -255,8 +274,8 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         raw: args.raw,
         profile: args.profile.clone(),
         provider: args.provider.clone(),
-        timeout_ms: timeout.as_millis() as u64,
-        idle_timeout_ms: idle.as_millis() as u64,
+        timeout_ms: duration::millis(timeout),
+        idle_timeout_ms: duration::millis(idle),
         warnings: resolved.warnings,
         child_depth: depth.depth + 1,
         writable_dirs: Vec::new(),
@@ -364,12 +383,25 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
     })
 }
 
-/// A fresh run directory under `.baton/runs/`.
+/// A fresh run directory under `runs/` in the project's state folder.
 pub fn new_run_dir(root: &Path) -> Result<(String, PathBuf)> {
-    let runs = fsutil::baton_dir(root)?.join("runs");
-    fsutil::ensure_private_dir(&runs)?;
+    let runs = crate::state_dir::ensure_sub(root, "runs")?;
     let id = ids::new_id();
     let dir = runs.join(&id);
     fsutil::ensure_private_dir(&dir)?;
     Ok((id, dir))
+}
+
+/// A run directory, or none with the warning that says why (a full or
+/// read-only disk must not stop the run: its result is on stdout).
+pub fn run_dir_or_warning(root: &Path) -> (Option<PathBuf>, Option<String>) {
+    match new_run_dir(root) {
+        Ok((_, d)) => (Some(d), None),
+        Err(e) => (
+            None,
+            Some(format!(
+                "nothing of this run is saved (no prompt.txt, logs or result.json): {e}"
+            )),
+        ),
+    }
 }

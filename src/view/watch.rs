@@ -14,7 +14,7 @@ use super::tail::Tail;
 use crate::agent::Agent;
 use crate::error::{Error, Result};
 use crate::job::human;
-use crate::job::store::{Job, JobState, State, Store, now_ms};
+use crate::job::store::{Job, JobState, State, Store, id_time_ms, now_ms};
 use crate::output::Mode;
 use crate::result::{SCHEMA_VERSION, Usage};
 
@@ -52,7 +52,7 @@ pub struct Snapshot {
 fn group(status: &str) -> u8 {
     match status {
         "running" => 0,
-        "stalled" | "failed" | "lost" | "timeout" => 1,
+        "stalled" | "failed" | "lost" | "timeout" | "corrupt" => 1,
         _ => 2,
     }
 }
@@ -84,12 +84,16 @@ pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
     })
 }
 
-fn view(job: &Job, recorded: &State, now: u64) -> JobView {
-    let s = if recorded.status.is_terminal() {
-        recorded.clone()
-    } else {
+fn view(job: &Job, recorded: &Option<State>, now: u64) -> JobView {
+    let s = match recorded {
+        Some(s) if s.status.is_terminal() => s.clone(),
         // The runner's lock decides: a dead runner's job becomes `lost`.
-        job.refresh().unwrap_or_else(|_| recorded.clone())
+        Some(s) => job.refresh().unwrap_or_else(|_| s.clone()),
+        // No readable state: the store repairs what it can (a launch cut short).
+        None => match job.refresh() {
+            Ok(s) => s,
+            Err(_) => return corrupt(job, now),
+        },
     };
     let mut v = JobView {
         job_id: s.id.clone(),
@@ -114,6 +118,26 @@ fn view(job: &Job, recorded: &State, now: u64) -> JobView {
         v.usage = r.usage;
     }
     v
+}
+
+/// A job whose record cannot be read (`baton status ID` says why).
+fn corrupt(job: &Job, now: u64) -> JobView {
+    JobView {
+        job_id: job.id.clone(),
+        status: "corrupt",
+        agent: "unknown".into(),
+        model: None,
+        task: String::new(),
+        created_ms: id_time_ms(&job.id),
+        elapsed_ms: now.saturating_sub(id_time_ms(&job.id)),
+        doing: Some(format!(
+            "its record is damaged; see `baton status {}`",
+            job.id
+        )),
+        files_changed: Vec::new(),
+        usage: Usage::default(),
+        last_activity_age_ms: None,
+    }
 }
 
 /// What a running job's log and spec add: the activity, and `stalled`.
