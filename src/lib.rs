@@ -17,6 +17,7 @@ pub mod models;
 pub mod output;
 pub mod process;
 pub mod prompt;
+pub mod render;
 pub mod result;
 pub mod run;
 pub mod setup;

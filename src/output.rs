@@ -9,10 +9,10 @@
 use std::io::Write;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::result::{ErrorReport, RunResult};
+use crate::render::Render;
+use crate::result::ErrorReport;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -40,97 +40,12 @@ pub fn write_stdout(b: &[u8]) -> Result<()> {
         .map_err(|e| Error::io("writing the result to stdout", e))
 }
 
-pub fn print_result(r: &RunResult, mode: Mode) -> Result<()> {
+/// Print a result in the mode asked for: one JSON line, or its text for people.
+pub fn print_result<T: Serialize + Render>(r: &T, mode: Mode) -> Result<()> {
     match mode {
         Mode::Json => json_line(r),
-        Mode::Text => {
-            let mut s = String::new();
-            s.push_str(&format!("{}\n", r.summary));
-            s.push_str(&format!("status:   {}\n", r.status.as_str()));
-            if let Some(id) = &r.job_id {
-                s.push_str(&format!("job:      {id}\n"));
-            }
-            s.push_str(&format!(
-                "agent:    {} (model {}, effort {}, access {})\n",
-                r.agent,
-                r.model.as_deref().unwrap_or("default"),
-                r.effort.as_deref().unwrap_or("default"),
-                r.access
-            ));
-            if let Some(sess) = &r.session {
-                s.push_str(&format!("session:  {sess}\n"));
-            }
-            if !r.changed_files.is_empty() {
-                s.push_str(&format!("changed:  {}\n", r.changed_files.join(", ")));
-            }
-            let u = &r.usage;
-            if !u.is_empty() {
-                s.push_str(&format!(
-                    "usage:    {} in ({} cached), {} out{}\n",
-                    u.input_tokens.unwrap_or(0),
-                    u.cached_input_tokens.unwrap_or(0),
-                    u.output_tokens.unwrap_or(0),
-                    u.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
-                ));
-            }
-            if let Some(w) = r.extra.get("worktree") {
-                s.push_str(&worktree_lines(w));
-            }
-            if let Some(v) = &r.verification {
-                s.push_str(&format!(
-                    "check:    {} ({}): {}\n",
-                    if v.passed { "passed" } else { "FAILED" },
-                    v.exit_code
-                        .map_or("no exit code".into(), |c| format!("exit {c}")),
-                    v.command
-                ));
-            }
-            if let Some(p) = &r.log_path {
-                s.push_str(&format!("log:      {p}\n"));
-            }
-            for w in &r.warnings {
-                s.push_str(&format!("warning:  {w}\n"));
-            }
-            for d in &r.denials {
-                s.push_str(&format!("denied:   {} {}\n", d.tool, d.detail));
-            }
-            if let Some(e) = &r.error {
-                s.push_str(&format!("error:    [{}] {}\n", e.kind, e.message));
-                if let Some(h) = &e.hint {
-                    s.push_str(&format!("hint:     {h}\n"));
-                }
-            }
-            if let Some(m) = &r.message {
-                s.push('\n');
-                s.push_str(m.trim_end());
-                s.push('\n');
-            }
-            text(&s)
-        }
+        Mode::Text => text(&r.text()),
     }
-}
-
-/// Lines for `--text` output of a result's `worktree` object.
-fn worktree_lines(w: &Value) -> String {
-    let mut s = String::new();
-    let get = |k: &str| w.get(k).and_then(Value::as_str).unwrap_or("");
-    s.push_str(&format!("worktree: {}\n", get("path")));
-    let d = &w["diffstat"];
-    s.push_str(&format!(
-        "branch:   {} ({} file(s), +{} -{})\n",
-        get("branch"),
-        d["files"].as_u64().unwrap_or(0),
-        d["insertions"].as_u64().unwrap_or(0),
-        d["deletions"].as_u64().unwrap_or(0)
-    ));
-    if let Some(r) = w["reverted"].as_array().filter(|r| !r.is_empty()) {
-        let names: Vec<&str> = r.iter().filter_map(Value::as_str).collect();
-        s.push_str(&format!("reverted: {}\n", names.join(", ")));
-    }
-    if !get("merge_hint").is_empty() {
-        s.push_str(&format!("merge:    {}\n", get("merge_hint")));
-    }
-    s
 }
 
 pub fn print_error(err: &Error, mode: Mode) {

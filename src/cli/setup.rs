@@ -71,10 +71,7 @@ pub fn setup(a: SetupArgs, mode: Mode) -> Result<i32> {
         places: Places::from_env()?,
     };
     let report = crate::setup::run(&req)?;
-    match mode {
-        Mode::Json => crate::output::json_line(&report)?,
-        Mode::Text => crate::output::text(&report.text())?,
-    }
+    crate::output::print_result(&report, mode)?;
     Ok(report.exit_code())
 }
 
