@@ -24,6 +24,7 @@ pub mod result;
 pub mod run;
 pub mod setup;
 pub mod state_dir;
+pub mod view;
 pub mod worktree;
 
 use std::ffi::OsString;

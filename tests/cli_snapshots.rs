@@ -26,6 +26,7 @@ const COMMANDS: &[&[&str]] = &[
     &["cancel"],
     &["jobs"],
     &["logs"],
+    &["watch"],
     &["continue"],
     &["prune"],
     &["doctor"],

@@ -22,4 +22,5 @@ mod setup;
 mod shim;
 mod state;
 mod supervise;
+mod watch;
 mod worktree;

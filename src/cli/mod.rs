@@ -12,6 +12,7 @@ pub mod jobs;
 pub mod manpage;
 pub mod run;
 pub mod setup;
+pub mod watch;
 pub mod worktree;
 
 use std::ffi::OsString;
@@ -98,6 +99,8 @@ pub enum Command {
     Jobs(job::JobsArgs),
     /// Show a job's progress: messages, commands, file changes, errors.
     Logs(job::LogsArgs),
+    /// See every job at a glance: state, what each peer is doing, tokens, files.
+    Watch(watch::WatchArgs),
     /// Start a job that continues the peer session of an earlier job.
     Continue(job::ContinueArgs),
     /// Remove ended jobs and their logs.
@@ -214,6 +217,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Cancel(a)) => jobs::cancel(a, mode),
         Some(Command::Jobs(a)) => jobs::list(a, mode),
         Some(Command::Logs(a)) => jobs::logs(a, mode),
+        Some(Command::Watch(a)) => watch::command(a, mode),
         Some(Command::Continue(a)) => jobs::continue_job(a, mode),
         Some(Command::Prune(a)) => jobs::prune(a, mode),
         Some(Command::Setup(a)) => setup::setup(a, mode),

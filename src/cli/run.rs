@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::output::{self, Mode};
 use crate::run::{self, RunRequest};
 use crate::worktree::{self, WorktreeOptions};
-use crate::{job, process};
+use crate::{job, process, view};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
@@ -76,6 +76,10 @@ pub struct RunArgs {
     /// Start as a background job and print its id at once (see `baton wait`).
     #[arg(long = "async")]
     pub detach: bool,
+
+    /// No live status line on stderr (drawn only when stderr is a terminal; also BATON_PROGRESS=0).
+    #[arg(long)]
+    pub quiet: bool,
 
     #[command(flatten)]
     pub worktree: WorktreeArgs,
@@ -145,7 +149,7 @@ pub fn worktree_options(w: WorktreeArgs) -> WorktreeOptions {
 pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     // Two small files at most, nothing spawned: start-up stays fast.
     crate::config::install(crate::config::Config::load(args.cwd.as_deref())?);
-    let (dry_run, detach) = (args.dry_run, args.detach);
+    let (dry_run, detach, quiet) = (args.dry_run, args.detach, args.quiet);
     let options = worktree_options(args.worktree.clone());
     let request = request(args);
     let task = run::read_task(&request)?;
@@ -175,14 +179,24 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let (dir, not_saved) = run::run_dir_or_warning(&plan.root);
-    let mut result = run::execute(
+    // The line tails the run's log, so it needs a run directory.
+    let progress = dir
+        .as_ref()
+        .filter(|_| view::progress::wanted(quiet))
+        .map(|d| view::progress::Progress::start(d.join("stdout.log"), plan.agent));
+    let result = run::execute(
         &plan,
         &spec,
         &program,
         dir.as_deref(),
         &mut interrupts,
         &mut |_| {},
-    )?;
+    );
+    // Erased before anything else is printed (the result, or an error).
+    if let Some(p) = progress {
+        p.stop();
+    }
+    let mut result = result?;
     result.warnings.extend(not_saved);
     run::save_result(dir.as_deref(), &mut result);
     output::print_result(&result, mode)?;

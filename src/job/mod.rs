@@ -23,8 +23,6 @@
 //! that result (`Status::exit_code`); a job still running is 0.
 
 pub mod launch;
-pub mod logs;
-pub mod render;
 pub mod runner;
 pub mod store;
 

@@ -127,6 +127,7 @@ impl Job {
             resumed_from: None,
             worktree: None,
             warnings: vec!["the job's launch was cut short before it recorded anything".into()],
+            totals: None,
         }
     }
 }

@@ -41,7 +41,7 @@ mod state;
 
 pub use damage::id_time_ms;
 pub use spec::{Spec, StoredCommand};
-pub use state::{Ending, JobState, State};
+pub use state::{Ending, JobState, State, Totals};
 
 /// Version of `spec.json` and `state.json` (baton's own files, not the public result).
 pub const STORE_VERSION: u32 = 1;
@@ -337,6 +337,10 @@ impl Job {
         s.ended_ms = Some(now_ms());
         s.session = result.session.clone();
         s.summary = Some(result.summary.clone());
+        s.totals = Some(Totals {
+            changed_files: result.changed_files.clone(),
+            usage: result.usage.clone(),
+        });
         self.write_state(&s)?;
         Ok(s)
     }
