@@ -52,6 +52,8 @@ printf '%s\n' '{"type":"thread.started","thread_id":"bench-session"}' \
 EOF
 chmod +x "$work/bin/codex"
 export PATH="$work/bin:$PATH"
+# baton's records (the job store) go with the rest of this benchmark.
+export BATON_STATE_DIR="$work/state"
 unset BATON_DEPTH BATON_MAX_DEPTH
 cd "$work/repo"
 git init -q
@@ -61,6 +63,8 @@ git -c user.name=b -c user.email=b@example.com commit -q --allow-empty -m init
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", (b - a) * 1000 }'; }
 stats() { sort -n | awk '{ v[NR] = $1 } END { printf "median %.2f ms, min %.2f ms, max %.2f ms (n=%d)\n", v[int((NR + 1) / 2)], v[1], v[NR], NR }'; }
 job_id() { python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])'; }
+# The directory of job $1 (the parent of its log).
+job_dir() { dirname "$("$BATON" status "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)["log_path"])')"; }
 
 echo "baton: $("$BATON" --version)"
 echo "machine: $(nproc) CPUs, $(uname -sr); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -90,7 +94,7 @@ for i in $(seq "$N_WAKE"); do
     wait
     ret=$(cat "$work/ret-$i")
     end_ns=$(cat "$work/end-$i")
-    ended_ms=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ended_ms"])' ".baton/jobs/$id/state.json")
+    ended_ms=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ended_ms"])' "$(job_dir "$id")/state.json")
     awk -v r="$ret" -v e="$end_ns" 'BEGIN { printf "%.2f\n", r * 1000 - e / 1e6 }' >>"$work/wake-peer"
     awk -v r="$ret" -v e="$ended_ms" 'BEGIN { printf "%.2f\n", r * 1000 - e }' >>"$work/wake-state"
 done
@@ -108,7 +112,7 @@ echo "$id" >>"$ids"
 echo
 
 echo "== jobs and status with $N_JOBS ended jobs in the store"
-template=".baton/jobs/$id"
+template=$(job_dir "$id")
 python3 - "$template" "$N_JOBS" <<'PY'
 import json, os, random, shutil, sys, time
 template, n = sys.argv[1], int(sys.argv[2])
@@ -137,7 +141,7 @@ for k in range(n):
 PY
 running=$(BENCH_GATE="$work/gate-running" "$BATON" run --async --agent codex "still running" | job_id)
 echo "$running" >>"$ids"
-echo "store: $(find .baton/jobs -mindepth 1 -maxdepth 1 -type d | wc -l) job directories (1 running)"
+echo "store: $(find "$(dirname "$template")" -mindepth 1 -maxdepth 1 -type d | wc -l) job directories (1 running)"
 bench_cmd() {
     local label=$1
     shift

@@ -7,6 +7,12 @@
 #               are interleaved (alternating order) in one process, N rounds;
 #               measured outside a git repository and inside a small one
 #               (where baton also takes two `git status` snapshots).
+#   snapshot    the same inside a 500-file repository, with a fake codex
+#               that takes 100 ms to start before it reads its prompt: the
+#               snapshot before the run is taken while the CLI starts, so
+#               baton should add its own overhead and one `git status` (the
+#               snapshot after the run), not two. `git status` alone is timed
+#               in the same repository for comparison.
 #   throughput  MB of codex-style JSONL (about 1 KiB per line) through baton:
 #               MB/s and peak RSS, median of several runs; and, as the floor
 #               set by this machine, the same bytes through `cat | cat > file`.
@@ -25,6 +31,8 @@ BATON=$PWD/target/release/baton
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/baton-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# baton's records go with the rest of the benchmark.
+export BATON_STATE_DIR="$work/state"
 mkdir -p "$work/bin" "$work/plain" "$work/repo"
 
 # The smallest transcript codex prints for a successful turn.
@@ -43,24 +51,26 @@ median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else prin
 spread() { sort -n | awk '{a[NR]=$1} END {printf "%.2f %.2f %.2f\n", a[1], a[int((NR+3)/4)], a[int((3*NR+3)/4)]}'; }
 ms() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f\n", (b-a)*1000}'; }
 
-# Prints "median_direct median_baton median_added" (ms) for runs in $1.
+# Prints "median_direct median_baton median_added" (ms) for runs in $1, with
+# the fake of directory $2 (default: $work/bin) for agent $3 (default: codex).
 overhead() {
-	local dir=$1 i t0 t1 t2 t3 d b
+	local dir=$1 bin=${2:-$work/bin} agent=${3:-codex} i t0 t1 t2 t3 d b
+	local FAKE=$bin/codex
 	: > "$work/direct.ms"
 	: > "$work/baton.ms"
 	: > "$work/added.ms"
 	cd "$dir"
-	# Warm-up: page cache, the .baton directory, the dynamic loader.
+	# Warm-up: page cache, the state directory, the dynamic loader.
 	for i in 1 2 3; do
 		"$FAKE" < /dev/null > /dev/null
-		PATH="$work/bin:$PATH" "$BATON" --raw x > /dev/null
+		PATH="$bin:$PATH" "$BATON" --agent "$agent" --raw x > /dev/null
 	done
 	for ((i = 0; i < ROUNDS; i++)); do
 		if ((i % 2)); then
 			t0=$EPOCHREALTIME; "$FAKE" < /dev/null > /dev/null; t1=$EPOCHREALTIME
-			t2=$EPOCHREALTIME; PATH="$work/bin:$PATH" "$BATON" --raw x > /dev/null; t3=$EPOCHREALTIME
+			t2=$EPOCHREALTIME; PATH="$bin:$PATH" "$BATON" --agent "$agent" --raw x > /dev/null; t3=$EPOCHREALTIME
 		else
-			t2=$EPOCHREALTIME; PATH="$work/bin:$PATH" "$BATON" --raw x > /dev/null; t3=$EPOCHREALTIME
+			t2=$EPOCHREALTIME; PATH="$bin:$PATH" "$BATON" --agent "$agent" --raw x > /dev/null; t3=$EPOCHREALTIME
 			t0=$EPOCHREALTIME; "$FAKE" < /dev/null > /dev/null; t1=$EPOCHREALTIME
 		fi
 		d=$(ms "$t0" "$t1")
@@ -90,6 +100,38 @@ read -r d b a lo q1 q3 < <(overhead "$work/repo")
 printf '  git repo:     direct %6.2f   baton %6.2f   added %5.2f ms (min %.2f, p25 %.2f, p75 %.2f)  incl. 2 git status\n' "$d" "$b" "$a" "$lo" "$q1" "$q3"
 
 echo
+echo "== snapshot: a CLI that takes 100 ms to start, in a 500-file repository ($ROUNDS interleaved rounds, median ms)"
+mkdir -p "$work/big/src" "$work/slowbin"
+for i in $(seq 1 500); do echo "line $i" > "$work/big/src/f$i.txt"; done
+git -C "$work/big" init -q
+git -C "$work/big" add .
+git -C "$work/big" -c user.name=b -c user.email=b@b commit -qm init
+for i in 1 2 3 4 5; do echo dirty >> "$work/big/src/f$i.txt"; done
+printf '#!/bin/sh\nsleep 0.1\ncat > /dev/null\nexec cat "%s"\n' "$work/transcript.jsonl" > "$work/slowbin/codex"
+# agy gets its prompt in argv, so baton snapshots before it starts (as every
+# agent did before): the same binary, the old order, for comparison.
+cp tests/fixtures/agy/agy-json-success.json "$work/agy.json"
+printf '#!/bin/sh\nsleep 0.1\ncat > /dev/null\nexec cat "%s"\n' "$work/agy.json" > "$work/slowbin/agy"
+chmod +x "$work/slowbin/codex" "$work/slowbin/agy"
+git_status_ms() {
+	local i t0 t1
+	: > "$work/gs.ms"
+	for ((i = 0; i < ROUNDS; i++)); do
+		t0=$EPOCHREALTIME
+		git -C "$work/big" status --porcelain=v2 --branch -z --untracked-files=all --no-renames --ignore-submodules=dirty > /dev/null
+		t1=$EPOCHREALTIME
+		ms "$t0" "$t1" >> "$work/gs.ms"
+	done
+	median < "$work/gs.ms"
+}
+gs=$(git_status_ms)
+read -r d b a lo q1 q3 < <(overhead "$work/big" "$work/slowbin")
+printf '  git status alone: %.2f ms\n' "$gs"
+printf '  codex (snapshot while it starts): direct %6.2f   baton %6.2f   added %5.2f ms (min %.2f, p25 %.2f, p75 %.2f)  target <= 5 ms + one git status (%.2f ms)\n' "$d" "$b" "$a" "$lo" "$q1" "$q3" "$gs"
+read -r d b a lo q1 q3 < <(overhead "$work/big" "$work/slowbin" gemini)
+printf '  agy (snapshot before it starts):  direct %6.2f   baton %6.2f   added %5.2f ms (min %.2f, p25 %.2f, p75 %.2f)  two git status on the critical path\n' "$d" "$b" "$a" "$lo" "$q1" "$q3"
+
+echo
 echo "== throughput: $MB MB of codex-style JSONL through baton ($RUNS runs, median)"
 pad=$(head -c 1000 /dev/zero | tr '\0' x)
 line="{\"type\":\"item.completed\",\"item\":{\"id\":\"item_0\",\"type\":\"reasoning\",\"text\":\"$pad\"}}"
@@ -106,7 +148,7 @@ chmod +x "$work/bigbin/codex"
 : > "$work/floor.s"
 cd "$work/plain"
 for ((i = 0; i < RUNS; i++)); do
-	rm -rf .baton "$work/floor.out"
+	rm -rf "$work/state" "$work/floor.out"
 	t0=$EPOCHREALTIME
 	cat "$work/big.jsonl" | cat > "$work/floor.out"
 	t1=$EPOCHREALTIME
@@ -123,7 +165,7 @@ for ((i = 0; i < RUNS; i++)); do
 	echo "$(ms "$t0" "$t1")" >> "$work/tp.s"
 	grep -q '"status":"success"' "$work/out.json" || { echo "run $i did not succeed:"; cat "$work/out.json"; exit 1; }
 done
-rm -rf .baton
+rm -rf "$work/state"
 cd - > /dev/null
 tp_ms=$(median < "$work/tp.s")
 floor_ms=$(median < "$work/floor.s")

@@ -27,7 +27,7 @@ pub struct AgentInfo {
     pub install_hint: &'static str,
 }
 
-pub fn list(mode: Mode) -> i32 {
+pub fn list(mode: Mode) -> crate::error::Result<i32> {
     let (tx, rx) = mpsc::channel();
     // Versions are asked in parallel: some CLIs take seconds to start.
     for (i, a) in Agent::ALL.iter().copied().enumerate() {
@@ -44,11 +44,12 @@ pub fn list(mode: Mode) -> i32 {
         Mode::Json => output::json_line(&serde_json::json!({
             "schema_version": crate::result::SCHEMA_VERSION,
             "agents": infos,
-        })),
+        }))?,
         Mode::Text => {
+            let mut t = String::new();
             for a in &infos {
-                println!(
-                    "{:<11} {:<7} {:<10} {:<28} model {:<17} effort {:<6} [{}]  access: {}",
+                t.push_str(&format!(
+                    "{:<11} {:<7} {:<10} {:<28} model {:<17} effort {:<6} [{}]  access: {}\n",
                     a.name,
                     a.binary,
                     if a.installed { "installed" } else { "missing" },
@@ -57,17 +58,18 @@ pub fn list(mode: Mode) -> i32 {
                     a.default_effort.unwrap_or("-"),
                     a.efforts.join("|"),
                     a.access.join(", ")
-                );
+                ));
                 for n in &a.notes {
-                    println!("            note: {n}");
+                    t.push_str(&format!("            note: {n}\n"));
                 }
                 if !a.installed {
-                    println!("            install: {}", a.install_hint);
+                    t.push_str(&format!("            install: {}\n", a.install_hint));
                 }
             }
+            output::text(&t)?;
         }
     }
-    0
+    Ok(0)
 }
 
 fn info(a: Agent) -> AgentInfo {
@@ -104,6 +106,16 @@ fn info(a: Agent) -> AgentInfo {
         Agent::GeminiCli => {
             notes.push("workspace (auto_edit) allows edits but no shell commands".into())
         }
+        Agent::Opencode => notes.push(
+            "no sandbox: read-only is a baton-defined agent whose permissions deny all but \
+             reading; workspace confines file tools (not bash) to the project; full adds --auto"
+                .into(),
+        ),
+        Agent::Qwen => notes.push(
+            "read-only is --approval-mode plan; workspace (auto-edit) allows edits but no shell \
+             commands; full is yolo"
+                .into(),
+        ),
         _ => {}
     }
     AgentInfo {

@@ -57,6 +57,15 @@ pub enum Error {
     #[error("no job `{id}` in {store}")]
     JobNotFound { id: String, store: PathBuf },
 
+    /// A job whose record cannot be read: cut short or damaged (a full
+    /// disk, a crash of the file system, a hand edit), not a bug in baton.
+    #[error("the record of job `{id}` is damaged ({path}): {detail}")]
+    CorruptJob {
+        id: String,
+        path: PathBuf,
+        detail: String,
+    },
+
     /// A job id that is not of baton's form (path traversal, odd characters, …).
     #[error("`{id}` is not a valid job id")]
     InvalidJobId { id: String },
@@ -87,6 +96,17 @@ pub enum Error {
     #[error("{message}")]
     Refused {
         kind: &'static str,
+        message: String,
+        hint: String,
+    },
+
+    /// A config file (or a `BATON_*` variable standing for a config key) is
+    /// not valid: unknown key, wrong type, bad value, or a credential in a
+    /// file that is committed. Never ignored: `where_` names the file and line.
+    #[error("{where_}: `{key}`: {message}")]
+    Config {
+        where_: String,
+        key: String,
         message: String,
         hint: String,
     },
@@ -140,11 +160,13 @@ impl Error {
             Error::RecursionLimit { .. } => "recursion_limit",
             Error::NotInstalled { .. } => "agent_not_installed",
             Error::JobNotFound { .. } => "job_not_found",
+            Error::CorruptJob { .. } => "corrupt_job",
             Error::InvalidJobId { .. } => "invalid_job_id",
             Error::Interrupted { .. } => "interrupted",
             Error::Spawn { .. } => "spawn_failed",
             Error::Io { .. } => "io",
             Error::Refused { kind, .. } => kind,
+            Error::Config { .. } => "config",
             Error::WorktreeTampered { .. } => "worktree_tampered",
             Error::Internal(_) => "internal",
         }
@@ -156,12 +178,14 @@ impl Error {
             | Error::UnsupportedAccess { .. }
             | Error::RecursionLimit { .. }
             | Error::InvalidJobId { .. }
-            | Error::Refused { .. } => exit::USAGE,
+            | Error::Refused { .. }
+            | Error::Config { .. } => exit::USAGE,
             Error::NotInstalled { .. } => exit::NOT_INSTALLED,
             Error::JobNotFound { .. } => exit::JOB_NOT_FOUND,
             Error::Interrupted { .. } => exit::INTERRUPTED,
             Error::Spawn { .. }
             | Error::Io { .. }
+            | Error::CorruptJob { .. }
             | Error::WorktreeTampered { .. }
             | Error::Internal(_) => exit::FAILED,
         }
@@ -181,6 +205,11 @@ impl Error {
             Error::JobNotFound { .. } => {
                 Some("run `baton jobs --all` in the same repository to list job ids".into())
             }
+            Error::CorruptJob { .. } => Some(
+                "`baton jobs` lists it as `corrupt` and `baton prune` removes it like an ended \
+                 job (`baton prune --older-than 0` at once); the peer's logs are beside the file"
+                    .into(),
+            ),
             Error::InvalidJobId { .. } => Some(
                 "job ids are 13 lowercase letters and digits, as printed by `baton run --async`"
                     .into(),
@@ -191,6 +220,7 @@ impl Error {
             }
             Error::Io { .. } => None,
             Error::Refused { hint, .. } => Some(hint.clone()),
+            Error::Config { hint, .. } => Some(hint.clone()),
             Error::WorktreeTampered { id, path, .. } => Some(format!(
                 "your checkout is untouched. The peer's files are in {} (do not run git there: \
                  its git metadata is the peer's now); `baton worktree remove {id} --force` \

@@ -61,18 +61,27 @@ fn write_replacing(path: &Path, data: &[u8], durable: bool) -> Result<()> {
         crate::ids::random_suffix(6)
     ));
     let ctx = |what: &str| format!("{what} {}", path.display());
-    {
-        let mut f = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(|e| Error::io(ctx("writing"), e))?;
-        f.write_all(data)
-            .map_err(|e| Error::io(ctx("writing"), e))?;
-        if durable {
-            f.sync_all().map_err(|e| Error::io(ctx("syncing"), e))?;
-        }
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(|e| Error::io(ctx("writing"), e))?;
+    let written = f
+        .write_all(data)
+        .map_err(|e| Error::io(ctx("writing"), e))
+        .and_then(|()| {
+            if durable {
+                f.sync_all().map_err(|e| Error::io(ctx("syncing"), e))
+            } else {
+                Ok(())
+            }
+        });
+    drop(f);
+    if let Err(e) = written {
+        // A full disk must not leave half-written temp files behind.
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
     }
     if let Err(e) = fs::rename(&tmp, path) {
         let _ = fs::remove_file(&tmp);
@@ -84,7 +93,9 @@ fn write_replacing(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     Ok(())
 }
 
-/// The directory that holds `.baton/`: the git top-level of `cwd`, else `cwd`.
+/// The project `cwd` belongs to: the git top-level of `cwd`, else `cwd`.
+/// Its records are kept under this key (`state_dir`), its worktrees in
+/// `<root>/.baton/worktrees`.
 ///
 /// Found by walking up to a `.git` entry (directory, or file for linked
 /// worktrees) instead of spawning git: this is on every command's path.
@@ -99,7 +110,7 @@ pub fn project_root(cwd: &Path) -> PathBuf {
     cwd.to_path_buf()
 }
 
-/// `<root>/.baton`, created 0700 with a `.gitignore` of `*` so baton's state
+/// `<root>/.baton` (where worktrees go), created 0700 with a `.gitignore` of `*` so it
 /// never shows up in `git status`.
 pub fn baton_dir(root: &Path) -> Result<PathBuf> {
     let dir = root.join(".baton");

@@ -94,6 +94,25 @@ pub fn table(agent: Agent) -> &'static ModelTable {
             default_effort: None,
             fixed_model: false,
         },
+        // opencode's models are `provider/model` from its own config; its
+        // `--variant` names the provider's reasoning effort.
+        Agent::Opencode => &ModelTable {
+            default_model: None,
+            aliases: &[],
+            known: &[],
+            efforts: &["none", "minimal", "low", "medium", "high", "xhigh", "max"],
+            default_effort: None,
+            fixed_model: false,
+        },
+        // Qwen Code has no effort switch; the model comes from its settings.
+        Agent::Qwen => &ModelTable {
+            default_model: None,
+            aliases: &[],
+            known: &[],
+            efforts: &[],
+            default_effort: None,
+            fixed_model: false,
+        },
     }
 }
 
@@ -181,6 +200,40 @@ pub fn resolve(agent: Agent, model: Option<&str>, effort: Option<&str>) -> Resul
         effort,
         warnings,
     })
+}
+
+/// The model to report: the one the CLI says served the run, else the one
+/// asked for. When both are known and they are not the same model, a
+/// `model_fallback:` warning says so (a CLI may fall back on overload, quota
+/// or an unknown id). An alias the CLI expands (`opus` →
+/// `claude-opus-5-5`) or a provider prefix (`zai/glm-5.2`) is the same model.
+pub fn served(
+    requested: Option<&str>,
+    reported: Option<String>,
+    warnings: &mut Vec<String>,
+) -> Option<String> {
+    let Some(reported) = reported.filter(|m| !m.trim().is_empty()) else {
+        return requested.map(str::to_string);
+    };
+    if let Some(asked) = requested
+        && !same_model(asked, &reported)
+    {
+        warnings.push(format!(
+            "model_fallback: asked for `{asked}`, but the CLI reports that `{reported}` served the run"
+        ));
+    }
+    Some(reported)
+}
+
+fn same_model(asked: &str, reported: &str) -> bool {
+    let norm = |s: &str| {
+        let s = s.trim().to_ascii_lowercase();
+        let s = s.rsplit('/').next().unwrap_or(&s).to_string();
+        // claude marks context variants as `model[1m]`.
+        s.split('[').next().unwrap_or(&s).to_string()
+    };
+    let (a, r) = (norm(asked), norm(reported));
+    !a.is_empty() && (a == r || r.contains(&a) || a.contains(&r))
 }
 
 #[cfg(test)]
@@ -278,6 +331,18 @@ mod tests {
     }
 
     #[test]
+    fn opencode_variants_and_qwen_without_effort() {
+        assert_eq!(
+            r(Agent::Opencode, None, Some("max")).effort.as_deref(),
+            Some("max")
+        );
+        assert_eq!(r(Agent::Opencode, None, None).effort, None);
+        assert!(resolve(Agent::Opencode, None, Some("ultra")).is_err());
+        assert!(resolve(Agent::Qwen, None, Some("high")).is_err());
+        assert_eq!(r(Agent::Qwen, None, None).model, None);
+    }
+
+    #[test]
     fn pi_thinking_levels() {
         assert_eq!(
             r(Agent::Pi, None, Some("minimal")).effort.as_deref(),
@@ -285,5 +350,41 @@ mod tests {
         );
         assert_eq!(r(Agent::Pi, None, None).effort, None);
         assert!(resolve(Agent::Pi, None, Some("max")).is_err());
+    }
+
+    #[test]
+    fn served_model_and_fallback_warning() {
+        let mut w = Vec::new();
+        // The CLI said nothing: what was asked stands.
+        assert_eq!(
+            served(Some("gpt-5.6-sol"), None, &mut w).as_deref(),
+            Some("gpt-5.6-sol")
+        );
+        assert_eq!(served(None, None, &mut w), None);
+        // Aliases, prefixes and context variants are the same model.
+        assert_eq!(
+            served(Some("opus"), Some("claude-opus-5-5".into()), &mut w).as_deref(),
+            Some("claude-opus-5-5")
+        );
+        served(Some("glm-5.2"), Some("zai/glm-5.2".into()), &mut w);
+        served(
+            Some("claude-opus-5-5"),
+            Some("claude-opus-5-5[1m]".into()),
+            &mut w,
+        );
+        served(None, Some("gemini-3.8-flash".into()), &mut w);
+        assert!(w.is_empty(), "{w:?}");
+        // Another model served: reported, with a warning.
+        let m = served(
+            Some("gemini-3.1-pro-preview"),
+            Some("gemini-3.8-flash".into()),
+            &mut w,
+        );
+        assert_eq!(m.as_deref(), Some("gemini-3.8-flash"));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("model_fallback: asked for `gemini-3.1-pro-preview`"),
+            "{w:?}"
+        );
     }
 }

@@ -22,7 +22,7 @@ this task through baton.\n\
 Work in this directory: {cwd}\n\
 {access_line}\n\
 Do the task below. Run the relevant checks (tests, linters, builds) when you change code.\n\
-Do not delegate to other agents: do not run baton, codex, claude, agy, pi or gemini.\n\
+Do not delegate to other agents: do not run baton, codex, claude, agy, pi, gemini, opencode or qwen.\n\
 End with a concise report: the files you changed, how you verified the work, and any blockers \
 or open questions.\n\
 \n\

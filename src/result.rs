@@ -8,8 +8,10 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::error::{Error, exit};
+use crate::render::Render;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -158,8 +160,14 @@ pub struct RunResult {
     /// The peer's final message.
     pub message: Option<String>,
     pub agent: String,
-    /// The model the CLI reported using, else the one baton asked for, else null (CLI default).
+    /// The model that served the run as the CLI reported it, else the one
+    /// baton asked for, else null (CLI default). `baton doctor` says which
+    /// CLIs report it.
     pub model: Option<String>,
+    /// The model baton asked for (after aliases), null for the CLI's default.
+    /// When it differs from `model`, `warnings` has a `model_fallback:` line.
+    #[serde(default)]
+    pub model_requested: Option<String>,
     pub effort: Option<String>,
     pub access: String,
     pub cwd: String,
@@ -216,6 +224,99 @@ impl ErrorReport {
             exit_code: None,
         }
     }
+}
+
+/// `--text`: the summary, one labelled line per field that is set, then the
+/// peer's final message.
+impl Render for RunResult {
+    fn text(&self) -> String {
+        let r = self;
+        let mut s = String::new();
+        s.push_str(&format!("{}\n", r.summary));
+        s.push_str(&format!("status:   {}\n", r.status.as_str()));
+        if let Some(id) = &r.job_id {
+            s.push_str(&format!("job:      {id}\n"));
+        }
+        s.push_str(&format!(
+            "agent:    {} (model {}, effort {}, access {})\n",
+            r.agent,
+            r.model.as_deref().unwrap_or("default"),
+            r.effort.as_deref().unwrap_or("default"),
+            r.access
+        ));
+        if let Some(sess) = &r.session {
+            s.push_str(&format!("session:  {sess}\n"));
+        }
+        if !r.changed_files.is_empty() {
+            s.push_str(&format!("changed:  {}\n", r.changed_files.join(", ")));
+        }
+        let u = &r.usage;
+        if !u.is_empty() {
+            s.push_str(&format!(
+                "usage:    {} in ({} cached), {} out{}\n",
+                u.input_tokens.unwrap_or(0),
+                u.cached_input_tokens.unwrap_or(0),
+                u.output_tokens.unwrap_or(0),
+                u.cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
+            ));
+        }
+        if let Some(w) = r.extra.get("worktree") {
+            s.push_str(&worktree_lines(w));
+        }
+        if let Some(v) = &r.verification {
+            s.push_str(&format!(
+                "check:    {} ({}): {}\n",
+                if v.passed { "passed" } else { "FAILED" },
+                v.exit_code
+                    .map_or("no exit code".into(), |c| format!("exit {c}")),
+                v.command
+            ));
+        }
+        if let Some(p) = &r.log_path {
+            s.push_str(&format!("log:      {p}\n"));
+        }
+        for w in &r.warnings {
+            s.push_str(&format!("warning:  {w}\n"));
+        }
+        for d in &r.denials {
+            s.push_str(&format!("denied:   {} {}\n", d.tool, d.detail));
+        }
+        if let Some(e) = &r.error {
+            s.push_str(&format!("error:    [{}] {}\n", e.kind, e.message));
+            if let Some(h) = &e.hint {
+                s.push_str(&format!("hint:     {h}\n"));
+            }
+        }
+        if let Some(m) = &r.message {
+            s.push('\n');
+            s.push_str(m.trim_end());
+            s.push('\n');
+        }
+        s
+    }
+}
+
+/// Lines for `--text` output of a result's `worktree` object.
+fn worktree_lines(w: &Value) -> String {
+    let mut s = String::new();
+    let get = |k: &str| w.get(k).and_then(Value::as_str).unwrap_or("");
+    s.push_str(&format!("worktree: {}\n", get("path")));
+    let d = &w["diffstat"];
+    s.push_str(&format!(
+        "branch:   {} ({} file(s), +{} -{})\n",
+        get("branch"),
+        d["files"].as_u64().unwrap_or(0),
+        d["insertions"].as_u64().unwrap_or(0),
+        d["deletions"].as_u64().unwrap_or(0)
+    ));
+    if let Some(r) = w["reverted"].as_array().filter(|r| !r.is_empty()) {
+        let names: Vec<&str> = r.iter().filter_map(Value::as_str).collect();
+        s.push_str(&format!("reverted: {}\n", names.join(", ")));
+    }
+    if !get("merge_hint").is_empty() {
+        s.push_str(&format!("merge:    {}\n", get("merge_hint")));
+    }
+    s
 }
 
 /// JSON Schema of the result (`baton schema`).

@@ -31,7 +31,16 @@ fn agents_lists_installed_clis_with_their_versions() {
     let names: Vec<&str> = agents.iter().map(|a| a["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["codex", "claude", "gemini", "zai", "pi", "gemini-cli"]
+        [
+            "codex",
+            "claude",
+            "gemini",
+            "zai",
+            "pi",
+            "gemini-cli",
+            "opencode",
+            "qwen"
+        ]
     );
     let get = |n: &str| agents.iter().find(|a| a["name"] == n).unwrap();
 

@@ -246,9 +246,9 @@ fn codex_good_json_in_an_empty_private_dir_with_read_only_switches() {
     let sent: Value = serde_json::from_str(packet).unwrap();
     assert_eq!(sent["question"], "why is it flaky?");
     assert!(stdin.contains("no tools and no files"));
-    // The run's log and the final result are kept under .baton/.
+    // The run's log and the final result are kept in baton's state directory.
     let log = PathBuf::from(j["log_path"].as_str().unwrap());
-    assert!(log.starts_with(env.work.join(".baton/runs")));
+    assert!(log.starts_with(env.records("runs")), "{}", log.display());
     let saved: Value =
         serde_json::from_slice(&fs::read(log.parent().unwrap().join("result.json")).unwrap())
             .unwrap();
@@ -924,8 +924,9 @@ fn the_task_budget_allows_two_consultations() {
             .contains("used 2 of its 2")
     );
     assert_eq!(a.calls("codex"), 2);
-    // The budget lives in .baton/ and a person can raise it.
-    assert!(env.work.join(".baton/ask-budget").is_dir());
+    // The budget lives in baton's state directory and a person can raise it.
+    assert!(env.records("ask-budget").is_dir());
+    assert!(!env.work.join(".baton").exists());
     a.reply(
         "codex",
         3,
@@ -1098,4 +1099,101 @@ fn text_mode_lays_out_the_advice() {
         r.stdout
     );
     assert!(r.stdout.contains("  - run the tests serially: slower CI"));
+}
+
+#[test]
+fn a_hardlink_to_a_credential_file_is_refused() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", "");
+    fs::write(env.work.join(".env"), "DB_PASSWORD=hunter2hunter2\n").unwrap();
+    fs::hard_link(env.work.join(".env"), env.work.join("hardlink.txt")).unwrap();
+    // And one to a key in a well-known place outside the repository.
+    let home = env.tmp.path().join("home");
+    fs::create_dir_all(home.join(".ssh")).unwrap();
+    fs::write(home.join(".ssh/id_ed25519"), "KEY").unwrap();
+    fs::hard_link(home.join(".ssh/id_ed25519"), env.work.join("notes.txt")).unwrap();
+    for file in ["hardlink.txt", "notes.txt"] {
+        let r = Run::from(
+            env.baton()
+                .env("HOME", &home)
+                .args(["ask", "--agent", "codex", "--file", file, "q"])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.code, 2, "{file}: {}", r.stdout);
+        let j = r.json();
+        assert_eq!(j["error"]["kind"], "credential_file", "{file}: {j}");
+        assert!(
+            j["error"]["message"].as_str().unwrap().contains(file),
+            "{j}"
+        );
+    }
+    assert_eq!(a.calls("codex"), 0);
+}
+
+#[test]
+fn credential_content_on_stdin_is_refused() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", "");
+    let dotenv = "# local settings\nDATABASE_URL=postgres://u:p@db/x\nAWS_SECRET_ACCESS_KEY=abcdEFGHijklMNOPqrstUVWXyz0123456789abcd\nSTRIPE_API_KEY=sk_live_0123456789\nDEBUG=1\n";
+    let pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----\n";
+    let aws = "[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n";
+    for (args, stdin) in [
+        (
+            vec!["--previous-advice", "-", "--follow-up", "and now?", "q"],
+            dotenv,
+        ),
+        (vec!["--previous-advice", "-", "--follow-up", "?", "q"], aws),
+        (vec![], pem),
+        (vec![], dotenv),
+        (vec!["--packet", "-"], pem),
+    ] {
+        let mut full = vec!["ask", "--agent", "codex"];
+        full.extend_from_slice(&args);
+        let mut c = env.baton();
+        c.args(&full)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        {
+            use std::io::Write;
+            let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+        }
+        let r = Run::from(child.wait_with_output().unwrap());
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stdout);
+        let j = r.json();
+        assert_eq!(j["error"]["kind"], "credential_file", "{args:?}: {j}");
+        assert!(
+            j["error"]["message"].as_str().unwrap().contains("stdin"),
+            "{j}"
+        );
+    }
+    assert_eq!(a.calls("codex"), 0);
+    // Ordinary text that merely mentions a setting still goes through.
+    a.reply(
+        "codex",
+        1,
+        &codex_reply("t", &good_advice().to_string(), 1),
+        0,
+    );
+    let mut child = env
+        .baton()
+        .args(["ask", "--agent", "codex"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let _ = child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"Why does DEBUG=1 make the login test flaky?\n");
+    }
+    let r = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stdout);
 }

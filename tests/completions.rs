@@ -33,8 +33,13 @@ fn have(program: &str) -> bool {
 fn world(shell: &str) -> (Env, std::path::PathBuf) {
     let env = Env::new();
     env.git_init();
+    // The repository's job store (in baton's state directory), as baton
+    // names it when a job is not found.
+    let missing = env.run(&["status", "0000000000000"]).json();
+    let msg = missing["error"]["message"].as_str().unwrap().to_string();
+    let store = Path::new(msg.rsplit_once(" in ").unwrap().1).to_path_buf();
     for id in JOBS {
-        fs::create_dir_all(env.work.join(".baton/jobs").join(id)).unwrap();
+        fs::create_dir_all(store.join(id)).unwrap();
     }
     std::os::unix::fs::symlink(BATON, env.bin.join("baton")).unwrap();
     let r = env.run(&["completions", shell]);
@@ -52,6 +57,7 @@ fn shell(env: &Env, program: &str, args: &[&str]) -> Run {
             .current_dir(&env.work)
             .env("PATH", format!("{}:/usr/bin:/bin", env.bin.display()))
             .env("HOME", env.tmp.path())
+            .env("BATON_STATE_DIR", &env.state)
             .output()
             .unwrap_or_else(|e| panic!("{program}: {e}")),
     )

@@ -47,7 +47,7 @@ fn start(env: &Env, args: &[&str]) -> String {
 }
 
 fn job_dir(env: &Env, id: &str) -> PathBuf {
-    env.work.join(".baton/jobs").join(id)
+    env.records("jobs").join(id)
 }
 
 fn state(env: &Env, id: &str) -> Value {
@@ -254,8 +254,10 @@ fn validation_errors_come_back_before_detaching() {
     assert_eq!(r.code, 2);
     let r = env.run(&["run", "--async", "--agent", "gemini", "--read-only", "x"]);
     assert_eq!(r.code, 2);
-    let jobs = env.work.join(".baton/jobs");
-    assert!(!jobs.exists() || fs::read_dir(&jobs).unwrap().count() == 0);
+    assert!(
+        !env.state.exists(),
+        "nothing is recorded for a job that never started"
+    );
 }
 
 #[test]
@@ -422,7 +424,7 @@ fn thirty_two_jobs_with_concurrent_waits_and_a_cancel() {
 
     // A reader checks every state and result file while everything runs.
     let stop = AtomicBool::new(false);
-    let store = env.work.join(".baton/jobs");
+    let store = env.records("jobs");
     let checked = std::thread::scope(|s| {
         let reader = s.spawn(|| {
             let mut n = 0u64;
@@ -848,8 +850,8 @@ fn async_worktree_errors_come_back_at_once() {
     );
     assert_eq!(r.code, 2, "{}", r.stdout);
     assert!(
-        !env.work.join(".baton/jobs").exists()
-            || fs::read_dir(env.work.join(".baton/jobs")).unwrap().count() == 0
+        !env.state.exists(),
+        "nothing is recorded for a job that never started"
     );
 }
 

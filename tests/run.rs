@@ -284,7 +284,7 @@ fn codex_resume_keeps_the_sandbox_and_reports_this_runs_usage() {
             .as_array()
             .unwrap()
             .iter()
-            .any(|w| w.as_str().unwrap().contains("thread's total"))
+            .any(|w| w.as_str().unwrap().contains("session's total"))
     );
 }
 
@@ -939,7 +939,7 @@ fn missing_cli_exits_127_with_an_install_hint() {
         assert!(r.stderr.contains("hint"));
     }
     // No run directory is left behind for a run that never started.
-    assert!(!env.work.join(".baton/runs").exists());
+    assert!(!env.state.exists());
 }
 
 // ---------------------------------------------------------------- task, prompt
@@ -952,7 +952,7 @@ fn the_brief_wraps_the_task_unless_raw() {
     let p = env.stdin("codex");
     assert!(p.contains("<task>\nfix the test\n</task>"), "{p}");
     assert!(p.contains("Do not delegate"));
-    assert!(p.contains("do not run baton, codex, claude, agy, pi or gemini"));
+    assert!(p.contains("do not run baton, codex, claude, agy, pi, gemini, opencode or qwen"));
     assert!(p.contains(&format!(
         "Work in this directory: {}",
         env.work.canonicalize().unwrap().display()
@@ -1101,13 +1101,14 @@ fn cwd_option_sets_where_the_peer_works() {
     assert_eq!(j["cwd"], sub.display().to_string());
     let pwd = fs::read_to_string(env.fake_dir.join("codex.pwd")).unwrap();
     assert_eq!(pwd.trim_end(), sub.display().to_string());
-    // Not in a git repository: logs go under the cwd.
+    // Logs go to baton's state directory, never into the work tree.
     assert!(
         j["log_path"]
             .as_str()
             .unwrap()
-            .starts_with(&format!("{}/.baton/runs/", sub.display()))
+            .starts_with(&env.state.display().to_string())
     );
+    assert!(!sub.join(".baton").exists());
 }
 
 // ---------------------------------------------------------------- state files
@@ -1121,14 +1122,20 @@ fn state_is_private_and_ignored_by_git() {
     let r = env.run(&["--cwd", "nested", "x"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let j = r.json();
-    // At the repository top, not in the cwd.
-    let baton = env.work.canonicalize().unwrap().join(".baton");
-    assert_eq!(fs::read_to_string(baton.join(".gitignore")).unwrap(), "*\n");
+    // In baton's state directory, in the folder of the repository (keyed
+    // by its top, not by the cwd), never in the work tree.
+    assert!(!env.work.join(".baton").exists());
+    assert!(!env.work.join("nested/.baton").exists());
+    let project = env.records("runs").parent().unwrap().to_path_buf();
+    assert_eq!(
+        fs::read_to_string(project.join("root")).unwrap().trim_end(),
+        env.work.canonicalize().unwrap().display().to_string()
+    );
     let log = std::path::PathBuf::from(j["log_path"].as_str().unwrap());
     let run_dir = log.parent().unwrap();
-    assert_eq!(run_dir.parent().unwrap(), baton.join("runs"));
+    assert_eq!(run_dir.parent().unwrap(), project.join("runs"));
     let mode = |p: &std::path::Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    for d in [baton.as_path(), &baton.join("runs"), run_dir] {
+    for d in [project.as_path(), &project.join("runs"), run_dir] {
         assert_eq!(mode(d), 0o700, "{}", d.display());
     }
     let mut files = 0;
@@ -1300,14 +1307,15 @@ fn changed_files_in_a_linked_worktree() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let j = r.json();
     assert_eq!(j["changed_files"], serde_json::json!(["README"]));
-    assert!(
-        j["log_path"].as_str().unwrap().starts_with(
-            &wt.canonicalize()
-                .unwrap()
-                .join(".baton")
-                .display()
-                .to_string()
-        )
+    // Its records are those of the linked worktree (its own top level).
+    let project = std::path::PathBuf::from(j["log_path"].as_str().unwrap())
+        .ancestors()
+        .nth(3)
+        .unwrap()
+        .to_path_buf();
+    assert_eq!(
+        fs::read_to_string(project.join("root")).unwrap().trim_end(),
+        wt.canonicalize().unwrap().display().to_string()
     );
 }
 

@@ -9,7 +9,9 @@ pub mod agy;
 pub mod claude;
 pub mod codex;
 pub mod gemini_cli;
+pub mod opencode;
 pub mod pi;
+pub mod qwen;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -34,17 +36,27 @@ pub enum Agent {
     Pi,
     /// Google's Gemini CLI: `gemini -o stream-json`.
     GeminiCli,
+    /// opencode: `opencode run --format json`.
+    Opencode,
+    /// Qwen Code: `qwen --output-format stream-json`.
+    Qwen,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 6] = [
+    pub const ALL: [Agent; 8] = [
         Agent::Codex,
         Agent::Claude,
         Agent::Gemini,
         Agent::Zai,
         Agent::Pi,
         Agent::GeminiCli,
+        Agent::Opencode,
+        Agent::Qwen,
     ];
+
+    /// Agents whose CLI takes baton's `--provider` (pi's provider,
+    /// opencode's `provider/model`, qwen's auth type).
+    pub const TAKES_PROVIDER: [Agent; 3] = [Agent::Pi, Agent::Opencode, Agent::Qwen];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -54,6 +66,8 @@ impl Agent {
             Agent::Zai => "zai",
             Agent::Pi => "pi",
             Agent::GeminiCli => "gemini-cli",
+            Agent::Opencode => "opencode",
+            Agent::Qwen => "qwen",
         }
     }
 
@@ -67,10 +81,12 @@ impl Agent {
             "zai" | "glm" | "z.ai" | "glm-5.2" => Agent::Zai,
             "pi" => Agent::Pi,
             "gemini-cli" | "geminicli" => Agent::GeminiCli,
+            "opencode" | "open-code" => Agent::Opencode,
+            "qwen" | "qwen-code" | "qwencode" => Agent::Qwen,
             _ => {
                 return Err(Error::usage_hint(
                     format!("unknown agent `{s}`"),
-                    "use one of: codex, claude, gemini (agy), zai (glm), pi, gemini-cli",
+                    "use one of: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen",
                 ));
             }
         })
@@ -84,6 +100,8 @@ impl Agent {
             Agent::Gemini => "agy",
             Agent::Zai | Agent::Pi => "pi",
             Agent::GeminiCli => "gemini",
+            Agent::Opencode => "opencode",
+            Agent::Qwen => "qwen",
         }
     }
 
@@ -97,6 +115,8 @@ impl Agent {
             }
             Agent::Zai | Agent::Pi => "npm install -g @mariozechner/pi-coding-agent",
             Agent::GeminiCli => "npm install -g @google/gemini-cli",
+            Agent::Opencode => "npm install -g opencode-ai",
+            Agent::Qwen => "npm install -g @qwen-code/qwen-code",
         }
     }
 
@@ -106,6 +126,13 @@ impl Agent {
             Agent::Gemini => &[Access::Workspace, Access::Full],
             _ => &[Access::ReadOnly, Access::Workspace, Access::Full],
         }
+    }
+
+    /// Whether the usage the CLI reports is a running total over the
+    /// session, so a resumed run must subtract what came before (codex's
+    /// thread counters; qwen's `result.usage`, measured on a resumed session).
+    pub fn usage_is_cumulative(self) -> bool {
+        matches!(self, Agent::Codex | Agent::Qwen)
     }
 
     /// Whether the CLI streams progress events while it works. For those that
@@ -132,6 +159,11 @@ impl Agent {
                  that reads the prompt on stdin",
             ));
         }
+        match self {
+            Agent::Opencode => opencode::check(req)?,
+            Agent::Qwen => qwen::check(req)?,
+            _ => {}
+        }
         Ok(match self {
             Agent::Codex => codex::command(req),
             Agent::Claude => claude::command(req),
@@ -139,6 +171,11 @@ impl Agent {
             Agent::Zai => pi::command(req, Some("zai")),
             Agent::Pi => pi::command(req, None),
             Agent::GeminiCli => gemini_cli::command(req),
+            // The caller's own inline config is kept (see opencode::command).
+            Agent::Opencode => {
+                opencode::command(req, std::env::var(opencode::CONFIG_ENV).ok().as_deref())
+            }
+            Agent::Qwen => qwen::command(req),
         })
     }
 
@@ -163,6 +200,8 @@ impl Agent {
             Agent::Gemini => Parser::Agy(agy::Parser::default()),
             Agent::Zai | Agent::Pi => Parser::Pi(pi::Parser::default()),
             Agent::GeminiCli => Parser::GeminiCli(gemini_cli::Parser::default()),
+            Agent::Opencode => Parser::Opencode(opencode::Parser::default()),
+            Agent::Qwen => Parser::Qwen(qwen::Parser::default()),
         }
     }
 
@@ -218,7 +257,8 @@ pub struct Request {
     pub cwd: PathBuf,
     /// codex `--profile`.
     pub profile: Option<String>,
-    /// pi `--provider`.
+    /// `--provider`: pi's provider, opencode's (`-m <provider>/<model>`),
+    /// qwen's `--auth-type`.
     pub provider: Option<String>,
     /// Total time allowed (agy has its own print timeout that must not be shorter).
     pub timeout_secs: u64,
@@ -344,6 +384,8 @@ pub enum Parser {
     Agy(agy::Parser),
     Pi(pi::Parser),
     GeminiCli(gemini_cli::Parser),
+    Opencode(opencode::Parser),
+    Qwen(qwen::Parser),
 }
 
 impl Parser {
@@ -358,6 +400,8 @@ impl Parser {
             Parser::Agy(p) => p.feed(line),
             Parser::Pi(p) => p.feed(line),
             Parser::GeminiCli(p) => p.feed(line),
+            Parser::Opencode(p) => p.feed(line),
+            Parser::Qwen(p) => p.feed(line),
         }
     }
 
@@ -368,6 +412,8 @@ impl Parser {
             Parser::Agy(p) => p.finish(end),
             Parser::Pi(p) => p.finish(end),
             Parser::GeminiCli(p) => p.finish(end),
+            Parser::Opencode(p) => p.finish(end),
+            Parser::Qwen(p) => p.finish(end),
         }
     }
 
@@ -379,6 +425,8 @@ impl Parser {
             Parser::Agy(p) => p.clone().finish(end),
             Parser::Pi(p) => p.clone().finish(end),
             Parser::GeminiCli(p) => p.clone().finish(end),
+            Parser::Opencode(p) => p.clone().finish(end),
+            Parser::Qwen(p) => p.clone().finish(end),
         }
     }
 }
@@ -431,6 +479,9 @@ mod tests {
             ("zai", Agent::Zai),
             ("pi", Agent::Pi),
             ("gemini-cli", Agent::GeminiCli),
+            ("opencode", Agent::Opencode),
+            ("qwen-code", Agent::Qwen),
+            ("Qwen", Agent::Qwen),
         ] {
             assert_eq!(Agent::parse(s).unwrap(), a, "{s}");
         }
@@ -507,6 +558,8 @@ mod tests {
                         Agent::Claude => "Read,Grep,Glob",
                         Agent::Zai | Agent::Pi => "read,grep,find,ls",
                         Agent::GeminiCli => "default",
+                        Agent::Opencode => opencode::READ_ONLY_AGENT,
+                        Agent::Qwen => "plan",
                         Agent::Gemini => continue,
                     };
                     assert_eq!(

@@ -73,7 +73,11 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
     let names: Vec<String> = if multi {
         args.agents.clone()
     } else {
-        vec![args.agent.clone().unwrap_or_else(|| "codex".into())]
+        vec![args.agent.clone().unwrap_or_else(|| {
+            crate::config::active()
+                .string("ask.agent")
+                .unwrap_or_else(|| "codex".into())
+        })]
     };
     for n in names {
         let n = n.trim();
@@ -97,7 +101,7 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
                      sandbox confines terminal commands only, not its file tools)",
                     agent.name()
                 ),
-                hint: "ask codex, claude, pi, zai or gemini-cli instead".into(),
+                hint: "ask codex, claude, pi, zai, gemini-cli, opencode or qwen instead".into(),
             });
         }
         out.push(AdviserSpec {
@@ -107,12 +111,20 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
     }
     for (flag, set, agents) in [
         ("--profile", args.profile.is_some(), &[Agent::Codex][..]),
-        ("--provider", args.provider.is_some(), &[Agent::Pi][..]),
+        (
+            "--provider",
+            args.provider.is_some(),
+            &Agent::TAKES_PROVIDER[..],
+        ),
     ] {
         if set && !out.iter().any(|a| agents.contains(&a.agent)) {
             return Err(Error::usage(format!(
                 "{flag} applies to {} only, which is not among the advisers",
-                agents[0].name()
+                agents
+                    .iter()
+                    .map(|a| a.name())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )));
         }
     }
@@ -123,17 +135,19 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
 pub(super) fn extra_for(agent: Agent, scope: Scope, schema_path: &Path) -> Extra {
     Extra {
         no_tools: scope == Scope::Packet,
-        output_schema: matches!(agent, Agent::Claude | Agent::Codex)
+        // qwen's `--json-schema` ends the turn on the first valid answer.
+        output_schema: matches!(agent, Agent::Claude | Agent::Codex | Agent::Qwen)
             .then(|| (advice::SCHEMA.to_string(), schema_path.to_path_buf())),
         ..Extra::default()
     }
 }
 
-/// Where codex reads the schema from (a constant file, versioned by name).
-pub(super) fn schema_path(root: &Path) -> PathBuf {
-    root.join(".baton")
+/// Where codex reads the schema from (a constant file, versioned by name,
+/// in the project's state folder).
+pub(super) fn schema_path(root: &Path) -> Result<PathBuf> {
+    Ok(crate::state_dir::project(root)?
         .join("ask")
-        .join("advice-schema-v1.json")
+        .join("advice-schema-v1.json"))
 }
 
 pub(super) fn prepare(
@@ -155,10 +169,13 @@ pub(super) fn prepare(
         effort: args.effort.clone(),
         read_only: true,
         cwd: Some(dir.to_path_buf()),
-        timeout: args.timeout.clone(),
-        idle_timeout: args.idle_timeout.clone(),
+        timeout: Some(args.timeout.clone()),
+        idle_timeout: Some(args.idle_timeout.clone()),
         profile: args.profile.clone().filter(|_| a.agent == Agent::Codex),
-        provider: args.provider.clone().filter(|_| a.agent == Agent::Pi),
+        provider: args
+            .provider
+            .clone()
+            .filter(|_| Agent::TAKES_PROVIDER.contains(&a.agent)),
         raw: true,
         ..run::RunRequest::default()
     };
@@ -166,7 +183,7 @@ pub(super) fn prepare(
     // State (run logs, codex usage records) stays in the caller's project,
     // never in the adviser's empty directory.
     plan.root = root.to_path_buf();
-    let extra = extra_for(a.agent, scope, &schema_path(root));
+    let extra = extra_for(a.agent, scope, &schema_path(root)?);
     let spec = plan.command_with(extra.clone())?;
     let program = plan.program(&spec)?;
     Ok(Prepared {

@@ -2,7 +2,8 @@
 //! only so many times (default 2: a question and one follow-up), so it cannot
 //! loop on advice instead of working.
 //!
-//! Kept in `.baton/ask-budget/<safe name>.json`. The read-check-write happens
+//! Kept in `ask-budget/<safe name>.json` in the project's state folder
+//! (`state_dir`). The read-check-write happens
 //! under an exclusive `flock` on a sibling lock file, so two asks started at
 //! once cannot both take the last consultation; the write is atomic. File
 //! names come from the task id through a character filter plus a hash, so no
@@ -46,8 +47,13 @@ struct Consultation {
 }
 
 /// The limit: `BATON_ASK_BUDGET` (set by the person, like
-/// `BATON_MAX_DEPTH`), else 2.
+/// `BATON_MAX_DEPTH`), else `ask.budget` in the config, else 2.
 pub fn limit_from_env() -> Result<u32> {
+    if let Some(n) = crate::config::active().lookup("ask.budget")
+        && let crate::config::Val::Int(n) = n.value
+    {
+        return Ok(u32::try_from(n).unwrap_or(u32::MAX));
+    }
     match std::env::var("BATON_ASK_BUDGET") {
         Err(_) => Ok(DEFAULT_LIMIT),
         Ok(v) => v.trim().parse::<u32>().map_err(|_| {
@@ -57,6 +63,14 @@ pub fn limit_from_env() -> Result<u32> {
             )
         }),
     }
+}
+
+/// The task id as the budget counts it: without surrounding blanks, so
+/// `" race1"` and `"race1"` cannot get a budget each.
+pub fn normalize_task_id(id: &str) -> Result<String> {
+    let t = id.trim();
+    validate_task_id(t)?;
+    Ok(t.to_string())
 }
 
 pub fn validate_task_id(id: &str) -> Result<()> {
@@ -86,16 +100,15 @@ pub fn file_stem(task_id: &str) -> String {
     format!("{readable}-{}", &hash[..16])
 }
 
-fn dir(root: &Path) -> Result<PathBuf> {
-    let d = fsutil::baton_dir(root)?.join("ask-budget");
-    fsutil::ensure_private_dir(&d)?;
-    Ok(d)
+/// The project's budget directory, created private.
+pub fn dir(root: &Path) -> Result<PathBuf> {
+    crate::state_dir::ensure_sub(root, "ask-budget")
 }
 
-/// Take one consultation for `task_id`, or refuse (exit 2) when none is left.
-pub fn consume(root: &Path, task_id: &str, limit: u32, request_id: &str) -> Result<Budget> {
-    validate_task_id(task_id)?;
-    let dir = dir(root)?;
+/// Take one consultation for `task_id` from the budgets in `dir`, or refuse
+/// (exit 2) when none is left.
+pub fn consume(dir: &Path, task_id: &str, limit: u32, request_id: &str) -> Result<Budget> {
+    let task_id = &normalize_task_id(task_id)?;
     let stem = file_stem(task_id);
     let path = dir.join(format!("{stem}.json"));
     let lock = OpenOptions::new()
@@ -168,6 +181,9 @@ mod tests {
         assert_eq!(e.kind(), "budget_exhausted");
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("used 2 of its 2"), "{e}");
+        // Blanks around the id do not make another task.
+        let e = consume(d.path(), " fix-login\t", 2, "r3").unwrap_err();
+        assert_eq!(e.kind(), "budget_exhausted");
         // Another task has its own budget.
         assert_eq!(consume(d.path(), "other", 2, "r4").unwrap().used, 1);
     }
@@ -185,10 +201,8 @@ mod tests {
         ] {
             consume(d.path(), id, 5, "r").unwrap();
         }
-        let dir = d.path().join(".baton/ask-budget");
-        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o700);
-        for e in std::fs::read_dir(&dir).unwrap() {
+        let dir = d.path();
+        for e in std::fs::read_dir(dir).unwrap() {
             let e = e.unwrap();
             let name = e.file_name().into_string().unwrap();
             assert!(
@@ -222,5 +236,14 @@ mod tests {
             hs.into_iter().map(|h| h.join().unwrap() as usize).sum()
         });
         assert_eq!(ok, 3);
+    }
+
+    #[test]
+    fn the_config_default_agrees() {
+        assert_eq!(crate::config::ASK_BUDGET, DEFAULT_LIMIT);
+        assert_eq!(
+            crate::config::ASK_MAX_CHARS,
+            crate::ask::packet::DEFAULT_MAX_CHARS
+        );
     }
 }

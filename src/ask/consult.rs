@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use crate::agent::Agent;
-use crate::error::{Error, Result};
+use crate::agent::{Agent, qwen};
+use crate::error::Result;
 use crate::fsutil;
 use crate::process::Interrupts;
 use crate::result::{ErrorInfo, RunResult, Status};
@@ -22,19 +22,34 @@ pub(super) fn consult(
     interrupts: &mut Interrupts,
 ) -> Result<RunResult> {
     if p.extra.output_schema.is_some() && p.plan.agent == Agent::Codex {
-        // `.baton/` first, so it gets its `.gitignore` before anything lands in it.
-        fsutil::baton_dir(&shared.root)?;
-        let path = schema_path(&shared.root);
-        fsutil::ensure_private_dir(path.parent().expect("schema dir"))?;
+        crate::state_dir::ensure_sub(&shared.root, "ask")?;
+        let path = schema_path(&shared.root)?;
         fsutil::write_atomic(&path, advice::SCHEMA.as_bytes())?;
     }
-    let (_, dir) = run::new_run_dir(&shared.root)?;
-    let first = run::execute(&p.plan, &p.spec, &p.program, &dir, interrupts, &mut |_| {})?;
+    let (dir, not_saved) = run::run_dir_or_warning(&shared.root);
+    let mut first = run::execute(
+        &p.plan,
+        &p.spec,
+        &p.program,
+        dir.as_deref(),
+        interrupts,
+        &mut |_| {},
+    )?;
+    first.warnings.extend(not_saved);
     let mut repair = None;
-    let (mut result, verdict) = if first.status != Status::Success {
+    let plain = qwen::answered_in_plain_text(first.error.as_ref().map(|e| e.message.as_str()));
+    let (mut result, verdict) = if first.status != Status::Success && !plain {
         (first, Verdict::RunFailed)
     } else {
-        match advice::extract(first.message.as_deref().unwrap_or("")) {
+        // qwen fails a `--json-schema` turn answered in prose: that is an
+        // invalid answer like any other, so it gets the repair round.
+        let checked = match advice::extract(first.message.as_deref().unwrap_or("")) {
+            Ok(_) if plain => Err(vec![
+                "the answer was prose, not a call of the structured_output tool".to_string(),
+            ]),
+            c => c,
+        };
+        match checked {
             Ok(c) => (first, Verdict::Valid(c)),
             Err(errors) => {
                 let raw = first.message.clone().unwrap_or_default();
@@ -53,10 +68,19 @@ pub(super) fn consult(
                 };
                 plan.task = plan.prompt.clone();
                 let spec = plan.command_with(p.extra.clone())?;
-                let rdir = dir.join("repair");
-                fsutil::ensure_private_dir(&rdir)?;
-                let second =
-                    run::execute(&plan, &spec, &p.program, &rdir, interrupts, &mut |_| {})?;
+                let rdir = dir
+                    .as_ref()
+                    .map(|d| d.join("repair"))
+                    .filter(|r| fsutil::ensure_private_dir(r).is_ok());
+                let mut second = run::execute(
+                    &plan,
+                    &spec,
+                    &p.program,
+                    rdir.as_deref(),
+                    interrupts,
+                    &mut |_| {},
+                )?;
+                run::save_result(rdir.as_deref(), &mut second);
                 repair = Some(json!({
                     "mode": how,
                     "errors": errors,
@@ -145,8 +169,7 @@ pub(super) fn consult(
     if let Some(b) = &shared.budget {
         extra.insert("budget".into(), json!(b));
     }
-    let bytes = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::write_atomic(&dir.join("result.json"), &bytes)?;
+    run::save_result(dir.as_deref(), &mut result);
     Ok(result)
 }
 

@@ -47,13 +47,13 @@ mod report;
 use adviser::{advisers, prepare};
 use consult::consult;
 use packet_input::packet_input;
-use report::{dry_run, error_result, multi_envelope, print_one, print_text};
+use report::{dry_run, error_result, multi_envelope, print_one, text_of};
 
 /// What the caller asks of `baton ask`, as given (plain values; the
 /// command line is parsed in `cli::ask`).
 #[derive(Debug, Clone, Default)]
 pub struct AskRequest {
-    /// Adviser: codex (default), claude, zai (glm), pi or gemini-cli. agy cannot advise: it has no read-only mode.
+    /// Adviser: codex (default), claude, zai (glm), pi, gemini-cli, opencode or qwen. agy cannot advise: it has no read-only mode.
     pub agent: Option<String>,
 
     /// Several advisers in parallel, side by side: `codex,claude` (`NAME:MODEL` picks a model).
@@ -68,11 +68,12 @@ pub struct AskRequest {
     /// codex: configuration profile.
     pub profile: Option<String>,
 
-    /// pi: provider (e.g. openai, anthropic, zai).
+    /// pi, opencode: provider (e.g. openai, anthropic, zai); qwen: its --auth-type.
     pub provider: Option<String>,
 
-    /// packet (only the packet, tools off, an empty temporary directory) or repo (the repository, read-only).
-    pub scope: String,
+    /// packet (only the packet, tools off, an empty temporary directory) or
+    /// repo (the repository, read-only). `None`: `ask.scope` of the config, else packet.
+    pub scope: Option<String>,
 
     /// Read the packet from a JSON file (`-` for stdin); flags add to it.
     pub packet: Option<PathBuf>,
@@ -114,7 +115,8 @@ pub struct AskRequest {
     pub task_id: Option<String>,
 
     /// Refuse a packet larger than this many characters (never truncated).
-    pub max_chars: usize,
+    /// `None`: `ask.max_chars` of the config, else `packet::DEFAULT_MAX_CHARS`.
+    pub max_chars: Option<usize>,
 
     /// Directory files, --diff and repo scope refer to (default: the current directory).
     pub cwd: Option<PathBuf>,
@@ -162,9 +164,21 @@ struct Shared {
 pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
     // Before reading a single file: a delegated peer may not consult either.
     Depth::from_env().check()?;
-    let scope = parse_scope(&args.scope)?;
+    // What the request leaves open comes from the config.
+    let cfg = crate::config::active();
+    let scope = parse_scope(
+        &args
+            .scope
+            .clone()
+            .or_else(|| cfg.string("ask.scope"))
+            .unwrap_or_else(|| "packet".into()),
+    )?;
+    let max_chars = args
+        .max_chars
+        .or_else(|| cfg.count("ask.max_chars").map(|n| n as usize))
+        .unwrap_or(packet::DEFAULT_MAX_CHARS);
     let (advisers, multi) = advisers(&args)?;
-    if args.max_chars == 0 {
+    if max_chars == 0 {
         return Err(Error::usage("--max-chars must be more than zero"));
     }
     let cwd = run::resolve_cwd(args.cwd.as_deref())?;
@@ -174,16 +188,18 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
         Some(rev) => DiffSource::Git(rev.clone()),
         None => DiffSource::None,
     };
-    let built = packet::build(input, &diff, &cwd, &Redactor::from_env(), args.max_chars)?;
-    let limit = match &built.task_id {
-        Some(t) => {
-            budget::validate_task_id(t)?;
-            Some(budget::limit_from_env()?)
-        }
+    let built = packet::build(input, &diff, &cwd, &Redactor::from_env(), max_chars)?;
+    let task_id = built
+        .task_id
+        .as_deref()
+        .map(budget::normalize_task_id)
+        .transpose()?;
+    let limit = match &task_id {
+        Some(_) => Some(budget::limit_from_env()?),
         None => None,
     };
     let prompt = advice::prompt(scope, &cwd.display().to_string(), &built.text);
-    let context = context(scope, &built, &prompt, args.max_chars);
+    let context = context(scope, &built, &prompt, max_chars);
     let request_id = ids::new_id();
 
     // From here on temporary directories exist: a Ctrl-C must let them be
@@ -207,7 +223,7 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
     }
 
     if args.dry_run {
-        output::json_line(&dry_run(&request_id, &context, &prompt, &built, &prepared));
+        output::json_line(&dry_run(&request_id, &context, &prompt, &built, &prepared))?;
         return Ok(0);
     }
 
@@ -217,7 +233,7 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
         });
     }
     let budget = match (&built.task_id, limit) {
-        (Some(t), Some(l)) => Some(budget::consume(&root, t, l, &request_id)?),
+        (Some(t), Some(l)) => Some(budget::consume(&budget::dir(&root)?, t, l, &request_id)?),
         _ => None,
     };
     let shared = Shared {
@@ -231,7 +247,7 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
     if !multi {
         let p = prepared.pop().expect("one adviser").map_err(|(_, e)| e)?;
         let r = consult(&p, &shared, &mut interrupts.clone())?;
-        print_one(&r, mode);
+        print_one(&r, mode)?;
         return Ok(r.status.exit_code());
     }
 
@@ -270,17 +286,18 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
     drop(prepared);
     let (value, code) = multi_envelope(&shared, results, started.elapsed());
     match mode {
-        Mode::Json => output::json_line(&value),
+        Mode::Json => output::json_line(&value)?,
         Mode::Text => {
-            println!("{}", value["summary"].as_str().unwrap_or_default());
+            let mut t = format!("{}\n", value["summary"].as_str().unwrap_or_default());
             if let Some(rs) = value["results"].as_array() {
                 for r in rs {
                     if let Ok(r) = serde_json::from_value::<RunResult>(r.clone()) {
-                        println!();
-                        print_text(&r);
+                        t.push('\n');
+                        t.push_str(&text_of(&r));
                     }
                 }
             }
+            output::text(&t)?;
         }
     }
     Ok(code)

@@ -60,6 +60,7 @@ pub(super) fn packet_input(args: &AskRequest) -> Result<PacketInput> {
         let mut s = String::new();
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
             .map_err(|e| Error::io("reading the question from stdin", e))?;
+        packet::check_stdin_content(&s, "the question")?;
         if !s.trim().is_empty() {
             input.question = Some(s);
         }

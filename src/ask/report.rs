@@ -1,12 +1,10 @@
 //! What `baton ask` prints: the dry-run plan, an adviser's error as a result,
 //! the side-by-side envelope of several advisers, and the text for people.
 
-use std::io::Write as _;
-
 use serde_json::{Value, json};
 
 use crate::agent::Agent;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::output::{self, Mode};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status};
 use crate::run::{self};
@@ -29,7 +27,7 @@ pub(super) fn dry_run(
             Ok(p) => {
                 let mut v = run::dry_run_json(&p.plan, &p.spec);
                 if let Some(o) = v.as_object_mut() {
-                    for k in ["schema_version", "dry_run", "prompt"] {
+                    for k in ["schema_version", "dry_run", "prompt", "config_files"] {
                         o.remove(k);
                     }
                 }
@@ -50,6 +48,7 @@ pub(super) fn dry_run(
         "prompt": prompt,
         "advice_schema": advice::schema_value(),
         "advisers": advisers,
+        "config_files": crate::config::active().files_read(),
     })
 }
 
@@ -67,6 +66,7 @@ pub(super) fn error_result(agent: Agent, e: &Error, shared: &Shared) -> RunResul
         message: None,
         agent: agent.name().to_string(),
         model: None,
+        model_requested: None,
         effort: None,
         access: crate::agent::Access::ReadOnly.as_str().to_string(),
         cwd: String::new(),
@@ -132,15 +132,15 @@ pub(super) fn multi_envelope(
     (v, code)
 }
 
-pub(super) fn print_one(r: &RunResult, mode: Mode) {
+pub(super) fn print_one(r: &RunResult, mode: Mode) -> Result<()> {
     match mode {
         Mode::Json => output::json_line(r),
-        Mode::Text => print_text(r),
+        Mode::Text => output::text(&text_of(r)),
     }
 }
 
 /// People get the advice laid out, not the raw JSON.
-pub(super) fn print_text(r: &RunResult) {
+pub(super) fn text_of(r: &RunResult) -> String {
     let mut s = String::new();
     s.push_str(&format!("{}\n", r.summary));
     s.push_str(&format!(
@@ -204,5 +204,5 @@ pub(super) fn print_text(r: &RunResult) {
             }
         }
     }
-    let _ = std::io::stdout().lock().write_all(s.as_bytes());
+    s
 }

@@ -18,7 +18,7 @@ redacted, a packet over --max-chars is refused, and a --task-id has a budget of 
 BATON_ASK_BUDGET consultations (default 2)."
 )]
 pub struct AskArgs {
-    /// Adviser: codex (default), claude, zai (glm), pi or gemini-cli. agy cannot advise: it has no read-only mode.
+    /// Adviser: codex (default, or ask.agent in the config), claude, zai (glm), pi, gemini-cli, opencode or qwen. agy cannot advise: it has no read-only mode.
     #[arg(long, short = 'a', value_name = "NAME", conflicts_with = "agents")]
     pub agent: Option<String>,
 
@@ -38,13 +38,13 @@ pub struct AskArgs {
     #[arg(long, value_name = "P")]
     pub profile: Option<String>,
 
-    /// pi: provider (e.g. openai, anthropic, zai).
+    /// pi, opencode: provider (e.g. openai, anthropic, zai); qwen: its --auth-type.
     #[arg(long, value_name = "P")]
     pub provider: Option<String>,
 
-    /// packet (only the packet, tools off, an empty temporary directory) or repo (the repository, read-only).
-    #[arg(long, value_name = "SCOPE", default_value = "packet")]
-    pub scope: String,
+    /// packet (only the packet, tools off, an empty temporary directory) or repo (the repository, read-only) [default: packet, or ask.scope in the config].
+    #[arg(long, value_name = "SCOPE")]
+    pub scope: Option<String>,
 
     /// Read the packet from a JSON file (`-` for stdin); flags add to it.
     #[arg(long, value_name = "FILE")]
@@ -98,9 +98,9 @@ pub struct AskArgs {
     #[arg(long, value_name = "ID")]
     pub task_id: Option<String>,
 
-    /// Refuse a packet larger than this many characters (never truncated).
-    #[arg(long, value_name = "N", default_value_t = crate::ask::packet::DEFAULT_MAX_CHARS)]
-    pub max_chars: usize,
+    /// Refuse a packet larger than this many characters (never truncated) [default: 200000, or ask.max_chars].
+    #[arg(long, value_name = "N")]
+    pub max_chars: Option<usize>,
 
     /// Directory files, --diff and repo scope refer to (default: the current directory).
     #[arg(long, value_name = "DIR")]

@@ -100,7 +100,7 @@ pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
 }
 
 pub fn logs(a: LogsArgs, mode: Mode) -> Result<i32> {
-    job::logs::logs(&a.id, a.follow, a.raw, mode)
+    crate::view::logs::logs(&a.id, a.follow, a.raw, mode)
 }
 
 pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {

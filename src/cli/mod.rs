@@ -7,10 +7,12 @@
 
 pub mod ask;
 pub mod completions;
+pub mod doctor;
 pub mod jobs;
 pub mod manpage;
 pub mod run;
 pub mod setup;
+pub mod watch;
 pub mod worktree;
 
 use std::ffi::OsString;
@@ -77,6 +79,11 @@ pub enum Command {
     Agents,
     /// Print the JSON Schema of the result.
     Schema,
+    /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
+    Doctor(doctor::DoctorArgs),
+    /// The configuration: show what is in effect (and from where), the file paths, or write a template.
+    #[command(subcommand)]
+    Config(doctor::ConfigCommand),
     /// Worktrees made by `run --worktree`: list or remove them.
     #[command(subcommand)]
     Worktree(WorktreeCommand),
@@ -92,6 +99,8 @@ pub enum Command {
     Jobs(job::JobsArgs),
     /// Show a job's progress: messages, commands, file changes, errors.
     Logs(job::LogsArgs),
+    /// See every job at a glance: state, what each peer is doing, tokens, files.
+    Watch(watch::WatchArgs),
     /// Start a job that continues the peer session of an earlier job.
     Continue(job::ContinueArgs),
     /// Remove ended jobs and their logs.
@@ -178,7 +187,7 @@ fn clap_error(e: clap::Error, mode: Mode) -> i32 {
             if mode == Mode::Json {
                 let mut report = crate::result::ErrorReport::from_error(&err);
                 report.exit_code = Some(err.exit_code());
-                output::json_line(&report);
+                let _ = output::json_line(&report);
             }
             eprint!("{rendered}");
             err.exit_code()
@@ -190,10 +199,15 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
     match cli.command {
         None => run::command(cli.run, mode),
         Some(Command::Run(args)) => run::command(args, mode),
-        Some(Command::Ask(args)) => ask::command(*args, mode),
-        Some(Command::Agents) => Ok(crate::agents_cmd::list(mode)),
+        Some(Command::Ask(args)) => {
+            crate::config::install(crate::config::Config::load(args.cwd.as_deref())?);
+            ask::command(*args, mode)
+        }
+        Some(Command::Doctor(a)) => doctor::doctor(a, mode),
+        Some(Command::Config(c)) => doctor::config(c, mode),
+        Some(Command::Agents) => crate::agents_cmd::list(mode),
         Some(Command::Schema) => {
-            output::json_line(&crate::result::schema());
+            output::json_line(&crate::result::schema())?;
             Ok(0)
         }
         Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
@@ -203,6 +217,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Cancel(a)) => jobs::cancel(a, mode),
         Some(Command::Jobs(a)) => jobs::list(a, mode),
         Some(Command::Logs(a)) => jobs::logs(a, mode),
+        Some(Command::Watch(a)) => watch::command(a, mode),
         Some(Command::Continue(a)) => jobs::continue_job(a, mode),
         Some(Command::Prune(a)) => jobs::prune(a, mode),
         Some(Command::Setup(a)) => setup::setup(a, mode),

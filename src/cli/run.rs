@@ -9,11 +9,11 @@ use crate::error::Result;
 use crate::output::{self, Mode};
 use crate::run::{self, RunRequest};
 use crate::worktree::{self, WorktreeOptions};
-use crate::{job, process};
+use crate::{job, process, view};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
-    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli.
+    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen [default: codex, or `agent` in the config].
     #[arg(long, short = 'a', value_name = "NAME")]
     pub agent: Option<String>,
 
@@ -49,19 +49,19 @@ pub struct RunArgs {
     #[arg(long, value_name = "SESSION")]
     pub resume: Option<String>,
 
-    /// Stop the peer after this long (e.g. 90s, 45m, 2h).
-    #[arg(long, value_name = "DURATION", default_value = "60m")]
-    pub timeout: String,
+    /// Stop the peer after this long (e.g. 90s, 45m, 2h) [default: 60m, or run.timeout in the config].
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
 
-    /// Stop the peer when it prints nothing for this long.
-    #[arg(long, value_name = "DURATION", default_value = "15m")]
-    pub idle_timeout: String,
+    /// Stop the peer when it prints nothing for this long [default: 15m, or run.idle_timeout].
+    #[arg(long, value_name = "DURATION")]
+    pub idle_timeout: Option<String>,
 
     /// codex: configuration profile.
     #[arg(long, value_name = "P")]
     pub profile: Option<String>,
 
-    /// pi: provider (e.g. openai, anthropic, zai).
+    /// pi, opencode: provider (e.g. openai, anthropic, zai); qwen: its --auth-type.
     #[arg(long, value_name = "P")]
     pub provider: Option<String>,
 
@@ -76,6 +76,10 @@ pub struct RunArgs {
     /// Start as a background job and print its id at once (see `baton wait`).
     #[arg(long = "async")]
     pub detach: bool,
+
+    /// No live status line on stderr (drawn only when stderr is a terminal; also BATON_PROGRESS=0).
+    #[arg(long)]
+    pub quiet: bool,
 
     #[command(flatten)]
     pub worktree: WorktreeArgs,
@@ -143,7 +147,9 @@ pub fn worktree_options(w: WorktreeArgs) -> WorktreeOptions {
 /// Plan the run, then do what the flags ask: print the plan (`--dry-run`),
 /// start a job (`--async`), run in a new worktree, or run here.
 pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
-    let (dry_run, detach) = (args.dry_run, args.detach);
+    // Two small files at most, nothing spawned: start-up stays fast.
+    crate::config::install(crate::config::Config::load(args.cwd.as_deref())?);
+    let (dry_run, detach, quiet) = (args.dry_run, args.detach, args.quiet);
     let options = worktree_options(args.worktree.clone());
     let request = request(args);
     let task = run::read_task(&request)?;
@@ -153,8 +159,8 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     let spec = plan.command()?;
     if dry_run {
         match &worktree {
-            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?),
-            None => output::json_line(&run::dry_run_json(&plan, &spec)),
+            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?)?,
+            None => output::json_line(&run::dry_run_json(&plan, &spec))?,
         }
         return Ok(0);
     }
@@ -163,7 +169,7 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
             Some(c) => job::Place::NewWorktree(c),
             None => job::Place::Cwd,
         };
-        job::print_started(&job::start(&plan, place, None)?, mode);
+        job::print_started(&job::start(&plan, place, None)?, mode)?;
         return Ok(0);
     }
     if let Some(c) = worktree {
@@ -172,8 +178,27 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     let program = plan.program(&spec)?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
-    let (_id, dir) = run::new_run_dir(&plan.root)?;
-    let result = run::execute(&plan, &spec, &program, &dir, &mut interrupts, &mut |_| {})?;
-    output::print_result(&result, mode);
+    let (dir, not_saved) = run::run_dir_or_warning(&plan.root);
+    // The line tails the run's log, so it needs a run directory.
+    let progress = dir
+        .as_ref()
+        .filter(|_| view::progress::wanted(quiet))
+        .map(|d| view::progress::Progress::start(d.join("stdout.log"), plan.agent));
+    let result = run::execute(
+        &plan,
+        &spec,
+        &program,
+        dir.as_deref(),
+        &mut interrupts,
+        &mut |_| {},
+    );
+    // Erased before anything else is printed (the result, or an error).
+    if let Some(p) = progress {
+        p.stop();
+    }
+    let mut result = result?;
+    result.warnings.extend(not_saved);
+    run::save_result(dir.as_deref(), &mut result);
+    output::print_result(&result, mode)?;
     Ok(result.status.exit_code())
 }

@@ -71,16 +71,13 @@ pub fn setup(a: SetupArgs, mode: Mode) -> Result<i32> {
         places: Places::from_env()?,
     };
     let report = crate::setup::run(&req)?;
-    match mode {
-        Mode::Json => crate::output::json_line(&report),
-        Mode::Text => print!("{}", report.text()),
-    }
+    crate::output::print_result(&report, mode)?;
     Ok(report.exit_code())
 }
 
 pub fn completions(a: CompletionsArgs) -> Result<i32> {
     let shell = super::completions::parse_shell(&a.shell)?;
-    print!("{}", super::completions::script(command(), shell)?);
+    crate::output::text(&super::completions::script(command(), shell)?)?;
     Ok(0)
 }
 
@@ -92,20 +89,20 @@ pub fn man(a: ManArgs, mode: Mode) -> Result<i32> {
                 .into_iter()
                 .next()
                 .ok_or_else(|| Error::Internal("no man page".into()))?;
-            use std::io::Write as _;
-            std::io::stdout()
-                .write_all(&text)
-                .map_err(|e| Error::io("writing to stdout", e))?;
+            crate::output::write_stdout(&text)?;
         }
         Some(dir) => {
             let written = super::manpage::write_all(command(), &dir)?;
             match mode {
                 Mode::Json => crate::output::json_line(&serde_json::json!({
                     "schema_version": 1, "status": "ok", "written": written,
-                })),
-                Mode::Text => written
-                    .iter()
-                    .for_each(|p| println!("wrote {}", p.display())),
+                }))?,
+                Mode::Text => crate::output::text(
+                    &written
+                        .iter()
+                        .map(|p| format!("wrote {}\n", p.display()))
+                        .collect::<String>(),
+                )?,
             }
         }
     }

@@ -61,8 +61,8 @@ pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
         access: Some(p.access.as_str().to_string()),
         cwd: Some(p.cwd.clone()),
         resume: Some(session),
-        timeout: format!("{}ms", p.timeout_ms),
-        idle_timeout: format!("{}ms", p.idle_timeout_ms),
+        timeout: Some(format!("{}ms", p.timeout_ms)),
+        idle_timeout: Some(format!("{}ms", p.idle_timeout_ms)),
         profile: p.profile.clone(),
         provider: p.provider.clone(),
         raw: p.raw,
@@ -72,9 +72,12 @@ pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
     // Same checks as `run --async`, so a follow-up cannot bypass them.
     let task = run::read_task(&args)?;
     let mut plan = run::plan(&args, task)?;
+    // The same CLI as the job it continues, whatever the config says now.
+    plan.command = p.command.clone();
     let place = match old.worktree {
         Some(w) => {
-            // Still the user's `.baton/`, and the same git metadata to commit to.
+            // Still the user's project (its records and worktrees), and the
+            // same git metadata to commit to.
             plan.root = p.root.clone();
             plan.writable_dirs = p.writable_dirs.clone();
             plan.protected_paths = p.protected_paths.clone();
@@ -84,6 +87,6 @@ pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
         None => Place::Cwd,
     };
     let r = start(&plan, place, Some(job.id.clone()))?;
-    print_started(&r, mode);
+    print_started(&r, mode)?;
     Ok(0)
 }

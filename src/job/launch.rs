@@ -85,7 +85,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
     match launched {
         Ok(state) => {
             if let (Some(s), Some(pid)) = (&session, state.runner_pid) {
-                claim_worktree(s, &job.id, pid);
+                claim_worktree(s, &job, pid);
             }
             Ok(job.running_result(&state))
         }
@@ -100,13 +100,15 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
     }
 }
 
-/// The worktree's record names the process working in it (that is how
-/// `baton worktree list`/`remove` tell a busy worktree): the runner, not
-/// this launcher, which exits at once.
-fn claim_worktree(s: &worktree::Session, job_id: &str, runner: u32) {
+/// The worktree's record names the process working in it and the lock that
+/// shows it alive (that is how `baton worktree list`/`remove` tell a busy
+/// worktree): the runner and the job's lock, which it holds from before
+/// this launcher exits until it ends.
+fn claim_worktree(s: &worktree::Session, job: &Job, runner: u32) {
     if let Some(mut r) = worktree::store::load(&s.root, &s.id) {
         r.pid = Some(runner);
-        r.job_id = Some(job_id.to_string());
+        r.lock = Some(job.lock_path());
+        r.job_id = Some(job.id.clone());
         r.finished_ms = None;
         r.status = None;
         let _ = worktree::store::save(&s.root, &r);

@@ -23,12 +23,9 @@
 //! that result (`Status::exit_code`); a job still running is 0.
 
 pub mod launch;
-pub mod logs;
-pub mod render;
 pub mod runner;
 pub mod store;
 
-use std::io::Write;
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -62,8 +59,8 @@ pub fn status(id: &OsStr, mode: Mode) -> Result<i32> {
         Mode::Json => output::json_line(&Versioned {
             schema_version: SCHEMA_VERSION,
             inner: &view,
-        }),
-        Mode::Text => print_text(&view.text_block()),
+        })?,
+        Mode::Text => output::text(&view.text_block())?,
     }
     Ok(s.status.status().exit_code())
 }
@@ -92,7 +89,7 @@ pub fn cancel(id: &OsStr, mode: Mode) -> Result<i32> {
 
 fn print_job_result(job: &Job, s: &State, mode: Mode) -> Result<i32> {
     let r = job.result(s)?;
-    output::print_result(&r, mode);
+    output::print_result(&r, mode)?;
     Ok(r.status.exit_code())
 }
 
@@ -260,6 +257,29 @@ impl View {
         }
     }
 
+    /// A job whose `state.json` does not parse: all its id tells.
+    fn corrupt(job: &Job, now: u64) -> View {
+        let created = store::id_time_ms(&job.id);
+        View {
+            job_id: job.id.clone(),
+            status: "corrupt",
+            agent: String::new(),
+            model: None,
+            effort: None,
+            access: String::new(),
+            cwd: String::new(),
+            task: String::new(),
+            created_ms: created,
+            ended_ms: None,
+            age_ms: now.saturating_sub(created),
+            duration_ms: 0,
+            session: None,
+            summary: Some("its state.json is damaged; `baton prune` removes it".into()),
+            resumed_from: None,
+            log_path: job.stdout_log().display().to_string(),
+        }
+    }
+
     fn text_block(&self) -> String {
         let mut t = format!(
             "job:      {}\nstatus:   {}\nagent:    {} (model {}, effort {}, access {})\ntask:     {}\nstarted:  {} ago, ran {}\n",
@@ -295,31 +315,40 @@ pub fn human(ms: u64) -> String {
     }
 }
 
-fn print_text(s: &str) {
-    let _ = std::io::stdout().lock().write_all(s.as_bytes());
-}
-
 /// `baton jobs [--all]`: running jobs first, then the newest.
 pub fn list(all: bool, mode: Mode) -> Result<i32> {
     let store = Store::here()?;
     let now = now_ms();
-    let mut jobs: Vec<(Job, State)> = Vec::new();
+    let mut jobs: Vec<(Job, Option<State>)> = Vec::new();
     for (job, s) in store.states()? {
-        let s = if s.status.is_terminal() {
-            s
-        } else {
-            job.refresh().unwrap_or(s)
+        let s = match s {
+            Some(s) if s.status.is_terminal() => Some(s),
+            // Refreshed: a dead runner's job is lost; a record without a
+            // state (a launch cut short) too. `None`: it is corrupt.
+            Some(s) => Some(job.refresh().unwrap_or(s)),
+            None => match job.refresh() {
+                Ok(s) => Some(s),
+                Err(Error::CorruptJob { .. }) => None,
+                Err(_) => continue,
+            },
         };
         jobs.push((job, s));
     }
+    let ended = |s: &Option<State>| s.as_ref().is_none_or(|s| s.status.is_terminal());
     // Ids sort by start time, and the list already is newest first.
-    jobs.sort_by_key(|(_, s)| s.status.is_terminal());
+    jobs.sort_by_key(|(_, s)| ended(s));
     let total = jobs.len();
     if !all {
-        let running = jobs.iter().filter(|(_, s)| !s.status.is_terminal()).count();
+        let running = jobs.iter().filter(|(_, s)| !ended(s)).count();
         jobs.truncate(running + RECENT);
     }
-    let views: Vec<View> = jobs.iter().map(|(j, s)| View::new(j, s, now)).collect();
+    let views: Vec<View> = jobs
+        .iter()
+        .map(|(j, s)| match s {
+            Some(s) => View::new(j, s, now),
+            None => View::corrupt(j, now),
+        })
+        .collect();
     match mode {
         Mode::Json => {
             #[derive(Serialize)]
@@ -338,7 +367,7 @@ pub fn list(all: bool, mode: Mode) -> Result<i32> {
             // One write: with --all the line can be megabytes.
             let mut b = serde_json::to_vec(&listing).map_err(|e| Error::Internal(e.to_string()))?;
             b.push(b'\n');
-            let _ = std::io::stdout().lock().write_all(&b);
+            output::write_stdout(&b)?;
         }
         Mode::Text => {
             let mut t = String::new();
@@ -367,15 +396,16 @@ pub fn list(all: bool, mode: Mode) -> Result<i32> {
                     total - views.len()
                 ));
             }
-            print_text(&t);
+            output::text(&t)?;
         }
     }
     Ok(0)
 }
 
-/// What `run --async` and `continue` print.
-pub fn print_started(r: &RunResult, mode: Mode) {
-    match mode {
+/// What `run --async` and `continue` print. The job runs whether or not
+/// this reaches the caller: a failure says which job it was, on stderr.
+pub fn print_started(r: &RunResult, mode: Mode) -> Result<()> {
+    let printed = match mode {
         Mode::Json => output::json_line(r),
         Mode::Text => {
             let id = r.job_id.as_deref().unwrap_or("?");
@@ -389,9 +419,19 @@ pub fn print_started(r: &RunResult, mode: Mode) {
             t.push_str(&format!(
                 "next:     baton wait {id}   (or: baton logs --follow {id}, baton cancel {id})\n"
             ));
-            print_text(&t);
+            output::text(&t)
         }
-    }
+    };
+    printed.map_err(|e| match e {
+        Error::Io { context, source } => Error::Io {
+            context: format!(
+                "{context} (job {} was started)",
+                r.job_id.as_deref().unwrap_or("?")
+            ),
+            source,
+        },
+        e => e,
+    })
 }
 
 /// `baton __job-runner DIR --lock-fd N`.

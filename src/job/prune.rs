@@ -5,12 +5,11 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::{self, Mode};
 use crate::result::SCHEMA_VERSION;
 
-use super::print_text;
-use super::store::{Job, Store, now_ms};
+use super::store::{Job, Store, id_time_ms, now_ms};
 
 #[derive(Serialize)]
 pub(super) struct Pruned {
@@ -47,17 +46,22 @@ pub fn prune(older_than: Duration, dry_run: bool, mode: Mode) -> Result<i32> {
         let job = store.job(&id);
         let s = match job.read_state() {
             Ok(s) => s,
-            Err(_) => {
-                // A directory without state: a launch in progress or one that
-                // died before starting anything. Removed once clearly abandoned.
+            Err(e) => {
+                // A directory without state (a launch in progress or cut
+                // short: lost) or with a damaged one (corrupt): removed once
+                // clearly abandoned, as of its start.
+                let corrupt = matches!(e, Error::CorruptJob { .. });
                 let born = id_time_ms(&id);
-                if !job.runner_alive() && born < cutoff && now.saturating_sub(born) > 60_000 {
+                if !job.runner_alive()
+                    && born < cutoff
+                    && (corrupt || now.saturating_sub(born) > 60_000)
+                {
                     let bytes = dir_size(&job.dir);
                     doomed.push((
                         job,
                         Pruned {
                             job_id: id.clone(),
-                            status: "incomplete",
+                            status: if corrupt { "corrupt" } else { "lost" },
                             agent: String::new(),
                             task: String::new(),
                             ended_ms: None,
@@ -136,7 +140,7 @@ pub fn prune(older_than: Duration, dry_run: bool, mode: Mode) -> Result<i32> {
             "running_kept": running,
             "worktrees_removed": worktrees_removed,
             "worktrees_kept": worktrees_kept,
-        })),
+        }))?,
         Mode::Text => {
             let verb = if dry_run { "would remove" } else { "removed" };
             let mut t = String::new();
@@ -159,7 +163,7 @@ pub fn prune(older_than: Duration, dry_run: bool, mode: Mode) -> Result<i32> {
                 removed.len(),
                 freed.div_ceil(1024)
             ));
-            print_text(&t);
+            output::text(&t)?;
         }
     }
     Ok(0)
@@ -190,14 +194,6 @@ pub(super) fn dir_size(dir: &std::path::Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
-}
-
-/// The start time encoded in an id (its first 9 base-32 digits).
-pub(super) fn id_time_ms(id: &str) -> u64 {
-    const ALPHABET: &[u8] = b"0123456789abcdefghjkmnpqrstvwxyz";
-    id.bytes().take(9).fold(0u64, |acc, b| {
-        (acc << 5) | ALPHABET.iter().position(|a| *a == b).unwrap_or(0) as u64
-    })
 }
 
 #[cfg(test)]

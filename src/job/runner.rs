@@ -28,6 +28,8 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
     };
     // Kept until the process exits: the kernel releases it however we die.
     let _lock = adopt_lock(&job, lock_fd)?;
+    // Room to record the end even if the peer fills the disk.
+    job.make_reserve();
     // Before the peer exists, so a cancel can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let spec = take_spec(&job)?;
@@ -43,7 +45,7 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
         &spec.plan,
         &command,
         &spec.program,
-        &job.dir,
+        Some(&job.dir),
         &mut interrupts,
         &mut |pid| {
             if let Err(e) = job.update(&spec, |s| s.peer_pgid = Some(pid)) {
@@ -135,6 +137,7 @@ fn failed(spec: &Spec, job: &Job, e: &Error) -> RunResult {
         message: None,
         agent: p.agent.name().to_string(),
         model: p.model.clone(),
+        model_requested: p.model.clone(),
         effort: p.effort.clone(),
         access: p.access.as_str().to_string(),
         cwd: p.cwd.display().to_string(),

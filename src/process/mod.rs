@@ -6,7 +6,11 @@
 //! - Two reader threads copy stdout and stderr, as they arrive, into the run's
 //!   log files. The stdout thread also splits lines and feeds them to the
 //!   agent's streaming parser, so memory stays flat however much the peer
-//!   prints (a line longer than `MAX_LINE` is logged but not parsed).
+//!   prints. A line longer than `MAX_LINE` is logged whole but parsed from
+//!   its first `MAX_LINE` bytes, closed into JSON (`json_cut`); a line that
+//!   is not UTF-8 is parsed with the bad bytes replaced. Both are warnings.
+//! - A log that cannot be created or written (a full disk) is a warning
+//!   too: the peer goes on, its output is still parsed, the result kept.
 //! - A waiter thread reaps the leader and reports its exit; a signal thread
 //!   forwards SIGINT/SIGTERM/SIGHUP. The supervising thread blocks on one
 //!   channel with a deadline: the overall timeout, the idle timeout (no byte
@@ -25,7 +29,7 @@ use std::io::{self, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -44,10 +48,25 @@ pub use group::{group_alive, killpg, stop_group_leftovers, stop_leader};
 pub use interrupts::{Interrupts, signal_name};
 pub use orphans::PEER_TOKEN_VAR;
 use orphans::{NEXT_TOKEN, stop_orphans};
-use pump::{enlarge_pipe, pump_stderr, pump_stdout};
+use pump::{Log, Pump, enlarge_pipe, pump_stderr, pump_stdout};
 
-/// Lines longer than this are logged but not parsed (bounded memory).
+/// Lines longer than this are logged whole but parsed only up to here
+/// (bounded memory).
 pub const MAX_LINE: usize = 64 << 20;
+
+/// `MAX_LINE`, unless `BATON_MAX_LINE` lowers it. Internal, undocumented for
+/// users (like `BATON_FINAL_GRACE_MS`): the test of a cut line need not push
+/// 64 MiB through a debug build.
+pub fn max_line() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("BATON_MAX_LINE")
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+            .filter(|n| (1..MAX_LINE).contains(n))
+            .unwrap_or(MAX_LINE)
+    })
+}
 /// How much of stderr is kept in memory for error messages.
 const STDERR_TAIL: usize = 16 << 10;
 
@@ -83,12 +102,14 @@ pub struct Finished {
     pub duration: Duration,
     /// Readers that did not reach EOF (a process outside the group kept a pipe open).
     pub pipes_left_open: bool,
+    /// What went wrong reading or logging the output (for the result's warnings).
+    pub warnings: Vec<String>,
 }
 
-/// Where the raw streams go.
+/// Where the raw streams go (`None`: nowhere, there is no run directory).
 pub struct LogFiles {
-    pub stdout: PathBuf,
-    pub stderr: PathBuf,
+    pub stdout: Option<PathBuf>,
+    pub stderr: Option<PathBuf>,
 }
 
 enum Msg {
@@ -130,8 +151,22 @@ pub fn supervise(
     interrupts: &mut Interrupts,
     on_spawn: &mut dyn FnMut(u32),
 ) -> Result<Finished> {
-    let stdout_log = crate::fsutil::create_private(&logs.stdout)?;
-    let stderr_log = crate::fsutil::create_private(&logs.stderr)?;
+    let notes: Arc<Mutex<Vec<String>>> = Arc::default();
+    let open_log = |p: &Option<PathBuf>| {
+        let p = p.as_ref()?;
+        match crate::fsutil::create_private(p) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                notes
+                    .lock()
+                    .unwrap()
+                    .push(format!("the peer's output is not saved: {e}"));
+                None
+            }
+        }
+    };
+    let stdout_log = open_log(&logs.stdout).map(|f| Log::new(f, "stdout.log", &notes));
+    let stderr_log = open_log(&logs.stderr).map(|f| Log::new(f, "stderr.log", &notes));
 
     let mut cmd = Command::new(program);
     cmd.args(&spec.args)
@@ -198,12 +233,22 @@ pub fn supervise(
 
     let stdout = child.stdout.take().expect("piped stdout");
     enlarge_pipe(&stdout);
+    let parsing = Arc::new(AtomicBool::new(false));
     {
         let tx = tx.clone();
         let act = last_activity.clone();
         let parser = parser.clone();
+        let notes = notes.clone();
+        let parsing = parsing.clone();
         thread::spawn(move || {
-            pump_stdout(stdout, stdout_log, &parser, &act, started, &tx);
+            let pump = Pump {
+                activity: &act,
+                parsing: &parsing,
+                started,
+                tx: &tx,
+                notes: &notes,
+            };
+            pump_stdout(stdout, stdout_log, &parser, &pump);
             let _ = tx.send(Msg::Eof);
         });
     }
@@ -296,11 +341,16 @@ pub fn supervise(
 
     // The pipes close once every process holding them is gone. Something that
     // escaped the group (setsid) may keep one open: do not wait for it forever.
-    let pipes_deadline = Instant::now() + Duration::from_secs(2);
+    // A pump still parsing what it read (a huge line) is not waiting on the
+    // pipe: the two seconds count from when it is idle again.
+    let mut pipes_deadline = Instant::now() + Duration::from_secs(2);
     while eofs < 2 {
         match rx.recv_timeout(pipes_deadline.saturating_duration_since(Instant::now())) {
             Ok(Msg::Eof) => eofs += 1,
             Ok(_) => {}
+            Err(_) if parsing.load(Ordering::Relaxed) => {
+                pipes_deadline = Instant::now() + Duration::from_secs(2);
+            }
             Err(_) => break,
         }
     }
@@ -323,12 +373,14 @@ pub fn supervise(
             None => return Err(Error::Internal("parser taken twice".into())),
         }
     };
+    let warnings = std::mem::take(&mut *notes.lock().unwrap());
     Ok(Finished {
         reason,
         exit,
         outcome,
         duration,
         pipes_left_open: eofs < 2,
+        warnings,
     })
 }
 

@@ -8,28 +8,45 @@ use crate::agent::{Agent, CommandSpec};
 use crate::error::{Error, Result};
 use crate::process::{self, EndReason, Interrupts, LogFiles};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
-use crate::{fsutil, git};
+use crate::{fsutil, git, models};
 
 use super::Plan;
 
-/// Run the plan's peer to the end, with its logs in `dir`.
+/// Run the plan's peer to the end, with its logs in `dir` (`None`: the
+/// run's records could not be made; it runs all the same). Records that
+/// cannot be written are warnings: they never cost the peer's result.
 pub fn execute(
     plan: &Plan,
     spec: &CommandSpec,
     program: &Path,
-    dir: &Path,
+    dir: Option<&Path>,
     interrupts: &mut Interrupts,
     on_spawn: &mut dyn FnMut(u32),
 ) -> Result<RunResult> {
-    fsutil::replace_file(&dir.join("prompt.txt"), plan.prompt.as_bytes())?;
+    let mut not_saved = Vec::new();
+    if let Some(d) = dir
+        && let Err(e) = fsutil::replace_file(&d.join("prompt.txt"), plan.prompt.as_bytes())
+    {
+        not_saved.push(format!("could not save the prompt: {e}"));
+    }
     let logs = LogFiles {
-        stdout: dir.join("stdout.log"),
-        stderr: dir.join("stderr.log"),
+        stdout: dir.map(|d| d.join("stdout.log")),
+        stderr: dir.map(|d| d.join("stderr.log")),
     };
-    let before = match &plan.git_pin {
+    // The snapshot behind `changed_files` costs a `git status` or more. When
+    // the prompt goes on stdin it is taken while the CLI starts: the peer is
+    // spawned first and gets its prompt only after the snapshot, so it
+    // cannot act before it. A prompt in argv (agy) starts the work at once:
+    // then the snapshot comes first.
+    let snapshot = || match &plan.git_pin {
         Some(p) => git::snapshot_pinned(&p.work_tree, p.env()),
         None => git::snapshot(&plan.cwd),
     };
+    let mut before = None;
+    let early = spec.stdin.is_none();
+    if early {
+        before = snapshot();
+    }
     let finished = process::supervise(
         spec,
         program,
@@ -38,7 +55,12 @@ pub fn execute(
         plan.agent.parser(),
         &plan.limits(),
         interrupts,
-        on_spawn,
+        &mut |pid| {
+            on_spawn(pid);
+            if !early {
+                before = snapshot();
+            }
+        },
     )?;
     let changed_files = match &before {
         Some(_) if plan.git_pin.as_ref().is_some_and(|p| p.verify().is_err()) => Vec::new(),
@@ -50,6 +72,8 @@ pub fn execute(
     let mut warnings: Vec<String> = plan.warnings.clone();
     warnings.extend(spec.warnings.iter().cloned());
     warnings.extend(o.warnings.iter().cloned());
+    warnings.extend(not_saved);
+    warnings.extend(finished.warnings);
     if before.is_none() {
         warnings.push("cwd is not in a git repository: changed_files is not tracked".into());
     }
@@ -142,6 +166,7 @@ pub fn execute(
         }
     };
 
+    let model = models::served(plan.model.as_deref(), o.model, &mut warnings);
     let summary = summarize(
         plan.agent,
         status,
@@ -156,7 +181,8 @@ pub fn execute(
         summary,
         message: o.message,
         agent: plan.agent.name().to_string(),
-        model: o.model.or_else(|| plan.model.clone()),
+        model,
+        model_requested: plan.model.clone(),
         effort: plan.effort.clone(),
         access: plan.access.as_str().to_string(),
         cwd: plan.cwd.display().to_string(),
@@ -165,7 +191,10 @@ pub fn execute(
         usage,
         duration_ms: finished.duration.as_millis() as u64,
         exit_code: finished.exit.code,
-        log_path: Some(logs.stdout.display().to_string()),
+        log_path: logs
+            .stdout
+            .filter(|p| p.exists())
+            .map(|p| p.display().to_string()),
         warnings,
         denials: o.denials,
         error,
@@ -173,9 +202,22 @@ pub fn execute(
         job_id: None,
         extra: Default::default(),
     };
-    let json = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::replace_file(&dir.join("result.json"), &json)?;
     Ok(result)
+}
+
+/// Save the run's copy of its result (`result.json` in `dir`). A failure
+/// becomes a warning of the result itself: the result is printed anyway.
+pub fn save_result(dir: Option<&Path>, r: &mut RunResult) {
+    let Some(dir) = dir else {
+        return;
+    };
+    let saved = serde_json::to_vec(&*r)
+        .map_err(|e| Error::Internal(e.to_string()))
+        .and_then(|json| fsutil::replace_file(&dir.join("result.json"), &json));
+    if let Err(e) = saved {
+        r.warnings
+            .push(format!("could not save the result's copy: {e}"));
+    }
 }
 
 pub(super) fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {
@@ -228,7 +270,7 @@ pub(super) fn session_usage(
     usage: &Usage,
     warnings: &mut Vec<String>,
 ) -> Usage {
-    if plan.agent != Agent::Codex {
+    if !plan.agent.usage_is_cumulative() {
         return usage.clone();
     }
     let Some(session) =
@@ -236,21 +278,21 @@ pub(super) fn session_usage(
     else {
         return usage.clone();
     };
-    let Ok(dir) = fsutil::baton_dir(&plan.root).map(|d| d.join("sessions")) else {
+    let Ok(dir) = crate::state_dir::project(&plan.root).map(|d| d.join("sessions")) else {
         return usage.clone();
     };
-    let path = dir.join(format!("codex-{session}.json"));
+    let path = dir.join(format!("{}-{session}.json", plan.agent.name()));
     let earlier: Option<Usage> = std::fs::read(&path)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
     let own = match (&plan.resume, earlier) {
         (Some(_), Some(e)) => usage.minus(&e),
         (Some(_), None) => {
-            warnings.push(
-                "codex reports usage per thread and this session was started outside baton's \
-                 records: usage is the thread's total, not this run's"
-                    .into(),
-            );
+            warnings.push(format!(
+                "{} reports usage per session and this session was started outside baton's \
+                 records: usage is the session's total, not this run's",
+                plan.agent.name()
+            ));
             usage.clone()
         }
         (None, _) => usage.clone(),

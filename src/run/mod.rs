@@ -15,11 +15,11 @@ use crate::agent::{Access, Agent, CommandSpec, Extra, Request};
 use crate::error::{Error, Result};
 use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
-use crate::{duration, fsutil, ids, models, prompt};
+use crate::{config, duration, fsutil, ids, models, prompt};
 
 mod execute;
 
-pub use execute::execute;
+pub use execute::{execute, save_result};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
@@ -46,7 +46,8 @@ pub struct Plan {
     pub effort: Option<String>,
     pub resume: Option<String>,
     pub cwd: PathBuf,
-    /// Where `.baton/` lives (git top-level of cwd, else cwd).
+    /// The project (git top-level of cwd, else cwd): its records are kept
+    /// under this key (`state_dir`), its worktrees in `<root>/.baton/`.
     pub root: PathBuf,
     /// The task as the user gave it.
     pub task: String,
@@ -55,6 +56,10 @@ pub struct Plan {
     pub raw: bool,
     pub profile: Option<String>,
     pub provider: Option<String>,
+    /// The argv prefix that starts the CLI (config `agents.<name>.command`),
+    /// in place of its binary on PATH.
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
     pub timeout_ms: u64,
     pub idle_timeout_ms: u64,
     pub warnings: Vec<String>,
@@ -90,8 +95,10 @@ pub struct RunRequest {
     /// Read the task from this file (`-` for stdin).
     pub prompt_file: Option<PathBuf>,
     pub resume: Option<String>,
-    pub timeout: String,
-    pub idle_timeout: String,
+    /// `None`: `run.timeout` of the config, else 60m.
+    pub timeout: Option<String>,
+    /// `None`: `run.idle_timeout` of the config, else 15m.
+    pub idle_timeout: Option<String>,
     pub profile: Option<String>,
     pub provider: Option<String>,
     pub raw: bool,
@@ -138,7 +145,10 @@ pub fn resolve_access(args: &RunRequest) -> Result<Access> {
     }
     match &args.access {
         Some(a) => Access::parse(a),
-        None => Ok(Access::Workspace),
+        None => match config::active().string("run.access") {
+            Some(a) => Access::parse(&a),
+            None => Ok(Access::Workspace),
+        },
     }
 }
 
@@ -210,14 +220,62 @@ fn read_stdin() -> Result<String> {
 pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     let depth = Depth::from_env();
     depth.check()?;
-    let agent = Agent::parse(args.agent.as_deref().unwrap_or("codex"))?;
+    // What the request leaves open comes from the config (BATON_* variables,
+    // then the project file, then the user file).
+    let cfg = config::active();
+    let agent = match &args.agent {
+        Some(a) => Agent::parse(a)?,
+        None => cfg.default_agent(),
+    };
+    let per_agent = |key: &str, given: &Option<String>| {
+        given
+            .clone()
+            .or_else(|| cfg.string(&format!("agents.{}.{key}", agent.name())))
+    };
+    let (model, effort) = (
+        per_agent("model", &args.model),
+        per_agent("effort", &args.effort),
+    );
     let access = resolve_access(args)?;
     let cwd = resolve_cwd(args.cwd.as_deref())?;
-    let resolved = models::resolve(agent, args.model.as_deref(), args.effort.as_deref())?;
-    let timeout = duration::parse(&args.timeout)?;
-    let idle = duration::parse(&args.idle_timeout)?;
+    let resolved = models::resolve(agent, model.as_deref(), effort.as_deref())?;
+    let limit = |given: &Option<String>, key: &str, default: &str| {
+        duration::parse(
+            &given
+                .clone()
+                .or_else(|| cfg.string(key))
+                .unwrap_or_else(|| default.to_string()),
+        )
+    };
+    let timeout = limit(&args.timeout, "run.timeout", "60m")?;
+    let idle = limit(&args.idle_timeout, "run.idle_timeout", "15m")?;
+    // Only the agent that has the option takes it from the config.
+    let profile = (agent == Agent::Codex)
+        .then(|| per_agent("profile", &None))
+        .flatten();
+    let provider = (agent == Agent::Pi)
+        .then(|| per_agent("provider", &None))
+        .flatten();
     if timeout.is_zero() {
         return Err(Error::usage("--timeout must be more than zero"));
+    }
+    // These reach the CLI's argv as the value of its own option; one that
+    // starts with `-` would be read as an option of the CLI instead
+    // (`-m --dangerously-bypass-approvals-and-sandbox`).
+    for (flag, value) in [
+        ("--model", &args.model),
+        ("--effort", &args.effort),
+        ("--profile", &args.profile),
+        ("--provider", &args.provider),
+    ] {
+        if let Some(v) = value
+            && (v.trim().is_empty() || v.starts_with('-'))
+        {
+            return Err(Error::usage_hint(
+                format!("{flag} `{v}` is not a valid value"),
+                format!("give {flag} a name; values starting with `-` are refused"),
+            ));
+        }
     }
     if args.profile.is_some() && agent != Agent::Codex {
         return Err(Error::usage_hint(
@@ -225,10 +283,10 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
             "drop --profile or use --agent codex",
         ));
     }
-    if args.provider.is_some() && agent != Agent::Pi {
+    if args.provider.is_some() && !Agent::TAKES_PROVIDER.contains(&agent) {
         return Err(Error::usage_hint(
-            "--provider is a pi option",
-            "drop --provider, or use --agent pi (zai always uses the zai provider)",
+            "--provider is a pi, opencode or qwen option",
+            "drop --provider, or use --agent pi, opencode or qwen (zai always uses the zai provider)",
         ));
     }
     if let Some(r) = &args.resume
@@ -253,10 +311,11 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         task,
         prompt,
         raw: args.raw,
-        profile: args.profile.clone(),
-        provider: args.provider.clone(),
-        timeout_ms: timeout.as_millis() as u64,
-        idle_timeout_ms: idle.as_millis() as u64,
+        profile: args.profile.clone().or(profile),
+        provider: args.provider.clone().or(provider),
+        command: cfg.command(agent),
+        timeout_ms: duration::millis(timeout),
+        idle_timeout_ms: duration::millis(idle),
         warnings: resolved.warnings,
         child_depth: depth.depth + 1,
         writable_dirs: Vec::new(),
@@ -303,6 +362,12 @@ impl Plan {
         req.extra.writable_dirs.extend(dirs);
         req.extra.protected_paths.extend(protected);
         let mut spec = self.agent.command(&req)?;
+        if let Some(prefix) = &self.command {
+            spec.program = prefix[0].clone();
+            let mut args: Vec<std::ffi::OsString> = prefix[1..].iter().map(Into::into).collect();
+            args.append(&mut spec.args);
+            spec.args = args;
+        }
         spec.env_set
             .push(("BATON_DEPTH".into(), self.child_depth.to_string()));
         Ok(spec)
@@ -320,11 +385,19 @@ impl Plan {
 
     /// The peer CLI on PATH, or the 127 error that says how to install it.
     pub fn program(&self, spec: &CommandSpec) -> Result<PathBuf> {
-        process::find_program(&spec.program).ok_or_else(|| Error::NotInstalled {
-            agent: self.agent.name(),
-            binary: spec.program.clone(),
-            hint: format!("install it: {}", self.agent.install_hint()),
-        })
+        process::find_program(&spec.program)
+            .filter(|p| self.command.is_none() || p.is_file())
+            .ok_or_else(|| Error::NotInstalled {
+                agent: self.agent.name(),
+                binary: spec.program.clone(),
+                hint: match &self.command {
+                    Some(_) => format!(
+                        "fix agents.{}.command in your config (`baton config show` names the file)",
+                        self.agent.name()
+                    ),
+                    None => format!("install it: {}", self.agent.install_hint()),
+                },
+            })
     }
 }
 
@@ -361,15 +434,30 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "timeout_ms": plan.timeout_ms,
         "idle_timeout_ms": if plan.agent.streams_progress() { Some(plan.idle_timeout_ms) } else { None },
         "warnings": plan.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
+        // Which config files decided the defaults above.
+        "config_files": config::active().files_read(),
     })
 }
 
-/// A fresh run directory under `.baton/runs/`.
+/// A fresh run directory under `runs/` in the project's state folder.
 pub fn new_run_dir(root: &Path) -> Result<(String, PathBuf)> {
-    let runs = fsutil::baton_dir(root)?.join("runs");
-    fsutil::ensure_private_dir(&runs)?;
+    let runs = crate::state_dir::ensure_sub(root, "runs")?;
     let id = ids::new_id();
     let dir = runs.join(&id);
     fsutil::ensure_private_dir(&dir)?;
     Ok((id, dir))
+}
+
+/// A run directory, or none with the warning that says why (a full or
+/// read-only disk must not stop the run: its result is on stdout).
+pub fn run_dir_or_warning(root: &Path) -> (Option<PathBuf>, Option<String>) {
+    match new_run_dir(root) {
+        Ok((_, d)) => (Some(d), None),
+        Err(e) => (
+            None,
+            Some(format!(
+                "nothing of this run is saved (no prompt.txt, logs or result.json): {e}"
+            )),
+        ),
+    }
 }

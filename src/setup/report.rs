@@ -78,8 +78,10 @@ impl Report {
             crate::error::exit::USAGE
         }
     }
+}
 
-    pub fn text(&self) -> String {
+impl crate::render::Render for Report {
+    fn text(&self) -> String {
         let would = if self.dry_run { "would " } else { "" };
         let (write, remove) = if self.dry_run {
             ("write", "remove")

@@ -92,6 +92,7 @@ pub fn prepare(
         path: path.clone(),
         created_ms: store::now_ms(),
         pid: Some(std::process::id()),
+        lock: Some(store::hold(&plan.root, id)?),
         task: crate::agent::clip(plan.task.lines().next().unwrap_or(""), 200),
         include_dirty: c.include_dirty,
         allow: c.allow.clone(),
@@ -194,7 +195,7 @@ pub fn abandon(s: &Session) {
         };
     if untouched {
         discard(&s.top, &s.path, &s.branch);
-        let _ = std::fs::remove_file(store::record_path(&s.root, &s.id));
+        store::forget(&s.root, &s.id);
     }
 }
 

@@ -33,15 +33,19 @@ pub fn command(cmd: Manage, mode: Mode) -> Result<i32> {
                     "schema_version": SCHEMA_VERSION,
                     "root": root,
                     "worktrees": entries,
-                })),
+                }))?,
                 Mode::Text => {
+                    let mut t = String::new();
                     if entries.is_empty() {
-                        println!("no worktrees in {}", store::dir(&root).display());
+                        t.push_str(&format!(
+                            "no worktrees in {}\n",
+                            store::dir(&root).display()
+                        ));
                     }
                     for e in &entries {
                         let d = e.diffstat.unwrap_or_default();
-                        println!(
-                            "{}  {:<11} {:>4}  {}  {} file(s) +{} -{}  {}  {}",
+                        t.push_str(&format!(
+                            "{}  {:<11} {:>4}  {}  {} file(s) +{} -{}  {}  {}\n",
                             e.id,
                             e.state,
                             e.age_secs
@@ -53,8 +57,9 @@ pub fn command(cmd: Manage, mode: Mode) -> Result<i32> {
                             d.deletions,
                             e.agent.as_deref().unwrap_or("?"),
                             e.task.as_deref().unwrap_or("")
-                        );
+                        ));
                     }
+                    output::text(&t)?;
                 }
             }
             Ok(0)
@@ -65,25 +70,27 @@ pub fn command(cmd: Manage, mode: Mode) -> Result<i32> {
                 Mode::Json => output::json_line(&json!({
                     "schema_version": SCHEMA_VERSION,
                     "removed": r,
-                })),
+                }))?,
                 Mode::Text => {
+                    let mut t = String::new();
                     if r.worktree_removed {
-                        println!("removed worktree {}", r.path.display());
+                        t.push_str(&format!("removed worktree {}\n", r.path.display()));
                     }
                     match (r.branch_deleted, &r.head) {
-                        (true, Some(h)) => println!(
-                            "deleted branch {} (was {}; `git branch {} {}` restores it)",
+                        (true, Some(h)) => t.push_str(&format!(
+                            "deleted branch {} (was {}; `git branch {} {}` restores it)\n",
                             r.branch,
                             short(h),
                             r.branch,
                             h
-                        ),
-                        (false, Some(_)) => println!(
-                            "kept branch {} (delete it with --branch, or `git branch -D {}`)",
+                        )),
+                        (false, Some(_)) => t.push_str(&format!(
+                            "kept branch {} (delete it with --branch, or `git branch -D {}`)\n",
                             r.branch, r.branch
-                        ),
+                        )),
                         _ => {}
                     }
+                    output::text(&t)?;
                 }
             }
             Ok(0)

@@ -142,8 +142,14 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode) -> Result<i32> {
         }
     };
     let spec = wplan.command()?;
-    let mut result = match run::execute(&wplan, &spec, &program, &dir, &mut interrupts, &mut |_| {})
-    {
+    let mut result = match run::execute(
+        &wplan,
+        &spec,
+        &program,
+        Some(&dir),
+        &mut interrupts,
+        &mut |_| {},
+    ) {
         Ok(r) => r,
         Err(e) => {
             abandon(&session);
@@ -151,7 +157,7 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode) -> Result<i32> {
         }
     };
     finish(&session, &wplan, &mut result, &dir, &stop);
-    output::print_result(&result, mode);
+    output::print_result(&result, mode)?;
     Ok(result.status.exit_code())
 }
 

@@ -1,7 +1,9 @@
-//! baton's record of each worktree, `.baton/worktrees/<id>.json` beside the
-//! worktree directory `.baton/worktrees/<id>/` (never inside it, where it
-//! would be committed), and listing and removing them (`list`, `remove`;
-//! `manage` prints them for `baton worktree list|remove`).
+//! baton's record of each worktree, `worktrees/<id>.json` in the project's
+//! state folder (`state_dir`), for the worktree directory
+//! `<repo>/.baton/worktrees/<id>/`; and listing and removing them (`list`,
+//! `remove`; `manage` prints them for `baton worktree list|remove`). Whether
+//! a baton is working in a worktree is a lock the working process holds (the
+//! job's lock for a background job), never a pid.
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -28,6 +30,9 @@ pub struct Record {
     /// The baton process that runs the peer in it (running records only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// The lock that process holds while it works in the worktree (`busy`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lock: Option<PathBuf>,
     /// The task's first line, for people scanning the list.
     pub task: String,
     #[serde(default)]
@@ -59,7 +64,7 @@ pub fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-/// `<root>/.baton/worktrees`, without creating anything.
+/// `<root>/.baton/worktrees`, where the worktrees are, without creating anything.
 pub fn dir(root: &Path) -> PathBuf {
     root.join(".baton").join("worktrees")
 }
@@ -71,18 +76,56 @@ pub fn ensure_dir(root: &Path) -> Result<PathBuf> {
     Ok(d)
 }
 
-pub fn record_path(root: &Path, id: &str) -> PathBuf {
-    dir(root).join(format!("{id}.json"))
+/// Where the records are: out of the work tree, beyond a peer's reach.
+fn records_dir(root: &Path) -> Option<PathBuf> {
+    crate::state_dir::project(root)
+        .ok()
+        .map(|d| d.join("worktrees"))
+}
+
+pub fn record_path(root: &Path, id: &str) -> Option<PathBuf> {
+    records_dir(root).map(|d| d.join(format!("{id}.json")))
 }
 
 pub fn save(root: &Path, r: &Record) -> Result<()> {
     let json = serde_json::to_vec_pretty(r).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::write_atomic(&record_path(root, &r.id), &json)
+    let d = crate::state_dir::ensure_sub(root, "worktrees")?;
+    fsutil::write_atomic(&d.join(format!("{}.json", r.id)), &json)
 }
 
 pub fn load(root: &Path, id: &str) -> Option<Record> {
-    let bytes = std::fs::read(record_path(root, id)).ok()?;
+    let bytes = std::fs::read(record_path(root, id)?).ok()?;
     serde_json::from_slice(&bytes).ok()
+}
+
+/// Forget worktree `id` (its record and its lock).
+pub fn forget(root: &Path, id: &str) {
+    if let Some(p) = record_path(root, id) {
+        let _ = std::fs::remove_file(&p);
+        let _ = std::fs::remove_file(p.with_extension("lock"));
+    }
+}
+
+/// Mark worktree `id` as being worked in by this process, for as long as
+/// it lives: an exclusive lock the kernel drops however the process ends
+/// (a zombie holds none). Returns the lock's path for the record.
+pub fn hold(root: &Path, id: &str) -> Result<PathBuf> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let p = crate::state_dir::ensure_sub(root, "worktrees")?.join(format!("{id}.lock"));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&p)
+        .map_err(|e| Error::io(format!("opening {}", p.display()), e))?;
+    f.lock()
+        .map_err(|e| Error::io(format!("locking {}", p.display()), e))?;
+    // Held until the process exits: the descriptor is close-on-exec, so no
+    // peer inherits it.
+    std::mem::forget(f);
+    Ok(p)
 }
 
 /// Where `.baton/` is for worktree commands run from `cwd`: the project root,
@@ -98,6 +141,28 @@ pub fn store_root(cwd: &Path) -> PathBuf {
         (Some(o), Some(name)) if ids::is_valid(name) => o.to_path_buf(),
         _ => root,
     }
+}
+
+/// Whether a baton process is working in the worktree of `r`: it holds
+/// the lock the record names. Records without one (written by baton 0.1)
+/// fall back to the pid, a zombie not counting.
+pub fn busy(r: &Record) -> bool {
+    if r.finished_ms.is_some() || r.pid == Some(std::process::id()) {
+        return false;
+    }
+    match &r.lock {
+        Some(lock) => lock_held(lock),
+        None => r.pid.is_some_and(pid_alive),
+    }
+}
+
+/// Whether another process holds `path` exclusively (a shared lock cannot
+/// be taken). Ours is never "another": a process may remove its own worktree.
+fn lock_held(path: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
+    };
+    matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock))
 }
 
 /// Is a process with this pid alive? (A reused pid can fool it; the record
@@ -152,15 +217,18 @@ pub struct Entry {
 /// Every worktree baton made under `root`, oldest first.
 pub fn list(root: &Path) -> Result<Vec<Entry>> {
     let store = dir(root);
-    let mut ids: Vec<String> = std::fs::read_dir(&store)
-        .map(|rd| {
+    let mut ids: Vec<String> = [Some(store.clone()), records_dir(root)]
+        .into_iter()
+        .flatten()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flat_map(|rd| {
             rd.filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().to_str().map(str::to_string))
                 .map(|n| n.strip_suffix(".json").map(str::to_string).unwrap_or(n))
                 .filter(|n| ids::is_valid(n))
-                .collect()
+                .collect::<Vec<_>>()
         })
-        .unwrap_or_default();
+        .collect();
     ids.sort();
     ids.dedup();
     let now = now_ms();
@@ -198,7 +266,7 @@ pub fn list(root: &Path) -> Result<Vec<Entry>> {
         let state = match &rec {
             None => "unknown",
             Some(r) if r.finished_ms.is_some() => "finished",
-            Some(r) if r.pid.is_some_and(pid_alive) => "running",
+            Some(r) if busy(r) => "running",
             Some(_) => "interrupted",
         };
         out.push(Entry {
@@ -272,10 +340,8 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
             store: dir(root),
         });
     }
-    if let Some(r) = &rec
-        && r.finished_ms.is_none()
-        && let Some(pid) = r.pid.filter(|p| *p != std::process::id() && pid_alive(*p))
-    {
+    if let Some(r) = rec.as_ref().filter(|r| busy(r)) {
+        let pid = r.pid.map_or("?".to_string(), |p| p.to_string());
         return Err(Error::usage_hint(
             format!("worktree `{id}` is in use: a baton run (pid {pid}) is working in it"),
             "wait for the run to end (or stop it), then remove the worktree",
@@ -324,7 +390,7 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
         repo::run(c, "deleting the worktree's branch", None)?;
         branch_deleted = true;
     }
-    let _ = std::fs::remove_file(record_path(root, id));
+    forget(root, id);
     Ok(Removed {
         id: id.to_string(),
         path,
@@ -449,19 +515,17 @@ mod tests {
         assert_eq!(human_age(3 * 86400), "3d");
     }
 
-    #[test]
-    fn records_round_trip() {
-        let d = tempfile::tempdir().unwrap();
-        ensure_dir(d.path()).unwrap();
-        let r = Record {
+    fn record(lock: Option<PathBuf>, pid: Option<u32>) -> Record {
+        Record {
             id: "0123456789abc".into(),
             job_id: None,
             agent: "codex".into(),
             branch: "baton/0123456789abc".into(),
             base: "abc".into(),
-            path: d.path().join("x"),
+            path: PathBuf::from("/x"),
             created_ms: 1,
-            pid: Some(7),
+            pid,
+            lock,
             task: "t".into(),
             include_dirty: true,
             allow: vec!["src/**".into()],
@@ -469,9 +533,53 @@ mod tests {
             finished_ms: None,
             status: None,
             pin: None,
-            tampered: Some("x".into()),
-        };
-        save(d.path(), &r).unwrap();
-        assert_eq!(load(d.path(), &r.id), Some(r));
+            tampered: None,
+        }
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let r = record(Some(PathBuf::from("/s/x.lock")), Some(7));
+        let json = serde_json::to_vec(&r).unwrap();
+        assert_eq!(serde_json::from_slice::<Record>(&json).unwrap(), r);
+        // A record of baton 0.1 (no lock) still reads.
+        let old = br#"{"id":"0123456789abc","agent":"codex","branch":"b","base":"c","path":"/x","created_ms":1,"pid":7,"task":"t"}"#;
+        assert_eq!(serde_json::from_slice::<Record>(old).unwrap().lock, None);
+    }
+
+    #[test]
+    fn busy_is_a_held_lock_and_never_a_zombie() {
+        let d = tempfile::tempdir().unwrap();
+        let lock = d.path().join("w.lock");
+        let f = std::fs::File::create(&lock).unwrap();
+        f.lock().unwrap();
+        assert!(busy(&record(Some(lock.clone()), Some(1))));
+        drop(f);
+        assert!(!busy(&record(Some(lock), Some(1))));
+        // Without a lock: the pid, unless it is a zombie.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        assert!(wait_for_zombie(pid));
+        assert!(!busy(&record(None, Some(pid))));
+        child.wait().unwrap();
+        let mut finished = record(None, Some(1));
+        finished.finished_ms = Some(2);
+        assert!(!busy(&finished));
+    }
+
+    fn wait_for_zombie(pid: u32) -> bool {
+        for _ in 0..500 {
+            if std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            }) {
+                return true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        false
     }
 }

@@ -116,6 +116,28 @@ fn assert_structured_request(agent: Agent, r: &Recorded, schema: &Value) {
             // `--no-tools`: nothing declared at all.
             assert!(names.is_empty(), "pi offered tools: {names:?}");
         }
+        Agent::Opencode => {
+            // baton's read-only agent with every permission denied: no tool.
+            assert!(names.is_empty(), "opencode offered tools: {names:?}");
+        }
+        Agent::Qwen => {
+            // `--json-schema` becomes the structured_output tool; plan mode
+            // declares nothing that writes or runs commands.
+            let so = r.body["tools"]
+                .as_array()
+                .and_then(|a| {
+                    a.iter()
+                        .find(|t| t["function"]["name"] == "structured_output")
+                })
+                .unwrap_or_else(|| panic!("no structured_output tool: {names:?}"));
+            assert_eq!(&so["function"]["parameters"], schema, "qwen's schema");
+            for w in ["write_file", "edit", "run_shell_command"] {
+                assert!(
+                    !names.iter().any(|n| n == w),
+                    "qwen declared {w}: {names:?}"
+                );
+            }
+        }
         Agent::GeminiCli => {
             // Default approval mode: no mutating tool is even declared.
             for w in ["write_file", "replace", "run_shell_command"] {
@@ -270,4 +292,8 @@ fn parallel_advisers() {
     assert_eq!(t.len(), 2, "one turn per adviser");
 }
 
-per_agent!([codex => Codex, claude => Claude, pi => Pi, gemini_cli => GeminiCli] good, read_only, repair);
+per_agent!(
+    [codex => Codex, claude => Claude, pi => Pi, gemini_cli => GeminiCli,
+     opencode => Opencode, qwen => Qwen]
+    good, read_only, repair
+);

@@ -5,7 +5,10 @@
 //! keep-alive state has to be modelled. It speaks, streaming (SSE):
 //! - the OpenAI Responses API (`POST …/responses`: codex),
 //! - the Anthropic Messages API (`POST …/messages`: claude),
-//! - OpenAI Chat Completions (`POST …/chat/completions`: pi, and zai via pi),
+//! - OpenAI Chat Completions (`POST …/chat/completions`: pi, zai via pi,
+//!   opencode and qwen; each CLI's own tool names and arguments, and their
+//!   helper calls — opencode's title, qwen's memory extractor — answered
+//!   generically),
 //! - the Gemini API (`…:streamGenerateContent` for turns, `…:generateContent`
 //!   for gemini-cli's helper calls — router, next-speaker check — which are
 //!   answered generically and never use up a scripted step).
@@ -328,6 +331,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
                     .get("tools")
                     .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
         }
+        Api::Chat => chat_helper(&body),
         _ => false,
     };
     let step_idx = conv.tool_results_after_prompt;
@@ -352,6 +356,10 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
 
     let usage = if api == Api::Other || step.get("error").is_some() && !helper {
         None
+    } else if helper && api == Api::Chat && chat_title(&body) {
+        // opencode leaves its title call out of the usage it reports, so
+        // the mock bills it nothing (baton could not see it either way).
+        Some(MockUsage::default())
     } else if helper {
         Some(MockUsage {
             input: 40,
@@ -383,6 +391,11 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
             &json!({"error": {"message": "mock: no such route"}}),
         );
     }
+    if helper && api == Api::Chat {
+        let u = usage.unwrap_or_default();
+        let say = Action::Say("Mock helper answer.".into());
+        return chat_stream(&stream, &body, &model, &say, u, 0);
+    }
     if helper {
         return gemini_or_anthropic_helper(&stream, api, &body, &model);
     }
@@ -400,7 +413,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
     match api {
         Api::Responses => responses_stream(&stream, &body, &model, &action, usage, delay),
         Api::Anthropic => anthropic_stream(&stream, &body, &model, &action, usage, delay),
-        Api::Chat => chat_stream(&stream, &model, &action, usage, delay),
+        Api::Chat => chat_stream(&stream, &body, &model, &action, usage, delay),
         Api::Gemini => gemini_stream(&stream, &model, &action, usage, delay),
         Api::Other => unreachable!(),
     }
@@ -998,14 +1011,76 @@ fn tool_use_block(name: &str, input: Value) -> (Value, Value, &'static str) {
     )
 }
 
+/// Which CLI sent a Chat Completions request, by its system prompt: each
+/// names its file and shell tools (and their arguments) its own way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ChatCli {
+    Pi,
+    Opencode,
+    Qwen,
+}
+
+fn system_text(body: &Value) -> String {
+    body.get("messages")
+        .and_then(Value::as_array)
+        .map(|ms| {
+            ms.iter()
+                .filter(|m| m.get("role").and_then(Value::as_str) == Some("system"))
+                .map(|m| text_of(m.get("content").unwrap_or(&Value::Null)))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+fn chat_cli(body: &Value) -> ChatCli {
+    let sys = system_text(body);
+    if sys.contains("You are opencode") {
+        ChatCli::Opencode
+    } else if sys.contains("Qwen Code") {
+        ChatCli::Qwen
+    } else {
+        ChatCli::Pi
+    }
+}
+
+/// Calls that are not the user's turn: opencode's session title (its first
+/// user message asks for one) and qwen's memory extractor (a subagent run
+/// after the answer).
+fn chat_helper(body: &Value) -> bool {
+    chat_title(body) || system_text(body).contains("managed memory extraction subagent")
+}
+
+fn chat_title(body: &Value) -> bool {
+    let first_user = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|ms| {
+            ms.iter()
+                .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
+        })
+        .map(|m| text_of(m.get("content").unwrap_or(&Value::Null)))
+        .unwrap_or_default();
+    first_user.starts_with("Generate a title for this conversation")
+}
+
 fn chat_stream(
     s: &TcpStream,
+    body: &Value,
     model: &str,
     action: &Action,
     u: MockUsage,
     delay: u64,
 ) -> std::io::Result<()> {
-    let action = &action.json_as_text();
+    let cli = chat_cli(body);
+    // qwen's `--json-schema` offers a `structured_output` tool for the answer.
+    let structured = offered_tools(body)
+        .iter()
+        .any(|(_, n)| n == "structured_output");
+    let action = &match action {
+        Action::Json(v) if structured => Action::Json(v.clone()),
+        a => a.json_as_text(),
+    };
     let id = next_id("chatcmpl");
     let chunk = |delta: Value, finish: Value| {
         json!({"id": id, "object": "chat.completion.chunk", "created": now(), "model": model,
@@ -1029,23 +1104,31 @@ fn chat_stream(
             "stop"
         }
         Action::Write { path, content } => {
-            sse.send(
-                None,
-                &chunk(
-                    call("write", json!({"path": path, "content": content})),
-                    Value::Null,
-                ),
-            )?;
+            let (name, args) = match cli {
+                ChatCli::Pi => ("write", json!({"path": path, "content": content})),
+                ChatCli::Opencode => ("write", json!({"filePath": path, "content": content})),
+                ChatCli::Qwen => ("write_file", json!({"file_path": path, "content": content})),
+            };
+            sse.send(None, &chunk(call(name, args), Value::Null))?;
             "tool_calls"
         }
         Action::Shell(cmd) => {
+            let (name, args) = match cli {
+                ChatCli::Pi => ("bash", json!({"command": cmd})),
+                ChatCli::Opencode => ("bash", json!({"command": cmd, "description": "run it"})),
+                ChatCli::Qwen => ("run_shell_command", json!({"command": cmd})),
+            };
+            sse.send(None, &chunk(call(name, args), Value::Null))?;
+            "tool_calls"
+        }
+        Action::Json(v) => {
             sse.send(
                 None,
-                &chunk(call("bash", json!({"command": cmd})), Value::Null),
+                &chunk(call("structured_output", v.clone()), Value::Null),
             )?;
             "tool_calls"
         }
-        Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
+        Action::Skill(_) => unreachable!("json_as_text"),
     };
     sse.send(None, &chunk(json!({}), json!(finish)))?;
     sse.send(

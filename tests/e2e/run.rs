@@ -44,6 +44,16 @@ fn assert_wire(agent: Agent, r: &Recorded) {
             "Bearer e2e-zai-key",
         ),
         Agent::Pi => ("/v1/chat/completions", "authorization", "Bearer e2e-pi-key"),
+        Agent::Opencode => (
+            "/v1/chat/completions",
+            "authorization",
+            "Bearer e2e-opencode-key",
+        ),
+        Agent::Qwen => (
+            "/v1/chat/completions",
+            "authorization",
+            "Bearer e2e-qwen-key",
+        ),
         Agent::GeminiCli => ("", "x-goog-api-key", "e2e-gemini-key"),
     };
     if agent == Agent::GeminiCli {
@@ -59,7 +69,7 @@ fn assert_wire(agent: Agent, r: &Recorded) {
     let model = r.body["model"].as_str();
     match agent {
         Agent::Zai => assert_eq!(model, Some("glm-5.2")),
-        Agent::Pi => assert_eq!(model, Some("mock-model")),
+        Agent::Pi | Agent::Opencode | Agent::Qwen => assert_eq!(model, Some("mock-model")),
         _ => {}
     }
 }
@@ -193,7 +203,9 @@ fn model_error(agent: Agent) {
     match agent {
         Agent::Pi | Agent::Zai => assert_eq!(peer_exit, Some(0), "{}", o.dump()),
         Agent::GeminiCli => assert_eq!(peer_exit, Some(400 % 256), "{}", o.dump()),
-        Agent::Codex | Agent::Claude => assert_eq!(peer_exit, Some(1), "{}", o.dump()),
+        Agent::Codex | Agent::Claude | Agent::Opencode | Agent::Qwen => {
+            assert_eq!(peer_exit, Some(1), "{}", o.dump())
+        }
     }
     assert!(!turns(&id).is_empty());
 }
@@ -210,7 +222,7 @@ fn timeout(agent: Agent) {
         .spawn(&task);
     // While the model stalls, the peer is alive and carries the run's tag:
     // this is what makes the "nothing left" check below mean something.
-    let slow_seen = eventually(Duration::from_secs(60), || {
+    let slow_seen = eventually(agent.startup_limit(), || {
         turns(&id).iter().any(|r| r.scenario == "slow")
     });
     let during = running.processes();
@@ -234,7 +246,8 @@ fn timeout(agent: Agent) {
 }
 
 per_agent!(
-    [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli]
+    [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli,
+     opencode => Opencode, qwen => Qwen]
     plain,
     write_workspace,
     write_read_only,

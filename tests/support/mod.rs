@@ -30,6 +30,9 @@ pub struct Env {
     pub bin: PathBuf,
     pub work: PathBuf,
     pub fake_dir: PathBuf,
+    /// baton's state directory (`BATON_STATE_DIR`): outside the work tree,
+    /// as a user's state directory is.
+    pub state: PathBuf,
 }
 
 impl Default for Env {
@@ -44,6 +47,7 @@ impl Env {
         let bin = tmp.path().join("bin");
         let work = tmp.path().join("work");
         let fake_dir = tmp.path().join("fake");
+        let state = tmp.path().join("state");
         for d in [&bin, &work, &fake_dir] {
             fs::create_dir_all(d).unwrap();
         }
@@ -52,6 +56,7 @@ impl Env {
             bin,
             work,
             fake_dir,
+            state,
         }
     }
 
@@ -101,6 +106,18 @@ impl Env {
                 format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.display()),
             )
             .env("FAKE_DIR", &self.fake_dir)
+            .env("BATON_STATE_DIR", &self.state)
+            // Never the real user's config: a user file that does not exist
+            // unless a test writes it, and none of the variables that stand
+            // for config keys.
+            .env("BATON_CONFIG", self.tmp.path().join("user-config.toml"))
+            .env_remove("BATON_AGENT")
+            .env_remove("BATON_MODEL")
+            .env_remove("BATON_EFFORT")
+            .env_remove("BATON_TIMEOUT")
+            .env_remove("BATON_IDLE_TIMEOUT")
+            .env_remove("BATON_ACCESS")
+            .env_remove("BATON_ASK_BUDGET")
             .env_remove("BATON_DEPTH")
             .env_remove("BATON_MAX_DEPTH")
             .env_remove("BATON_BIN")
@@ -110,6 +127,55 @@ impl Env {
 
     pub fn run(&self, args: &[&str]) -> Run {
         Run::from(self.baton().args(args).output().expect("run baton"))
+    }
+
+    /// `<sub>` of the one project record folder under the state directory
+    /// (`jobs`, `runs`, `ask-budget`, …) that has one.
+    pub fn records(&self, sub: &str) -> PathBuf {
+        let mut found: Vec<PathBuf> = fs::read_dir(self.state.join("repos"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path().join(sub))
+            .filter(|p| p.exists())
+            .collect();
+        assert_eq!(found.len(), 1, "`{sub}` records: {found:?}");
+        found.pop().unwrap()
+    }
+
+    /// A shell command line, run by `sh -c` inside a private mount namespace
+    /// (`unshare -Urm`) where `BATON_STATE_DIR` is a tmpfs of `kib` KiB: a
+    /// real full disk for baton's records, nothing else affected. `$BATON`
+    /// is the binary; the environment is `baton()`'s. `None` (with a note on
+    /// stderr) where user namespaces are not available.
+    pub fn in_small_tmpfs(&self, kib: u32, script: &str) -> Option<Command> {
+        let probe = Command::new("unshare")
+            .args(["-Urm", "true"])
+            .stderr(Stdio::null())
+            .status();
+        if !probe.is_ok_and(|s| s.success()) {
+            eprintln!("skipped: `unshare -Urm` is not available here");
+            return None;
+        }
+        fs::create_dir_all(&self.state).unwrap();
+        let mut c = Command::new("unshare");
+        c.current_dir(&self.work)
+            .env(
+                "PATH",
+                format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.display()),
+            )
+            .env("FAKE_DIR", &self.fake_dir)
+            .env("BATON_STATE_DIR", &self.state)
+            .env("BATON", BATON)
+            .env_remove("BATON_DEPTH")
+            .env_remove("BATON_MAX_DEPTH")
+            .env_remove("BATON_BIN")
+            .stdin(Stdio::null())
+            .args(["-Urm", "sh", "-c"])
+            .arg(format!(
+                "set -u\nmount -t tmpfs -o size={kib}k tmpfs \"$BATON_STATE_DIR\" || exit 99\n{script}"
+            ));
+        Some(c)
     }
 
     pub fn git_init(&self) -> &Self {

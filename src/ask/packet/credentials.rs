@@ -50,6 +50,39 @@ pub fn credential_reason(path: &Path) -> Option<String> {
     Some(why.to_string())
 }
 
+/// A file that is a credential file under another name (a hard link).
+pub(super) fn check_hardlink(given: &str, path: &Path, project: &Path) -> Result<()> {
+    match super::credential_guard::hardlinked_credential(path, project) {
+        None => Ok(()),
+        Some((other, why)) => Err(Error::Refused {
+            kind: "credential_file",
+            message: format!(
+                "refusing to read `{given}`: it is a hard link to `{}`, and {why}; \
+                 credential-like files are never sent to an adviser",
+                other.display()
+            ),
+            hint: "leave the file out; describe what matters about it in words instead".into(),
+        }),
+    }
+}
+
+/// Text piped on stdin that has the shape of a credential file.
+pub fn check_stdin_content(text: &str, what: &str) -> Result<()> {
+    match super::credential_guard::credential_content(text) {
+        None => Ok(()),
+        Some(why) => Err(Error::Refused {
+            kind: "credential_file",
+            message: format!(
+                "refusing to send {what} read from stdin: {why}; credential-like content is \
+                 never sent to an adviser"
+            ),
+            hint: "pipe something else; describe what matters about the settings in words \
+                   instead"
+                .into(),
+        }),
+    }
+}
+
 pub(super) fn check_credential(given: &str, path: &Path) -> Result<()> {
     match credential_reason(path) {
         None => Ok(()),

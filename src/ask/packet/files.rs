@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-use super::credentials::check_credential;
+use super::credentials::{check_credential, check_hardlink};
 use super::{FileRef, InlinedFile};
 
 /// `path`, `path:A`, `path:A-B`, `path:A-` → (path, start, end). A path that
@@ -66,6 +66,7 @@ pub(super) fn inline_file(cwd: &Path, f: &FileRef, max_chars: usize) -> Result<I
         )
     })?;
     check_credential(&path, &canonical)?;
+    check_hardlink(&path, &canonical, &crate::fsutil::project_root(cwd))?;
     let meta =
         std::fs::metadata(&canonical).map_err(|e| Error::usage(format!("file `{path}`: {e}")))?;
     if !meta.is_file() {

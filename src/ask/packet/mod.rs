@@ -7,7 +7,7 @@
 //! would be sent and a packet over it is refused, never cut.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -16,12 +16,13 @@ use sha2::{Digest, Sha256};
 use crate::ask::redact::{Counts, Redactor};
 use crate::error::{Error, Result};
 
+mod credential_guard;
 mod credentials;
 mod diff;
 mod files;
 
-use credentials::check_credential;
-pub use credentials::credential_reason;
+use credentials::{check_credential, check_hardlink};
+pub use credentials::{check_stdin_content, credential_reason};
 use diff::{check_diff_paths, git_diff};
 use files::inline_file;
 
@@ -363,12 +364,19 @@ pub fn read_source(p: &Path, what: &str) -> Result<String> {
         std::io::stdin()
             .read_to_string(&mut s)
             .map_err(|e| Error::io(format!("reading {what} from stdin"), e))?;
+        check_stdin_content(&s, what)?;
         return Ok(s);
     }
     // The same rule as for inlined files: a credential file is not opened.
     check_credential(&p.display().to_string(), p)?;
     if let Ok(c) = p.canonicalize() {
         check_credential(&p.display().to_string(), &c)?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        check_hardlink(
+            &p.display().to_string(),
+            &c,
+            &crate::fsutil::project_root(&cwd),
+        )?;
     }
     std::fs::read_to_string(p).map_err(|e| Error::usage(format!("{what} {}: {e}", p.display())))
 }

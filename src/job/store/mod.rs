@@ -1,12 +1,14 @@
 //! The on-disk job store and the job state machine.
 //!
-//! Layout: `<repo>/.baton/jobs/<id>/` (0700) holding
+//! Layout: `jobs/<id>/` (0700) in the project's state folder (`state_dir`), holding
 //! - `spec.json`: what to run (the `run::Plan` and the exact command it resolved to);
 //! - `state.json`: the state machine and a small summary (all that `jobs` reads);
 //! - `lock`: held exclusively by the job's runner for its whole life;
 //! - `state.lock`: serialises read-modify-write of `state.json` (held for microseconds);
 //! - `prompt.txt`, `stdout.log`, `stderr.log` (written by `run::execute`), `runner.log`;
-//! - `result.json`: the final `RunResult`.
+//! - `result.json`: the final `RunResult`;
+//! - `reserve`: 64 KiB the runner sets aside while it runs and frees to
+//!   record the end, so a disk the peer filled cannot leave the job `running`.
 //!
 //! Rules that make it safe for many processes at once:
 //! - every file is replaced atomically (`fsutil::write_atomic`), so no reader
@@ -16,7 +18,10 @@
 //!   read a final result;
 //! - liveness is the runner's lock, which the kernel drops when the runner
 //!   dies however it dies: a `running` state whose lock can be taken belongs
-//!   to a dead runner and becomes `lost` (no pid that could be reused).
+//!   to a dead runner and becomes `lost` (no pid that could be reused);
+//! - a directory whose launch was cut short (no `state.json`, lock free) is
+//!   `lost` too, and a `state.json` that does not parse is reported as
+//!   `corrupt_job`; `prune` removes both (`damage`).
 
 use std::ffi::OsStr;
 use std::fs::{self, File, OpenOptions, TryLockError};
@@ -29,12 +34,14 @@ use crate::error::{Error, Result};
 use crate::result::{RunResult, Status};
 use crate::{fsutil, ids, process};
 
+mod damage;
 mod salvage;
 mod spec;
 mod state;
 
+pub use damage::id_time_ms;
 pub use spec::{Spec, StoredCommand};
-pub use state::{Ending, JobState, State};
+pub use state::{Ending, JobState, State, Totals};
 
 /// Version of `spec.json` and `state.json` (baton's own files, not the public result).
 pub const STORE_VERSION: u32 = 1;
@@ -64,7 +71,8 @@ pub fn check_id(raw: &OsStr) -> Result<String> {
 /// The jobs of one repository.
 pub struct Store {
     pub dir: PathBuf,
-    root: PathBuf,
+    /// The project whose state folder holds `dir` (`None`: a bare directory, in tests).
+    root: Option<PathBuf>,
 }
 
 impl Store {
@@ -74,19 +82,29 @@ impl Store {
     pub fn here() -> Result<Store> {
         let cwd =
             std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
-        Ok(Store::at_root(&fsutil::project_root(&cwd)))
+        Store::at_root(&fsutil::project_root(&cwd))
     }
 
-    pub fn at_root(root: &Path) -> Store {
+    pub fn at_root(root: &Path) -> Result<Store> {
+        Ok(Store {
+            dir: crate::state_dir::project(root)?.join("jobs"),
+            root: Some(root.to_path_buf()),
+        })
+    }
+
+    /// A store in `dir` itself.
+    pub fn in_dir(dir: &Path) -> Store {
         Store {
-            dir: root.join(".baton").join("jobs"),
-            root: root.to_path_buf(),
+            dir: dir.to_path_buf(),
+            root: None,
         }
     }
 
-    /// Create `.baton/jobs` (private, git-ignored) for a new job.
+    /// Create the store (private) for a new job.
     pub fn create(&self) -> Result<()> {
-        fsutil::baton_dir(&self.root)?;
+        if let Some(root) = &self.root {
+            crate::state_dir::ensure_project(root)?;
+        }
         fsutil::ensure_private_dir(&self.dir)
     }
 
@@ -103,7 +121,9 @@ impl Store {
     pub fn open(&self, raw: &OsStr) -> Result<Job> {
         let id = check_id(raw)?;
         let job = self.job(&id);
-        if !job.state_path().is_file() {
+        // A directory without `state.json` is still a job: a launch cut
+        // short, which `refresh` records as lost.
+        if !job.dir.is_dir() {
             return Err(Error::JobNotFound {
                 id,
                 store: self.dir.clone(),
@@ -113,12 +133,12 @@ impl Store {
     }
 
     /// Every job with its state as recorded (not refreshed), newest first;
-    /// directories without a state yet (a launch in progress) are left out.
+    /// `None` where `state.json` is missing or does not parse.
     ///
     /// This is what `jobs` pays for with thousands of ended jobs, so the
     /// files are opened relative to the store directory (short path walks),
     /// read into one reused buffer, on a few threads.
-    pub fn states(&self) -> Result<Vec<(Job, State)>> {
+    pub fn states(&self) -> Result<Vec<(Job, Option<State>)>> {
         let ids = self.ids()?;
         if ids.is_empty() {
             return Ok(Vec::new());
@@ -130,13 +150,10 @@ impl Store {
             .clamp(1, 4)
             .min(ids.len().div_ceil(256));
         let chunk = ids.len().div_ceil(threads.max(1));
-        let read = |ids: &[String]| -> Vec<(Job, State)> {
+        let read = |ids: &[String]| -> Vec<(Job, Option<State>)> {
             let mut buf = Vec::with_capacity(4096);
             ids.iter()
-                .filter_map(|id| {
-                    let s = read_state_at(&dir, id, &mut buf)?;
-                    Some((self.job(id), s))
-                })
+                .map(|id| (self.job(id), read_state_at(&dir, id, &mut buf)))
                 .collect()
         };
         if threads <= 1 {
@@ -203,18 +220,23 @@ impl Job {
     }
 
     pub fn read_state(&self) -> Result<State> {
-        read_json(&self.state_path())
+        self.read_json(&self.state_path())
     }
 
     pub fn read_spec(&self) -> Result<Spec> {
-        read_json(&self.spec_path())
+        self.read_json(&self.spec_path())
+    }
+
+    fn read_json<T: serde::de::DeserializeOwned>(&self, p: &Path) -> Result<T> {
+        let b = fs::read(p).map_err(|e| Error::io(format!("reading {}", p.display()), e))?;
+        serde_json::from_slice(&b).map_err(|e| self.corrupt(p, e))
     }
 
     pub fn read_result(&self) -> Result<Option<RunResult>> {
         match fs::read(self.result_path()) {
-            Ok(b) => serde_json::from_slice(&b).map(Some).map_err(|e| {
-                Error::Internal(format!("{} is corrupt: {e}", self.result_path().display()))
-            }),
+            Ok(b) => serde_json::from_slice(&b)
+                .map(Some)
+                .map_err(|e| self.corrupt(&self.result_path(), e)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(Error::io(
                 format!("reading {}", self.result_path().display()),
@@ -306,22 +328,31 @@ impl Job {
             result.status = Status::Failed;
         }
         result.job_id = Some(self.id.clone());
-        let b = serde_json::to_vec(&result).map_err(|e| Error::Internal(e.to_string()))?;
         // Result first: a terminal state always has its final result beside
-        // it. Durable, unlike `run::execute`'s own copy: for a job this file
-        // is the only place the result is ever given.
-        fsutil::write_atomic(&self.result_path(), &b)?;
+        // it. Durable, unlike the run's own copy: for a job this file is the
+        // only place the result is ever given. On a full disk, what can be
+        // stored (`damage`): the job ends either way.
+        let result = self.store_result_or_less(result);
         s.status = JobState::from_status(result.status);
         s.ended_ms = Some(now_ms());
         s.session = result.session.clone();
         s.summary = Some(result.summary.clone());
+        s.totals = Some(Totals {
+            changed_files: result.changed_files.clone(),
+            usage: result.usage.clone(),
+        });
         self.write_state(&s)?;
         Ok(s)
     }
 
-    /// The job's state, with a dead runner's job turned into `lost`.
+    /// The job's state, with a dead runner's job turned into `lost` (also
+    /// one whose launch was cut short before its first state).
     pub fn refresh(&self) -> Result<State> {
-        let s = self.read_state()?;
+        let s = match self.read_state() {
+            Ok(s) => s,
+            Err(e) if damage::state_missing(&e) => return self.settle_unstarted(),
+            Err(e) => return Err(e),
+        };
         if s.status.is_terminal() || self.runner_alive() {
             return Ok(s);
         }
@@ -386,12 +417,6 @@ fn read_state_at(dir: &File, id: &str, buf: &mut Vec<u8>) -> Option<State> {
     serde_json::from_slice(buf).ok()
 }
 
-fn read_json<T: serde::de::DeserializeOwned>(p: &Path) -> Result<T> {
-    let b = fs::read(p).map_err(|e| Error::io(format!("reading {}", p.display()), e))?;
-    serde_json::from_slice(&b)
-        .map_err(|e| Error::Internal(format!("{} is corrupt: {e}", p.display())))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -424,7 +449,7 @@ mod tests {
     #[test]
     fn unknown_id_is_not_found() {
         let d = tempfile::tempdir().unwrap();
-        let store = Store::at_root(d.path());
+        let store = Store::in_dir(d.path());
         let e = store.open(OsStr::new("0123456789abc")).unwrap_err();
         assert_eq!(e.kind(), "job_not_found");
         assert_eq!(e.exit_code(), 4);
@@ -448,6 +473,7 @@ mod tests {
                 raw: true,
                 profile: None,
                 provider: None,
+                command: None,
                 timeout_ms: 1000,
                 idle_timeout_ms: 1000,
                 warnings: vec![],
@@ -464,7 +490,7 @@ mod tests {
     }
 
     fn new_job(d: &Path) -> (Job, Spec) {
-        let store = Store::at_root(d);
+        let store = Store::in_dir(&d.join("jobs"));
         store.create().unwrap();
         let id = ids::new_id();
         let job = store.job(&id);
@@ -533,6 +559,44 @@ mod tests {
             job.settle(Ending::Cancelled).unwrap().status,
             JobState::Timeout
         );
+    }
+
+    #[test]
+    fn a_launch_cut_short_is_lost_and_a_damaged_state_is_corrupt() {
+        let d = tempfile::tempdir().unwrap();
+        let store = Store::in_dir(d.path());
+        store.create().unwrap();
+        let job = store.job("0123456789abc");
+        fs::create_dir(&job.dir).unwrap();
+        fs::write(job.lock_path(), "").unwrap();
+        // Found (it is a job), and lost: nothing holds its lock.
+        let job = store.open(OsStr::new("0123456789abc")).unwrap();
+        let s = job.refresh().unwrap();
+        assert_eq!(s.status, JobState::Lost);
+        assert_eq!(job.result(&s).unwrap().status, Status::Lost);
+        assert_eq!(job.read_state().unwrap(), s);
+
+        fs::write(job.state_path(), b"{\"version\":1,").unwrap();
+        let e = job.refresh().unwrap_err();
+        assert_eq!(e.kind(), "corrupt_job");
+        assert_eq!(e.exit_code(), 1);
+        assert!(!e.hint().unwrap().contains("bug"), "{:?}", e.hint());
+        let listed = store.states().unwrap();
+        assert!(listed.iter().any(|(j, s)| j.id == job.id && s.is_none()));
+    }
+
+    #[test]
+    fn a_missing_result_of_an_ended_job_is_reported_from_its_state() {
+        let d = tempfile::tempdir().unwrap();
+        let (job, _) = new_job(d.path());
+        let mut r = job.running_result(&job.read_state().unwrap());
+        r.status = Status::Success;
+        r.summary = "done".into();
+        let s = job.finish(r).unwrap();
+        fs::remove_file(job.result_path()).unwrap();
+        let r = job.result(&s).unwrap();
+        assert_eq!(r.status, Status::Success);
+        assert_eq!(r.error.unwrap().kind, "result_not_stored");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::agent::{Agent, ProcessExit};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::process;
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
 
@@ -106,6 +106,7 @@ impl Job {
             message: None,
             agent: s.agent.clone(),
             model: s.model.clone(),
+            model_requested: s.model.clone(),
             effort: s.effort.clone(),
             access: s.access.clone(),
             cwd: s.cwd.clone(),
@@ -135,11 +136,22 @@ impl Job {
                 job_id: Some(self.id.clone()),
                 ..r
             }),
-            None => Err(Error::Internal(format!(
-                "job {} ended ({}) but has no result.json",
-                self.id,
-                s.status.as_str()
-            ))),
+            // It could not be stored (a full disk): what the state says.
+            None => {
+                let mut r = self.running_result(s);
+                r.status = s.status.status();
+                r.summary = s.summary.clone().unwrap_or_default();
+                r.error = Some(ErrorInfo {
+                    kind: "result_not_stored".into(),
+                    message: format!(
+                        "job {} ended ({}) but its result.json could not be stored",
+                        self.id,
+                        s.status.as_str()
+                    ),
+                    hint: Some("the peer's output is in log_path".into()),
+                });
+                Ok(r)
+            }
         }
     }
 }
@@ -155,7 +167,7 @@ fn parse_log(agent: Agent, stdout: &Path, stderr: &Path) -> crate::agent::Outcom
             .map(|n| n > 0)
             .unwrap_or(false)
         {
-            if line.len() <= process::MAX_LINE {
+            if line.len() <= process::max_line() {
                 p.feed(&line);
             }
             line.clear();

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::result::Status;
+use crate::result::{Status, Usage};
 
 use super::spec::Spec;
 use super::{STORE_VERSION, first_line};
@@ -83,6 +83,18 @@ pub struct State {
     #[serde(default)]
     pub worktree: Option<String>,
     pub warnings: Vec<String>,
+    /// What the result counted, copied when the job ends so that listings
+    /// (`watch`) read one small file per job. `None` while running, and in
+    /// jobs ended by a baton before 0.2 (then `result.json` has it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub totals: Option<Totals>,
+}
+
+/// The result's counts kept in `state.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    pub changed_files: Vec<String>,
+    pub usage: Usage,
 }
 
 impl State {
@@ -109,6 +121,7 @@ impl State {
             resumed_from: spec.resumed_from.clone(),
             worktree: spec.worktree.as_ref().map(|w| w.id.clone()),
             warnings,
+            totals: None,
         }
     }
 

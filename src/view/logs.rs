@@ -14,9 +14,9 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::thread;
 
 use super::render::Renderer;
-use super::store::{Job, Store};
 use crate::agent::Agent;
 use crate::error::{Error, Result};
+use crate::job::store::{Job, Store};
 use crate::output::Mode;
 
 /// A line longer than this is not rendered (bounded memory); `--raw` shows it.

@@ -1,0 +1,143 @@
+//! `baton config show|path|init`: print the merged configuration with the
+//! source of every value, print where the files are, write a template.
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::{Config, PROJECT_FILE, all_keys, env_var, template};
+use crate::error::{Error, Result};
+use crate::output::{self, Mode};
+use crate::result::SCHEMA_VERSION;
+
+/// What `baton config init` writes and where.
+#[derive(Debug, Clone, Default)]
+pub struct InitRequest {
+    /// Write the project's `baton.toml` instead of the user file.
+    pub project: bool,
+    /// The directory whose project is meant (default: the current one).
+    pub cwd: Option<PathBuf>,
+}
+
+pub fn show(c: &Config, mode: Mode) -> Result<i32> {
+    let values: Vec<_> = all_keys()
+        .into_iter()
+        .filter_map(|k| c.effective(&k).map(|s| (k, s)))
+        .collect();
+    match mode {
+        Mode::Json => output::json_line(&json!({
+            "schema_version": SCHEMA_VERSION,
+            "files": c.files,
+            "values": values.iter().map(|(k, s)| json!({
+                "key": k,
+                "value": s.value.to_json(),
+                "source": s.source.to_string(),
+                "env": env_var(k),
+            })).collect::<Vec<_>>(),
+        }))?,
+        Mode::Text => {
+            let mut t = String::new();
+            for f in &c.files {
+                t.push_str(&format!(
+                    "# {} file: {} ({})\n",
+                    f.scope,
+                    f.path.display(),
+                    if f.exists { "read" } else { "not found" }
+                ));
+            }
+            let width = values.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+            for (k, s) in &values {
+                let v = match &s.value {
+                    super::Val::Str(v) => format!("{v:?}"),
+                    other => other.to_json().to_string(),
+                };
+                t.push_str(&format!("{k:<width$} = {v}  # {}\n", s.source));
+            }
+            output::text(&t)?;
+        }
+    }
+    Ok(0)
+}
+
+pub fn path(files: &[super::FileInfo], mode: Mode) -> Result<i32> {
+    match mode {
+        Mode::Json => output::json_line(&json!({
+            "schema_version": SCHEMA_VERSION,
+            "files": files,
+        }))?,
+        Mode::Text => {
+            let t: String = files
+                .iter()
+                .map(|f| format!("{}\t{}\n", f.scope, f.path.display()))
+                .collect();
+            output::text(&t)?;
+        }
+    }
+    Ok(0)
+}
+
+/// Write the commented template; never over an existing file.
+pub fn init(req: &InitRequest, mode: Mode) -> Result<i32> {
+    let (path, text) = if req.project {
+        (
+            super::project_root(req.cwd.as_deref())?.join(PROJECT_FILE),
+            template::PROJECT,
+        )
+    } else {
+        let env = |k: &str| std::env::var(k).ok();
+        let (p, _) = super::user_file(&env).ok_or_else(|| {
+            Error::usage_hint(
+                "no home directory: cannot place the user config file",
+                "set HOME, or point BATON_CONFIG at a file",
+            )
+        })?;
+        (p, template::USER)
+    };
+    if path.exists() {
+        return Err(Error::Refused {
+            kind: "config_exists",
+            message: format!(
+                "{} already exists; baton will not overwrite it",
+                path.display()
+            ),
+            hint: "edit it, or move it away and run `baton config init` again".into(),
+        });
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+    }
+    // The project file is committed and read by the team: ordinary
+    // permissions. The user file is the user's own: private.
+    if req.project {
+        write_new(&path, text.as_bytes(), 0o644)?;
+    } else {
+        write_new(&path, text.as_bytes(), 0o600)?;
+    }
+    match mode {
+        Mode::Json => output::json_line(&json!({
+            "schema_version": SCHEMA_VERSION,
+            "status": "success",
+            "path": path,
+            "scope": if req.project { "project" } else { "user" },
+        }))?,
+        Mode::Text => output::text(&format!("wrote {}\n", path.display()))?,
+    }
+    Ok(0)
+}
+
+/// Create `path` exclusively (a file that appeared meanwhile is not replaced).
+fn write_new(path: &std::path::Path, data: &[u8], mode: u32) -> Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let ctx = || format!("writing {}", path.display());
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(path)
+        .map_err(|e| Error::io(ctx(), e))?;
+    f.write_all(data)
+        .and_then(|_| f.sync_all())
+        .map_err(|e| Error::io(ctx(), e))
+}

@@ -1,0 +1,436 @@
+//! One config file (user or project) read into a flat map of dotted keys,
+//! every key and value checked against the schema, every problem an error
+//! that names the file, the line and the key.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use toml::de::{DeTable, DeValue};
+
+use crate::agent::{Access, Agent};
+use crate::error::{Error, Result};
+
+/// Which file a layer came from. The project file is committed with the
+/// repository, so it may not hold secrets, choose a program to run, or widen
+/// access beyond `workspace`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    User,
+    Project,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+        }
+    }
+}
+
+/// A checked value: strings as written (durations and names normalised),
+/// integers, or an argv list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Val {
+    Str(String),
+    Int(u64),
+    List(Vec<String>),
+}
+
+impl Val {
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Val::Str(s) => s.clone().into(),
+            Val::Int(n) => (*n).into(),
+            Val::List(l) => l.clone().into(),
+        }
+    }
+}
+
+impl std::fmt::Display for Val {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Val::Str(s) => write!(f, "{s}"),
+            Val::Int(n) => write!(f, "{n}"),
+            Val::List(l) => write!(f, "{}", l.join(" ")),
+        }
+    }
+}
+
+/// A parsed file: dotted key → (value, line).
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub path: PathBuf,
+    pub scope: Scope,
+    pub values: BTreeMap<String, (Val, usize)>,
+}
+
+/// What a key holds; checked by `check`.
+#[derive(Clone, Copy)]
+enum Kind {
+    AgentName,
+    Adviser,
+    Model,
+    Effort,
+    Provider,
+    Profile,
+    Command,
+    Duration,
+    Access,
+    Count,
+    PositiveCount,
+    AskScope,
+}
+
+const AGENT_KEYS: &[(&str, Kind)] = &[
+    ("model", Kind::Model),
+    ("effort", Kind::Effort),
+    ("provider", Kind::Provider),
+    ("profile", Kind::Profile),
+    ("command", Kind::Command),
+];
+const RUN_KEYS: &[(&str, Kind)] = &[
+    ("timeout", Kind::Duration),
+    ("idle_timeout", Kind::Duration),
+    ("access", Kind::Access),
+];
+const ASK_KEYS: &[(&str, Kind)] = &[
+    ("agent", Kind::Adviser),
+    ("budget", Kind::Count),
+    ("max_chars", Kind::PositiveCount),
+    ("scope", Kind::AskScope),
+];
+
+struct Ctx<'a> {
+    path: &'a Path,
+    text: &'a str,
+    scope: Scope,
+}
+
+impl Ctx<'_> {
+    fn line(&self, offset: usize) -> usize {
+        line_of(self.text, offset)
+    }
+
+    fn err(&self, offset: usize, key: &str, message: impl Into<String>, hint: &str) -> Error {
+        Error::Config {
+            where_: format!("{}:{}", self.path.display(), self.line(offset)),
+            key: key.to_string(),
+            message: message.into(),
+            hint: hint.to_string(),
+        }
+    }
+}
+
+pub fn line_of(text: &str, offset: usize) -> usize {
+    text.get(..offset.min(text.len()))
+        .map_or(1, |t| t.matches('\n').count() + 1)
+}
+
+/// Parse and check one file.
+pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
+    let cx = Ctx { path, text, scope };
+    let doc = DeTable::parse(text).map_err(|e| {
+        let at = e.span().map_or(0, |s| s.start);
+        Error::Config {
+            where_: format!("{}:{}", path.display(), line_of(text, at)),
+            key: "(syntax)".into(),
+            message: format!("not valid TOML: {}", e.message().trim()),
+            hint: "fix the syntax; `baton config init` writes a commented template to start from"
+                .into(),
+        }
+    })?;
+    let mut values = BTreeMap::new();
+    for (k, v) in doc.get_ref() {
+        let key = k.get_ref().as_ref();
+        let at = k.span().start;
+        match key {
+            "agent" => {
+                let val = check(
+                    &cx,
+                    "agent",
+                    Kind::AgentName,
+                    v.get_ref(),
+                    v.span().start,
+                    None,
+                )?;
+                values.insert("agent".to_string(), (val, cx.line(v.span().start)));
+            }
+            "agents" => {
+                let agents = table(&cx, "agents", v)?;
+                for (name, t) in agents {
+                    let n = name.get_ref().as_ref();
+                    let agent =
+                        Agent::parse(n)
+                            .ok()
+                            .filter(|a| a.name() == n)
+                            .ok_or_else(|| {
+                                cx.err(
+                                    name.span().start,
+                                    &format!("agents.{n}"),
+                                    "unknown agent",
+                                    &format!("use one of: {}", agent_names()),
+                                )
+                            })?;
+                    let prefix = format!("agents.{n}");
+                    section(&cx, &prefix, t, AGENT_KEYS, Some(agent), &mut values)?;
+                }
+            }
+            "run" => section(&cx, "run", v, RUN_KEYS, None, &mut values)?,
+            "ask" => section(&cx, "ask", v, ASK_KEYS, None, &mut values)?,
+            "council" => {
+                return Err(cx.err(
+                    at,
+                    "council",
+                    "reserved for council defaults (members, chair, quorum, depth), which this \
+                     version does not have yet",
+                    "remove the [council] table",
+                ));
+            }
+            other => return Err(unknown(&cx, at, other, &["agent", "agents", "run", "ask"])),
+        }
+    }
+    // Effort is checked against the model of the same file (a model that
+    // narrows the efforts, like agy's pro, must agree with it).
+    for agent in Agent::ALL {
+        let get = |k: &str| match values.get(&format!("agents.{}.{k}", agent.name())) {
+            Some((Val::Str(s), line)) => Some((s.clone(), *line)),
+            _ => None,
+        };
+        let (model, effort) = (get("model"), get("effort"));
+        if model.is_none() && effort.is_none() {
+            continue;
+        }
+        if let Err(e) = crate::models::resolve(
+            agent,
+            model.as_ref().map(|m| m.0.as_str()),
+            effort.as_ref().map(|e| e.0.as_str()),
+        ) {
+            let (key, line) = match (&effort, &model) {
+                (Some((_, l)), _) if e.to_string().contains("effort") => ("effort", *l),
+                (_, Some((_, l))) => ("model", *l),
+                (Some((_, l)), None) => ("effort", *l),
+                (None, None) => unreachable!("checked above"),
+            };
+            return Err(Error::Config {
+                where_: format!("{}:{line}", path.display()),
+                key: format!("agents.{}.{key}", agent.name()),
+                message: e.to_string(),
+                hint: e.hint().unwrap_or_default(),
+            });
+        }
+    }
+    Ok(Layer {
+        path: path.to_path_buf(),
+        scope,
+        values,
+    })
+}
+
+type Entry<'i> = (
+    &'i toml::Spanned<std::borrow::Cow<'i, str>>,
+    &'i toml::Spanned<DeValue<'i>>,
+);
+
+fn table<'a, 'i>(cx: &Ctx, key: &str, v: &'a toml::Spanned<DeValue<'i>>) -> Result<Vec<Entry<'a>>> {
+    match v.get_ref() {
+        DeValue::Table(t) => Ok(t.iter().collect()),
+        other => Err(cx.err(
+            v.span().start,
+            key,
+            format!("expected a table, found {}", other.type_str()),
+            &format!("write it as a section: [{key}]"),
+        )),
+    }
+}
+
+fn section(
+    cx: &Ctx,
+    prefix: &str,
+    v: &toml::Spanned<DeValue>,
+    keys: &[(&str, Kind)],
+    agent: Option<Agent>,
+    out: &mut BTreeMap<String, (Val, usize)>,
+) -> Result<()> {
+    for (k, val) in table(cx, prefix, v)? {
+        let name = k.get_ref().as_ref();
+        let full = format!("{prefix}.{name}");
+        let Some((_, kind)) = keys.iter().find(|(n, _)| *n == name) else {
+            let known: Vec<&str> = keys.iter().map(|(n, _)| *n).collect();
+            return Err(unknown(cx, k.span().start, &full, &known));
+        };
+        let checked = check(cx, &full, *kind, val.get_ref(), val.span().start, agent)?;
+        out.insert(full, (checked, cx.line(val.span().start)));
+    }
+    Ok(())
+}
+
+fn unknown(cx: &Ctx, at: usize, key: &str, known: &[&str]) -> Error {
+    let leaf = key.rsplit('.').next().unwrap_or(key).to_ascii_lowercase();
+    if ["key", "token", "secret", "password", "credential"]
+        .iter()
+        .any(|w| leaf.contains(w))
+    {
+        return cx.err(
+            at,
+            key,
+            "unknown key: baton's config holds no credentials",
+            "remove it; each CLI keeps its own login (see `baton doctor`), or set the CLI's \
+             API key variable in your environment",
+        );
+    }
+    cx.err(
+        at,
+        key,
+        "unknown key",
+        &format!("known keys here: {} (see docs/config.md)", known.join(", ")),
+    )
+}
+
+fn agent_names() -> String {
+    Agent::ALL
+        .iter()
+        .map(|a| a.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn want(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Count | Kind::PositiveCount => "a whole number",
+        Kind::Command => "a list of strings",
+        Kind::Duration => "a duration (\"90s\", \"45m\") or a number of seconds",
+        _ => "a string",
+    }
+}
+
+fn check(
+    cx: &Ctx,
+    key: &str,
+    kind: Kind,
+    v: &DeValue,
+    at: usize,
+    agent: Option<Agent>,
+) -> Result<Val> {
+    let wrong = |want: &str| {
+        cx.err(
+            at,
+            key,
+            format!("expected {want}, found {}", v.type_str()),
+            "see docs/config.md for the type of each key",
+        )
+    };
+    let bad = |msg: String, hint: &str| cx.err(at, key, msg, hint);
+    if let (Kind::Command, DeValue::Array(items)) = (kind, v) {
+        if cx.scope == Scope::Project {
+            return Err(bad(
+                "a project file may not choose the program baton runs".into(),
+                "set agents.<name>.command in your user file (`baton config path`)",
+            ));
+        }
+        let mut argv = Vec::new();
+        for item in items.iter() {
+            match item.get_ref().as_str() {
+                Some(s) if !s.is_empty() => argv.push(s.to_string()),
+                _ => return Err(wrong("a list of non-empty strings")),
+            }
+        }
+        if argv.is_empty() {
+            return Err(bad(
+                "the command is empty".into(),
+                "give the argv prefix, e.g. [\"node\", \"/opt/cli/bin/cli.js\"]",
+            ));
+        }
+        return Ok(Val::List(argv));
+    }
+    if let DeValue::Integer(i) = v {
+        let n: i64 = i
+            .as_str()
+            .replace('_', "")
+            .parse()
+            .map_err(|_| wrong("a small whole number"))?;
+        return match kind {
+            Kind::Count | Kind::PositiveCount | Kind::Duration if n < 0 => {
+                Err(bad(format!("{n} is negative"), "use a positive number"))
+            }
+            Kind::PositiveCount if n == 0 => Err(bad(
+                "must be more than zero".into(),
+                "use a positive number",
+            )),
+            Kind::Count | Kind::PositiveCount => Ok(Val::Int(n as u64)),
+            // A bare number of seconds, as `--timeout 90` accepts.
+            Kind::Duration => Ok(Val::Str(format!("{n}s"))),
+            _ => Err(wrong(want(kind))),
+        };
+    }
+    let Some(s) = v
+        .as_str()
+        .filter(|_| !matches!(kind, Kind::Count | Kind::PositiveCount | Kind::Command))
+    else {
+        return Err(wrong(want(kind)));
+    };
+    if cx.scope == Scope::Project && super::secret::looks_like_secret(s) {
+        return Err(bad(
+            "this value looks like a credential, and baton.toml is committed with the repository"
+                .into(),
+            "remove it now (and rotate the credential if it was ever committed)",
+        ));
+    }
+    let usage = |e: Error| bad(e.to_string(), &e.hint().unwrap_or_default());
+    Ok(match kind {
+        Kind::AgentName => Val::Str(Agent::parse(s).map_err(usage)?.name().to_string()),
+        Kind::Adviser => {
+            let a = Agent::parse(s).map_err(usage)?;
+            if !a.supported_access().contains(&Access::ReadOnly) {
+                return Err(bad(
+                    format!("`{}` cannot advise: it has no read-only mode", a.name()),
+                    "use codex, claude, zai, pi or gemini-cli",
+                ));
+            }
+            Val::Str(a.name().to_string())
+        }
+        Kind::Model | Kind::Effort if s.trim().is_empty() => {
+            return Err(bad(
+                "empty value".into(),
+                "remove the key to use the default",
+            ));
+        }
+        Kind::Model | Kind::Effort => Val::Str(s.to_string()),
+        Kind::Provider | Kind::Profile => {
+            let (owner, flag) = match kind {
+                Kind::Provider => (Agent::Pi, "provider"),
+                _ => (Agent::Codex, "profile"),
+            };
+            if agent != Some(owner) {
+                return Err(bad(
+                    format!("`{flag}` is a {} setting", owner.name()),
+                    &format!("move it under [agents.{}]", owner.name()),
+                ));
+            }
+            if s.trim().is_empty() || s.starts_with('-') {
+                return Err(bad(format!("`{s}` is not a {flag} name"), "give a name"));
+            }
+            Val::Str(s.to_string())
+        }
+        Kind::Duration => {
+            crate::duration::parse(s).map_err(usage)?;
+            Val::Str(s.trim().to_string())
+        }
+        Kind::Access => {
+            let a = Access::parse(s).map_err(usage)?;
+            if cx.scope == Scope::Project && a == Access::Full {
+                return Err(bad(
+                    "a project file may not make full access the default".into(),
+                    "use read-only or workspace here; pass --full-access (or set it in your \
+                     user file) when you mean it",
+                ));
+            }
+            Val::Str(a.as_str().to_string())
+        }
+        Kind::AskScope => match s {
+            "packet" | "repo" => Val::Str(s.to_string()),
+            _ => return Err(bad(format!("unknown scope `{s}`"), "use packet or repo")),
+        },
+        Kind::Count | Kind::PositiveCount | Kind::Command => unreachable!("handled above"),
+    })
+}

@@ -1,0 +1,253 @@
+use std::collections::HashMap;
+use std::fs;
+
+use super::*;
+
+struct Fixture {
+    dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new(user: Option<&str>, project: Option<&str>) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("repo/.git")).unwrap();
+        if let Some(u) = user {
+            fs::write(dir.path().join("user.toml"), u).unwrap();
+        }
+        if let Some(p) = project {
+            fs::write(dir.path().join("repo").join(PROJECT_FILE), p).unwrap();
+        }
+        Fixture { dir }
+    }
+
+    fn load(&self, env: &[(&str, &str)]) -> Result<Config> {
+        let env: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::load_from(
+            Some((self.dir.path().join("user.toml"), None)),
+            &self.dir.path().join("repo"),
+            &|k| env.get(k).cloned(),
+        )
+    }
+}
+
+/// flags > env > project > user > default, one row per layer: each row
+/// removes the layer above it and expects the next one to win.
+#[test]
+fn precedence_table_row_by_row() {
+    let user = "agent = \"pi\"\n[run]\ntimeout = \"5m\"\n[agents.claude]\nmodel = \"haiku\"\n";
+    let project =
+        "agent = \"claude\"\n[run]\ntimeout = \"7m\"\n[agents.claude]\nmodel = \"sonnet\"\n";
+    let env = [
+        ("BATON_AGENT", "zai"),
+        ("BATON_TIMEOUT", "9m"),
+        ("BATON_MODEL", "opus"),
+    ];
+    // (user file, project file, environment, expected agent, timeout, claude model, winning layer)
+    type Row<'a> = (
+        Option<&'a str>,
+        Option<&'a str>,
+        &'a [(&'a str, &'a str)],
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a str,
+    );
+    let rows: [Row; 4] = [
+        (Some(user), Some(project), &env, "zai", "9m", "opus", "env"),
+        (
+            Some(user),
+            Some(project),
+            &[],
+            "claude",
+            "7m",
+            "sonnet",
+            "project",
+        ),
+        (Some(user), None, &[], "pi", "5m", "haiku", "user"),
+        (None, None, &[], "codex", "60m", "", "default"),
+    ];
+    for (u, p, env, agent, timeout, model, src) in rows {
+        let c = Fixture::new(u, p).load(env).unwrap();
+        assert_eq!(c.default_agent().name(), agent, "row {src}");
+        let t = c.effective("run.timeout").unwrap();
+        assert_eq!(t.str(), timeout, "row {src}");
+        assert!(
+            t.source.to_string().starts_with(src),
+            "row {src}: {}",
+            t.source
+        );
+        assert_eq!(
+            c.string("agents.claude.model").unwrap_or_default(),
+            model,
+            "row {src}"
+        );
+    }
+}
+
+#[test]
+fn sources_name_the_file_and_line() {
+    let f = Fixture::new(None, Some("\n\n[run]\naccess = \"read-only\"\n"));
+    let c = f.load(&[]).unwrap();
+    let s = c.lookup("run.access").unwrap();
+    assert_eq!(s.str(), "read-only");
+    match s.source {
+        Source::File { scope, line, .. } => assert_eq!((scope, line), (Scope::Project, 4)),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(c.files_read().len(), 1);
+}
+
+fn load_err(user: &str) -> String {
+    let f = Fixture::new(Some(user), None);
+    let e = f.load(&[]).unwrap_err();
+    assert_eq!(e.kind(), "config");
+    assert_eq!(e.exit_code(), 2);
+    e.to_string()
+}
+
+#[test]
+fn bad_files_name_file_line_and_key() {
+    let cases = [
+        (
+            "agent = \"codex\"\nmodle = \"x\"\n",
+            ":2: `modle`: unknown key",
+        ),
+        (
+            "[run]\n\ntimeout = true\n",
+            ":3: `run.timeout`: expected a duration",
+        ),
+        (
+            "[run]\ntimeout = \"soon\"\n",
+            ":2: `run.timeout`: invalid duration",
+        ),
+        (
+            "[agents.claude]\neffort = \"turbo\"\n",
+            ":2: `agents.claude.effort`: effort `turbo`",
+        ),
+        (
+            "[agents.clod]\nmodel = \"x\"\n",
+            ":1: `agents.clod`: unknown agent",
+        ),
+        (
+            "[agents.codex]\nprovider = \"x\"\n",
+            ":2: `agents.codex.provider`: `provider` is a pi",
+        ),
+        (
+            "[ask]\nmax_chars = 0\n",
+            ":2: `ask.max_chars`: must be more than zero",
+        ),
+        (
+            "[ask]\nbudget = \"two\"\n",
+            ":2: `ask.budget`: expected a whole number",
+        ),
+        (
+            "[ask]\nagent = \"gemini\"\n",
+            ":2: `ask.agent`: `gemini` cannot advise",
+        ),
+        ("[council]\nchair = \"codex\"\n", ":1: `council`: reserved"),
+        (
+            "[agents.pi]\napi_key = \"x\"\n",
+            "`agents.pi.api_key`: unknown key: baton's config holds no credentials",
+        ),
+        ("agent = \n", ":1: `(syntax)`: not valid TOML"),
+        ("run = 3\n", ":1: `run`: expected a table"),
+        (
+            "[agents.pi]\ncommand = []\n",
+            "`agents.pi.command`: the command is empty",
+        ),
+    ];
+    for (text, want) in cases {
+        let got = load_err(text);
+        assert!(got.contains("user.toml"), "{text:?}: {got}");
+        assert!(got.contains(want), "{text:?}: got {got}, want {want}");
+    }
+}
+
+#[test]
+fn the_project_file_refuses_secrets_programs_and_full_access() {
+    for (text, want) in [
+        (
+            "[agents.claude]\nmodel = \"sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv\"\n",
+            "looks like a credential",
+        ),
+        (
+            "[agents.pi]\ncommand = [\"sh\", \"-c\", \"x\"]\n",
+            "may not choose the program",
+        ),
+        ("[run]\naccess = \"full\"\n", "may not make full access"),
+    ] {
+        let e = Fixture::new(None, Some(text)).load(&[]).unwrap_err();
+        assert!(e.to_string().contains("baton.toml:2"), "{e}");
+        assert!(e.to_string().contains(want), "{e}");
+    }
+    // The same command and access are fine in the user file.
+    let c = Fixture::new(
+        Some("[run]\naccess = \"full\"\n[agents.pi]\ncommand = [\"node\", \"/opt/pi.js\"]\n"),
+        None,
+    )
+    .load(&[])
+    .unwrap();
+    assert_eq!(
+        c.command(Agent::Pi).unwrap(),
+        ["node".to_string(), "/opt/pi.js".to_string()]
+    );
+    assert_eq!(c.string("run.access").unwrap(), "full");
+}
+
+#[test]
+fn bad_environment_values_name_the_variable() {
+    let f = Fixture::new(None, None);
+    for (var, val) in [
+        ("BATON_TIMEOUT", "soon"),
+        ("BATON_AGENT", "gpt"),
+        ("BATON_ACCESS", "root"),
+        ("BATON_ASK_BUDGET", "many"),
+    ] {
+        let e = f.load(&[(var, val)]).unwrap_err();
+        assert_eq!(e.kind(), "config");
+        assert!(
+            e.to_string().starts_with(&format!("environment: `{var}`")),
+            "{e}"
+        );
+    }
+    // Empty means unset.
+    let c = f.load(&[("BATON_AGENT", "")]).unwrap();
+    assert_eq!(c.default_agent(), Agent::Codex);
+}
+
+#[test]
+fn the_templates_are_valid_and_change_nothing() {
+    for (text, scope) in [
+        (template::USER, Scope::User),
+        (template::PROJECT, Scope::Project),
+    ] {
+        let l = file::parse(Path::new("t.toml"), text, scope).unwrap();
+        assert!(l.values.is_empty());
+        // Uncommented, every example key is valid too.
+        let is_setting = |r: &str| {
+            r.starts_with('[')
+                || r.split_once(" = ").is_some_and(|(k, _)| {
+                    !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+                })
+        };
+        let on: String = text
+            .lines()
+            .map(|l| l.strip_prefix("# ").filter(|r| is_setting(r)).unwrap_or(l))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let l = file::parse(Path::new("t.toml"), &on, scope)
+            .unwrap_or_else(|e| panic!("{scope:?} template uncommented: {e}\n{on}"));
+        assert!(l.values.contains_key("agent"), "{scope:?}");
+    }
+}
+
+#[test]
+fn integers_are_durations_in_seconds() {
+    let c = Fixture::new(Some("[run]\ntimeout = 90\n"), None)
+        .load(&[])
+        .unwrap();
+    assert_eq!(c.string("run.timeout").unwrap(), "90s");
+}

@@ -1,0 +1,158 @@
+//! doctor's checks of baton itself: version and commit, which binary runs
+//! (and the plugin shim's `BATON_BIN`), the state directory, the config files.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::{Check, Severity};
+use crate::config::Config;
+
+type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+pub fn checks(
+    root: &Path,
+    config: &Result<Config, crate::error::Error>,
+    env: Env,
+) -> (Vec<Check>, Value) {
+    let mut out = Vec::new();
+    let exe = std::env::current_exe().ok();
+    out.push(Check::ok(
+        "baton.version".into(),
+        format!(
+            "baton {} ({}, commit {})",
+            env!("CARGO_PKG_VERSION"),
+            env!("BATON_TARGET"),
+            env!("BATON_COMMIT")
+        ),
+    ));
+    let bin = env("BATON_BIN").filter(|b| !b.trim().is_empty());
+    out.push(match (&bin, &exe) {
+        (Some(b), _) if !is_executable(Path::new(b)) => Check::problem(
+            "baton.binary".into(),
+            Severity::Warning,
+            format!("BATON_BIN={b} is not an executable file: the plugin shim ignores it"),
+            "point BATON_BIN at a baton binary, or unset it",
+        ),
+        (Some(b), Some(e)) => Check::ok(
+            "baton.binary".into(),
+            format!("running {} (BATON_BIN={b})", e.display()),
+        ),
+        (None, Some(e)) => Check::ok("baton.binary".into(), format!("running {}", e.display())),
+        (_, None) => Check::ok("baton.binary".into(), "running (path unknown)".into()),
+    });
+    let state = root.join(".baton");
+    out.push(state_dir_check(root, &state));
+    if let Some(c) = git_ignore_check(root, &state) {
+        out.push(c);
+    }
+    let files = match config {
+        Ok(c) => {
+            let read = c.files_read();
+            out.push(Check::ok(
+                "baton.config".into(),
+                if read.is_empty() {
+                    "no config file: built-in defaults (see `baton config path`)".into()
+                } else {
+                    format!("config files in effect: {}", read.join(", "))
+                },
+            ));
+            json!(c.files)
+        }
+        Err(e) => {
+            out.push(Check::problem(
+                "baton.config".into(),
+                Severity::Error,
+                e.to_string(),
+                &e.hint().unwrap_or_default(),
+            ));
+            Value::Null
+        }
+    };
+    let info = json!({
+        "version": env!("CARGO_PKG_VERSION"),
+        "commit": env!("BATON_COMMIT"),
+        "target": env!("BATON_TARGET"),
+        "exe": exe,
+        "baton_bin": bin,
+        "state_dir": state,
+        "config_files": files,
+    });
+    (out, info)
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// `.baton/` must be writable (or creatable) for runs, jobs and logs.
+fn state_dir_check(root: &Path, state: &Path) -> Check {
+    let (probe, exists) = if state.is_dir() {
+        (state, true)
+    } else {
+        (root, false)
+    };
+    if writable(probe) {
+        Check::ok(
+            "baton.state_dir".into(),
+            if exists {
+                format!("{} is writable", state.display())
+            } else {
+                format!("{} will be created on the first run", state.display())
+            },
+        )
+    } else {
+        Check::problem(
+            "baton.state_dir".into(),
+            Severity::Error,
+            format!(
+                "{} is not writable: runs cannot keep their logs and results",
+                probe.display()
+            ),
+            &format!("check its owner and mode: ls -ld {}", probe.display()),
+        )
+    }
+}
+
+/// baton writes `.baton/.gitignore` (`*`) itself; an existing `.baton/`
+/// without it would show up in `git status`.
+fn git_ignore_check(root: &Path, state: &Path) -> Option<Check> {
+    if !root.join(".git").exists() {
+        return None;
+    }
+    let own = std::fs::read_to_string(state.join(".gitignore"))
+        .is_ok_and(|t| t.lines().any(|l| l.trim() == "*"));
+    if own || !state.exists() {
+        return Some(Check::ok(
+            "baton.gitignore".into(),
+            ".baton/ is git-ignored (its own .gitignore)".into(),
+        ));
+    }
+    let ignored = crate::git::git(root)
+        .args(["check-ignore", "-q", ".baton/x"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    Some(if ignored {
+        Check::ok("baton.gitignore".into(), ".baton/ is git-ignored".into())
+    } else {
+        Check::problem(
+            "baton.gitignore".into(),
+            Severity::Warning,
+            ".baton/ is not git-ignored: run logs would show in `git status`".into(),
+            &format!("printf '*\\n' > {}", state.join(".gitignore").display()),
+        )
+    })
+}
+
+fn writable(p: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}

@@ -1,0 +1,28 @@
+//! Seeing peers at work: the job store turned into job views, and the faces
+//! that show them (`logs`, `watch --once`, the live line of a foreground run).
+//!
+//! Theory of operation:
+//! - `activity` is the one pure reducer: each agent's output lines in,
+//!   `Activity` values out (`events` holds each agent's mapping). Every face
+//!   reads activities; none reads events itself.
+//! - `tail` reads a running job's log from a remembered offset, a bounded
+//!   amount per wake, and folds the activities into a `Live` summary.
+//! - `watch` builds one snapshot of every job: state from the store and the
+//!   runner's lock (`Job::refresh`), never guessed; a running job silent for
+//!   more than half its idle timeout is `stalled`.
+//! - `progress` draws one status line on a terminal's stderr while a
+//!   foreground run works, from a tail of its log (the pump is never touched).
+
+pub mod activity;
+mod events;
+pub mod logs;
+pub mod progress;
+pub mod render;
+pub mod tail;
+pub mod watch;
+
+pub use activity::{Activity, Change, Reducer, Step, Tally};
+pub use tail::{Live, Tail};
+
+#[cfg(test)]
+pub(crate) mod fixtures;

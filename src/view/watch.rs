@@ -1,0 +1,277 @@
+//! `baton watch --once`: one snapshot of every job — state, agent, what the
+//! peer is doing now, files, tokens, cost — as JSON for scripts or a table.
+//!
+//! Built on the fast listing path of `jobs` (`Store::states`, one small file
+//! per job, which holds an ended job's counts too); only running jobs have
+//! their spec and log read (and jobs ended by an older baton their result).
+
+use std::io::Write;
+use std::time::UNIX_EPOCH;
+
+use serde::Serialize;
+
+use super::tail::Tail;
+use crate::agent::Agent;
+use crate::error::{Error, Result};
+use crate::job::human;
+use crate::job::store::{Job, JobState, State, Store, id_time_ms, now_ms};
+use crate::output::Mode;
+use crate::result::{SCHEMA_VERSION, Usage};
+
+/// Most of a running job's log read for a snapshot (its end).
+const SNAPSHOT_READ: u64 = 8 << 20;
+
+/// One job as `watch` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobView {
+    pub job_id: String,
+    /// A job state, or `stalled`: running but silent past half its idle timeout.
+    pub status: &'static str,
+    pub agent: String,
+    pub model: Option<String>,
+    pub task: String,
+    pub created_ms: u64,
+    pub elapsed_ms: u64,
+    /// Running: the latest activity. Ended: the summary.
+    pub doing: Option<String>,
+    pub files_changed: Vec<String>,
+    pub usage: Usage,
+    /// Since the peer last printed anything (running) or since the job ended.
+    pub last_activity_age_ms: Option<u64>,
+}
+
+/// Every job, running first, then what needs attention, then the rest.
+#[derive(Debug, Serialize)]
+pub struct Snapshot {
+    pub schema_version: u32,
+    pub now_ms: u64,
+    pub jobs: Vec<JobView>,
+}
+
+/// Order groups: running, needs attention, the rest (newest first within).
+fn group(status: &str) -> u8 {
+    match status {
+        "running" => 0,
+        "stalled" | "failed" | "lost" | "timeout" | "corrupt" => 1,
+        _ => 2,
+    }
+}
+
+/// The snapshot of `store` at `now`.
+pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
+    let states = store.states()?;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 4)
+        .min(states.len().div_ceil(256).max(1));
+    let chunk = states.len().div_ceil(threads).max(1);
+    let mut jobs: Vec<JobView> = std::thread::scope(|sc| {
+        let parts: Vec<_> = states
+            .chunks(chunk)
+            .map(|c| sc.spawn(move || c.iter().map(|(j, s)| view(j, s, now)).collect::<Vec<_>>()))
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    // Ids sort by start time and the store lists newest first: a stable sort keeps that.
+    jobs.sort_by_key(|v| group(v.status));
+    Ok(Snapshot {
+        schema_version: SCHEMA_VERSION,
+        now_ms: now,
+        jobs,
+    })
+}
+
+fn view(job: &Job, recorded: &Option<State>, now: u64) -> JobView {
+    let s = match recorded {
+        Some(s) if s.status.is_terminal() => s.clone(),
+        // The runner's lock decides: a dead runner's job becomes `lost`.
+        Some(s) => job.refresh().unwrap_or_else(|_| s.clone()),
+        // No readable state: the store repairs what it can (a launch cut short).
+        None => match job.refresh() {
+            Ok(s) => s,
+            Err(_) => return corrupt(job, now),
+        },
+    };
+    let mut v = JobView {
+        job_id: s.id.clone(),
+        status: s.status.as_str(),
+        agent: s.agent.clone(),
+        model: s.model.clone(),
+        task: s.task.clone(),
+        created_ms: s.created_ms,
+        elapsed_ms: s.duration_ms(now),
+        doing: s.summary.clone(),
+        files_changed: Vec::new(),
+        usage: Usage::default(),
+        last_activity_age_ms: s.ended_ms.map(|e| now.saturating_sub(e)),
+    };
+    if s.status == JobState::Running {
+        running(job, &s, now, &mut v);
+    } else if let Some(t) = &s.totals {
+        v.files_changed = t.changed_files.clone();
+        v.usage = t.usage.clone();
+    } else if let Ok(Some(r)) = job.read_result() {
+        v.files_changed = r.changed_files;
+        v.usage = r.usage;
+    }
+    v
+}
+
+/// A job whose record cannot be read (`baton status ID` says why).
+fn corrupt(job: &Job, now: u64) -> JobView {
+    JobView {
+        job_id: job.id.clone(),
+        status: "corrupt",
+        agent: "unknown".into(),
+        model: None,
+        task: String::new(),
+        created_ms: id_time_ms(&job.id),
+        elapsed_ms: now.saturating_sub(id_time_ms(&job.id)),
+        doing: Some(format!(
+            "its record is damaged; see `baton status {}`",
+            job.id
+        )),
+        files_changed: Vec::new(),
+        usage: Usage::default(),
+        last_activity_age_ms: None,
+    }
+}
+
+/// What a running job's log and spec add: the activity, and `stalled`.
+fn running(job: &Job, s: &State, now: u64, v: &mut JobView) {
+    let spec = job.read_spec().ok();
+    let agent = spec
+        .as_ref()
+        .map(|sp| sp.plan.agent)
+        .or_else(|| Agent::parse(&s.agent).ok());
+    if let Some(agent) = agent
+        && let Ok(mut tail) = Tail::new(job.stdout_log(), agent).from_last(SNAPSHOT_READ)
+    {
+        // A read error leaves what was read: the snapshot still shows the job.
+        let _ = tail.catch_up();
+        v.doing = tail
+            .live
+            .doing()
+            .or_else(|| Some("waiting for the peer's first event".into()));
+        v.files_changed = tail.live.files.clone();
+        v.usage = tail.live.usage.clone();
+    }
+    // The supervisor's idle clock counts stdout and stderr; so does this.
+    let last = [job.stdout_log(), job.stderr_log()]
+        .iter()
+        .filter_map(|p| p.metadata().ok()?.modified().ok())
+        .filter_map(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64)
+        .max()
+        .unwrap_or(s.created_ms);
+    let age = now.saturating_sub(last);
+    v.last_activity_age_ms = Some(age);
+    let idle = spec
+        .filter(|sp| sp.plan.agent.streams_progress())
+        .map_or(0, |sp| sp.plan.idle_timeout_ms);
+    if idle > 0 && age > idle / 2 {
+        v.status = "stalled";
+    }
+}
+
+/// `baton watch --once`.
+pub fn once(mode: Mode) -> Result<i32> {
+    let snap = snapshot(&Store::here()?, now_ms())?;
+    let bytes = match mode {
+        Mode::Json => {
+            let mut b = serde_json::to_vec(&snap).map_err(|e| Error::Internal(e.to_string()))?;
+            b.push(b'\n');
+            b
+        }
+        Mode::Text => text(&snap).into_bytes(),
+    };
+    // One write: the line can be megabytes; a closed stdout is not an error.
+    let _ = std::io::stdout().lock().write_all(&bytes);
+    Ok(0)
+}
+
+/// Tokens for people: `950`, `12.3k`, `4.1M`.
+pub fn tokens(n: u64) -> String {
+    match n {
+        0..1000 => n.to_string(),
+        1000..1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// Input plus output tokens, if the CLI reported any.
+pub fn total_tokens(u: &Usage) -> Option<u64> {
+    match (u.input_tokens, u.output_tokens) {
+        (None, None) => None,
+        (i, o) => Some(i.unwrap_or(0) + o.unwrap_or(0)),
+    }
+}
+
+/// The table for people.
+pub fn text(snap: &Snapshot) -> String {
+    if snap.jobs.is_empty() {
+        return "no jobs\n".into();
+    }
+    let mut t = format!(
+        "{:<13}  {:<9}  {:<10}  {:>7}  {:>5}  {:>7}  {:>5}  DOING\n",
+        "ID", "STATUS", "AGENT", "ELAPSED", "LAST", "TOKENS", "FILES"
+    );
+    for v in &snap.jobs {
+        let mut tok = total_tokens(&v.usage).map_or("-".into(), tokens);
+        if let Some(c) = v.usage.cost_usd {
+            tok = format!("{tok} ${c:.2}");
+        }
+        let doing = v.doing.as_deref().unwrap_or("");
+        t.push_str(&format!(
+            "{:<13}  {:<9}  {:<10}  {:>7}  {:>5}  {:>7}  {:>5}  {}\n",
+            v.job_id,
+            v.status,
+            v.agent,
+            human(v.elapsed_ms),
+            v.last_activity_age_ms.map_or("-".into(), human),
+            tok,
+            v.files_changed.len(),
+            crate::agent::clip(doing.lines().next().unwrap_or(""), 80)
+        ));
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_put_running_first_then_attention() {
+        let mut v = [
+            "success",
+            "failed",
+            "running",
+            "cancelled",
+            "stalled",
+            "lost",
+        ];
+        v.sort_by_key(|s| group(s));
+        assert_eq!(
+            v,
+            [
+                "running",
+                "failed",
+                "stalled",
+                "lost",
+                "success",
+                "cancelled"
+            ]
+        );
+    }
+
+    #[test]
+    fn token_counts_for_people() {
+        assert_eq!(tokens(950), "950");
+        assert_eq!(tokens(12_345), "12.3k");
+        assert_eq!(tokens(4_100_000), "4.1M");
+    }
+}
