@@ -324,9 +324,9 @@ fn sandbox_checks(agent: Agent, env: Env) -> Vec<Check> {
 
 /// Whether the CLI reports the model that served the run.
 pub fn reports_model(agent: Agent) -> bool {
-    // codex's JSONL carries no model; the others name it in their metadata
-    // (claude init/result, pi per message, gemini-cli init/stats, agy's JSON).
-    agent != Agent::Codex
+    // codex's and opencode's JSON lines carry no model; the others name it in
+    // their metadata (claude/qwen init, pi per message, gemini-cli init/stats, agy's JSON).
+    !matches!(agent, Agent::Codex | Agent::Opencode)
 }
 
 /// One line per access mode, consistent with the README's access section.
@@ -361,10 +361,19 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
             (Agent::GeminiCli, Access::Workspace) => {
                 "--approval-mode auto_edit: edits, but no shell commands (cannot run tests)"
             }
+            (Agent::Opencode, Access::ReadOnly) => {
+                "an opencode agent baton defines that allows only read, glob, grep, list and todowrite; not a sandbox"
+            }
+            (Agent::Opencode, Access::Workspace) => {
+                "opencode's own rules: edits in the project, writes outside it auto-rejected; bash is not confined (the result warns)"
+            }
+            (Agent::Qwen, Access::ReadOnly) => {
+                "--approval-mode plan: writes and shell commands are declined (listed in denials)"
+            }
+            (Agent::Qwen, Access::Workspace) => {
+                "--approval-mode auto-edit: edits, but no shell commands (cannot run tests)"
+            }
             (_, Access::Full) => "nothing is enforced: the CLI's permission checks are skipped",
-            // An agent added later, until it is described here.
-            #[allow(unreachable_patterns)]
-            _ => "see the access section of docs/run.md",
         }
     };
     [Access::ReadOnly, Access::Workspace, Access::Full]

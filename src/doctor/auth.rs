@@ -44,9 +44,25 @@ pub fn key_vars(agent: Agent) -> &'static [&'static str] {
             "GOOGLE_GENAI_USE_VERTEXAI",
             "GOOGLE_APPLICATION_CREDENTIALS",
         ],
-        // An agent added later, until it is listed here: no variable known.
-        #[allow(unreachable_patterns)]
-        _ => &[],
+        // opencode reaches many providers; these are the common ones.
+        Agent::Opencode => &[
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "GEMINI_API_KEY",
+            "OPENROUTER_API_KEY",
+            "GROQ_API_KEY",
+            "XAI_API_KEY",
+            "DEEPSEEK_API_KEY",
+            "ZAI_API_KEY",
+        ],
+        // Qwen Code: an OpenAI-compatible key (its --auth-type openai),
+        // DashScope, or the other auth types it accepts.
+        Agent::Qwen => &[
+            "OPENAI_API_KEY",
+            "DASHSCOPE_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "GEMINI_API_KEY",
+        ],
     }
 }
 
@@ -63,10 +79,14 @@ pub fn login_file(agent: Agent, env: Env) -> Option<PathBuf> {
         Agent::GeminiCli => dir("GEMINI_CLI_HOME", home)
             .join(".gemini")
             .join("oauth_creds.json"),
+        // opencode keeps `opencode auth login` credentials in its data dir.
+        Agent::Opencode => dir("XDG_DATA_HOME", home.join(".local/share"))
+            .join("opencode")
+            .join("auth.json"),
+        // Qwen Code's qwen-oauth login.
+        Agent::Qwen => home.join(".qwen").join("oauth_creds.json"),
         // agy keeps its login in the OS keyring.
         Agent::Gemini => return None,
-        #[allow(unreachable_patterns)]
-        _ => return None,
     })
 }
 
@@ -82,8 +102,12 @@ fn login_hint(agent: Agent) -> &'static str {
             "run `pi` once and /login, or export the provider's key (e.g. ANTHROPIC_API_KEY)"
         }
         Agent::GeminiCli => "run `gemini` once and sign in, or export GEMINI_API_KEY",
-        #[allow(unreachable_patterns)]
-        _ => "log in with the CLI itself, or export its API key variable",
+        Agent::Opencode => {
+            "run `opencode auth login`, or export the provider's key (e.g. OPENAI_API_KEY)"
+        }
+        Agent::Qwen => {
+            "run `qwen` once and sign in, or export OPENAI_API_KEY (with OPENAI_BASE_URL)"
+        }
     }
 }
 

@@ -54,9 +54,9 @@ pub fn package(agent: Agent) -> Option<&'static str> {
         Agent::Claude => "@anthropic-ai/claude-code",
         Agent::Zai | Agent::Pi => "@mariozechner/pi-coding-agent",
         Agent::GeminiCli => "@google/gemini-cli",
+        Agent::Opencode => "opencode-ai",
+        Agent::Qwen => "@qwen-code/qwen-code",
         Agent::Gemini => return None,
-        #[allow(unreachable_patterns)]
-        _ => return None,
     })
 }
 
@@ -151,6 +151,18 @@ pub fn tested_range(agent: Agent) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_agent_with_an_npm_package_has_a_pinned_version() {
+        // agy has no registry package; every other agent is pinned in
+        // e2e/versions.env, so doctor can say tested/newer/older for it.
+        for agent in Agent::ALL {
+            match package(agent) {
+                Some(pkg) => assert!(pinned(agent).is_some(), "{pkg} is not pinned"),
+                None => assert_eq!(agent, Agent::Gemini),
+            }
+        }
+    }
 
     #[test]
     fn versions_are_found_in_what_clis_print() {
