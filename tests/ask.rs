@@ -778,6 +778,91 @@ fn secrets_are_redacted_before_sending_and_counted() {
     assert_eq!(r.json()["context"]["redacted_total"], 4);
 }
 
+/// Issue 10: a line range that starts inside a PEM block (no BEGIN line in
+/// the range) or ends inside it (no END line) still sends no key material.
+#[test]
+fn a_line_range_inside_a_private_key_sends_none_of_it() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", "");
+    let body: Vec<String> = (0..6)
+        .map(|i| format!("MIIEow{i}BAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun{i}"))
+        .collect();
+    let doc = format!(
+        "# Deploy key\n\n-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----\nRotate it yearly.\n",
+        body.join("\n")
+    );
+    // Lines 4-9 are the body, 10 the END line.
+    fs::write(env.work.join("keydoc.md"), doc).unwrap();
+    for (n, range, kept) in [
+        (1, "keydoc.md:5-8", None),
+        (2, "keydoc.md:6-11", Some("Rotate it yearly.")),
+        (3, "keydoc.md:1-6", Some("# Deploy key")),
+    ] {
+        a.reply(
+            "codex",
+            n,
+            &codex_reply("t", &good_advice().to_string(), 1),
+            0,
+        );
+        let r = ask(&env, &["--file", range, "what is this file?"]);
+        assert_eq!(r.code, 0, "{range}: {}\n{}", r.stdout, r.stderr);
+        let stdin = a.file("codex", n, "stdin");
+        for line in &body {
+            assert!(
+                !stdin.contains(line.as_str()),
+                "{range}: key line sent:\n{stdin}"
+            );
+        }
+        assert!(stdin.contains("[REDACTED:private_key]"), "{range}: {stdin}");
+        if let Some(k) = kept {
+            assert!(stdin.contains(k), "{range}: {k:?} lost");
+        }
+        let j = r.json();
+        assert_eq!(j["context"]["redactions"]["private_key"], 1, "{range}");
+        let first: u64 = range[10..].split('-').next().unwrap().parse().unwrap();
+        assert_eq!(j["context"]["files"][0]["start_line"], first);
+    }
+}
+
+/// Issue 10's measured leaks, end to end: digit-free GitHub tokens, ABIA/ACCA
+/// key ids, and the secret key as `aws sts` prints it.
+#[test]
+fn measured_leaks_are_redacted_before_sending() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", "").reply(
+        "codex",
+        1,
+        &codex_reply("t", &good_advice().to_string(), 1),
+        0,
+    );
+    let secrets = [
+        "ghp_abcdefghijklmnopqrstuvwxyzABCDEFGHIJ",
+        "ABIAQWERTYUIOPASDFGH",
+        "ACCAZXCVBNMASDFGHJKL",
+        "wJalrXUtnFEMIK7MDENGbPxRfiCYzEXAMPLEKEYQ",
+    ];
+    fs::write(
+        env.work.join("creds.json"),
+        format!(
+            "{{\"token\": \"{}\", \"ids\": [\"{}\", \"{}\"],\n \"Credentials\": {{\"SecretAccessKey\": \"{}\"}}}}\n",
+            secrets[0], secrets[1], secrets[2], secrets[3]
+        ),
+    )
+    .unwrap();
+    let r = ask(&env, &["--file", "creds.json", "why is this rejected?"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let stdin = a.file("codex", 1, "stdin");
+    for s in secrets {
+        assert!(!stdin.contains(s), "{s} was sent");
+    }
+    let red = &r.json()["context"]["redactions"];
+    assert_eq!(red["github_token"], 1);
+    assert_eq!(red["aws_access_key_id"], 2);
+    assert_eq!(red["aws_secret_key"], 1);
+}
+
 #[test]
 fn a_packet_over_the_limit_is_refused_not_truncated() {
     let env = Env::new();

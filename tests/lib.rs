@@ -17,6 +17,7 @@ mod layers;
 mod opencode_qwen;
 mod parsers;
 mod plugin;
+mod redact;
 mod run;
 mod setup;
 mod shim;

@@ -9,6 +9,8 @@
 
 #![allow(dead_code)]
 
+pub mod secrets;
+
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

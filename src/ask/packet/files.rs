@@ -91,6 +91,9 @@ pub(super) fn inline_file(cwd: &Path, f: &FileRef, max_chars: usize) -> Result<I
     let mut content = Vec::new();
     let mut line = Vec::new();
     let mut n = 0usize;
+    // The BEGIN line of a private key that the range starts inside: sent
+    // ahead of the range so the redactor sees the body as a key (issue 10).
+    let mut key_open: Option<Vec<u8>> = None;
     loop {
         line.clear();
         let got = reader
@@ -106,7 +109,19 @@ pub(super) fn inline_file(cwd: &Path, f: &FileRef, max_chars: usize) -> Result<I
                 "inline text files only",
             ));
         }
-        if n >= first {
+        if n < first {
+            let l = String::from_utf8_lossy(&line);
+            if crate::ask::redact::private_key_begins(&l) {
+                key_open = Some(line.clone());
+            } else if crate::ask::redact::private_key_ends(&l) {
+                key_open = None;
+            }
+        } else {
+            if n == first
+                && let Some(begin) = key_open.take()
+            {
+                content.extend_from_slice(&begin);
+            }
             content.extend_from_slice(&line);
         }
         if end.is_some_and(|e| n >= e) {

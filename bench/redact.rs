@@ -1,0 +1,201 @@
+//! `make bench-redact`: recall and false positives per family on the
+//! generated corpus, and redaction throughput on a 10 MB packet.
+//!
+//! Run by `cargo bench --bench redact` (release profile). Under `cargo test`
+//! (no `--bench` argument) it runs a small smoke version so the harness-less
+//! target still checks itself.
+
+#[path = "../tests/support/secrets.rs"]
+mod secrets;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use baton::ask::redact::{Counts, Redactor};
+
+fn main() {
+    let full = std::env::args().any(|a| a == "--bench");
+    let seeds: Vec<u64> = if full { (1..=10).collect() } else { vec![1] };
+    let r = Redactor::with_env(Vec::<(String, String)>::new());
+
+    let t0 = Instant::now();
+    r.redact("warm-up", &mut Counts::new());
+    println!(
+        "rule set compiled in {:.1} ms",
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+
+    // Recall per family.
+    let mut per: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut misses = Vec::new();
+    for &seed in &seeds {
+        for s in secrets::corpus(seed) {
+            let out = r.redact(&s.text, &mut Counts::new());
+            let e = per.entry(s.family).or_default();
+            e.0 += 1;
+            if !out.contains(&s.secret) {
+                e.1 += 1;
+            } else if misses.len() < 5 {
+                misses.push(format!("  missed {} (seed {seed}): {:?}", s.family, s.text));
+            }
+        }
+    }
+    println!(
+        "\nrecall on generated secrets (seeds {:?}):",
+        (seeds[0], seeds[seeds.len() - 1])
+    );
+    println!(
+        "{:<24} {:>8} {:>9} {:>8}",
+        "family", "samples", "redacted", "recall"
+    );
+    let (mut all, mut hit) = (0, 0);
+    for (f, (n, k)) in &per {
+        println!(
+            "{f:<24} {n:>8} {k:>9} {:>7.2}%",
+            100.0 * *k as f64 / *n as f64
+        );
+        all += n;
+        hit += k;
+    }
+    println!(
+        "{:<24} {all:>8} {hit:>9} {:>7.2}%",
+        "ALL",
+        100.0 * hit as f64 / all as f64
+    );
+    for m in &misses {
+        println!("{m}");
+    }
+
+    // False positives: look-alikes that were changed, by the kind that fired.
+    let mut fp_total = 0;
+    let mut fp_by_kind: BTreeMap<String, usize> = BTreeMap::new();
+    let mut examples = Vec::new();
+    for &seed in &seeds {
+        for t in secrets::false_positives(seed) {
+            fp_total += 1;
+            let mut c = Counts::new();
+            let out = r.redact(&t, &mut c);
+            if out != t {
+                for k in c.keys() {
+                    *fp_by_kind.entry(k.clone()).or_default() += 1;
+                }
+                if examples.len() < 5 {
+                    examples.push(format!("  {t:?} -> {out:?}"));
+                }
+            }
+        }
+    }
+    let fp: usize = fp_by_kind.values().sum();
+    println!("\nfalse positives on look-alikes: {fp} of {fp_total} texts changed");
+    for (k, n) in &fp_by_kind {
+        println!("  {k:<22} {n}");
+    }
+    for e in &examples {
+        println!("{e}");
+    }
+
+    // Throughput: a packet of this repository's own source, with a secret
+    // every ~100 KB, and the same size of plain prose.
+    let mb = if full { 10 } else { 1 };
+    let code = packet_of_source(mb << 20);
+    let prose = prose(mb << 20);
+    for (name, text) in [("source code + secrets", &code), ("prose", &prose)] {
+        let (mut best, mut best_cpu) = (f64::MAX, f64::MAX);
+        let mut counts = Counts::new();
+        for _ in 0..if full { 5 } else { 1 } {
+            counts.clear();
+            let (t, c) = (Instant::now(), cpu_seconds());
+            let out = r.redact(text, &mut counts);
+            best = best.min(t.elapsed().as_secs_f64());
+            best_cpu = best_cpu.min(cpu_seconds() - c);
+            std::hint::black_box(out);
+        }
+        let mb = text.len() as f64 / 1e6;
+        println!(
+            "\nthroughput, {name}: {mb:.1} MB in {:.1} ms wall = {:.0} MB/s; \
+             {:.1} ms on the CPU = {:.0} MB/s ({} redactions)",
+            best * 1e3,
+            mb / best,
+            best_cpu * 1e3,
+            mb / best_cpu,
+            counts.values().sum::<usize>()
+        );
+    }
+}
+
+/// Time this thread has spent on a CPU (Linux `/proc/thread-self/schedstat`,
+/// nanoseconds): on a loaded machine the wall clock also counts the time
+/// other processes held the CPU. NaN elsewhere.
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(f64::NAN, |ns| ns / 1e9)
+}
+
+fn packet_of_source(size: usize) -> String {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let mut files = Vec::new();
+    collect(std::path::Path::new(root), &mut files);
+    files.sort();
+    let mut rng = secrets::Rng::new(42);
+    let mut out = String::with_capacity(size + 4096);
+    let mut next_secret = 100_000;
+    'outer: loop {
+        for f in &files {
+            out.push_str(&std::fs::read_to_string(f).unwrap_or_default());
+            if out.len() >= next_secret {
+                let fam = rng.pick(secrets::FAMILIES);
+                let s = secrets::secret(fam, &mut rng, false);
+                out.push_str(&format!("\nlet leaked = \"{s}\";\n"));
+                next_secret += 100_000;
+            }
+            if out.len() >= size {
+                break 'outer;
+            }
+        }
+    }
+    out
+}
+
+fn collect(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+fn prose(size: usize) -> String {
+    let mut rng = secrets::Rng::new(7);
+    let words = [
+        "the",
+        "adviser",
+        "reads",
+        "a",
+        "packet",
+        "of",
+        "files",
+        "and",
+        "diffs",
+        "before",
+        "it",
+        "answers",
+        "with",
+        "one",
+        "recommendation",
+        "about",
+        "migration",
+        "tests",
+        "flaky",
+    ];
+    let mut out = String::with_capacity(size + 64);
+    while out.len() < size {
+        out.push_str(words[rng.below(words.len())]);
+        out.push(if rng.below(12) == 0 { '\n' } else { ' ' });
+    }
+    out
+}
