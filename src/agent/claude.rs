@@ -326,7 +326,8 @@ impl Parser {
     }
 }
 
-fn denial_detail(v: &serde_json::Value) -> String {
+/// What a denied tool call was aimed at (qwen's denials have the same shape).
+pub(super) fn denial_detail(v: &serde_json::Value) -> String {
     for k in ["file_path", "command", "path", "url"] {
         if let Some(s) = v.get(k).and_then(|x| x.as_str()) {
             return s.to_string();

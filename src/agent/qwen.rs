@@ -193,7 +193,7 @@ impl Parser {
                         tool: d.tool_name.unwrap_or_else(|| "tool".into()),
                         detail: d
                             .tool_input
-                            .map(|v| clip(&detail(&v), 300))
+                            .map(|v| clip(&super::claude::denial_detail(&v), 300))
                             .unwrap_or_default(),
                     })
                     .collect();
@@ -261,15 +261,6 @@ fn readable(m: &str) -> String {
         .and_then(|r| r.strip_suffix(']'))
         .map_or(m.trim(), str::trim)
         .to_string()
-}
-
-fn detail(v: &serde_json::Value) -> String {
-    for k in ["file_path", "command", "path", "url"] {
-        if let Some(s) = v.get(k).and_then(|x| x.as_str()) {
-            return s.to_string();
-        }
-    }
-    v.to_string()
 }
 
 #[cfg(test)]
