@@ -6,6 +6,7 @@ pub mod agents_cmd;
 pub mod ask;
 pub mod cli;
 pub mod config;
+pub mod council;
 pub mod doctor;
 pub mod duration;
 pub mod error;
