@@ -39,8 +39,8 @@ use crate::process::Interrupts;
 use crate::result::RunResult;
 use crate::run::{self, Depth};
 use crate::{fsutil, ids};
-mod adviser;
-mod consult;
+pub mod adviser;
+pub mod consult;
 mod packet_input;
 mod report;
 
