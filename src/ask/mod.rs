@@ -41,7 +41,7 @@ use crate::run::{self, Depth};
 use crate::{fsutil, ids};
 pub mod adviser;
 pub mod consult;
-mod packet_input;
+pub mod packet_input;
 mod report;
 
 use adviser::{advisers, prepare};

@@ -1,7 +1,9 @@
 //! Blindness: proposals re-rendered from their JSON into one fixed template,
 //! identities stripped (and counted), labels drawn by a seeded shuffle.
 
-use regex::Regex;
+// Bytes regexes: the crate is built without Unicode tables, and every
+// pattern here is ASCII, so a match never splits a character.
+use regex::bytes::Regex;
 
 use super::proposal::Proposal;
 
@@ -14,11 +16,11 @@ impl Rng {
     /// An independent stream per `stream` (a critic's index; the chair's).
     pub fn new(seed: u64, stream: u64) -> Rng {
         let mut r = Rng(seed ^ stream.wrapping_mul(0xA076_1D64_78BD_642F));
-        r.next();
+        r.next_u64();
         r
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -29,7 +31,7 @@ impl Rng {
     /// Fisher–Yates.
     pub fn shuffle<T>(&mut self, v: &mut [T]) {
         for i in (1..v.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
+            let j = (self.next_u64() % (i as u64 + 1)) as usize;
             v.swap(i, j);
         }
     }
@@ -91,33 +93,33 @@ impl Stripper {
         );
         let mut rules = vec![
             // Self-introductions first, whole, so "As Claude, I" loses the clause.
-            Regex::new(r"(?i)\b(?:i am|i'm|as) (?:an? )?(?:ai|assistant|language model|model)\b[^.,;\n]*")
+            Regex::new(r"(?i-u)\b(?:i am|i'm|as) (?:an? )?(?:ai|assistant|language model|model)\b[a-z0-9 '\-]*")
                 .expect("rule"),
             // Config and state paths: ~/.codex/…, /home/u/.claude/…, .pi/agent/…
-            Regex::new(r"(?:~|/[A-Za-z0-9_.\-/]*)?/?\.(?:codex|claude|pi|gemini|qwen|config/opencode)(?:/[^\s`'\x22)]*)?")
+            Regex::new(r"(?-u)(?:~|/[A-Za-z0-9_.\-/]*)?/?\.(?:codex|claude|pi|gemini|qwen|config/opencode)(?:/[A-Za-z0-9_.\-/]*)?")
                 .expect("rule"),
             // Session and thread ids (uuids).
-            Regex::new(r"(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+            Regex::new(r"(?i-u)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
                 .expect("rule"),
         ];
         rules.push(
-            Regex::new(&format!(r"(?i)\b(?:{})\b", words.join("|"))).expect("the name rule"),
+            Regex::new(&format!(r"(?i-u)\b(?:{})\b", words.join("|"))).expect("the name rule"),
         );
         Stripper { rules }
     }
 
     /// The text with every match replaced by `[name removed]`, and how many.
     pub fn strip(&self, text: &str) -> (String, usize) {
-        let mut out = text.to_string();
+        let mut out = text.as_bytes().to_vec();
         let mut n = 0;
         for r in &self.rules {
             let found = r.find_iter(&out).count();
             if found > 0 {
                 n += found;
-                out = r.replace_all(&out, "[name removed]").into_owned();
+                out = r.replace_all(&out, &b"[name removed]"[..]).into_owned();
             }
         }
-        (out, n)
+        (String::from_utf8_lossy(&out).into_owned(), n)
     }
 }
 

@@ -73,6 +73,10 @@ pub struct Record {
     /// Whether `plan` was asked to go on through execution once approved.
     #[serde(default)]
     pub execute: bool,
+    /// When the record was last written (the result's `duration_ms` runs
+    /// from `created_ms` to here).
+    #[serde(default)]
+    pub updated_ms: u64,
 }
 
 pub fn now_ms() -> u64 {
@@ -132,7 +136,8 @@ impl Record {
         dir(&self.root, &self.council_id)
     }
 
-    pub fn save(&self) -> Result<()> {
+    pub fn save(&mut self) -> Result<()> {
+        self.updated_ms = now_ms();
         let d = self.dir()?;
         fsutil::ensure_private_dir(&d)?;
         write_json(&d.join("state.json"), self)
