@@ -60,6 +60,8 @@ pub fn tokens(calls: &[Call]) -> u64 {
 /// The schema a stage's answer must follow: its id (for the file name) and text.
 pub struct Schema<'a> {
     pub name: &'a str,
+    /// `baton.council.proposal/1`, … (every prompt, repairs too, names it).
+    pub id: &'a str,
     pub text: &'a str,
 }
 
@@ -142,8 +144,8 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
     )?;
     let (dir, _) = run::run_dir_or_warning(&rec.root);
     let repair = Repair {
-        in_session: &|errs| repair_in_session(errs, a.schema.text),
-        fresh: &|errs, raw| repair_fresh(errs, raw, a.schema.text),
+        in_session: &|errs| repair_in_session(errs, a.schema.id, a.schema.text),
+        fresh: &|errs, raw| repair_fresh(errs, raw, a.schema.id, a.schema.text),
     };
     let (r, verdict, _) = answer(&p, dir.as_deref(), interrupts, a.extract, &repair)?;
     let mut c = Call {
@@ -181,20 +183,20 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
     Ok(c)
 }
 
-fn repair_in_session(errors: &[String], schema: &str) -> String {
+fn repair_in_session(errors: &[String], id: &str, schema: &str) -> String {
     format!(
         "Your answer could not be used: {}.\nReply again with only the JSON object the schema \
-below describes: one object, no prose, no code fences. Keep your answer; do not add fields.\n\
-JSON Schema: {schema}\n",
+{id} below describes: one object, no prose, no code fences. Keep your answer; do not add fields.\n\
+JSON Schema ({id}): {schema}\n",
         errors.join("; ")
     )
 }
 
-fn repair_fresh(errors: &[String], answer: &str, schema: &str) -> String {
+fn repair_fresh(errors: &[String], answer: &str, id: &str, schema: &str) -> String {
     format!(
-        "Below is an answer that was meant to be one JSON object following the schema further \
-down, but it could not be used: {}.\nRestate it as that JSON object only: no prose, no code \
-fences. Keep its content and add nothing new.\nJSON Schema: {schema}\n\
+        "Below is an answer that was meant to be one JSON object following the schema {id} \
+further down, but it could not be used: {}.\nRestate it as that JSON object only: no prose, no \
+code fences. Keep its content and add nothing new.\nJSON Schema ({id}): {schema}\n\
 \n<answer>\n{answer}\n</answer>\n",
         errors.join("; ")
     )

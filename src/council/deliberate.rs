@@ -65,7 +65,7 @@ pub fn deliberate(
     let proposals = parallel(rec.members.len(), ints, |i, ints| {
         let m = &snapshot.members[i];
         let mut c = ask(&snapshot, m, ("proposing", format!("m{i}")), prompt.clone(),
-            ("council-proposal", proposal::SCHEMA), &proposal::extract, ints)?;
+            ("council-proposal", proposal::ID, proposal::SCHEMA), &proposal::extract, ints)?;
         if let Some(why) = c.parsed::<Proposal>().as_ref().and_then(proposal::degenerate) {
             c.abstain(why);
         }
@@ -134,7 +134,7 @@ pub fn deliberate(
             let labels: Vec<String> = shown_all[c].iter().map(|s| s.0.clone()).collect();
             let ex = move |s: &str| critique::extract(s, &labels);
             ask(&snapshot, &snapshot.members[c], ("critiquing", format!("m{c}")), prompt,
-                ("council-critique", critique::SCHEMA), &ex, ints).map(Some)
+                ("council-critique", critique::ID, critique::SCHEMA), &ex, ints).map(Some)
         })?;
         for (c, call) in calls.into_iter().enumerate() {
             if let Some(call) = call {
@@ -199,7 +199,7 @@ pub fn deliberate(
     }
     for (m, by) in chairs {
         let mut one = ints.clone();
-        let call = ask(rec, &m, ("synthesizing", by.to_string()), prompt.clone(), ("council-plan", chair::SCHEMA), &ex, &mut one)?;
+        let call = ask(rec, &m, ("synthesizing", by.to_string()), prompt.clone(), ("council-plan", chair::ID, chair::SCHEMA), &ex, &mut one)?;
         let ok = call.ok();
         let plan = call.parsed::<Plan>();
         synthesis.calls.push(call);

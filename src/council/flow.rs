@@ -148,7 +148,7 @@ pub fn ask<T: serde::Serialize>(
     m: &Member,
     (stage, who): (&str, String),
     prompt: String,
-    schema: (&str, &str),
+    schema: (&str, &str, &str),
     extract: &(dyn Fn(&str) -> std::result::Result<T, Vec<String>> + Sync),
     ints: &mut Interrupts,
 ) -> Result<Call> {
@@ -161,7 +161,8 @@ pub fn ask<T: serde::Serialize>(
             prompt,
             schema: Schema {
                 name: schema.0,
-                text: schema.1,
+                id: schema.1,
+                text: schema.2,
             },
             extract,
         },
