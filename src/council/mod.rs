@@ -14,4 +14,9 @@
 //! `schema` holds the structured answers every stage exchanges; every gate is
 //! computed by baton from their fields, never read from prose.
 
+pub mod gate;
+pub mod implement;
+pub mod lock;
+pub mod review;
 pub mod schema;
+pub mod verify;
