@@ -31,11 +31,16 @@ pub mod envelope;
 pub mod envelope_schema;
 pub mod execute;
 pub mod flow;
+pub mod gate;
+pub mod implement;
+pub mod lock;
 pub mod machine;
 pub mod preflight;
 pub mod proposal;
 pub mod report;
+pub mod review;
 pub mod schema;
 pub mod store;
+pub mod verify;
 
 pub use command::{Action, CouncilRequest, command};
