@@ -94,7 +94,9 @@ fn checkout(env: &Env) -> Vec<(String, Vec<u8>)> {
     while let Some(d) = stack.pop() {
         for e in fs::read_dir(&d).unwrap().flatten() {
             let p = e.path();
-            if p.file_name().is_some_and(|n| n == ".git") {
+            // `.git`, and `.baton/worktrees` where worktree mode keeps the
+            // writer's linked worktree (git-excluded, never the user's files).
+            if p.file_name().is_some_and(|n| n == ".git" || n == ".baton") {
                 continue;
             }
             if p.is_dir() {
@@ -391,4 +393,113 @@ fn kill_9_in_each_stage_then_resume_equals_the_uninterrupted_run() {
         assert_eq!(r.code, 0, "{stage:?}: {}", r.stderr);
         assert_eq!(comparable(r.json()), want, "resumed in {stage:?}");
     }
+}
+
+fn review(verdict: &str, findings: Value) -> Value {
+    json!({"verdict": verdict, "summary": "read it", "files_reviewed": ["a.txt"], "findings": findings})
+}
+
+fn major() -> Value {
+    json!([{"severity": "major", "category": "correctness", "file": "a.txt", "line": 1,
+        "description": "the lock is never released"}])
+}
+
+fn branches(env: &Env) -> String {
+    let out = std::process::Command::new("git")
+        .args(["-C", env.work.to_str().unwrap(), "branch", "--list", "baton/*"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn plan_yes_goes_through_to_ready_without_touching_the_checkout() {
+    let (env, fake) = setup();
+    let mut j = good_scenario().to_json();
+    for a in AGENTS {
+        j["agents"][a]["implement"] = json!([{"edits": [
+            {"path": "a.txt", "content": "one\ntwo\nlocked\n"},
+            {"path": "b.txt", "content": "not allowed\n"}]}]);
+        j["agents"][a]["review"] = json!([{"json": review("approve", json!([]))}]);
+    }
+    fake.write_json(&j);
+    let before = checkout(&env);
+    let r = council(&env, &["plan", "--yes", "--members", "codex,claude,pi", "--seed", "3",
+        "--test-cmd", "grep -q locked a.txt", "lock the cache insert"]);
+    // pi's vendor is unknown without --provider: no reviewer can be shown to
+    // be of another vendor, so an adopted pi writer cannot reach `ready`.
+    let v = r.json();
+    if v["label_map"]["A"]["agent"] == "pi" {
+        assert_eq!(v["status"], "needs_human");
+        assert!(v["error"]["message"].as_str().unwrap().contains("other than the writer"));
+    }
+    let r = council(&env, &["plan", "--yes", "--members", "codex,claude,pi", "--seed", "3",
+        "--writer", "claude", "--test-cmd", "grep -q locked a.txt", "lock the cache insert"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["status"], "ready", "{v}");
+    assert_eq!(v["approval"]["mode"], "auto");
+    assert_eq!(v["approval"]["plan_sha256"], v["plan"]["sha256"]);
+    assert_eq!(v["verification"]["passed"], true, "{}", v["verification"]);
+    assert_eq!(v["worktree"]["changed_files"], json!(["a.txt"]));
+    assert_eq!(v["worktree"]["reverted"], json!(["b.txt"]));
+    assert_eq!(v["reviews"].as_array().unwrap().len(), 2);
+    assert!(v["merge_hint"].as_str().unwrap().contains("git merge baton/council-"));
+    assert_eq!(checkout(&env), before, "the user's checkout changed");
+    assert!(branches(&env).contains(&format!("baton/council-{}", v["council_id"].as_str().unwrap())));
+    // The reviewers are the others, and their prompt names nobody.
+    let writer = v["worktree"]["writer"].as_str().unwrap();
+    assert_eq!(writer, "claude");
+    let id = v["council_id"].as_str().unwrap();
+    let reviews: Vec<_> = fake.stage(Stage::Review).into_iter().filter(|c| c.cwd.to_string_lossy().contains(id)).collect();
+    assert_eq!(reviews.len(), 2);
+    assert!(reviews.iter().all(|c| c.agent != writer));
+    for c in &reviews {
+        assert_eq!(has_name(&c.stdin), None, "a name in {}'s review prompt", c.agent);
+    }
+}
+
+#[test]
+fn a_requested_change_gets_a_repair_round_then_ready() {
+    let (env, fake) = setup();
+    let mut j = good_scenario().to_json();
+    for a in AGENTS {
+        j["agents"][a]["implement"] = json!([
+            {"edits": [{"path": "a.txt", "content": "one\nlocked\n"}], "session": "s-1"},
+            {"edits": [{"path": "a.txt", "content": "one\nlocked\nreleased\n"}]}]);
+        j["agents"][a]["review"] = json!([
+            {"json": review("request_changes", major())},
+            {"json": review("approve", json!([]))}]);
+    }
+    fake.write_json(&j);
+    let r = council(&env, &["plan", "--yes", "--members", "codex,claude,pi", "--seed", "3",
+        "--writer", "claude", "--test-cmd", "grep -q locked a.txt", "lock the cache insert"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["status"], "ready", "{v}");
+    assert_eq!(v["repair_rounds"], 1);
+    let writer = v["worktree"]["writer"].as_str().unwrap();
+    let turns = fake.calls_for(writer, Stage::Implement);
+    assert_eq!(turns.len(), 2);
+    assert!(turns[1].stdin.contains("the lock is never released"), "{}", turns[1].stdin);
+}
+
+#[test]
+fn a_rejection_is_needs_human_and_the_same_open_set_stops_early() {
+    let (env, fake) = setup();
+    let mut j = good_scenario().to_json();
+    for a in AGENTS {
+        j["agents"][a]["implement"] = json!([{"edits": [{"path": "a.txt", "content": "one\nlocked\n"}]}]);
+        j["agents"][a]["review"] = json!([{"json": review("reject", major())}]);
+    }
+    fake.write_json(&j);
+    let r = council(&env, &["plan", "--yes", "--members", "codex,claude,pi", "--repair-rounds", "5",
+        "--writer", "claude", "--test-cmd", "true", "lock the cache insert"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["status"], "needs_human");
+    assert_eq!(v["error"]["kind"], "needs_human");
+    assert!(v["error"]["message"].as_str().unwrap().contains("rejected"), "{}", v["error"]);
+    // One repair, then the same open set again: no third writer turn.
+    assert_eq!(v["repair_rounds"], 1, "{v}");
 }

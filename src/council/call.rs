@@ -74,6 +74,9 @@ pub struct Ask<'a, T> {
     pub prompt: String,
     pub schema: Schema<'a>,
     pub extract: &'a (dyn Fn(&str) -> std::result::Result<T, Vec<String>> + Sync),
+    /// `Some(dir)`: repo scope, read-only in `dir` (reviewers read the
+    /// writer's worktree); `None`: packet scope, tools off.
+    pub repo: Option<&'a std::path::Path>,
 }
 
 /// Run (or reuse) the call.
@@ -133,11 +136,15 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
         agent,
         model: a.member.model.clone(),
     };
+    let (scope, cwd) = match a.repo {
+        Some(d) => (Scope::Repo, d),
+        None => (Scope::Packet, rec.cwd.as_path()),
+    };
     let p = prepare_with(
         &spec,
         &req,
-        Scope::Packet,
-        &rec.cwd,
+        scope,
+        cwd,
         &rec.root,
         &a.prompt,
         (a.schema.text, &schema_path),

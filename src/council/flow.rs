@@ -165,6 +165,7 @@ pub fn ask<T: serde::Serialize>(
                 text: schema.2,
             },
             extract,
+            repo: None,
         },
         ints,
     )
