@@ -20,3 +20,6 @@ pub mod lock;
 pub mod review;
 pub mod schema;
 pub mod verify;
+
+#[cfg(test)]
+mod stage_tests;

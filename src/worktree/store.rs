@@ -115,9 +115,16 @@ pub fn is_id(id: &str) -> bool {
 /// Mark worktree `id` as being worked in by this process, for as long as
 /// it lives: an exclusive lock the kernel drops however the process ends
 /// (a zombie holds none). Returns the lock's path for the record.
+/// Holding it again from the same process (a council's repair round) is a
+/// no-op: a second flock on a new descriptor would wait for ourselves.
 pub fn hold(root: &Path, id: &str) -> Result<PathBuf> {
     use std::os::unix::fs::OpenOptionsExt;
+    static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     let p = crate::state_dir::ensure_sub(root, "worktrees")?.join(format!("{id}.lock"));
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    if held.contains(&p) {
+        return Ok(p);
+    }
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -131,6 +138,7 @@ pub fn hold(root: &Path, id: &str) -> Result<PathBuf> {
     // Held until the process exits: the descriptor is close-on-exec, so no
     // peer inherits it.
     std::mem::forget(f);
+    held.push(p.clone());
     Ok(p)
 }
 
