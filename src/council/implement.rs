@@ -222,7 +222,9 @@ pub fn implement(
     writer.resume = None;
     let checked = worktree::check(&opts, &writer)?
         .ok_or_else(|| Error::Internal("worktree check returned nothing".into()))?;
-    let (wplan, session) = worktree::prepare(&checked, &writer, &worktree_id(council_id), None)?;
+    let wid = worktree_id(council_id);
+    let discarded = discard_interrupted(&writer.root, &wid)?;
+    let (wplan, session) = worktree::prepare(&checked, &writer, &wid, None)?;
     let spec = wplan.command()?;
     let program = match wplan.program(&spec) {
         Ok(p) => p,
@@ -240,7 +242,28 @@ pub fn implement(
         }
     };
     worktree::finish(&session, &wplan, &mut result, dir, stop);
+    result.warnings.extend(discarded);
     Ok(implemented(0, result, session, wplan))
+}
+
+/// A council resumed after its writer's stage was interrupted (a crash,
+/// kill -9) finds that stage's worktree and branch half made. The stage
+/// restarts from the base, as an uninterrupted council would have run it;
+/// the old tip is named so its work can still be recovered.
+fn discard_interrupted(root: &Path, wid: &str) -> Result<Option<String>> {
+    match worktree::store::remove(root, wid, true, true) {
+        Ok(r) => Ok(Some(format!(
+            "an interrupted earlier attempt of this stage left worktree {} on {}{}; it was \
+             discarded and the stage started over",
+            r.path.display(),
+            r.branch,
+            r.head
+                .map(|h| format!(" (its tip {h} is recoverable: `git branch <name> {h}`)"))
+                .unwrap_or_default()
+        ))),
+        Err(Error::JobNotFound { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Stage 9: another round of the same writer in the same worktree, given

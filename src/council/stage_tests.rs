@@ -486,3 +486,32 @@ fn ready_after_review_of_the_repaired_change() {
         gate::Gate::Ready
     );
 }
+
+#[test]
+fn an_interrupted_first_round_is_started_over_on_resume() {
+    let f = fixture();
+    let before = checkout(&f.top);
+    let lock = CouncilLock::acquire(&f.top, &f.id).unwrap();
+    let first = first_round(&f, &lock);
+    let old_tip = first.commit.clone().unwrap();
+    // As if the process died before the orchestrator recorded `first`.
+    let again = first_round(&f, &lock);
+    assert_eq!(again.status, Status::Success);
+    assert_eq!(again.worktree_path, first.worktree_path);
+    assert!(
+        again
+            .warnings
+            .iter()
+            .any(|w| w.contains("interrupted earlier attempt") && w.contains(&old_tip)),
+        "{:?}",
+        again.warnings
+    );
+    // The branch restarted from the base: one commit, not two.
+    let head = again.commit.clone().unwrap();
+    let count = git(
+        &f.top,
+        &["rev-list", "--count", &format!("{}..{head}", again.base)],
+    );
+    assert_eq!(count, "1");
+    assert_eq!(checkout(&f.top), before);
+}
