@@ -20,6 +20,3 @@ pub mod lock;
 pub mod review;
 pub mod schema;
 pub mod verify;
-
-#[cfg(test)]
-mod stage_tests;
