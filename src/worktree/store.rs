@@ -562,6 +562,33 @@ mod tests {
     }
 
     #[test]
+    fn council_worktree_ids_are_ids_too() {
+        let id = crate::ids::new_id();
+        assert!(is_id(&id));
+        assert!(is_id(&format!("council-{id}")));
+        for bad in [
+            "council-",
+            "council-../etc",
+            "council-council-x",
+            "job-0123456789abc",
+        ] {
+            assert!(!is_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn holding_twice_in_one_process_does_not_wait_for_itself() {
+        let d = tempfile::tempdir().unwrap();
+        crate::state_dir::TEST_BASE.with(|b| *b.borrow_mut() = Some(d.path().join("state")));
+        let id = crate::ids::new_id();
+        let a = hold(d.path(), &id).unwrap();
+        assert_eq!(hold(d.path(), &id).unwrap(), a);
+        // Still held (a second descriptor cannot share it). Broken, the
+        // second `hold` would block on our own lock instead of returning.
+        assert!(lock_held(&a));
+    }
+
+    #[test]
     fn busy_is_a_held_lock_and_never_a_zombie() {
         let d = tempfile::tempdir().unwrap();
         let lock = d.path().join("w.lock");
