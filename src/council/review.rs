@@ -73,6 +73,10 @@ pub fn review_prompt(plan: &Plan, diff: &str, verification: &Verification) -> St
     s.push_str("\n## Tests, run by baton in the implementer's worktree\n");
     match &verification.command {
         None => s.push_str("The plan names no test command: nothing was run.\n"),
+        Some(cmd) if verification.not_run.is_some() => s.push_str(&format!(
+            "Command: `{cmd}` — NOT RUN: {}.\n",
+            verification.not_run.as_deref().unwrap_or_default()
+        )),
         Some(cmd) => {
             let outcome = if verification.passed {
                 "PASSED".to_string()
@@ -592,7 +596,10 @@ mod tests {
         let mut v = good();
         v["findings"][0]["description"] = json!(null);
         let e = validate(&v).unwrap_err().join("\n");
-        assert!(e.contains("`findings[0].description` is missing or empty"), "{e}");
+        assert!(
+            e.contains("`findings[0].description` is missing or empty"),
+            "{e}"
+        );
         v.as_object_mut().unwrap().remove("findings");
         assert!(validate(&v).unwrap_err()[0].contains("`findings` is missing"));
     }
@@ -640,6 +647,12 @@ mod tests {
         }
         let ok = review_prompt(&plan(), "", &verification(true));
         assert!(ok.contains("PASSED"));
+        let mut refused = verification(false);
+        refused.not_run = Some("`|` needs a shell".into());
+        assert!(
+            review_prompt(&plan(), "", &refused)
+                .contains("`cargo test parse` — NOT RUN: `|` needs a shell.")
+        );
         let mut none = verification(true);
         none.command = None;
         assert!(review_prompt(&plan(), "", &none).contains("names no test command"));

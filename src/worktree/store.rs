@@ -115,9 +115,16 @@ pub fn is_id(id: &str) -> bool {
 /// Mark worktree `id` as being worked in by this process, for as long as
 /// it lives: an exclusive lock the kernel drops however the process ends
 /// (a zombie holds none). Returns the lock's path for the record.
+/// Holding it again from the same process (a council's repair round) is a
+/// no-op: a second flock on a new descriptor would wait for ourselves.
 pub fn hold(root: &Path, id: &str) -> Result<PathBuf> {
     use std::os::unix::fs::OpenOptionsExt;
+    static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     let p = crate::state_dir::ensure_sub(root, "worktrees")?.join(format!("{id}.lock"));
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    if held.contains(&p) {
+        return Ok(p);
+    }
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -131,6 +138,7 @@ pub fn hold(root: &Path, id: &str) -> Result<PathBuf> {
     // Held until the process exits: the descriptor is close-on-exec, so no
     // peer inherits it.
     std::mem::forget(f);
+    held.push(p.clone());
     Ok(p)
 }
 
@@ -551,6 +559,33 @@ mod tests {
         // A record of baton 0.1 (no lock) still reads.
         let old = br#"{"id":"0123456789abc","agent":"codex","branch":"b","base":"c","path":"/x","created_ms":1,"pid":7,"task":"t"}"#;
         assert_eq!(serde_json::from_slice::<Record>(old).unwrap().lock, None);
+    }
+
+    #[test]
+    fn council_worktree_ids_are_ids_too() {
+        let id = crate::ids::new_id();
+        assert!(is_id(&id));
+        assert!(is_id(&format!("council-{id}")));
+        for bad in [
+            "council-",
+            "council-../etc",
+            "council-council-x",
+            "job-0123456789abc",
+        ] {
+            assert!(!is_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn holding_twice_in_one_process_does_not_wait_for_itself() {
+        let d = tempfile::tempdir().unwrap();
+        crate::state_dir::TEST_BASE.with(|b| *b.borrow_mut() = Some(d.path().join("state")));
+        let id = crate::ids::new_id();
+        let a = hold(d.path(), &id).unwrap();
+        assert_eq!(hold(d.path(), &id).unwrap(), a);
+        // Still held (a second descriptor cannot share it). Broken, the
+        // second `hold` would block on our own lock instead of returning.
+        assert!(lock_held(&a));
     }
 
     #[test]
