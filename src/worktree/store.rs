@@ -106,6 +106,12 @@ pub fn forget(root: &Path, id: &str) {
     }
 }
 
+/// A worktree id: a run's or job's id, or `council-<id>` for a council's
+/// writer (its branch is `baton/council-<id>`).
+pub fn is_id(id: &str) -> bool {
+    ids::is_valid(id) || id.strip_prefix("council-").is_some_and(ids::is_valid)
+}
+
 /// Mark worktree `id` as being worked in by this process, for as long as
 /// it lives: an exclusive lock the kernel drops however the process ends
 /// (a zombie holds none). Returns the lock's path for the record.
@@ -138,7 +144,7 @@ pub fn store_root(cwd: &Path) -> PathBuf {
         .and_then(|p| p.parent())
         .and_then(|p| p.parent());
     match (owner, root.file_name().and_then(|n| n.to_str())) {
-        (Some(o), Some(name)) if ids::is_valid(name) => o.to_path_buf(),
+        (Some(o), Some(name)) if is_id(name) => o.to_path_buf(),
         _ => root,
     }
 }
@@ -225,7 +231,7 @@ pub fn list(root: &Path) -> Result<Vec<Entry>> {
             rd.filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().to_str().map(str::to_string))
                 .map(|n| n.strip_suffix(".json").map(str::to_string).unwrap_or(n))
-                .filter(|n| ids::is_valid(n))
+                .filter(|n| is_id(n))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -308,7 +314,7 @@ pub struct Removed {
 /// worktree a live baton is working in, and one with uncommitted changes
 /// unless `force`.
 pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result<Removed> {
-    if !ids::is_valid(id) {
+    if !is_id(id) {
         return Err(Error::InvalidJobId { id: id.to_string() });
     }
     let rec = load(root, id);
