@@ -592,7 +592,10 @@ mod tests {
         let mut v = good();
         v["findings"][0]["description"] = json!(null);
         let e = validate(&v).unwrap_err().join("\n");
-        assert!(e.contains("`findings[0].description` is missing or empty"), "{e}");
+        assert!(
+            e.contains("`findings[0].description` is missing or empty"),
+            "{e}"
+        );
         v.as_object_mut().unwrap().remove("findings");
         assert!(validate(&v).unwrap_err()[0].contains("`findings` is missing"));
     }

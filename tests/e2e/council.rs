@@ -119,7 +119,7 @@ fn plan_yes_reaches_ready_with_codex_claude_and_pi() {
     let before = checkout(work);
     let (_, prompt) = codex.prompt("E2E-COUNCIL");
     let task = format!("{prompt}: add a file council.txt holding the line COUNCIL-OK");
-    let mut o: Outcome = codex.baton_among(
+    let o: Outcome = codex.baton_among(
         &[&claude, &pi],
         &[
             "council",
@@ -136,18 +136,6 @@ fn plan_yes_reaches_ready_with_codex_claude_and_pi() {
         ],
         Duration::from_secs(600),
     );
-    // `plan --yes` approves; if it stopped there, execute the approved plan.
-    if o.code == 0 && o.json["stage"] != "ready" {
-        let council = o.json["council_id"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        o = codex.baton_among(
-            &[&claude, &pi],
-            &["council", "execute", &council],
-            Duration::from_secs(600),
-        );
-    }
     assert_eq!(
         (o.code, o.json["stage"].as_str()),
         (0, Some("ready")),
@@ -162,7 +150,25 @@ fn plan_yes_reaches_ready_with_codex_claude_and_pi() {
     names.sort();
     assert_eq!(names, ["claude", "codex", "pi"], "{}", o.dump());
     assert_eq!(arr(&j["proposals"]).len(), 3, "{}", o.dump());
-    assert_eq!(arr(&j["critiques"]).len(), 3, "{}", o.dump());
+    let critiques = arr(&j["critiques"]);
+    assert_eq!(critiques.len(), 3, "{}", o.dump());
+    // Blind: each critic was shown the two others' proposals, never its own.
+    for c in &critiques {
+        assert_eq!(c["outcome"], "ok", "{}", o.dump());
+        let shown: Vec<&Value> = c["shown"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| &s["is"])
+            .collect();
+        assert_eq!(shown.len(), 2, "{}", o.dump());
+        assert!(
+            !shown.contains(&&c["critic"]),
+            "a critic saw its own proposal\n{}",
+            o.dump()
+        );
+    }
+    assert_eq!(j["label_map"].as_object().map(|m| m.len()), Some(3));
     assert_eq!(j["approval"]["mode"], "auto", "{}", o.dump());
 
     // The plan is the chair's, as the mock scripted it.
