@@ -177,7 +177,13 @@ fn the_schema_on_argv_wins_over_ids_quoted_in_the_prompt() {
     let result = lines(&r.stdout).pop().unwrap();
     assert_eq!(result["type"], "result");
     assert_eq!(result["structured_output"], json!({"summary": "a plan"}));
-    assert!(fake.calls().iter().all(|c| c.stage == Stage::Plan));
+    let calls = fake.calls();
+    assert!(calls.iter().all(|c| c.stage == Stage::Plan));
+    assert!(calls[0].schema.as_deref().unwrap().contains("\"$id\""));
+    assert_eq!(
+        calls[1].schema.as_deref(),
+        Some(r#"{"title":"baton.council.plan/1"}"#)
+    );
 }
 
 #[test]

@@ -16,12 +16,16 @@ pub fn approve(rec: &mut Record, plan_sha256: &str, mode: &str) -> Result<()> {
         ));
     }
     let path = rec.dir()?.join("plan.json");
-    let bytes = std::fs::read(&path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
+    let bytes =
+        std::fs::read(&path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
     let actual = sha256_hex(&bytes);
     if Some(&actual) != rec.plan_sha256.as_ref() {
         return Err(refused(
             "plan_changed",
-            format!("the plan at {} was changed after the council wrote it", path.display()),
+            format!(
+                "the plan at {} was changed after the council wrote it",
+                path.display()
+            ),
             "a plan is approved as the council wrote it; start a new council for a different plan",
         ));
     }

@@ -217,11 +217,23 @@ mod tests {
             "As Claude, I think GPT-5 and Gemini CLI agree; OpenAI's codex config in \
 ~/.codex/config.toml, session 0199a213-81c0-7800-8aa1-bbab2a035a53, model my-model-x.",
         );
-        for bad in ["Claude", "GPT", "Gemini", "OpenAI", "codex", ".codex", "0199a213", "my-model-x"] {
+        for bad in [
+            "Claude",
+            "GPT",
+            "Gemini",
+            "OpenAI",
+            "codex",
+            ".codex",
+            "0199a213",
+            "my-model-x",
+        ] {
             assert!(!out.contains(bad), "{bad} left in {out}");
         }
         assert!(n >= 7, "{n}: {out}");
         let (same, zero) = s.strip("Add a lock around the cache insert.");
-        assert_eq!((same.as_str(), zero), ("Add a lock around the cache insert.", 0));
+        assert_eq!(
+            (same.as_str(), zero),
+            ("Add a lock around the cache insert.", 0)
+        );
     }
 }

@@ -76,7 +76,9 @@ pub fn validate(v: &Value, labels: &[String], kind: &str) -> Result<Plan, Vec<St
         }
         for l in &plan.adopted_from {
             if !labels.contains(l) {
-                errs.push(format!("`adopted_from` names `{l}`, which is not a proposal label"));
+                errs.push(format!(
+                    "`adopted_from` names `{l}`, which is not a proposal label"
+                ));
             }
         }
         if plan.steps.is_empty() {
@@ -101,12 +103,10 @@ fn evidence(v: Option<&Value>, errs: &mut Vec<String>) -> Vec<Evidence> {
         let file = it.get("file").and_then(Value::as_str);
         let claim = it.get("claim").and_then(Value::as_str);
         let lines = match it.get("lines") {
-            Some(Value::Array(a)) if a.len() == 2 => {
-                match (a[0].as_u64(), a[1].as_u64()) {
-                    (Some(x), Some(y)) => Some([x as u32, y as u32]),
-                    _ => None,
-                }
-            }
+            Some(Value::Array(a)) if a.len() == 2 => match (a[0].as_u64(), a[1].as_u64()) {
+                (Some(x), Some(y)) => Some([x as u32, y as u32]),
+                _ => None,
+            },
             Some(Value::Array(a)) if a.len() == 1 => a[0].as_u64().map(|x| [x as u32, x as u32]),
             _ => None,
         };
@@ -164,7 +164,13 @@ pub fn mean_ranks(labels: &[String], rankings: &[Vec<String>]) -> Vec<(String, O
                     r.iter()
                         .position(|x| x == l)
                         // Normalised, so critics shown fewer proposals weigh the same.
-                        .map(|p| if n > 1 { p as f64 / (n - 1) as f64 } else { 0.0 })
+                        .map(|p| {
+                            if n > 1 {
+                                p as f64 / (n - 1) as f64
+                            } else {
+                                0.0
+                            }
+                        })
                 })
                 .collect();
             let mean = (!pos.is_empty()).then(|| pos.iter().sum::<f64>() / pos.len() as f64);
@@ -175,7 +181,11 @@ pub fn mean_ranks(labels: &[String], rankings: &[Vec<String>]) -> Vec<(String, O
 
 /// The chair's own proposal is the plan's main source while the critics
 /// ranked it below the median.
-pub fn self_preference(plan: &Plan, chair_label: Option<&str>, ranks: &[(String, Option<f64>)]) -> bool {
+pub fn self_preference(
+    plan: &Plan,
+    chair_label: Option<&str>,
+    ranks: &[(String, Option<f64>)],
+) -> bool {
     let Some(own) = chair_label else {
         return false;
     };
@@ -208,8 +218,16 @@ pub fn mechanical(
     test_cmd: Option<&str>,
 ) -> Option<Plan> {
     let top = proposals.iter().min_by(|a, b| {
-        let ra = ranks.iter().find(|r| r.0 == a.0).and_then(|r| r.1).unwrap_or(0.5);
-        let rb = ranks.iter().find(|r| r.0 == b.0).and_then(|r| r.1).unwrap_or(0.5);
+        let ra = ranks
+            .iter()
+            .find(|r| r.0 == a.0)
+            .and_then(|r| r.1)
+            .unwrap_or(0.5);
+        let rb = ranks
+            .iter()
+            .find(|r| r.0 == b.0)
+            .and_then(|r| r.1)
+            .unwrap_or(0.5);
         ra.total_cmp(&rb).then(a.0.cmp(&b.0))
     })?;
     let (label, p) = top;
@@ -283,7 +301,10 @@ mod tests {
     fn ranks_and_self_preference() {
         let r = mean_ranks(
             &labels(),
-            &[vec!["A".into(), "B".into(), "C".into()], vec!["A".into(), "C".into()]],
+            &[
+                vec!["A".into(), "B".into(), "C".into()],
+                vec!["A".into(), "C".into()],
+            ],
         );
         assert_eq!(r[0].1, Some(0.0));
         assert_eq!(r[1].1, Some(0.5));
@@ -301,17 +322,46 @@ mod tests {
     fn evidence_is_checked_at_the_base_commit() {
         let d = tempfile::tempdir().unwrap();
         let g = |a: &[&str]| {
-            assert!(crate::git::git(d.path()).args(a).output().unwrap().status.success())
+            assert!(
+                crate::git::git(d.path())
+                    .args(a)
+                    .output()
+                    .unwrap()
+                    .status
+                    .success()
+            )
         };
         g(&["init", "-q"]);
         std::fs::write(d.path().join("a.txt"), "one\ntwo\n").unwrap();
         g(&["add", "."]);
-        g(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]);
+        g(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "x",
+        ]);
         let mut p = validate(&good(), &labels(), "plan").unwrap();
-        p.evidence.push(Evidence { claim: "y".into(), file: "a.txt".into(), lines: Some([2, 9]), check: None });
-        p.evidence.push(Evidence { claim: "z".into(), file: "nope.rs".into(), lines: None, check: None });
+        p.evidence.push(Evidence {
+            claim: "y".into(),
+            file: "a.txt".into(),
+            lines: Some([2, 9]),
+            check: None,
+        });
+        p.evidence.push(Evidence {
+            claim: "z".into(),
+            file: "nope.rs".into(),
+            lines: None,
+            check: None,
+        });
         check_evidence(&mut p, d.path(), Some("HEAD"));
-        let checks: Vec<_> = p.evidence.iter().map(|e| e.check.clone().unwrap()).collect();
+        let checks: Vec<_> = p
+            .evidence
+            .iter()
+            .map(|e| e.check.clone().unwrap())
+            .collect();
         assert_eq!(checks, ["verified", "missing", "missing"]);
     }
 }

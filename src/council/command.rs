@@ -41,16 +41,34 @@ pub struct CouncilRequest {
 #[derive(Debug, Clone)]
 pub enum Action {
     Start(Box<CouncilRequest>),
-    Approve { id: String, plan_sha256: String },
-    Execute { id: String },
-    Status { id: String },
-    Result { id: String },
-    Report { id: String },
-    Cancel { id: String },
-    Resume { id: String },
+    Approve {
+        id: String,
+        plan_sha256: String,
+    },
+    Execute {
+        id: String,
+    },
+    Status {
+        id: String,
+    },
+    Result {
+        id: String,
+    },
+    Report {
+        id: String,
+    },
+    Cancel {
+        id: String,
+    },
+    Resume {
+        id: String,
+    },
     List,
     /// The background runner of `--async` (hidden command).
-    Runner { id: String, root: PathBuf },
+    Runner {
+        id: String,
+        root: PathBuf,
+    },
 }
 
 pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> {
@@ -66,7 +84,11 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
         Action::Execute { id } => {
             let mut rec = Record::load(&root, &id)?;
             if rec.stage != Stage::Implementing {
-                return Err(not_now(&rec, "execute", "approve it first: `baton council approve ID --plan-sha256 HEX`"));
+                return Err(not_now(
+                    &rec,
+                    "execute",
+                    "approve it first: `baton council approve ID --plan-sha256 HEX`",
+                ));
             }
             flow::drive(&mut rec)?;
             finish(&rec, mode)
@@ -117,7 +139,12 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
     }
 }
 
-fn start(req: CouncilRequest, cwd: &std::path::Path, root: &std::path::Path, mode: Mode) -> Result<i32> {
+fn start(
+    req: CouncilRequest,
+    cwd: &std::path::Path,
+    root: &std::path::Path,
+    mode: Mode,
+) -> Result<i32> {
     crate::run::Depth::from_env().check()?;
     let pre = preflight::preflight(&req, cwd, root)?;
     if req.dry_run {

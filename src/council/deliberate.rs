@@ -64,9 +64,20 @@ pub fn deliberate(
     let snapshot = rec.clone();
     let proposals = parallel(rec.members.len(), ints, |i, ints| {
         let m = &snapshot.members[i];
-        let mut c = ask(&snapshot, m, ("proposing", format!("m{i}")), prompt.clone(),
-            ("council-proposal", proposal::ID, proposal::SCHEMA), &proposal::extract, ints)?;
-        if let Some(why) = c.parsed::<Proposal>().as_ref().and_then(proposal::degenerate) {
+        let mut c = ask(
+            &snapshot,
+            m,
+            ("proposing", format!("m{i}")),
+            prompt.clone(),
+            ("council-proposal", proposal::ID, proposal::SCHEMA),
+            &proposal::extract,
+            ints,
+        )?;
+        if let Some(why) = c
+            .parsed::<Proposal>()
+            .as_ref()
+            .and_then(proposal::degenerate)
+        {
             c.abstain(why);
         }
         Ok(Some(c))
@@ -74,7 +85,11 @@ pub fn deliberate(
     let valid: Vec<(usize, Proposal)> = proposals
         .iter()
         .enumerate()
-        .filter_map(|(i, c)| c.as_ref().filter(|c| c.ok()).and_then(|c| c.parsed().map(|p| (i, p))))
+        .filter_map(|(i, c)| {
+            c.as_ref()
+                .filter(|c| c.ok())
+                .and_then(|c| c.parsed().map(|p| (i, p)))
+        })
         .collect();
     if valid.len() < rec.members.len() && valid.len() >= rec.settings.quorum {
         rec.warn(format!(
@@ -86,7 +101,11 @@ pub fn deliberate(
     rec.put_artifact("proposals.json", &proposals)?;
     let critique_round = rec.settings.depth != "quick";
     if rec.stage == Stage::Proposing {
-        let to = rec.advance(Event::Proposed { valid: valid.len(), quorum: rec.settings.quorum, critique: critique_round })?;
+        let to = rec.advance(Event::Proposed {
+            valid: valid.len(),
+            quorum: rec.settings.quorum,
+            critique: critique_round,
+        })?;
         if to == Stage::NeedsHuman {
             rec.warn("degraded_quorum: fewer valid proposals than the quorum");
             rec.reason = Some(format!(
@@ -114,7 +133,8 @@ pub fn deliberate(
         let mut shown_all = Vec::new();
         let mut prompts = Vec::new();
         for c in 0..rec.members.len() {
-            let mut others: Vec<&(usize, Proposal)> = valid.iter().filter(|(i, _)| *i != c).collect();
+            let mut others: Vec<&(usize, Proposal)> =
+                valid.iter().filter(|(i, _)| *i != c).collect();
             Rng::new(rec.seed, 1 + c as u64).shuffle(&mut others);
             let mut shown = Vec::new();
             let mut rendered = Vec::new();
@@ -125,20 +145,36 @@ pub fn deliberate(
                 rendered.push(text);
                 shown.push((l, *i));
             }
-            prompts.push((!shown.is_empty()).then(|| critique::prompt(packet, &blind::wrap(&rendered))));
+            prompts.push(
+                (!shown.is_empty()).then(|| critique::prompt(packet, &blind::wrap(&rendered))),
+            );
             shown_all.push(shown);
         }
         let snapshot = rec.clone();
         let calls = parallel(rec.members.len(), ints, |c, ints| {
-            let Some(prompt) = prompts[c].clone() else { return Ok(None) };
+            let Some(prompt) = prompts[c].clone() else {
+                return Ok(None);
+            };
             let labels: Vec<String> = shown_all[c].iter().map(|s| s.0.clone()).collect();
             let ex = move |s: &str| critique::extract(s, &labels);
-            ask(&snapshot, &snapshot.members[c], ("critiquing", format!("m{c}")), prompt,
-                ("council-critique", critique::ID, critique::SCHEMA), &ex, ints).map(Some)
+            ask(
+                &snapshot,
+                &snapshot.members[c],
+                ("critiquing", format!("m{c}")),
+                prompt,
+                ("council-critique", critique::ID, critique::SCHEMA),
+                &ex,
+                ints,
+            )
+            .map(Some)
         })?;
         for (c, call) in calls.into_iter().enumerate() {
             if let Some(call) = call {
-                critiques.push(CriticCall { critic: c, shown: shown_all[c].clone(), call });
+                critiques.push(CriticCall {
+                    critic: c,
+                    shown: shown_all[c].clone(),
+                    call,
+                });
             }
         }
         rec.put_artifact("critiques.json", &critiques)?;
@@ -150,11 +186,25 @@ pub fn deliberate(
     // Stage 4: the chair sees labels only.
     let mut order: Vec<usize> = valid.iter().map(|(i, _)| *i).collect();
     Rng::new(rec.seed, 0).shuffle(&mut order);
-    let label_map: Vec<(String, usize)> = order.iter().enumerate().map(|(k, i)| (blind::label(k), *i)).collect();
-    let chair_label = |i: usize| label_map.iter().find(|(_, j)| *j == i).map(|(l, _)| l.clone());
+    let label_map: Vec<(String, usize)> = order
+        .iter()
+        .enumerate()
+        .map(|(k, i)| (blind::label(k), *i))
+        .collect();
+    let chair_label = |i: usize| {
+        label_map
+            .iter()
+            .find(|(_, j)| *j == i)
+            .map(|(l, _)| l.clone())
+    };
     let labelled: Vec<(String, Proposal)> = label_map
         .iter()
-        .filter_map(|(l, i)| valid.iter().find(|(j, _)| j == i).map(|(_, p)| (l.clone(), p.clone())))
+        .filter_map(|(l, i)| {
+            valid
+                .iter()
+                .find(|(j, _)| j == i)
+                .map(|(_, p)| (l.clone(), p.clone()))
+        })
         .collect();
     let mut rendered = Vec::new();
     for (l, p) in &labelled {
@@ -166,8 +216,16 @@ pub fn deliberate(
     let mut crit_text = String::new();
     let mut parsed_crits = Vec::new();
     for (k, cc) in critiques.iter().enumerate() {
-        let Some(mut c) = cc.call.parsed::<Critique>().filter(|_| cc.call.ok()) else { continue };
-        let tr = |l: &str| cc.shown.iter().find(|s| s.0 == l).and_then(|s| chair_label(s.1)).unwrap_or_default();
+        let Some(mut c) = cc.call.parsed::<Critique>().filter(|_| cc.call.ok()) else {
+            continue;
+        };
+        let tr = |l: &str| {
+            cc.shown
+                .iter()
+                .find(|s| s.0 == l)
+                .and_then(|s| chair_label(s.1))
+                .unwrap_or_default()
+        };
         c.ranking = c.ranking.iter().map(|l| tr(l)).collect();
         // Its prose names proposals by the critic's own labels: only the
         // structured findings and ranking, relabelled, reach the chair.
@@ -188,7 +246,15 @@ pub fn deliberate(
         return Ok(None);
     }
     let prompt = chair::prompt(&rec.kind, packet, &blind::wrap(&rendered), &crit_text);
-    let mut synthesis = Synthesis { plan: None, by: "mechanical".into(), chair: None, calls: Vec::new(), label_map: label_map.clone(), ranks: ranks.clone(), strips: 0 };
+    let mut synthesis = Synthesis {
+        plan: None,
+        by: "mechanical".into(),
+        chair: None,
+        calls: Vec::new(),
+        label_map: label_map.clone(),
+        ranks: ranks.clone(),
+        strips: 0,
+    };
     let kind = rec.kind.clone();
     let ex = |s: &str| chair::extract(s, &labels, &kind);
     let mut chairs: Vec<(Member, &str)> = rec.chair.iter().map(|c| (c.clone(), "chair")).collect();
@@ -199,7 +265,15 @@ pub fn deliberate(
     }
     for (m, by) in chairs {
         let mut one = ints.clone();
-        let call = ask(rec, &m, ("synthesizing", by.to_string()), prompt.clone(), ("council-plan", chair::ID, chair::SCHEMA), &ex, &mut one)?;
+        let call = ask(
+            rec,
+            &m,
+            ("synthesizing", by.to_string()),
+            prompt.clone(),
+            ("council-plan", chair::ID, chair::SCHEMA),
+            &ex,
+            &mut one,
+        )?;
         let ok = call.ok();
         let plan = call.parsed::<Plan>();
         synthesis.calls.push(call);
@@ -212,10 +286,17 @@ pub fn deliberate(
     }
     let chair_failed = rec.chair.is_some() && synthesis.plan.is_none();
     if synthesis.by == "fallback_chair" {
-        rec.warn("fallback_chair: the chair gave no valid plan; a chair of another vendor stood in");
+        rec.warn(
+            "fallback_chair: the chair gave no valid plan; a chair of another vendor stood in",
+        );
     }
     if synthesis.plan.is_none() {
-        synthesis.plan = chair::mechanical(&labelled, &ranks, &parsed_crits, rec.settings.test_cmd.as_deref());
+        synthesis.plan = chair::mechanical(
+            &labelled,
+            &ranks,
+            &parsed_crits,
+            rec.settings.test_cmd.as_deref(),
+        );
     }
     if let Some(plan) = &mut synthesis.plan {
         if let Some(t) = &rec.settings.test_cmd {
@@ -225,7 +306,11 @@ pub fn deliberate(
             plan.authorized_files = rec.settings.allow.clone();
         }
         chair::check_evidence(plan, &rec.cwd, rec.base_commit.as_deref());
-        let own = synthesis.chair.as_ref().and_then(|c| rec.members.iter().position(|m| m == c)).and_then(chair_label);
+        let own = synthesis
+            .chair
+            .as_ref()
+            .and_then(|c| rec.members.iter().position(|m| m == c))
+            .and_then(chair_label);
         if chair::self_preference(plan, own.as_deref(), &ranks) {
             rec.warn("chair_self_preference_suspected: the chair's own proposal is the plan's main source, though the critics ranked it below the median");
         }
@@ -239,13 +324,20 @@ pub fn deliberate(
             }
             Some(plan) => {
                 if kind == "plan" {
-                    let bytes = serde_json::to_vec_pretty(plan).map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+                    let bytes = serde_json::to_vec_pretty(plan)
+                        .map_err(|e| crate::error::Error::Internal(e.to_string()))?;
                     crate::fsutil::write_atomic(&rec.dir()?.join("plan.json"), &bytes)?;
                     rec.plan_sha256 = Some(sha256_hex(&bytes));
                 }
-                rec.advance(Event::Synthesized { plan: kind == "plan" })?;
+                rec.advance(Event::Synthesized {
+                    plan: kind == "plan",
+                })?;
             }
         }
     }
-    Ok(Some(Deliberation { proposals, critiques, synthesis }))
+    Ok(Some(Deliberation {
+        proposals,
+        critiques,
+        synthesis,
+    }))
 }

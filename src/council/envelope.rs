@@ -50,9 +50,12 @@ pub fn build(rec: &Record) -> Result<Value> {
     let synthesis: Option<Synthesis> = rec.artifact("synthesis.json")?;
     let execution: Option<Value> = rec.artifact("execution.json")?;
     let label_of = |i: usize| {
-        synthesis
-            .as_ref()
-            .and_then(|s| s.label_map.iter().find(|(_, j)| *j == i).map(|(l, _)| l.clone()))
+        synthesis.as_ref().and_then(|s| {
+            s.label_map
+                .iter()
+                .find(|(_, j)| *j == i)
+                .map(|(l, _)| l.clone())
+        })
     };
     let mut by_stage = Map::new();
     let mut total = Usage::default();
@@ -61,7 +64,10 @@ pub fn build(rec: &Record) -> Result<Value> {
     by_stage.insert("proposing".into(), json!(u));
     total.add(&u);
     let mut u = Usage::default();
-    add(&mut u, &critiques.iter().map(|c| &c.call).collect::<Vec<_>>());
+    add(
+        &mut u,
+        &critiques.iter().map(|c| &c.call).collect::<Vec<_>>(),
+    );
     by_stage.insert("critiquing".into(), json!(u));
     total.add(&u);
     let mut u = Usage::default();
@@ -70,7 +76,11 @@ pub fn build(rec: &Record) -> Result<Value> {
     }
     by_stage.insert("synthesizing".into(), json!(u));
     total.add(&u);
-    if let Some(stages) = execution.as_ref().and_then(|e| e.get("usage_by_stage")).and_then(Value::as_object) {
+    if let Some(stages) = execution
+        .as_ref()
+        .and_then(|e| e.get("usage_by_stage"))
+        .and_then(Value::as_object)
+    {
         for (k, v) in stages {
             if let Ok(u) = serde_json::from_value::<Usage>(v.clone()) {
                 total.add(&u);
@@ -107,7 +117,10 @@ pub fn build(rec: &Record) -> Result<Value> {
                 .iter()
                 .map(|(l, i)| {
                     let m = &rec.members[*i];
-                    (l.clone(), json!({"agent": m.agent, "model": m.model, "vendor": m.vendor}))
+                    (
+                        l.clone(),
+                        json!({"agent": m.agent, "model": m.model, "vendor": m.vendor}),
+                    )
                 })
                 .collect()
         })
@@ -185,7 +198,14 @@ pub fn build(rec: &Record) -> Result<Value> {
         "merge_hint": Value::Null,
     });
     if let Some(Value::Object(e)) = execution {
-        for k in ["worktree", "verification", "reviews", "repair_rounds", "merge_hint", "findings"] {
+        for k in [
+            "worktree",
+            "verification",
+            "reviews",
+            "repair_rounds",
+            "merge_hint",
+            "findings",
+        ] {
             if let Some(x) = e.get(k) {
                 v[k] = x.clone();
             }
@@ -204,7 +224,9 @@ fn summary(rec: &Record, plan: Option<&str>) -> String {
             first(plan.unwrap_or("")),
             rec.plan_sha256.as_deref().unwrap_or("")
         ),
-        Stage::Ready => format!("council {id} is ready: the change passed its tests and its reviews; nothing was merged"),
+        Stage::Ready => format!(
+            "council {id} is ready: the change passed its tests and its reviews; nothing was merged"
+        ),
         Stage::NeedsHuman | Stage::Failed | Stage::Cancelled => format!(
             "council {id} stopped ({}): {}",
             rec.stage.as_str(),

@@ -77,13 +77,17 @@ pub enum Event {
     },
     Critiqued,
     /// The chair (or a fallback chair, or `--chair none`) produced a plan.
-    Synthesized { plan: bool },
+    Synthesized {
+        plan: bool,
+    },
     /// No plan could be had from a chair: the mechanical merge goes to a person.
     ChairFailed,
     /// `approve` with the right sha256, base and files (or `--yes`).
     Approved,
     /// The writer's turn ended (`ok`: it ran; a run that could not start is not ok).
-    Implemented { ok: bool },
+    Implemented {
+        ok: bool,
+    },
     Verified,
     /// The gate's verdict after the reviews.
     Reviewed(Gate),
@@ -115,7 +119,12 @@ pub fn next(stage: Stage, event: Event) -> Option<Stage> {
         (S::Preflight, E::Preflighted) => S::Proposing,
         (S::Proposing, E::Proposed { valid, quorum, .. }) if valid < quorum => S::NeedsHuman,
         (S::Proposing, E::Proposed { critique: true, .. }) => S::Critiquing,
-        (S::Proposing, E::Proposed { critique: false, .. }) => S::Synthesizing,
+        (
+            S::Proposing,
+            E::Proposed {
+                critique: false, ..
+            },
+        ) => S::Synthesizing,
         (S::Critiquing, E::Critiqued) => S::Synthesizing,
         (S::Synthesizing, E::Synthesized { plan: true }) => S::AwaitingApproval,
         (S::Synthesizing, E::Synthesized { plan: false }) => S::Done,
@@ -168,7 +177,11 @@ mod tests {
             (S::Preflight, E::Preflighted, S::Proposing),
             (S::Proposing, proposed(3, true), S::Critiquing),
             (S::Critiquing, E::Critiqued, S::Synthesizing),
-            (S::Synthesizing, E::Synthesized { plan: true }, S::AwaitingApproval),
+            (
+                S::Synthesizing,
+                E::Synthesized { plan: true },
+                S::AwaitingApproval,
+            ),
             (S::AwaitingApproval, E::Approved, S::Implementing),
             (S::Implementing, E::Implemented { ok: true }, S::Verifying),
             (S::Verifying, E::Verified, S::Reviewing),
@@ -179,17 +192,32 @@ mod tests {
         for (from, ev, to) in plan {
             assert_eq!(next(from, ev), Some(to), "{from:?} + {ev:?}");
         }
-        assert_eq!(next(S::Proposing, proposed(2, false)), Some(S::Synthesizing));
-        assert_eq!(next(S::Synthesizing, E::Synthesized { plan: false }), Some(S::Done));
+        assert_eq!(
+            next(S::Proposing, proposed(2, false)),
+            Some(S::Synthesizing)
+        );
+        assert_eq!(
+            next(S::Synthesizing, E::Synthesized { plan: false }),
+            Some(S::Done)
+        );
     }
 
     #[test]
     fn the_unhappy_paths() {
         assert_eq!(next(S::Proposing, proposed(1, true)), Some(S::NeedsHuman));
         assert_eq!(next(S::Synthesizing, E::ChairFailed), Some(S::NeedsHuman));
-        assert_eq!(next(S::Implementing, E::Implemented { ok: false }), Some(S::Failed));
-        assert_eq!(next(S::Repairing, E::Implemented { ok: false }), Some(S::Failed));
-        assert_eq!(next(S::Reviewing, E::Reviewed(Gate::NeedsHuman)), Some(S::NeedsHuman));
+        assert_eq!(
+            next(S::Implementing, E::Implemented { ok: false }),
+            Some(S::Failed)
+        );
+        assert_eq!(
+            next(S::Repairing, E::Implemented { ok: false }),
+            Some(S::Failed)
+        );
+        assert_eq!(
+            next(S::Reviewing, E::Reviewed(Gate::NeedsHuman)),
+            Some(S::NeedsHuman)
+        );
         // Waiting for a person costs nothing: no budget can run out there.
         assert_eq!(next(S::AwaitingApproval, E::OverBudget), None);
         for s in ALL.iter().filter(|s| !s.is_terminal()) {
@@ -235,7 +263,11 @@ mod tests {
                 legal += usize::from(next(s, e).is_some());
             }
         }
-        assert_eq!(legal, 9 * 2 + 8 + 10, "count of legal moves changed: review the table");
+        assert_eq!(
+            legal,
+            9 * 2 + 8 + 10,
+            "count of legal moves changed: review the table"
+        );
     }
 
     #[test]

@@ -63,7 +63,10 @@ pub fn members(named: &[String]) -> Result<Vec<Member>> {
             let (agent, m) = member(n)?;
             if !read_only(agent) {
                 return Err(Error::usage_hint(
-                    format!("`{}` cannot be a council member: it has no enforceable read-only mode", agent.name()),
+                    format!(
+                        "`{}` cannot be a council member: it has no enforceable read-only mode",
+                        agent.name()
+                    ),
                     "pick members from codex, claude, pi, gemini-cli, opencode, qwen",
                 ));
             }
@@ -95,7 +98,10 @@ pub fn members(named: &[String]) -> Result<Vec<Member>> {
 
 pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Preflight> {
     if !["discuss", "plan"].contains(&req.kind.as_str()) {
-        return Err(Error::Internal(format!("unknown council kind {}", req.kind)));
+        return Err(Error::Internal(format!(
+            "unknown council kind {}",
+            req.kind
+        )));
     }
     if !["quick", "standard", "deep"].contains(&req.depth.as_str()) {
         return Err(Error::usage_hint(
@@ -177,7 +183,8 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
     }
     let seed = req.seed.unwrap_or_else(|| {
         let s = crate::ids::random_suffix(12);
-        s.bytes().fold(store::now_ms(), |h, b| h.rotate_left(5) ^ u64::from(b))
+        s.bytes()
+            .fold(store::now_ms(), |h, b| h.rotate_left(5) ^ u64::from(b))
     });
     let record = Record {
         council_id: store::new_id(),
@@ -228,7 +235,8 @@ pub fn estimate(rec: &Record) -> Value {
     let critique = if rec.settings.depth == "quick" { 0 } else { n };
     let revise = if rec.settings.depth == "deep" { n } else { 0 };
     let chair = u64::from(rec.chair.is_some());
-    let mut v = json!({"proposing": n, "critiquing": critique, "revising": revise, "synthesizing": chair});
+    let mut v =
+        json!({"proposing": n, "critiquing": critique, "revising": revise, "synthesizing": chair});
     if rec.kind == "plan" {
         let rounds = u64::from(rec.settings.repair_rounds);
         v["implementing"] = json!(1 + rounds);
@@ -244,8 +252,9 @@ pub fn dry_run(p: &Preflight) -> Value {
         .members
         .iter()
         .map(|m| {
-            let argv = super::flow::member_argv(rec, m, &super::proposal::prompt(&rec.kind, &p.packet))
-                .unwrap_or_else(|e| vec![format!("<{e}>")]);
+            let argv =
+                super::flow::member_argv(rec, m, &super::proposal::prompt(&rec.kind, &p.packet))
+                    .unwrap_or_else(|e| vec![format!("<{e}>")]);
             json!({"agent": m.agent, "model": m.model, "vendor": m.vendor, "argv": argv})
         })
         .collect();

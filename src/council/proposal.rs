@@ -172,7 +172,10 @@ mod tests {
         v["extra"] = json!(1);
         v["confidence"] = json!("sure");
         let e = validate(&v).unwrap_err().join("; ");
-        assert!(e.contains("steps") && e.contains("extra") && e.contains("confidence"), "{e}");
+        assert!(
+            e.contains("steps") && e.contains("extra") && e.contains("confidence"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -188,6 +191,10 @@ mod tests {
         v["summary"] = json!("");
         v["approach"] = json!("");
         v["steps"] = json!([]);
-        assert!(degenerate(&validate(&v).unwrap()).unwrap().contains("empty"));
+        assert!(
+            degenerate(&validate(&v).unwrap())
+                .unwrap()
+                .contains("empty")
+        );
     }
 }

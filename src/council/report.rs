@@ -14,7 +14,9 @@ fn s(v: &Value) -> String {
 }
 
 fn list(v: &Value) -> Vec<String> {
-    v.as_array().map(|a| a.iter().map(s).collect()).unwrap_or_default()
+    v.as_array()
+        .map(|a| a.iter().map(s).collect())
+        .unwrap_or_default()
 }
 
 pub fn status_text(rec: &Record) -> String {
@@ -45,7 +47,13 @@ pub fn text(_rec: &Record, v: &Value) -> String {
     }
     if let Some(p) = v["plan"]["content"].as_object() {
         t.push_str("\nplan:\n");
-        for (i, step) in p.get("steps").map(list).unwrap_or_default().iter().enumerate() {
+        for (i, step) in p
+            .get("steps")
+            .map(list)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
             t.push_str(&format!("  {}. {step}\n", i + 1));
         }
     }
@@ -55,7 +63,11 @@ pub fn text(_rec: &Record, v: &Value) -> String {
 /// The whole record, for people.
 pub fn markdown(rec: &Record, v: &Value) -> String {
     let mut m = format!("# Council {} ({})\n\n", rec.council_id, rec.kind);
-    m.push_str(&format!("**Status:** {}  \n**Task:** {}\n\n", s(&v["status"]), rec.task));
+    m.push_str(&format!(
+        "**Status:** {}  \n**Task:** {}\n\n",
+        s(&v["status"]),
+        rec.task
+    ));
     m.push_str(&format!("{}\n\n", s(&v["summary"])));
     if let Some(e) = v["error"].as_object() {
         m.push_str(&format!(
@@ -84,7 +96,10 @@ pub fn markdown(rec: &Record, v: &Value) -> String {
             s(&mem["outcomes"]["critiquing"]["outcome"]),
         ));
     }
-    m.push_str(&format!("\nSeed {}; {} identifying strings removed from what critics and the chair saw.\n\n", v["seed"], v["blinding"]["strips"]));
+    m.push_str(&format!(
+        "\nSeed {}; {} identifying strings removed from what critics and the chair saw.\n\n",
+        v["seed"], v["blinding"]["strips"]
+    ));
     m.push_str("## Proposals\n\n");
     for p in v["proposals"].as_array().into_iter().flatten() {
         m.push_str(&format!("### {} ({})\n\n", s(&p["label"]), s(&p["agent"])));
@@ -92,41 +107,103 @@ pub fn markdown(rec: &Record, v: &Value) -> String {
             m.push_str(&format!("*{}*: {}\n\n", s(&p["outcome"]), s(&p["reason"])));
             continue;
         }
-        m.push_str(&format!("{}\n\n{}\n\n", s(&p["proposal"]["summary"]), s(&p["proposal"]["approach"])));
+        m.push_str(&format!(
+            "{}\n\n{}\n\n",
+            s(&p["proposal"]["summary"]),
+            s(&p["proposal"]["approach"])
+        ));
     }
     m.push_str("## Critiques\n\n");
     for c in v["critiques"].as_array().into_iter().flatten() {
-        m.push_str(&format!("### by {} ({})\n\n", s(&c["critic"]), s(&c["agent"])));
+        m.push_str(&format!(
+            "### by {} ({})\n\n",
+            s(&c["critic"]),
+            s(&c["agent"])
+        ));
         for f in c["critique"]["findings"].as_array().into_iter().flatten() {
-            m.push_str(&format!("- [{}] on its {}: {}\n", s(&f["severity"]), s(&f["proposal"]), s(&f["description"])));
+            m.push_str(&format!(
+                "- [{}] on its {}: {}\n",
+                s(&f["severity"]),
+                s(&f["proposal"]),
+                s(&f["description"])
+            ));
         }
         m.push('\n');
     }
     if let Some(p) = v["plan"]["content"].as_object() {
-        m.push_str(&format!("## Plan (by {}, sha256 {})\n\n", s(&v["plan"]["by"]), s(&v["plan"]["sha256"])));
-        m.push_str(&format!("{}\n\n", p.get("summary").map(s).unwrap_or_default()));
-        for (i, step) in p.get("steps").map(list).unwrap_or_default().iter().enumerate() {
+        m.push_str(&format!(
+            "## Plan (by {}, sha256 {})\n\n",
+            s(&v["plan"]["by"]),
+            s(&v["plan"]["sha256"])
+        ));
+        m.push_str(&format!(
+            "{}\n\n",
+            p.get("summary").map(s).unwrap_or_default()
+        ));
+        for (i, step) in p
+            .get("steps")
+            .map(list)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
             m.push_str(&format!("{}. {step}\n", i + 1));
         }
         m.push_str(&format!(
             "\nAuthorized files: {}  \nTest command: {}  \nAdopted from: {}\n\n",
-            p.get("authorized_files").map(list).unwrap_or_default().join(", "),
+            p.get("authorized_files")
+                .map(list)
+                .unwrap_or_default()
+                .join(", "),
             p.get("test_cmd").map(s).unwrap_or_default(),
-            p.get("adopted_from").map(list).unwrap_or_default().join(", "),
+            p.get("adopted_from")
+                .map(list)
+                .unwrap_or_default()
+                .join(", "),
         ));
-        for e in p.get("evidence").and_then(Value::as_array).into_iter().flatten() {
-            m.push_str(&format!("- evidence `{}` {}: {}\n", s(&e["file"]), s(&e["check"]), s(&e["claim"])));
+        for e in p
+            .get("evidence")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            m.push_str(&format!(
+                "- evidence `{}` {}: {}\n",
+                s(&e["file"]),
+                s(&e["check"]),
+                s(&e["claim"])
+            ));
         }
-        for d in p.get("disagreements").and_then(Value::as_array).into_iter().flatten() {
-            m.push_str(&format!("- disagreement: {} — ruling: {} — would settle: {}\n", s(&d["topic"]), s(&d["ruling"]), s(&d["would_settle"])));
+        for d in p
+            .get("disagreements")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            m.push_str(&format!(
+                "- disagreement: {} — ruling: {} — would settle: {}\n",
+                s(&d["topic"]),
+                s(&d["ruling"]),
+                s(&d["would_settle"])
+            ));
         }
         m.push('\n');
     }
     if !v["verification"].is_null() {
-        m.push_str(&format!("## Verification\n\n`{}`: passed {}\n\n```\n{}\n```\n\n", s(&v["verification"]["command"]), v["verification"]["passed"], s(&v["verification"]["output_tail"])));
+        m.push_str(&format!(
+            "## Verification\n\n`{}`: passed {}\n\n```\n{}\n```\n\n",
+            s(&v["verification"]["command"]),
+            v["verification"]["passed"],
+            s(&v["verification"]["output_tail"])
+        ));
     }
     for r in v["reviews"].as_array().into_iter().flatten() {
-        m.push_str(&format!("## Review by {}: {}\n\n{}\n\n", s(&r["reviewer"]), s(&r["review"]["verdict"]), s(&r["review"]["summary"])));
+        m.push_str(&format!(
+            "## Review by {}: {}\n\n{}\n\n",
+            s(&r["reviewer"]),
+            s(&r["review"]["verdict"]),
+            s(&r["review"]["summary"])
+        ));
     }
     if !v["merge_hint"].is_null() {
         m.push_str(&format!("## Merge\n\n{}\n", s(&v["merge_hint"])));

@@ -203,6 +203,9 @@ pub struct Call {
     pub resume: Option<String>,
     /// The session id the call reported.
     pub session: String,
+    /// The schema the CLI was given (claude `--json-schema`, codex
+    /// `--output-schema` file), if any.
+    pub schema: Option<String>,
     pub pid: i32,
 }
 
@@ -224,6 +227,7 @@ impl Call {
             round: v["round"].as_u64().expect("round"),
             resume: s("resume"),
             session: s("session").expect("session"),
+            schema: s("schema"),
             pid: v["pid"].as_i64().expect("pid") as i32,
         }
     }

@@ -42,7 +42,8 @@ No step for a call: exit 97 with "council_fake: no step for …" on stderr.
 
 Every call (but --version) appends one JSON line to $COUNCIL_LOG (default
 $FAKE_DIR/council/log.jsonl): agent, model, argv, cwd, stdin, stage, round,
-resume (the session id a resume named, else null), session, pid. The log is
+resume (the session id a resume named, else null), session, schema (the text
+of claude's --json-schema or codex's --output-schema file, else null), pid. The log is
 locked while the round is counted and the line written, so parallel members
 get distinct rounds.
 """
@@ -326,6 +327,7 @@ def main():
         return 96
     entry = {"agent": agent, "model": model, "argv": argv, "cwd": cwd, "stdin": prompt,
              "stage": stage, "round": None, "resume": resumed(agent, argv), "session": None,
+             "schema": schema,
              "pid": os.getpid(), "time_ms": int(time.time() * 1000)}
     step, rnd, session = pick_step(scenario, agent, model, stage, log_path, entry)
     if step is None:
