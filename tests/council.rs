@@ -552,7 +552,13 @@ fn major() -> Value {
 
 fn branches(env: &Env) -> String {
     let out = std::process::Command::new("git")
-        .args(["-C", env.work.to_str().unwrap(), "branch", "--list", "baton/*"])
+        .args([
+            "-C",
+            env.work.to_str().unwrap(),
+            "branch",
+            "--list",
+            "baton/*",
+        ])
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -570,17 +576,48 @@ fn plan_yes_goes_through_to_ready_without_touching_the_checkout() {
     }
     fake.write_json(&j);
     let before = checkout(&env);
-    let r = council(&env, &["plan", "--yes", "--members", "codex,claude,pi", "--seed", "3",
-        "--test-cmd", "grep -q locked a.txt", "lock the cache insert"]);
+    let r = council(
+        &env,
+        &[
+            "plan",
+            "--yes",
+            "--members",
+            "codex,claude,pi",
+            "--seed",
+            "3",
+            "--test-cmd",
+            "grep -q locked a.txt",
+            "lock the cache insert",
+        ],
+    );
     // pi's vendor is unknown without --provider: no reviewer can be shown to
     // be of another vendor, so an adopted pi writer cannot reach `ready`.
     let v = r.json();
     if v["label_map"]["A"]["agent"] == "pi" {
         assert_eq!(v["status"], "needs_human");
-        assert!(v["error"]["message"].as_str().unwrap().contains("other than the writer"));
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("other than the writer")
+        );
     }
-    let r = council(&env, &["plan", "--yes", "--members", "codex,claude,pi", "--seed", "3",
-        "--writer", "claude", "--test-cmd", "grep -q locked a.txt", "lock the cache insert"]);
+    let r = council(
+        &env,
+        &[
+            "plan",
+            "--yes",
+            "--members",
+            "codex,claude,pi",
+            "--seed",
+            "3",
+            "--writer",
+            "claude",
+            "--test-cmd",
+            "grep -q locked a.txt",
+            "lock the cache insert",
+        ],
+    );
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let v = r.json();
     assert_eq!(v["status"], "ready", "{v}");
@@ -590,18 +627,35 @@ fn plan_yes_goes_through_to_ready_without_touching_the_checkout() {
     assert_eq!(v["worktree"]["changed_files"], json!(["a.txt"]));
     assert_eq!(v["worktree"]["reverted"], json!(["b.txt"]));
     assert_eq!(v["reviews"].as_array().unwrap().len(), 2);
-    assert!(v["merge_hint"].as_str().unwrap().contains("git merge baton/council-"));
+    assert!(
+        v["merge_hint"]
+            .as_str()
+            .unwrap()
+            .contains("git merge baton/council-")
+    );
     assert_eq!(checkout(&env), before, "the user's checkout changed");
-    assert!(branches(&env).contains(&format!("baton/council-{}", v["council_id"].as_str().unwrap())));
+    assert!(branches(&env).contains(&format!(
+        "baton/council-{}",
+        v["council_id"].as_str().unwrap()
+    )));
     // The reviewers are the others, and their prompt names nobody.
     let writer = v["worktree"]["writer"].as_str().unwrap();
     assert_eq!(writer, "claude");
     let id = v["council_id"].as_str().unwrap();
-    let reviews: Vec<_> = fake.stage(Stage::Review).into_iter().filter(|c| c.cwd.to_string_lossy().contains(id)).collect();
+    let reviews: Vec<_> = fake
+        .stage(Stage::Review)
+        .into_iter()
+        .filter(|c| c.cwd.to_string_lossy().contains(id))
+        .collect();
     assert_eq!(reviews.len(), 2);
     assert!(reviews.iter().all(|c| c.agent != writer));
     for c in &reviews {
-        assert_eq!(has_name(&c.stdin), None, "a name in {}'s review prompt", c.agent);
+        assert_eq!(
+            has_name(&c.stdin),
+            None,
+            "a name in {}'s review prompt",
+            c.agent
+        );
     }
 }
 
@@ -618,8 +672,22 @@ fn a_requested_change_gets_a_repair_round_then_ready() {
             {"json": review("approve", json!([]))}]);
     }
     fake.write_json(&j);
-    let r = council(&env, &["plan", "--yes", "--members", "codex,claude,pi", "--seed", "3",
-        "--writer", "claude", "--test-cmd", "grep -q locked a.txt", "lock the cache insert"]);
+    let r = council(
+        &env,
+        &[
+            "plan",
+            "--yes",
+            "--members",
+            "codex,claude,pi",
+            "--seed",
+            "3",
+            "--writer",
+            "claude",
+            "--test-cmd",
+            "grep -q locked a.txt",
+            "lock the cache insert",
+        ],
+    );
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let v = r.json();
     assert_eq!(v["status"], "ready", "{v}");
@@ -627,7 +695,11 @@ fn a_requested_change_gets_a_repair_round_then_ready() {
     let writer = v["worktree"]["writer"].as_str().unwrap();
     let turns = fake.calls_for(writer, Stage::Implement);
     assert_eq!(turns.len(), 2);
-    assert!(turns[1].stdin.contains("the lock is never released"), "{}", turns[1].stdin);
+    assert!(
+        turns[1].stdin.contains("the lock is never released"),
+        "{}",
+        turns[1].stdin
+    );
 }
 
 #[test]
@@ -635,17 +707,36 @@ fn a_rejection_is_needs_human_and_the_same_open_set_stops_early() {
     let (env, fake) = setup();
     let mut j = good_scenario().to_json();
     for a in AGENTS {
-        j["agents"][a]["implement"] = json!([{"edits": [{"path": "a.txt", "content": "one\nlocked\n"}]}]);
+        j["agents"][a]["implement"] =
+            json!([{"edits": [{"path": "a.txt", "content": "one\nlocked\n"}]}]);
         j["agents"][a]["review"] = json!([{"json": review("reject", major())}]);
     }
     fake.write_json(&j);
-    let r = council(&env, &["plan", "--yes", "--members", "codex,claude,pi", "--repair-rounds", "5",
-        "--writer", "claude", "--test-cmd", "true", "lock the cache insert"]);
+    let r = council(
+        &env,
+        &[
+            "plan",
+            "--yes",
+            "--members",
+            "codex,claude,pi",
+            "--repair-rounds",
+            "5",
+            "--writer",
+            "claude",
+            "--test-cmd",
+            "true",
+            "lock the cache insert",
+        ],
+    );
     assert_eq!(r.code, 1, "{}", r.stderr);
     let v = r.json();
     assert_eq!(v["status"], "needs_human");
     assert_eq!(v["error"]["kind"], "needs_human");
-    assert!(v["error"]["message"].as_str().unwrap().contains("rejected"), "{}", v["error"]);
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("rejected"),
+        "{}",
+        v["error"]
+    );
     // One repair, then the same open set again: no third writer turn.
     assert_eq!(v["repair_rounds"], 1, "{v}");
 }

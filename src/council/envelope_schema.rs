@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 pub fn named(name: &str) -> Option<Value> {
     let text = match name {
         "council" => return Some(result()),
+        "council-review" => return Some(super::review::schema_value()),
         "council-proposal" => super::proposal::SCHEMA,
         "council-critique" => super::critique::SCHEMA,
         "council-plan" => super::chair::SCHEMA,

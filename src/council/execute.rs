@@ -79,14 +79,30 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
         .settings
         .test_cmd
         .as_ref()
-        .map(|t| TestCmd { text: t.clone(), shell: true })
-        .or_else(|| plan.test_cmd.as_ref().map(|t| TestCmd { text: t.clone(), shell: false }));
-    let timeout = crate::duration::parse(&rec.settings.timeout).unwrap_or(Duration::from_secs(1200));
-    let reviewers: Vec<usize> = (0..rec.members.len()).filter(|i| rec.members[*i] != w).collect();
+        .map(|t| TestCmd {
+            text: t.clone(),
+            shell: true,
+        })
+        .or_else(|| {
+            plan.test_cmd.as_ref().map(|t| TestCmd {
+                text: t.clone(),
+                shell: false,
+            })
+        });
+    let timeout =
+        crate::duration::parse(&rec.settings.timeout).unwrap_or(Duration::from_secs(1200));
+    let reviewers: Vec<usize> = (0..rec.members.len())
+        .filter(|i| rec.members[*i] != w)
+        .collect();
     let mut usage_impl = Usage::default();
     let mut usage_rev = Usage::default();
     let mut prev_open = None;
-    let mut last: Option<(Implemented, Verification, Vec<ReviewCall>, Vec<review::MergedFinding>)> = None;
+    let mut last: Option<(
+        Implemented,
+        Verification,
+        Vec<ReviewCall>,
+        Vec<review::MergedFinding>,
+    )> = None;
     let mut round = 0u32;
     loop {
         let rdir = dir.join(format!("round-{round}"));
@@ -98,18 +114,30 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                 let mut one = ints.clone();
                 let i = match &last {
                     None => implement::implement(
-                        &WriteRequest { plan: &plan, council_id: &rec.council_id, writer: &writer_plan(rec, &w)?, base: &base, dir: &rdir },
-                        &lock, &mut one, &stop,
+                        &WriteRequest {
+                            plan: &plan,
+                            council_id: &rec.council_id,
+                            writer: &writer_plan(rec, &w)?,
+                            base: &base,
+                            dir: &rdir,
+                        },
+                        &lock,
+                        &mut one,
+                        &stop,
                     )?,
                     Some((prev, ver, _, merged)) => {
-                        let open: Vec<review::MergedFinding> = gate::open_findings(merged).into_iter().cloned().collect();
-                        let tail = (ver.command.is_some() && !ver.passed).then_some(ver.output_tail.as_str());
+                        let open: Vec<review::MergedFinding> =
+                            gate::open_findings(merged).into_iter().cloned().collect();
+                        let tail = (ver.command.is_some() && !ver.passed)
+                            .then_some(ver.output_tail.as_str());
                         let prompt = implement::repair_prompt(&open, tail);
                         implement::repair(prev, &prompt, &rdir, &lock, &mut one, &stop)?
                     }
                 };
                 if let Some(sig) = one.fired() {
-                    return Err(Error::Interrupted { signal: crate::process::signal_name(sig) });
+                    return Err(Error::Interrupted {
+                        signal: crate::process::signal_name(sig),
+                    });
                 }
                 write_json(&rdir.join("implemented.json"), &i)?;
                 i
@@ -118,18 +146,38 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
         usage_impl.add(&imp.usage);
         let ok = imp.commit.is_some() || imp.status == crate::result::Status::Success;
         if !ok {
-            rec.reason = Some(format!("the writer failed: {}", imp.error.as_ref().map_or(imp.summary.clone(), |e| e.message.clone())));
+            rec.reason = Some(format!(
+                "the writer failed: {}",
+                imp.error
+                    .as_ref()
+                    .map_or(imp.summary.clone(), |e| e.message.clone())
+            ));
         }
-        step(rec, &[Stage::Implementing, Stage::Repairing], Event::Implemented { ok })?;
+        step(
+            rec,
+            &[Stage::Implementing, Stage::Repairing],
+            Event::Implemented { ok },
+        )?;
         if rec.stage == Stage::Failed {
-            save(rec, &dir, &imp, None, &[], &[], round, &usage_impl, &usage_rev)?;
+            save(
+                rec,
+                &dir,
+                &imp,
+                None,
+                &[],
+                &[],
+                round,
+                &usage_impl,
+                &usage_rev,
+            )?;
             return Ok(());
         }
         // Stage 7: baton's own oracle.
         let ver: Verification = match read_json(&rdir.join("verification.json"))? {
             Some(v) => v,
             None => {
-                let v = verify::verify(&imp, test.as_ref(), &rdir.join("test.log"), timeout, &stop)?;
+                let v =
+                    verify::verify(&imp, test.as_ref(), &rdir.join("test.log"), timeout, &stop)?;
                 write_json(&rdir.join("verification.json"), &v)?;
                 v
             }
@@ -145,7 +193,13 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
         let wt = imp.worktree_path.clone();
         let calls = parallel(reviewers.len(), ints, |k, ints| {
             let i = reviewers[k];
-            let ex = |s: &str| super::check::extract(s, &review::validate, &["verdict", "summary", "files_reviewed", "findings"]);
+            let ex = |s: &str| {
+                super::check::extract(
+                    s,
+                    &review::validate,
+                    &["verdict", "summary", "files_reviewed", "findings"],
+                )
+            };
             call::call(
                 &Ask {
                     rec: &snapshot,
@@ -153,7 +207,11 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                     stage: &format!("reviewing{round}"),
                     who: format!("m{i}"),
                     prompt: prompt.clone(),
-                    schema: Schema { name: "council-review", id: review::REVIEW_SCHEMA_ID, text: review::REVIEW_SCHEMA },
+                    schema: Schema {
+                        name: "council-review",
+                        id: review::REVIEW_SCHEMA_ID,
+                        text: review::REVIEW_SCHEMA,
+                    },
                     extract: &ex,
                     repo: Some(wt.as_path()),
                 },
@@ -172,28 +230,65 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
         let reviews: Vec<(String, String, Review)> = rcalls
             .iter()
             .filter(|c| c.call.ok())
-            .filter_map(|c| c.call.parsed::<Review>().map(|r| (rec.members[c.member].agent.clone(), rec.members[c.member].vendor.clone(), r)))
+            .filter_map(|c| {
+                c.call.parsed::<Review>().map(|r| {
+                    (
+                        rec.members[c.member].agent.clone(),
+                        rec.members[c.member].vendor.clone(),
+                        r,
+                    )
+                })
+            })
             .collect();
         let merged = gate::merged(&reviews);
         let verdict = gate::terminal(&ver, &reviews, &w.vendor, &imp.changed_files);
         let open = gate::open_set(&ver, &merged);
-        save(rec, &dir, &imp, Some(&ver), &rcalls, &merged, round, &usage_impl, &usage_rev)?;
+        save(
+            rec,
+            &dir,
+            &imp,
+            Some(&ver),
+            &rcalls,
+            &merged,
+            round,
+            &usage_impl,
+            &usage_rev,
+        )?;
         match verdict {
             Gate::Ready => {
-                step(rec, &[Stage::Reviewing], Event::Reviewed(machine::Gate::Ready))?;
+                step(
+                    rec,
+                    &[Stage::Reviewing],
+                    Event::Reviewed(machine::Gate::Ready),
+                )?;
                 return Ok(());
             }
-            Gate::NeedsHuman { reason, coverage_gap } => {
-                let decision = gate::repair_decision(round, rec.settings.repair_rounds, &open, prev_open.as_ref());
+            Gate::NeedsHuman {
+                reason,
+                coverage_gap,
+            } => {
+                let decision = gate::repair_decision(
+                    round,
+                    rec.settings.repair_rounds,
+                    &open,
+                    prev_open.as_ref(),
+                );
                 if decision == Repair::Go && rec.stage != Stage::NeedsHuman {
-                    step(rec, &[Stage::Reviewing], Event::Reviewed(machine::Gate::Repair))?;
+                    step(
+                        rec,
+                        &[Stage::Reviewing],
+                        Event::Reviewed(machine::Gate::Repair),
+                    )?;
                     prev_open = Some(open);
                     last = Some((imp, ver, rcalls, merged));
                     round += 1;
                     continue;
                 }
                 if !coverage_gap.is_empty() {
-                    rec.warn(format!("coverage_gap: no reviewer read {}", coverage_gap.join(", ")));
+                    rec.warn(format!(
+                        "coverage_gap: no reviewer read {}",
+                        coverage_gap.join(", ")
+                    ));
                 }
                 let why = match decision {
                     Repair::Stuck => "; the same problems stayed open after a repair round",
@@ -201,7 +296,11 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                     _ => "",
                 };
                 rec.reason = Some(format!("{reason}{why}"));
-                step(rec, &[Stage::Reviewing], Event::Reviewed(machine::Gate::NeedsHuman))?;
+                step(
+                    rec,
+                    &[Stage::Reviewing],
+                    Event::Reviewed(machine::Gate::NeedsHuman),
+                )?;
                 rec.save()?;
                 return Ok(());
             }
@@ -224,7 +323,10 @@ fn save(
 ) -> Result<()> {
     let mut outcomes = Map::new();
     for r in reviews {
-        outcomes.insert(r.member.to_string(), json!({"outcome": r.call.outcome, "reason": r.call.reason}));
+        outcomes.insert(
+            r.member.to_string(),
+            json!({"outcome": r.call.outcome, "reason": r.call.reason}),
+        );
     }
     let branch = &imp.branch;
     let v = json!({
