@@ -181,6 +181,14 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
             vendors.iter().next().unwrap_or(&"")
         ));
     }
+    if req.depth == "deep" {
+        // Said, not silently dropped: the result must not claim a round it did not run.
+        warnings.push(
+            "depth_deep_not_implemented: the revision round after critique is not built yet; \
+             this council runs as --depth standard"
+                .to_string(),
+        );
+    }
     let seed = req.seed.unwrap_or_else(|| {
         let s = crate::ids::random_suffix(12);
         s.bytes()
@@ -233,10 +241,9 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
 pub fn estimate(rec: &Record) -> Value {
     let n = rec.members.len() as u64;
     let critique = if rec.settings.depth == "quick" { 0 } else { n };
-    let revise = if rec.settings.depth == "deep" { n } else { 0 };
     let chair = u64::from(rec.chair.is_some());
     let mut v =
-        json!({"proposing": n, "critiquing": critique, "revising": revise, "synthesizing": chair});
+        json!({"proposing": n, "critiquing": critique, "synthesizing": chair});
     if rec.kind == "plan" {
         let rounds = u64::from(rec.settings.repair_rounds);
         v["implementing"] = json!(1 + rounds);
