@@ -746,37 +746,82 @@ fn a_projected_budget_overrun_stops_before_the_stage() {
     let (env, fake) = setup();
     fake.write(&good_scenario());
     // Each fake call reports ~110 tokens: three proposals fit, the four calls ahead do not.
-    let r = council(&env, &["discuss", "--members", "codex,claude,pi", "--budget-tokens", "500", "q?"]);
+    let r = council(
+        &env,
+        &[
+            "discuss",
+            "--members",
+            "codex,claude,pi",
+            "--budget-tokens",
+            "500",
+            "q?",
+        ],
+    );
     assert_eq!(r.code, 1, "{}", r.stderr);
     let v = r.json();
     assert_eq!(v["status"], "needs_human", "{v}");
-    assert!(v["error"]["message"].as_str().unwrap().contains("--budget-tokens 500"), "{}", v["error"]);
-    assert!(fake.stage(Stage::Critique).is_empty(), "the critique round would cross the budget");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--budget-tokens 500"),
+        "{}",
+        v["error"]
+    );
+    assert!(
+        fake.stage(Stage::Critique).is_empty(),
+        "the critique round would cross the budget"
+    );
 }
 
 #[test]
 fn async_runs_in_the_background_and_cancel_stops_it() {
     let (env, fake) = setup();
     fake.write(&good_scenario());
-    let r = council(&env, &["discuss", "--async", "--members", "codex,claude,pi", "q?"]);
+    let r = council(
+        &env,
+        &["discuss", "--async", "--members", "codex,claude,pi", "q?"],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let id = r.json()["council_id"].as_str().unwrap().to_string();
     assert!(
-        wait_for(Duration::from_secs(60), || council(&env, &["status", &id]).json()["stage"] == "done"),
+        wait_for(Duration::from_secs(60), || council(&env, &["status", &id])
+            .json()["stage"]
+            == "done"),
         "the background council never finished"
     );
-    assert_eq!(council(&env, &["result", &id]).json()["label_map"].as_object().unwrap().len(), 3);
+    assert_eq!(
+        council(&env, &["result", &id]).json()["label_map"]
+            .as_object()
+            .unwrap()
+            .len(),
+        3
+    );
 
     let mut j = good_scenario().to_json();
     j["agents"]["codex"]["proposal"] = json!([{"hang": true}]);
     fake.write_json(&j);
-    let r = council(&env, &["discuss", "--async", "--members", "codex,claude,pi", "q?"]);
+    let r = council(
+        &env,
+        &["discuss", "--async", "--members", "codex,claude,pi", "q?"],
+    );
     let id = r.json()["council_id"].as_str().unwrap().to_string();
-    assert!(wait_for(Duration::from_secs(30), || fake.calls().iter().filter(|c| c.stage == Stage::Proposal).count() >= 6));
+    assert!(wait_for(Duration::from_secs(30), || fake
+        .calls()
+        .iter()
+        .filter(|c| c.stage == Stage::Proposal)
+        .count()
+        >= 6));
     let r = council(&env, &["cancel", &id]);
     assert_eq!(r.code, 130, "{}", r.stdout);
     assert_eq!(r.json()["status"], "cancelled");
     let s = council(&env, &["status", &id]).json();
     assert_eq!(s["stage"], "cancelled");
-    assert!(wait_for(Duration::from_secs(20), || !council(&env, &["status", &id]).json()["running"].as_bool().unwrap()));
+    assert!(wait_for(Duration::from_secs(20), || !council(
+        &env,
+        &["status", &id]
+    )
+    .json()["running"]
+        .as_bool()
+        .unwrap()));
 }

@@ -242,8 +242,7 @@ pub fn estimate(rec: &Record) -> Value {
     let n = rec.members.len() as u64;
     let critique = if rec.settings.depth == "quick" { 0 } else { n };
     let chair = u64::from(rec.chair.is_some());
-    let mut v =
-        json!({"proposing": n, "critiquing": critique, "synthesizing": chair});
+    let mut v = json!({"proposing": n, "critiquing": critique, "synthesizing": chair});
     if rec.kind == "plan" {
         let rounds = u64::from(rec.settings.repair_rounds);
         v["implementing"] = json!(1 + rounds);
