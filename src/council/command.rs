@@ -83,7 +83,13 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
         }
         Action::Execute { id } => {
             let mut rec = Record::load(&root, &id)?;
-            if rec.stage != Stage::Implementing {
+            let running = [
+                Stage::Implementing,
+                Stage::Verifying,
+                Stage::Reviewing,
+                Stage::Repairing,
+            ];
+            if !running.contains(&rec.stage) {
                 return Err(not_now(
                     &rec,
                     "execute",

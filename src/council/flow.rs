@@ -33,6 +33,12 @@ pub fn drive(rec: &mut Record) -> Result<()> {
             rec.stop(Event::Cancel, format!("interrupted by {signal}"))?;
             Ok(())
         }
+        // A refusal (another council holds the writing lock, a plan that
+        // authorizes nothing) leaves the council where it is: resumable.
+        Err(e @ (Error::Refused { .. } | Error::Usage { .. })) => {
+            rec.save()?;
+            Err(e)
+        }
         Err(e) => {
             if rec.stage.is_terminal() {
                 return Err(e);
