@@ -825,3 +825,76 @@ fn async_runs_in_the_background_and_cancel_stops_it() {
         .as_bool()
         .unwrap()));
 }
+
+#[test]
+fn kill_9_while_writing_or_reviewing_then_resume_reaches_ready() {
+    let (env, fake) = setup();
+    let scenario = |slow: Option<(&str, Stage)>| {
+        let mut j = good_scenario().to_json();
+        for a in AGENTS {
+            j["agents"][a]["implement"] =
+                json!([{"edits": [{"path": "a.txt", "content": "one\nlocked\n"}]}]);
+            j["agents"][a]["review"] = json!([{"json": review("approve", json!([]))}]);
+        }
+        if let Some((a, s)) = slow {
+            j["agents"][a][s.as_str()][0]["delay_ms"] = json!(30_000);
+        }
+        j
+    };
+    let args = [
+        "council",
+        "plan",
+        "--yes",
+        "--members",
+        "codex,claude,pi",
+        "--seed",
+        "9",
+        "--writer",
+        "claude",
+        "--test-cmd",
+        "grep -q locked a.txt",
+        "lock it",
+    ];
+    let before = checkout(&env);
+    for (agent, stage) in [("claude", Stage::Implement), ("codex", Stage::Review)] {
+        fake.write_json(&scenario(Some((agent, stage))));
+        let _ = fs::remove_file(&fake.log);
+        let mut child = env
+            .baton()
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        assert!(
+            wait_for(Duration::from_secs(60), || fake
+                .calls()
+                .iter()
+                .any(|c| c.stage == stage && c.agent == agent)),
+            "{stage:?} never started"
+        );
+        // SAFETY: the child we spawned.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGKILL);
+        }
+        let _ = child.wait();
+        fake.write_json(&scenario(None));
+        let id = council(&env, &["list"]).json()["councils"][0]["council_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let r = council(&env, &["resume", &id]);
+        assert_eq!(r.code, 0, "{stage:?}: {}\n{}", r.stdout, r.stderr);
+        let v = r.json();
+        assert_eq!(v["status"], "ready", "{stage:?}: {v}");
+        assert_eq!(v["worktree"]["changed_files"], json!(["a.txt"]));
+        let writer_turns = fake.calls_for("claude", Stage::Implement).len();
+        // Killed while writing: the turn runs again; killed while reviewing: never again.
+        assert_eq!(
+            writer_turns,
+            if stage == Stage::Implement { 2 } else { 1 },
+            "{stage:?}"
+        );
+        assert_eq!(checkout(&env), before, "the user's checkout changed");
+    }
+}
