@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -34,6 +34,9 @@ const PROBE: Duration = Duration::from_secs(1);
 const READ_PER_WAKE: usize = 256 << 10;
 /// Most of a log read when a running job is first seen (its end).
 const FIRST_READ: u64 = 8 << 20;
+/// How long a new job directory may lack its first state before it is
+/// looked at as a launch cut short (and repaired, as `watch --once` does).
+const LAUNCH_GRACE_MS: u64 = 10_000;
 
 /// Every job as the page shows it, in `watch`'s order.
 #[derive(Debug, Default)]
@@ -97,6 +100,10 @@ fn is_running(v: &JobView) -> bool {
 pub struct Watcher {
     store: Store,
     jobs: HashMap<String, Tracked>,
+    /// New job directories without `state.json` yet: their launch is under
+    /// way. Looking at one now would take it for a launch cut short (its
+    /// lock is not held yet) and record it `lost`, so it waits.
+    pending: Vec<String>,
     dir_sig: Option<(i64, i64)>,
     last_probe: Instant,
 }
@@ -106,6 +113,7 @@ impl Watcher {
         Watcher {
             store,
             jobs: HashMap::new(),
+            pending: Vec::new(),
             dir_sig: None,
             last_probe: Instant::now(),
         }
@@ -115,6 +123,7 @@ impl Watcher {
     pub fn update(&mut self) -> bool {
         let now = now_ms();
         let mut changed = self.rescan(now);
+        changed |= self.admit(now);
         let probe = self.last_probe.elapsed() >= PROBE;
         if probe {
             self.last_probe = Instant::now();
@@ -143,14 +152,31 @@ impl Watcher {
         let before = self.jobs.len();
         let keep: std::collections::HashSet<&String> = ids.iter().collect();
         self.jobs.retain(|id, _| keep.contains(id));
-        let mut changed = self.jobs.len() != before;
-        for id in &ids {
-            if !self.jobs.contains_key(id) {
-                self.jobs.insert(id.clone(), Tracked::new(self.store.job(id), now));
-                changed = true;
+        self.pending.retain(|id| keep.contains(id));
+        let changed = self.jobs.len() != before;
+        for id in ids {
+            if !self.jobs.contains_key(&id) && !self.pending.contains(&id) {
+                self.pending.push(id);
             }
         }
-        changed
+        changed | self.admit(now)
+    }
+
+    /// Start tracking the new jobs whose launch has written their state.
+    fn admit(&mut self, now: u64) -> bool {
+        let before = self.jobs.len();
+        let store = &self.store;
+        let jobs = &mut self.jobs;
+        self.pending.retain(|id| {
+            let job = store.job(id);
+            let launched = job.state_path().exists()
+                || now.saturating_sub(crate::job::store::id_time_ms(id)) > LAUNCH_GRACE_MS;
+            if launched {
+                jobs.insert(id.clone(), Tracked::new(job, now));
+            }
+            !launched
+        });
+        self.jobs.len() != before
     }
 
     /// The fleet now, in `watch`'s order (running, needs attention, the rest;
@@ -279,7 +305,7 @@ pub fn spawn(store: Store) -> watch::Receiver<Arc<Fleet>> {
         .spawn(move || {
             let mut waker = Waker::new(&w.store.dir);
             loop {
-                waker.wait(TICK, w.running_dirs());
+                waker.wait(TICK, &w.running_dirs());
                 if w.update() && tx.send(Arc::new(w.fleet())).is_err() {
                     return;
                 }
@@ -293,12 +319,41 @@ pub fn spawn(store: Store) -> watch::Receiver<Arc<Fleet>> {
 }
 
 impl Watcher {
-    /// The directories of running jobs (what the waker listens to).
-    fn running_dirs(&self) -> Vec<&Path> {
+    /// The directories of running and launching jobs (what the waker listens to).
+    fn running_dirs(&self) -> Vec<PathBuf> {
         self.jobs
             .values()
             .filter(|t| t.live.is_some())
-            .map(|t| t.job.dir.as_path())
+            .map(|t| t.job.dir.clone())
+            .chain(self.pending.iter().map(|id| self.store.dir.join(id)))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_under_way_is_not_looked_at_until_its_state_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let id = crate::ids::new_id();
+        let job_dir = dir.path().join(&id);
+        std::fs::create_dir(&job_dir).unwrap();
+        let mut w = Watcher::new(Store::in_dir(dir.path()));
+        w.update();
+        // Looking now would settle it as a launch cut short: `lost`.
+        assert!(w.fleet().jobs.is_empty());
+        assert!(!job_dir.join("state.json").exists(), "nothing was recorded");
+        assert_eq!(w.running_dirs(), vec![job_dir.clone()], "but it is watched");
+    }
+
+    #[test]
+    fn an_unchanged_fleet_publishes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = Watcher::new(Store::in_dir(dir.path()));
+        w.update();
+        assert!(!w.update());
+        assert_eq!(w.fleet().to_json().split(r#""jobs":"#).nth(1), Some("[]}"));
     }
 }

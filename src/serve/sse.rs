@@ -169,7 +169,7 @@ fn follow(job: Job, agent: crate::agent::Agent, tx: mpsc::Sender<Event>) {
     }
     let mut waker = Waker::new(job.dir.parent().unwrap_or(&job.dir));
     while !done {
-        waker.wait(TICK, vec![job.dir.as_path()]);
+        waker.wait(TICK, std::slice::from_ref(&job.dir));
         if tx.is_closed() {
             return;
         }

@@ -7,7 +7,7 @@
 //! streaming at once cost a bounded number of passes, not one per write.
 //! Where inotify is missing (macOS) or fails, the tick alone drives it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The least time between two passes.
@@ -29,7 +29,7 @@ impl Waker {
     }
 
     /// Block until something changed under a watched directory, or `max`.
-    pub fn wait(&mut self, max: Duration, running: Vec<&Path>) {
+    pub fn wait(&mut self, max: Duration, running: &[PathBuf]) {
         let floor = FLOOR.saturating_sub(self.last.elapsed());
         if !floor.is_zero() {
             std::thread::sleep(floor);
@@ -37,7 +37,7 @@ impl Waker {
         let left = max.saturating_sub(self.last.elapsed());
         #[cfg(target_os = "linux")]
         if let Some(i) = self.inotify.as_mut() {
-            i.watch(&running);
+            i.watch(running);
             i.wait(left);
             self.last = Instant::now();
             return;
@@ -91,14 +91,14 @@ mod linux {
         }
 
         /// Watch exactly the jobs directory and `running`.
-        pub fn watch(&mut self, running: &[&Path]) {
+        pub fn watch(&mut self, running: &[PathBuf]) {
             if self.jobs_wd.is_none() {
                 // Absent until the first job: retried on every wait.
                 self.jobs_wd = add(self.fd, &self.jobs_dir, JOBS_MASK);
             }
             let fd = self.fd;
             self.watched.retain(|p, wd| {
-                let keep = running.contains(&p.as_path());
+                let keep = running.contains(p);
                 if !keep {
                     // SAFETY: a watch this descriptor made.
                     unsafe { libc::inotify_rm_watch(fd, *wd) };
@@ -106,10 +106,10 @@ mod linux {
                 keep
             });
             for p in running {
-                if !self.watched.contains_key(*p)
+                if !self.watched.contains_key(p)
                     && let Some(wd) = add(fd, p, JOB_MASK)
                 {
-                    self.watched.insert(p.to_path_buf(), wd);
+                    self.watched.insert(p.clone(), wd);
                 }
             }
         }

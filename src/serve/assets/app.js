@@ -203,8 +203,8 @@ async function continueSelected() {
   $('d-msg').textContent = 'starting a follow-up of ' + id + '…';
   try {
     const r = await post('/api/jobs/' + encodeURIComponent(id) + '/continue', { prompt });
-    $('d-msg').textContent = 'started job ' + r.job_id;
     select(r.job_id);
+    $('d-msg').textContent = 'started job ' + r.job_id;
   } catch (e) {
     $('d-msg').textContent = 'continue failed: ' + e.message;
   }
