@@ -103,11 +103,9 @@ impl Server {
             self.host()
         )
         .unwrap();
-        s.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
-        Stream {
-            s,
-            buf: Vec::new(),
-        }
+        s.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        Stream { s, buf: Vec::new() }
     }
 }
 
@@ -161,7 +159,10 @@ fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: Opt
     let raw = String::from_utf8_lossy(&raw).to_string();
     let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
     let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         unchunk(body)
     } else {
         body.to_string()
@@ -283,24 +284,41 @@ fn missing_or_wrong_cookies_foreign_hosts_and_origins_are_refused() {
         let bad = format!("baton_session={}", "a".repeat(64));
         assert_eq!(srv.get(path, &bad).code, 401, "{path}");
         let as_token = format!("baton_session={}", srv.token);
-        assert_eq!(srv.get(path, &as_token).code, 401, "{path}: the token is no cookie");
+        assert_eq!(
+            srv.get(path, &as_token).code,
+            401,
+            "{path}: the token is no cookie"
+        );
     }
     let o = srv.origin();
     let r = srv.req("POST", "/api/jobs/x/cancel", &[("Origin", &o)], Some("{}"));
     assert_eq!(r.code, 401);
 
     // DNS rebinding: another name, even pointing here, is refused everywhere.
-    for host in [format!("evil.example:{p}"), format!("127.0.0.1:{}", p + 1), "127.0.0.1".into()] {
+    for host in [
+        format!("evil.example:{p}"),
+        format!("127.0.0.1:{}", p + 1),
+        "127.0.0.1".into(),
+    ] {
         let r = srv.req("GET", "/", &[("Host", &host)], None);
         assert!(matches!(r.code, 421 | 403), "{host}: {}", r.code);
-        let r = srv.req("GET", "/api/jobs", &[("Host", &host), ("Cookie", &cookie)], None);
+        let r = srv.req(
+            "GET",
+            "/api/jobs",
+            &[("Host", &host), ("Cookie", &cookie)],
+            None,
+        );
         assert!(matches!(r.code, 421 | 403), "{host}: {}", r.code);
     }
     let lh = format!("localhost:{p}");
     assert_eq!(srv.req("GET", "/", &[("Host", &lh)], None).code, 200);
 
     // A change from another origin, or with none, is refused even with the cookie.
-    for origin in ["http://evil.example", "null", &format!("http://127.0.0.1:{}", p + 1)] {
+    for origin in [
+        "http://evil.example",
+        "null",
+        &format!("http://127.0.0.1:{}", p + 1),
+    ] {
         let r = srv.req(
             "POST",
             "/api/jobs/x/cancel",
@@ -309,7 +327,12 @@ fn missing_or_wrong_cookies_foreign_hosts_and_origins_are_refused() {
         );
         assert_eq!(r.code, 403, "{origin}");
     }
-    let r = srv.req("POST", "/api/jobs/x/cancel", &[("Cookie", &cookie)], Some("{}"));
+    let r = srv.req(
+        "POST",
+        "/api/jobs/x/cancel",
+        &[("Cookie", &cookie)],
+        Some("{}"),
+    );
     assert_eq!(r.code, 403, "no Origin");
     let r = srv.req(
         "POST",
@@ -332,7 +355,10 @@ fn the_page_and_its_headers() {
     ] {
         let r = srv.req("GET", path, &[], None);
         assert_eq!(r.code, 200, "{path}");
-        assert!(r.header("content-type").unwrap().starts_with(kind), "{path}");
+        assert!(
+            r.header("content-type").unwrap().starts_with(kind),
+            "{path}"
+        );
         let csp = r.header("content-security-policy").expect("CSP");
         for d in [
             "default-src 'none'",
@@ -345,7 +371,10 @@ fn the_page_and_its_headers() {
         ] {
             assert!(csp.contains(d), "{path}: {csp}");
         }
-        assert_eq!(r.header("x-content-type-options").as_deref(), Some("nosniff"));
+        assert_eq!(
+            r.header("x-content-type-options").as_deref(),
+            Some("nosniff")
+        );
         assert_eq!(r.header("referrer-policy").as_deref(), Some("no-referrer"));
         assert_eq!(r.header("cache-control").as_deref(), Some("no-store"));
     }
@@ -356,10 +385,19 @@ fn the_page_and_its_headers() {
     // No inline script or style (the CSP would block them), and agent text is
     // never parsed as HTML.
     let html = srv.req("GET", "/", &[], None).body;
-    assert!(!html.contains("<script>") && !html.contains("style="), "{html}");
+    assert!(
+        !html.contains("<script>") && !html.contains("style="),
+        "{html}"
+    );
     assert!(!html.contains("onclick"), "{html}");
     let js = srv.req("GET", "/app.js", &[], None).body;
-    for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("] {
+    for sink in [
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+    ] {
         assert!(!js.contains(sink), "app.js uses {sink}");
     }
     assert!(js.contains("textContent"));
@@ -384,13 +422,21 @@ fn output_with_a_script_tag_is_served_as_json_text() {
     let cookie = srv.login();
 
     let r = srv.get("/api/jobs", &cookie);
-    assert!(r.header("content-type").unwrap().starts_with("application/json"));
+    assert!(
+        r.header("content-type")
+            .unwrap()
+            .starts_with("application/json")
+    );
     let j = r.json();
     assert_eq!(j["jobs"][0]["task"], evil, "kept as data, whole");
 
     let mut s = srv.stream(&format!("/api/jobs/{id}/events"), &cookie);
     let text = s.until("the end event", |t| t.contains("event: end"));
-    assert!(text.to_ascii_lowercase().contains("content-type: text/event-stream"), "{text}");
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{text}"
+    );
     let line = text
         .lines()
         .filter_map(|l| l.strip_prefix("data: "))
@@ -445,7 +491,11 @@ fn cancel_and_continue_do_what_the_commands_do() {
     env.replay("claude", "claude/claude-stream.jsonl", 0);
     let ended = start_job(&env, &["--agent", "claude", "first"]);
     assert_eq!(env.run(&["wait", &ended]).code, 0);
-    let r = srv.post(&format!("/api/jobs/{ended}/continue"), &cookie, r#"{"prompt":""}"#);
+    let r = srv.post(
+        &format!("/api/jobs/{ended}/continue"),
+        &cookie,
+        r#"{"prompt":""}"#,
+    );
     assert_eq!(r.code, 400, "an empty prompt: {}", r.body);
     let r = srv.post(
         &format!("/api/jobs/{ended}/continue"),
@@ -457,14 +507,19 @@ fn cancel_and_continue_do_what_the_commands_do() {
     assert_ne!(next, ended);
     assert_eq!(env.run(&["wait", &next]).code, 0);
     assert!(env.stdin("claude").contains("and now the tests"));
-    assert!(env.argv("claude").iter().any(|a| a == "--resume"), "{:?}", env.argv("claude"));
+    assert!(
+        env.argv("claude").iter().any(|a| a == "--resume"),
+        "{:?}",
+        env.argv("claude")
+    );
     // The runner it started is reaped, not left a zombie of the server.
     let state = fs::read(env.records("jobs").join(&next).join("state.json")).unwrap();
     let state: Value = serde_json::from_slice(&state).unwrap();
     let pid = state["runner_pid"].as_i64().expect("a runner pid");
     let proc = format!("/proc/{pid}");
     assert!(
-        wait_for(Duration::from_secs(5), || !std::path::Path::new(&proc).exists()),
+        wait_for(Duration::from_secs(5), || !std::path::Path::new(&proc)
+            .exists()),
         "runner {pid} left as a zombie"
     );
 }

@@ -42,7 +42,7 @@ use crate::{process, run};
 mod continue_job;
 mod prune;
 
-pub use continue_job::{continue_job, continue_in};
+pub use continue_job::{continue_in, continue_job};
 pub use prune::prune;
 
 pub use self::launch::{Place, start};

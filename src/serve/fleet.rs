@@ -190,7 +190,10 @@ impl Watcher {
         });
         Fleet {
             now_ms: now_ms(),
-            jobs: v.iter().map(|t| (t.job.id.clone(), t.json.clone())).collect(),
+            jobs: v
+                .iter()
+                .map(|t| (t.job.id.clone(), t.json.clone()))
+                .collect(),
         }
     }
 }
@@ -221,7 +224,11 @@ impl Tracked {
             .as_ref()
             .map(|s| s.plan.agent)
             .or_else(|| Agent::parse(&self.view.agent).ok());
-        let tail = agent.and_then(|a| Tail::new(self.job.stdout_log(), a).from_last(FIRST_READ).ok());
+        let tail = agent.and_then(|a| {
+            Tail::new(self.job.stdout_log(), a)
+                .from_last(FIRST_READ)
+                .ok()
+        });
         let mut r = Running {
             sig: sig(&self.job),
             tail,
@@ -256,9 +263,7 @@ impl Tracked {
             return true;
         };
         let before = self.view.status;
-        if output_changed
-            && let Some(t) = r.tail.as_mut()
-        {
+        if output_changed && let Some(t) = r.tail.as_mut() {
             let _ = t.poll(READ_PER_WAKE);
             self.view.doing = t
                 .live

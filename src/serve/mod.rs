@@ -135,7 +135,9 @@ fn open_browser(url: &str, children: &Children) {
         .spawn();
     match spawned {
         Ok(c) => children.add(c.id()),
-        Err(e) => eprintln!("baton serve: could not run `{opener}` ({e}); open the URL above by hand"),
+        Err(e) => {
+            eprintln!("baton serve: could not run `{opener}` ({e}); open the URL above by hand")
+        }
     }
 }
 
@@ -160,7 +162,8 @@ impl Children {
                 v.retain(|pid| {
                     let mut status = 0;
                     // SAFETY: a non-blocking wait for one pid we started.
-                    let r = unsafe { libc::waitpid(*pid as libc::pid_t, &mut status, libc::WNOHANG) };
+                    let r =
+                        unsafe { libc::waitpid(*pid as libc::pid_t, &mut status, libc::WNOHANG) };
                     r == 0
                 });
             }

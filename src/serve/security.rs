@@ -102,19 +102,31 @@ pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 fn refuse(code: StatusCode, why: &'static str) -> Response {
-    (code, [(header::CONTENT_TYPE, "text/plain; charset=utf-8")], why).into_response()
+    (
+        code,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        why,
+    )
+        .into_response()
 }
 
 /// Every request: Host, then Origin on a POST, then the cookie on `/api/`
 /// (except the token exchange itself, which proves the token instead).
-pub async fn gate(State(sec): State<std::sync::Arc<Secrets>>, req: Request, next: Next) -> Response {
+pub async fn gate(
+    State(sec): State<std::sync::Arc<Secrets>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let mut res = match check(&sec, &req) {
         Some(refused) => refused,
         None => next.run(req).await,
     };
     // On refusals too: the CSP applies to whatever a browser renders.
     let h = res.headers_mut();
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),
@@ -202,9 +214,15 @@ mod tests {
         let s = sec();
         let mut h = HeaderMap::new();
         assert!(!s.cookie_ok(&h));
-        h.insert(header::COOKIE, format!("a=b; {COOKIE}={}", "s".repeat(64)).parse().unwrap());
+        h.insert(
+            header::COOKIE,
+            format!("a=b; {COOKIE}={}", "s".repeat(64)).parse().unwrap(),
+        );
         assert!(s.cookie_ok(&h));
-        h.insert(header::COOKIE, format!("{COOKIE}={}", "t".repeat(64)).parse().unwrap());
+        h.insert(
+            header::COOKIE,
+            format!("{COOKIE}={}", "t".repeat(64)).parse().unwrap(),
+        );
         assert!(!s.cookie_ok(&h), "the token is not the session");
         assert!(s.set_cookie().contains("HttpOnly; SameSite=Strict; Path=/"));
     }

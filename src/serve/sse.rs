@@ -41,7 +41,9 @@ impl futures_core::Stream for Events {
     }
 }
 
-fn sse(rx: mpsc::Receiver<Event>) -> Sse<impl futures_core::Stream<Item = Result<Event, Infallible>>> {
+fn sse(
+    rx: mpsc::Receiver<Event>,
+) -> Sse<impl futures_core::Stream<Item = Result<Event, Infallible>>> {
     Sse::new(Events(rx)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
@@ -75,8 +77,10 @@ pub fn fleet(
                 }
             }
             if sent.len() > f.jobs.len() {
-                let live: std::collections::HashSet<&String> = f.jobs.iter().map(|(i, _)| i).collect();
-                let gone: Vec<String> = sent.keys().filter(|i| !live.contains(i)).cloned().collect();
+                let live: std::collections::HashSet<&String> =
+                    f.jobs.iter().map(|(i, _)| i).collect();
+                let gone: Vec<String> =
+                    sent.keys().filter(|i| !live.contains(i)).cloned().collect();
                 for id in gone {
                     sent.remove(&id);
                     let data = serde_json::json!({ "job_id": id }).to_string();
