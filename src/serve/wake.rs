@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 
 /// The least time between two passes.
 const FLOOR: Duration = Duration::from_millis(40);
+/// The longest sleep while every directory is watched: the notifications
+/// carry the changes, and the clocks (`stalled`, a dead runner) need a look
+/// about once a second.
+const WATCHED_TICK: Duration = Duration::from_secs(1);
 
 pub struct Waker {
     last: Instant,
@@ -28,22 +32,26 @@ impl Waker {
         }
     }
 
-    /// Block until something changed under a watched directory, or `max`.
+    /// Block until something changed under a watched directory, or `max`
+    /// (stretched to `WATCHED_TICK` when every directory is watched).
     pub fn wait(&mut self, max: Duration, running: &[PathBuf]) {
         let floor = FLOOR.saturating_sub(self.last.elapsed());
         if !floor.is_zero() {
             std::thread::sleep(floor);
         }
-        let left = max.saturating_sub(self.last.elapsed());
         #[cfg(target_os = "linux")]
         if let Some(i) = self.inotify.as_mut() {
-            i.watch(running);
-            i.wait(left);
+            let max = if i.watch(running) {
+                max.max(WATCHED_TICK)
+            } else {
+                max
+            };
+            i.wait(max.saturating_sub(self.last.elapsed()));
             self.last = Instant::now();
             return;
         }
         let _ = running;
-        std::thread::sleep(left);
+        std::thread::sleep(max.saturating_sub(self.last.elapsed()));
         self.last = Instant::now();
     }
 }
@@ -90,8 +98,9 @@ mod linux {
             })
         }
 
-        /// Watch exactly the jobs directory and `running`.
-        pub fn watch(&mut self, running: &[PathBuf]) {
+        /// Watch exactly the jobs directory and `running`; whether all of
+        /// them are watched (a full watch table, a vanished directory: not).
+        pub fn watch(&mut self, running: &[PathBuf]) -> bool {
             if self.jobs_wd.is_none() {
                 // Absent until the first job: retried on every wait.
                 self.jobs_wd = add(self.fd, &self.jobs_dir, JOBS_MASK);
@@ -105,13 +114,18 @@ mod linux {
                 }
                 keep
             });
+            let mut all = self.jobs_wd.is_some();
             for p in running {
-                if !self.watched.contains_key(p)
-                    && let Some(wd) = add(fd, p, JOB_MASK)
-                {
-                    self.watched.insert(p.clone(), wd);
+                if !self.watched.contains_key(p) {
+                    match add(fd, p, JOB_MASK) {
+                        Some(wd) => {
+                            self.watched.insert(p.clone(), wd);
+                        }
+                        None => all = false,
+                    }
                 }
             }
+            all
         }
 
         /// Block until an event or `max`; drain what came.
