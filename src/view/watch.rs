@@ -84,7 +84,9 @@ pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
     })
 }
 
-/// One job's view at `now` (its recorded state, or none readable).
+/// One job's view. Cheap for an ended job (its state, or its result); a
+/// running job's log is read (at most its last 8 MiB) — the interactive view
+/// keeps its own tail per running job instead (`base`, `live_into`).
 pub fn view(job: &Job, recorded: &Option<State>, now: u64) -> JobView {
     let s = match recorded {
         Some(s) if s.status.is_terminal() => s.clone(),
