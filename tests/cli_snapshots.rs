@@ -33,6 +33,7 @@ const COMMANDS: &[&[&str]] = &[
     &["jobs"],
     &["logs"],
     &["watch"],
+    &["serve"],
     &["continue"],
     &["prune"],
     &["doctor"],

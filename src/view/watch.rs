@@ -49,7 +49,7 @@ pub struct Snapshot {
 }
 
 /// Order groups: running, needs attention, the rest (newest first within).
-fn group(status: &str) -> u8 {
+pub fn group(status: &str) -> u8 {
     match status {
         "running" => 0,
         "stalled" | "failed" | "lost" | "timeout" | "corrupt" => 1,
@@ -84,7 +84,10 @@ pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
     })
 }
 
-fn view(job: &Job, recorded: &Option<State>, now: u64) -> JobView {
+/// One job's view. Cheap for an ended job (its state, or its result); a
+/// running job's log is read (at most its last 8 MiB) — the interactive view
+/// keeps its own tail per running job instead (`base`, `live_into`).
+pub fn view(job: &Job, recorded: &Option<State>, now: u64) -> JobView {
     let s = match recorded {
         Some(s) if s.status.is_terminal() => s.clone(),
         // The runner's lock decides: a dead runner's job becomes `lost`.
