@@ -143,6 +143,7 @@ fn plan_yes_reaches_ready_with_codex_claude_and_pi() {
         o.dump()
     );
     let j = &o.json;
+    assert_eq!(j["status"], "ready", "{}", o.dump());
 
     // Every member took part, each through its own CLI.
     let members = arr(&j["members"]);
@@ -190,15 +191,23 @@ fn plan_yes_reaches_ready_with_codex_claude_and_pi() {
     // Two reviewers, neither the writer, both approving the changed file.
     let reviews = arr(&j["reviews"]);
     assert_eq!(reviews.len(), 2, "{}", o.dump());
+    let mut reviewers: Vec<&str> = reviews
+        .iter()
+        .filter_map(|r| r["reviewer"].as_str())
+        .collect();
+    reviewers.sort();
+    assert_eq!(reviewers, ["claude", "pi"], "{}", o.dump());
     for r in &reviews {
-        let review = if r["review"].is_object() {
-            &r["review"]
-        } else {
-            r
-        };
-        assert_eq!(review["verdict"], "approve", "{}", o.dump());
-        assert_eq!(review["files_reviewed"][0], "council.txt", "{}", o.dump());
+        assert_eq!(r["outcome"], "ok", "{}", o.dump());
+        assert_eq!(r["review"]["verdict"], "approve", "{}", o.dump());
+        assert_eq!(
+            r["review"]["files_reviewed"][0],
+            "council.txt",
+            "{}",
+            o.dump()
+        );
     }
+    assert_eq!(j["repair_rounds"], 0, "{}", o.dump());
 
     // The writer's edit is committed on the council's branch, never merged.
     let branch = j["worktree"]["branch"]
@@ -206,6 +215,12 @@ fn plan_yes_reaches_ready_with_codex_claude_and_pi() {
         .unwrap_or_default()
         .to_string();
     assert!(branch.starts_with("baton/council-"), "{}", o.dump());
+    assert_eq!(j["worktree"]["writer"], "codex", "{}", o.dump());
+    assert_eq!(
+        j["worktree"]["changed_files"],
+        serde_json::json!(["council.txt"])
+    );
+    assert_eq!(j["worktree"]["reverted"], serde_json::json!([]));
     assert_eq!(
         git(work, &["show", &format!("{branch}:council.txt")]),
         "COUNCIL-OK\n"
