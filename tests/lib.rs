@@ -5,6 +5,7 @@ mod support;
 
 mod agents;
 mod ask;
+mod attach;
 mod cli_snapshots;
 mod completions;
 mod config;
