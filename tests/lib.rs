@@ -18,6 +18,7 @@ mod layers;
 mod opencode_qwen;
 mod parsers;
 mod plugin;
+mod progress;
 mod redact;
 mod run;
 mod setup;

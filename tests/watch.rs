@@ -195,7 +195,7 @@ fn slow_codex(env: &Env) {
 }
 
 /// Run baton with stderr on a new pseudo-terminal: (stdout, what the terminal got).
-fn run_on_pty(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> (Run, String) {
+pub(crate) fn run_on_pty(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> (Run, String) {
     let (mut master, mut slave) = (-1, -1);
     // SAFETY: openpty fills the two descriptors; null name/termios/winsize are allowed.
     let rc = unsafe {
