@@ -142,6 +142,12 @@ fn attach_resumes_each_cli_interactively_with_the_jobs_access() {
             &["--auto", "--session", "S"],
         ),
         (
+            "opencode",
+            "opencode/opencode-run-json-basic.jsonl",
+            &["--agent", "opencode", "--read-only"],
+            &["--agent", "baton-read-only", "--session", "S"],
+        ),
+        (
             "qwen",
             "qwen/qwen-stream-plain.jsonl",
             &["--agent", "qwen", "--read-only"],
@@ -169,6 +175,11 @@ fn attach_resumes_each_cli_interactively_with_the_jobs_access() {
         // The session may delegate only as deep as the job could.
         assert_eq!(j["env_set"]["BATON_DEPTH"], "1", "{flags:?}");
     }
+    // opencode's read-only agent travels in its inline config, as for the job.
+    env.replay("opencode", "opencode/opencode-run-json-basic.jsonl", 0);
+    let (id, _) = finished_job(&env, &["--agent", "opencode", "--read-only", "x"]);
+    let cfg = dry(&env, &id)["env_set"]["OPENCODE_CONFIG_CONTENT"].clone();
+    assert!(cfg.as_str().unwrap().contains("baton-read-only"), "{cfg}");
     // claude must not see that it runs inside Claude Code.
     env.replay("claude", "claude/claude-stream.jsonl", 0);
     let (id, _) = finished_job(&env, &["--agent", "claude", "x"]);
