@@ -105,12 +105,13 @@ tui_ok=""
 if ! command -v tmux >/dev/null 2>&1; then
     echo "TUI: skipped (tmux is not installed)"
 else
-    tmux -S "$tmux_sock" -f /dev/null new-session -d -x 200 -y 70 -s bench \
+    # remain-on-exit from the start: a baton that exits at once leaves its pane to look at.
+    echo 'set -g remain-on-exit on' >"$work/tmux.conf"
+    tmux -S "$tmux_sock" -f "$work/tmux.conf" new-session -d -x 200 -y 70 -s bench \
         "cd '$work/repo' && exec env TERM=xterm-256color '$BATON' watch"
-    tmux -S "$tmux_sock" set-option -t bench remain-on-exit on >/dev/null
     sleep 2
     if [ "$(tmux -S "$tmux_sock" display-message -p -t bench '#{pane_dead}')" = "1" ]; then
-        echo "TUI: skipped (this baton has no interactive \`watch\`: $(tmux -S "$tmux_sock" capture-pane -p -t bench | grep -m1 -v '^$' || true))"
+        echo "TUI: skipped (this baton has no interactive \`watch\`: it exited at once)"
     else
         tui_ok=1
         tui_pid=$(tmux -S "$tmux_sock" display-message -p -t bench '#{pane_pid}')
@@ -135,7 +136,8 @@ else
 fi
 
 # ---- serve
-if ! "$BATON" serve --help >/dev/null 2>&1; then
+# (`baton serve --help` of a baton without it is `run`'s help: the default command.)
+if ! "$BATON" serve --help 2>/dev/null | grep -q 'baton serve'; then
     echo "serve: skipped (this baton has no \`serve\` command)"
 else
     "$BATON" serve >"$work/serve.json" 2>"$work/serve.err" &
