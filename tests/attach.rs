@@ -45,7 +45,15 @@ fn attach_resumes_each_cli_interactively_with_the_jobs_access() {
         (
             "codex",
             "codex/codex-exec-basic.jsonl",
-            &["--agent", "codex", "--read-only", "-m", "gpt-5.5", "-e", "low"],
+            &[
+                "--agent",
+                "codex",
+                "--read-only",
+                "-m",
+                "gpt-5.5",
+                "-e",
+                "low",
+            ],
             &[
                 "resume",
                 "--sandbox",
@@ -221,7 +229,12 @@ fn attach_becomes_the_cli_in_the_jobs_directory_and_exits_with_its_code() {
     let pwd = fs::read_to_string(env.fake_dir.join("codex.pwd")).unwrap();
     assert_eq!(
         pwd.trim(),
-        env.work.join("sub").canonicalize().unwrap().to_str().unwrap()
+        env.work
+            .join("sub")
+            .canonicalize()
+            .unwrap()
+            .to_str()
+            .unwrap()
     );
     assert_eq!(
         fs::read_to_string(env.fake_dir.join("codex.depth"))
@@ -246,7 +259,10 @@ fn attach_refuses_a_running_job_a_job_without_session_and_agy() {
     let r = env.run(&["run", "--async", "--agent", "claude", "x"]);
     let running = r.json()["job_id"].as_str().unwrap().to_string();
     assert!(wait_for(LONG, || env.called("claude")));
-    for args in [vec!["attach", &running], vec!["attach", &running, "--dry-run"]] {
+    for args in [
+        vec!["attach", &running],
+        vec!["attach", &running, "--dry-run"],
+    ] {
         let r = env.run(&args);
         assert_eq!(r.code, 2, "{}", r.stdout);
         let e = &r.json()["error"];
@@ -265,7 +281,12 @@ fn attach_refuses_a_running_job_a_job_without_session_and_agy() {
     let r = env.run(&["attach", &id]);
     assert_eq!(r.code, 2);
     assert_eq!(r.json()["error"]["kind"], "no_session");
-    assert!(r.json()["error"]["hint"].as_str().unwrap().contains("baton logs"));
+    assert!(
+        r.json()["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("baton logs")
+    );
 
     // agy has no interactive resume: refused with what to do instead.
     env.replay("agy", "agy/agy-json-success.json", 0);
@@ -273,7 +294,12 @@ fn attach_refuses_a_running_job_a_job_without_session_and_agy() {
     assert!(result["session"].is_string(), "{result}");
     let r = env.run(&["attach", &id]);
     assert_eq!(r.code, 2, "{}", r.stdout);
-    assert!(r.json()["error"]["hint"].as_str().unwrap().contains("baton continue"));
+    assert!(
+        r.json()["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("baton continue")
+    );
 
     // Unknown and malformed ids, as for every job command.
     assert_eq!(env.run(&["attach", "aaaaaaaaaaaaa"]).code, 4);
@@ -314,7 +340,12 @@ fn attach_to_a_worktree_job_works_in_its_worktree() {
     assert_eq!(git(&["worktree", "remove", &id]).code, 0);
     let r = git(&["attach", &id, "--dry-run"]);
     assert_eq!(r.code, 2, "{}", r.stdout);
-    assert!(r.json()["error"]["message"].as_str().unwrap().contains("gone"));
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("gone")
+    );
 }
 
 #[test]
@@ -335,7 +366,12 @@ fn run_async_prints_the_handoff_commands() {
     );
     assert_eq!(h["cancel"], format!("baton cancel {id}"));
     assert_eq!(h["attach"], format!("baton attach {id}"));
-    assert!(h["text"].as_str().unwrap().contains(&format!("baton attach {id}")));
+    assert!(
+        h["text"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("baton attach {id}"))
+    );
     env.run(&["wait", id]);
     // The stored result has no hand-off: it is advice for the moment of start.
     assert!(env.run(&["result", id]).json().get("handoff").is_none());

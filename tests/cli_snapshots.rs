@@ -28,6 +28,7 @@ const COMMANDS: &[&[&str]] = &[
     &["logs"],
     &["watch"],
     &["continue"],
+    &["attach"],
     &["prune"],
     &["doctor"],
     &["config"],

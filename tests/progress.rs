@@ -45,7 +45,10 @@ fn codex_adviser(env: &Env) {
         env,
         "codex",
         &json!({"type": "item.started", "item": {"type": "reasoning", "text": "reading the packet"}}),
-        &format!("{}\n{rest}", json!({"type": "thread.started", "thread_id": "t-1"})),
+        &format!(
+            "{}\n{rest}",
+            json!({"type": "thread.started", "thread_id": "t-1"})
+        ),
     );
 }
 
@@ -69,7 +72,10 @@ fn one_json_and_erased(r: &Run, tty: &str) -> Value {
     assert_eq!(r.stdout.lines().count(), 1, "{:?}", r.stdout);
     assert!(!r.stdout.contains('\x1b'), "{:?}", r.stdout);
     assert!(tty.contains("\r\x1b[2K"), "{tty:?}");
-    assert!(tty.ends_with("\r\x1b[2K"), "erased before the result: {tty:?}");
+    assert!(
+        tty.ends_with("\r\x1b[2K"),
+        "erased before the result: {tty:?}"
+    );
     r.json()
 }
 
@@ -89,7 +95,10 @@ fn ask_draws_one_line_for_one_adviser_and_a_summary_for_several() {
     let j = one_json_and_erased(&r, &tty);
     assert_eq!(j["results"].as_array().unwrap().len(), 2, "{j}");
     assert!(tty.contains(" 2 advisers"), "{tty:?}");
-    assert!(tty.contains("codex: ") && tty.contains("claude: "), "{tty:?}");
+    assert!(
+        tty.contains("codex: ") && tty.contains("claude: "),
+        "{tty:?}"
+    );
 
     // Off with --quiet and BATON_PROGRESS=0; never on a non-terminal.
     let (r, tty) = run_on_pty(&env, &["ask", "--quiet", "--agent", "codex", "q"], &[]);

@@ -66,7 +66,12 @@ pub fn interactive_resume(req: &Request, session: &str) -> CommandSpec {
             c.args(["-c", "approvals_reviewer=\"user\""]);
         }
         Access::Workspace => {
-            c.args(["--sandbox", "workspace-write", "--ask-for-approval", "on-request"]);
+            c.args([
+                "--sandbox",
+                "workspace-write",
+                "--ask-for-approval",
+                "on-request",
+            ]);
             for d in &req.extra.writable_dirs {
                 c.arg("--add-dir").arg(d);
             }

@@ -52,7 +52,11 @@ pub fn command(req: &Request, fixed_provider: Option<&str>) -> CommandSpec {
 
 /// `baton attach`: pi's interactive mode on the job's session file
 /// (`pi --session <id>`), with the job's provider, model and tool allowlist.
-pub fn interactive_resume(req: &Request, session: &str, fixed_provider: Option<&str>) -> CommandSpec {
+pub fn interactive_resume(
+    req: &Request,
+    session: &str,
+    fixed_provider: Option<&str>,
+) -> CommandSpec {
     let mut c = CommandSpec::new("pi");
     if let Some(p) = fixed_provider.or(req.provider.as_deref()) {
         c.args(["--provider", p]);

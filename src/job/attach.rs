@@ -127,10 +127,7 @@ pub fn attach(id: &OsStr, dry_run: bool) -> Result<i32> {
     }
     if !a.cwd.is_dir() {
         return Err(Error::usage_hint(
-            format!(
-                "the job's working directory is gone ({})",
-                a.cwd.display()
-            ),
+            format!("the job's working directory is gone ({})", a.cwd.display()),
             "recreate it, or send the next turn with `baton continue ID \"…\"` from elsewhere",
         ));
     }
@@ -143,7 +140,9 @@ pub fn attach(id: &OsStr, dry_run: bool) -> Result<i32> {
         eprintln!("baton: warning: {w}");
     }
     let mut c = Command::new(&program);
-    c.arg0(&a.spec.program).args(&a.spec.args).current_dir(&a.cwd);
+    c.arg0(&a.spec.program)
+        .args(&a.spec.args)
+        .current_dir(&a.cwd);
     for k in &a.spec.env_remove {
         c.env_remove(k);
     }

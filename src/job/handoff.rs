@@ -63,11 +63,24 @@ mod tests {
     fn every_command_names_the_job() {
         let h = Handoff::new("abc123def4567");
         assert_eq!(h.logs, "baton logs --follow abc123def4567");
-        assert_eq!(h.continue_, "baton continue abc123def4567 \"<next instruction>\"");
+        assert_eq!(
+            h.continue_,
+            "baton continue abc123def4567 \"<next instruction>\""
+        );
         assert_eq!(h.cancel, "baton cancel abc123def4567");
         assert_eq!(h.attach, "baton attach abc123def4567");
-        for cmd in [&h.watch, &h.logs, &h.wait, &h.continue_, &h.cancel, &h.attach] {
-            assert!(h.text.contains(cmd.as_str()), "{cmd} missing from the block");
+        for cmd in [
+            &h.watch,
+            &h.logs,
+            &h.wait,
+            &h.continue_,
+            &h.cancel,
+            &h.attach,
+        ] {
+            assert!(
+                h.text.contains(cmd.as_str()),
+                "{cmd} missing from the block"
+            );
         }
         let v = serde_json::to_value(&h).unwrap();
         assert_eq!(v["continue"], h.continue_);

@@ -104,8 +104,11 @@ impl Progress {
                         }
                         let width = columns().saturating_sub(1).max(20);
                         let spin = SPINNER[frame % SPINNER.len()];
-                        let runs: Vec<(Agent, &Live, bool)> =
-                            b.runs.iter().map(|r| (r.agent, &r.tail.live, r.ended)).collect();
+                        let runs: Vec<(Agent, &Live, bool)> = b
+                            .runs
+                            .iter()
+                            .map(|r| (r.agent, &r.tail.live, r.ended))
+                            .collect();
                         render_board(spin, started.elapsed(), noun, &runs, width)
                     }
                     Err(_) => String::new(),
@@ -270,5 +273,44 @@ mod tests {
         let short = render('⠋', Duration::from_secs(12), Agent::Codex, &live, 20);
         assert_eq!(short.chars().count(), 20);
         assert!(short.ends_with('…'));
+    }
+
+    #[test]
+    fn several_peers_share_one_line() {
+        let mut a = Live::default();
+        a.apply(&Activity::Command {
+            command: "cargo test".into(),
+        });
+        a.apply(&Activity::Usage {
+            usage: crate::result::Usage {
+                input_tokens: Some(1000),
+                ..Default::default()
+            },
+        });
+        let mut b = Live::default();
+        b.apply(&Activity::Usage {
+            usage: crate::result::Usage {
+                input_tokens: Some(500),
+                cost_usd: Some(0.25),
+                ..Default::default()
+            },
+        });
+        let done = Live::default();
+        let t = Duration::from_secs(40);
+        let runs = [
+            (Agent::Codex, &a, false),
+            (Agent::Claude, &b, false),
+            (Agent::Pi, &done, true),
+        ];
+        assert_eq!(
+            render_board('⠋', t, "advisers", &runs, 200),
+            "⠋ 40s 3 advisers (1 done) · codex: $ cargo test · claude: starting · 1.5k tokens $0.25"
+        );
+        // One peer: the single-run line; none yet: starting.
+        assert_eq!(
+            render_board('⠋', t, "advisers", &runs[..1], 200),
+            render('⠋', t, Agent::Codex, &a, 200)
+        );
+        assert_eq!(render_board('⠋', t, "peers", &[], 200), "⠋ 40s · starting");
     }
 }

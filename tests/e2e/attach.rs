@@ -96,7 +96,17 @@ fn attach_interactively(agent: Agent) {
     let started = tmux
         .cmd(&p)
         .env("TERM", "xterm-256color")
-        .args(["new-session", "-d", "-x", "120", "-y", "40", "-s", "t", "-c"])
+        .args([
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-s",
+            "t",
+            "-c",
+        ])
         .arg(&p.work)
         .arg(BATON)
         .args(["attach", &job])
