@@ -298,12 +298,11 @@ impl App {
             (Pane::Detail, Key::PageDown) => self.scroll_by(page),
             (Pane::Detail, Key::Home) => self.scroll = Scroll::At(self.transcript.start()),
             (Pane::Detail, Key::End) => self.scroll = Scroll::Follow,
-            (Pane::Detail, Key::Char('d')) => {
-                if self.diff.take().is_none() {
-                    let id = self.selected.clone()?;
-                    self.status = Some(format!("reading the diff of job {id}…"));
-                    return Some(Action::Diff(id));
-                }
+            // `d` closes a diff that is open, or asks for one.
+            (Pane::Detail, Key::Char('d')) if self.diff.take().is_none() => {
+                let id = self.selected.clone()?;
+                self.status = Some(format!("reading the diff of job {id}…"));
+                return Some(Action::Diff(id));
             }
             _ => {}
         }

@@ -56,12 +56,12 @@ fn fleet() -> Vec<JobView> {
     let mut ok = job("1m8q4fhrqqj33", "success", 5);
     ok.agent = "pi".into();
     ok.elapsed_ms = 40_000;
-    ok.last_activity_age_ms = Some(2 * 3600_000);
+    ok.last_activity_age_ms = Some(2 * 3_600_000);
     ok.doing = Some("pi succeeded in 40.1s, 1 file changed: Added the flag".into());
     ok.files_changed = vec!["src/cli.rs".into()];
     let mut cancelled = job("1m8q4fhqaaaaa", "cancelled", 4);
     cancelled.elapsed_ms = 12_000;
-    cancelled.last_activity_age_ms = Some(5 * 3600_000);
+    cancelled.last_activity_age_ms = Some(5 * 3_600_000);
     cancelled.doing = Some("cancelled".into());
     vec![ok, run, cancelled, stall, lost]
 }

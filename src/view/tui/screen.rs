@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::app::{App, Pane, Prompt, is_running};
+use super::app::{App, Pane, Prompt};
 use super::theme::Theme;
 use super::{detail, fleet};
 
@@ -22,7 +22,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Constraint::Length(1),
     ])
     .areas(f.area());
-    let running = app.jobs.iter().filter(|v| is_running(v.status)).count();
+    let running = app.jobs.iter().filter(|v| v.status == "running").count();
     let attention = app
         .jobs
         .iter()
