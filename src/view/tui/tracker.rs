@@ -162,12 +162,6 @@ fn entry(job: Job, recorded: Option<State>, now: u64, wake: &Sender<Wake>) -> En
 /// Begin following a running job: its tail, idle timeout, and a thread that
 /// wakes the loop when the runner's lock is released (however it exits).
 fn start_running(e: &mut Entry, now: u64, wake: &Sender<Wake>) {
-    let spec = e.job.read_spec().ok();
-    let agent = spec
-        .as_ref()
-        .map(|sp| sp.plan.agent)
-        .or_else(|| Agent::parse(&e.view.agent).ok());
-    let tail = agent.and_then(|a| Tail::new(e.job.stdout_log(), a).from_last(FIRST_READ).ok());
     if let Ok(lock) = e.job.open_lock() {
         let tx = wake.clone();
         let id = e.job.id.clone();
@@ -178,8 +172,8 @@ fn start_running(e: &mut Entry, now: u64, wake: &Sender<Wake>) {
         });
     }
     e.run = Some(Running {
-        tail,
-        idle_ms: watch::idle_timeout_ms(spec.as_ref()),
+        tail: None,
+        idle_ms: 0,
         stamp: None,
         gone: false,
         state: None,
@@ -209,6 +203,17 @@ fn update_running(e: &mut Entry, now: u64) {
         }
     }
     let Some(s) = &r.state else { return };
+    if r.tail.is_none() {
+        // Its spec says which agent's events to read; a job seen in the
+        // middle of its launch gets its tail on a later look.
+        let spec = e.job.read_spec().ok();
+        let agent = spec
+            .as_ref()
+            .map(|sp| sp.plan.agent)
+            .or_else(|| Agent::parse(&s.agent).ok());
+        r.idle_ms = watch::idle_timeout_ms(spec.as_ref());
+        r.tail = agent.and_then(|a| Tail::new(e.job.stdout_log(), a).from_last(FIRST_READ).ok());
+    }
     let mut v = watch::base(s, now);
     let last = watch::last_output_ms(&e.job, v.created_ms);
     match r.tail.as_mut() {
