@@ -25,5 +25,6 @@ mod setup;
 mod shim;
 mod state;
 mod supervise;
+mod tui;
 mod watch;
 mod worktree;

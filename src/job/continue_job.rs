@@ -5,6 +5,7 @@ use std::ffi::OsStr;
 
 use crate::error::{Error, Result};
 use crate::output::Mode;
+use crate::result::RunResult;
 use crate::run;
 
 use super::print_started;
@@ -14,6 +15,14 @@ use super::{Place, start};
 /// `baton continue ID [TASK…]`: a new job resuming job ID's peer session
 /// with the same agent, model, effort, access, cwd and CLI options.
 pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
+    let r = continue_start(id, task)?;
+    print_started(&r, mode)?;
+    Ok(0)
+}
+
+/// Start the continuing job without printing (the interactive `watch` calls
+/// this too); its `running` result, with the new job's id.
+pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
     let job = Store::here()?.open(id)?;
     let s = job.refresh()?;
     if !s.status.is_terminal() {
@@ -68,9 +77,7 @@ pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
         }
         None => Place::Cwd,
     };
-    let r = start(&plan, place, Some(job.id.clone()))?;
-    print_started(&r, mode)?;
-    Ok(0)
+    start(&plan, place, Some(job.id.clone()))
 }
 
 /// A worktree job's worktree must still be there and still be the one

@@ -1,0 +1,228 @@
+//! The job store followed cheaply for the interactive `watch`: each job's
+//! state read once (ended) or when its file changes (running), one tail per
+//! running job from a remembered offset, and the runner's lock waited on.
+//!
+//! A refresh with nothing new costs a `stat` of the store directory and three
+//! per running job, and one zero-byte read of each running job's log: no
+//! file is read again from the start, and ended jobs are not touched at all.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc::Sender;
+use std::time::SystemTime;
+
+use crate::agent::Agent;
+use crate::error::Result;
+use crate::job::store::{Job, State, Store};
+use crate::view::tail::Tail;
+use crate::view::watch::{self, JobView};
+
+use super::wake::Wake;
+
+/// At most this much of one running job's log is read per refresh (bounded
+/// work per wake; the rest is read on the next).
+const READ_PER_WAKE: usize = 256 << 10;
+
+/// A running job's log is read from at most this far before its end when
+/// the watch first sees it.
+const FIRST_READ: u64 = 8 << 20;
+
+struct Running {
+    tail: Option<Tail>,
+    idle_ms: u64,
+    /// `state.json`'s modification time and size when last read.
+    stamp: Option<(SystemTime, u64)>,
+    /// The runner's lock was released: refresh the state (it may be lost).
+    gone: bool,
+    /// The state as last read (`None`: unreadable so far).
+    state: Option<State>,
+}
+
+struct Entry {
+    job: Job,
+    view: JobView,
+    run: Option<Running>,
+}
+
+pub struct Tracker {
+    store: Store,
+    entries: HashMap<String, Entry>,
+    dir_stamp: Option<SystemTime>,
+    wake: Sender<Wake>,
+}
+
+fn stamp(p: &std::path::Path) -> Option<(SystemTime, u64)> {
+    let m = p.metadata().ok()?;
+    Some((m.modified().ok()?, m.len()))
+}
+
+impl Tracker {
+    pub fn new(store: Store, wake: Sender<Wake>) -> Tracker {
+        Tracker {
+            store,
+            entries: HashMap::new(),
+            dir_stamp: None,
+            wake,
+        }
+    }
+
+    pub fn store_dir(&self) -> PathBuf {
+        self.store.dir.clone()
+    }
+
+    /// The directories of the running jobs (to be watched for changes).
+    pub fn running_dirs(&self) -> Vec<PathBuf> {
+        self.entries
+            .values()
+            .filter(|e| e.run.is_some())
+            .map(|e| e.job.dir.clone())
+            .collect()
+    }
+
+    pub fn job(&self, id: &str) -> Option<&Job> {
+        self.entries.get(id).map(|e| &e.job)
+    }
+
+    /// The runner of job `id` exited.
+    pub fn runner_gone(&mut self, id: &str) {
+        if let Some(r) = self.entries.get_mut(id).and_then(|e| e.run.as_mut()) {
+            r.gone = true;
+        }
+    }
+
+    /// Bring every view up to date; the views.
+    pub fn refresh(&mut self, now: u64, relist: bool) -> Result<Vec<JobView>> {
+        let dir = self.store.dir.metadata().and_then(|m| m.modified()).ok();
+        if relist || dir != self.dir_stamp || self.dir_stamp.is_none() {
+            self.dir_stamp = dir;
+            self.relist(now)?;
+        }
+        for e in self.entries.values_mut() {
+            match e.run.as_mut() {
+                Some(_) => update_running(e, now),
+                // Only the ages move.
+                None => {
+                    if let Some(ended) = e.view.last_activity_age_ms.map(|_| ended_ms(&e.view)) {
+                        e.view.last_activity_age_ms = Some(now.saturating_sub(ended));
+                    }
+                }
+            }
+        }
+        Ok(self.entries.values().map(|e| e.view.clone()).collect())
+    }
+
+    /// New job directories are read; vanished ones (pruned) dropped.
+    fn relist(&mut self, now: u64) -> Result<()> {
+        let ids = self.store.ids()?;
+        let known: std::collections::HashSet<&String> = ids.iter().collect();
+        self.entries.retain(|id, _| known.contains(id));
+        let new: Vec<String> = ids
+            .iter()
+            .filter(|id| !self.entries.contains_key(*id))
+            .cloned()
+            .collect();
+        if new.len() > 64 {
+            // The first look at a large store: the listing's fast path.
+            for (job, s) in self.store.states()? {
+                if !self.entries.contains_key(&job.id) {
+                    let e = entry(job, s, now, &self.wake);
+                    self.entries.insert(e.job.id.clone(), e);
+                }
+            }
+            return Ok(());
+        }
+        for id in new {
+            let job = self.store.job(&id);
+            let s = job.read_state().ok();
+            let e = entry(job, s, now, &self.wake);
+            self.entries.insert(id, e);
+        }
+        Ok(())
+    }
+}
+
+/// When an ended view's job ended, from its age at the time it was made.
+fn ended_ms(v: &JobView) -> u64 {
+    v.created_ms + v.elapsed_ms
+}
+
+fn entry(job: Job, recorded: Option<State>, now: u64, wake: &Sender<Wake>) -> Entry {
+    let view = watch::view(&job, &recorded, now);
+    let mut e = Entry {
+        job,
+        view,
+        run: None,
+    };
+    if super::app::is_running(e.view.status) {
+        start_running(&mut e, now, wake);
+    }
+    e
+}
+
+/// Begin following a running job: its tail, idle timeout, and a thread that
+/// wakes the loop when the runner's lock is released (however it exits).
+fn start_running(e: &mut Entry, now: u64, wake: &Sender<Wake>) {
+    if let Ok(lock) = e.job.open_lock() {
+        let tx = wake.clone();
+        let id = e.job.id.clone();
+        std::thread::spawn(move || {
+            let _ = lock.lock_shared();
+            drop(lock);
+            let _ = tx.send(Wake::RunnerGone(id));
+        });
+    }
+    e.run = Some(Running {
+        tail: None,
+        idle_ms: 0,
+        stamp: None,
+        gone: false,
+        state: None,
+    });
+    update_running(e, now);
+}
+
+fn update_running(e: &mut Entry, now: u64) {
+    let Some(r) = e.run.as_mut() else { return };
+    let st = stamp(&e.job.state_path());
+    if r.gone || st != r.stamp || r.state.is_none() {
+        r.stamp = st;
+        // `refresh` records a job whose runner is gone as lost.
+        let s = if r.gone {
+            e.job.refresh()
+        } else {
+            e.job.read_state()
+        };
+        match s {
+            Ok(s) if s.status.is_terminal() => {
+                e.view = watch::view(&e.job, &Some(s), now);
+                e.run = None;
+                return;
+            }
+            Ok(s) => r.state = Some(s),
+            Err(_) => {}
+        }
+    }
+    let Some(s) = &r.state else { return };
+    if r.tail.is_none() {
+        // Its spec says which agent's events to read; a job seen in the
+        // middle of its launch gets its tail on a later look.
+        let spec = e.job.read_spec().ok();
+        let agent = spec
+            .as_ref()
+            .map(|sp| sp.plan.agent)
+            .or_else(|| Agent::parse(&s.agent).ok());
+        r.idle_ms = watch::idle_timeout_ms(spec.as_ref());
+        r.tail = agent.and_then(|a| Tail::new(e.job.stdout_log(), a).from_last(FIRST_READ).ok());
+    }
+    let mut v = watch::base(s, now);
+    let last = watch::last_output_ms(&e.job, v.created_ms);
+    match r.tail.as_mut() {
+        Some(t) => {
+            // A read error leaves what was read; the next wake tries again.
+            let _ = t.poll(READ_PER_WAKE);
+            watch::live_into(&mut v, &t.live, last, r.idle_ms, now);
+        }
+        None => watch::live_into(&mut v, &Default::default(), last, r.idle_ms, now),
+    }
+    e.view = v;
+}
