@@ -21,6 +21,7 @@ mod plugin;
 mod progress;
 mod redact;
 mod run;
+mod serve;
 mod setup;
 mod shim;
 mod state;
