@@ -523,3 +523,43 @@ fn cancel_and_continue_do_what_the_commands_do() {
         "runner {pid} left as a zombie"
     );
 }
+
+#[test]
+fn a_transcript_starts_with_a_bounded_backlog() {
+    let env = Env::new();
+    env.fake(
+        "codex",
+        &format!(
+            "{}\ni=0\nwhile [ $i -lt 2500 ]; do i=$((i+1)); \
+             printf '{{\"type\":\"item.completed\",\"item\":{{\"type\":\"agent_message\",\"text\":\"msg %s\"}}}}\\n' $i; done",
+            record("codex")
+        ),
+    );
+    let id = start_job(&env, &["--agent", "codex", "chatty"]);
+    env.run(&["wait", &id]);
+    let srv = Server::start(&env);
+    let cookie = srv.login();
+    let mut s = srv.stream(&format!("/api/jobs/{id}/events"), &cookie);
+    let text = s.until("the end event", |t| t.contains("event: end"));
+    let msgs: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|v| {
+            v["activity"]["text"]
+                .as_str()?
+                .strip_prefix("msg ")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    let lines = text.matches("event: line").count();
+    assert!(lines <= 2000, "{lines} lines sent");
+    assert_eq!(msgs.last(), Some(&2500), "the newest are kept");
+    assert!(
+        msgs[0] > 500 && msgs.len() >= 1999,
+        "{} .. ({})",
+        msgs[0],
+        msgs.len()
+    );
+}

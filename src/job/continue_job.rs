@@ -15,7 +15,7 @@ use super::{Place, start};
 /// `baton continue ID [TASK…]`: a new job resuming job ID's peer session
 /// with the same agent, model, effort, access, cwd and CLI options.
 pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
-    let r = continue_in(&Store::here()?, id, task)?;
+    let r = continue_start(id, task)?;
     print_started(&r, mode)?;
     Ok(0)
 }
@@ -23,13 +23,7 @@ pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
 /// Start the continuing job without printing (the interactive `watch` calls
 /// this too); its `running` result, with the new job's id.
 pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
-    continue_in(&Store::here()?, id, task)
-}
-
-/// Start the follow-up job in `store` (what `baton continue` and `baton
-/// serve` do); its `running` result.
-pub fn continue_in(store: &Store, id: &OsStr, task: Vec<String>) -> Result<RunResult> {
-    let job = store.open(id)?;
+    let job = Store::here()?.open(id)?;
     let s = job.refresh()?;
     if !s.status.is_terminal() {
         return Err(Error::usage_hint(

@@ -44,7 +44,7 @@ use crate::{process, run};
 mod continue_job;
 mod prune;
 
-pub use continue_job::{continue_in, continue_job, continue_start};
+pub use continue_job::{continue_job, continue_start};
 pub use prune::prune;
 
 pub use self::launch::{Place, start};
@@ -131,8 +131,8 @@ pub fn on_runner_exit(job: &Job) -> Result<mpsc::Receiver<std::io::Result<()>>> 
     Ok(rx)
 }
 
-/// Stop `job` and wait until its runner is gone (what `baton cancel`,
-/// the interactive `watch` and `baton serve` do, without printing); its state after.
+/// Cancel one job and wait until its runner is gone (what `baton cancel`
+/// does, without printing: the interactive `watch` calls it too).
 pub fn cancel_job(job: &Job) -> Result<State> {
     let s = job.refresh()?;
     if s.status.is_terminal() {

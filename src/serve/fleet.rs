@@ -265,6 +265,11 @@ impl Tracked {
         let before = self.view.status;
         if output_changed && let Some(t) = r.tail.as_mut() {
             let _ = t.poll(READ_PER_WAKE);
+            if t.offset() < s[1].0 {
+                // More than one wake's read: the rest at the next wake,
+                // even if the log does not change again.
+                r.sig[1] = (0, 0, 0);
+            }
             self.view.doing = t
                 .live
                 .doing()

@@ -167,7 +167,7 @@ async fn continue_job(
 ) -> Response {
     let store = app.store.clone();
     let r = blocking(move || {
-        let r = crate::job::continue_in(&store, OsStr::new(&id), vec![body.prompt])?;
+        let r = crate::job::continue_start(OsStr::new(&id), vec![body.prompt])?;
         let runner = r
             .job_id
             .as_deref()

@@ -172,8 +172,12 @@ fn follow(job: Job, agent: crate::agent::Agent, tx: mpsc::Sender<Event>) {
         return;
     }
     let mut waker = Waker::new(job.dir.parent().unwrap_or(&job.dir));
+    let mut behind = false;
     while !done {
-        waker.wait(TICK, std::slice::from_ref(&job.dir));
+        // Behind (a burst larger than one read): read on without waiting.
+        if !behind {
+            waker.wait(TICK, std::slice::from_ref(&job.dir));
+        }
         if tx.is_closed() {
             return;
         }
@@ -183,6 +187,11 @@ fn follow(job: Job, agent: crate::agent::Agent, tx: mpsc::Sender<Event>) {
         } else {
             tail.poll(READ_PER_WAKE)
         };
+        behind = !done
+            && job
+                .stdout_log()
+                .metadata()
+                .is_ok_and(|m| m.len() > tail.offset());
         if !send_all(lines(&acts.unwrap_or_default())) {
             return;
         }
