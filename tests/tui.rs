@@ -255,19 +255,47 @@ fn watch_sees_two_jobs_cancels_one_and_continues_the_other() {
 
     // q leaves cleanly and gives the terminal back (the alternate screen is gone).
     t.keys(&["q"]);
-    assert!(wait_for(LONG, || {
-        String::from_utf8_lossy(
-            &t.cmd(&[
-                "display",
-                "-p",
-                "-t",
-                "w",
-                "#{pane_dead} #{pane_dead_status}",
-            ])
-            .stdout,
-        )
-        .trim()
-            == "1 0"
-    }));
+    assert_eq!(exit_status(&t), "0");
+    assert!(!t.screen().contains("baton watch ·"), "{}", t.screen());
+}
+
+/// Wait until the pane's process exited; its exit status.
+fn exit_status(t: &Tmux) -> String {
+    let mut st = String::new();
+    let dead = wait_for(LONG, || {
+        let out = t.cmd(&[
+            "display",
+            "-p",
+            "-t",
+            "w",
+            "#{pane_dead} #{pane_dead_status}",
+        ]);
+        st = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        st.starts_with("1 ")
+    });
+    assert!(dead, "baton watch did not exit: {st}\n{}", t.screen());
+    st[2..].to_string()
+}
+
+#[test]
+fn ctrl_c_and_sigterm_leave_with_the_terminal_restored() {
+    if !have_tmux() {
+        return;
+    }
+    let env = Env::new();
+    {
+        let t = watch(&env, &[]);
+        t.see("no jobs yet");
+        t.keys(&["C-c"]);
+        assert_eq!(exit_status(&t), "0");
+        assert!(!t.screen().contains("baton watch ·"), "{}", t.screen());
+    }
+    let t = watch(&env, &[]);
+    t.see("no jobs yet");
+    let out = t.cmd(&["display", "-p", "-t", "w", "#{pane_pid}"]);
+    let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // SAFETY: plain syscall on the process this test started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(exit_status(&t), "0");
     assert!(!t.screen().contains("baton watch ·"), "{}", t.screen());
 }
