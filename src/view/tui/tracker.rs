@@ -240,6 +240,11 @@ fn update_running(e: &mut Entry, now: u64) {
             .or_else(|| Agent::parse(&s.agent).ok());
         r.idle_ms = watch::idle_timeout_ms(spec.as_ref());
         r.tail = agent.and_then(|a| Tail::new(e.job.stdout_log(), a).from_last(FIRST_READ).ok());
+        if let Some(t) = r.tail.as_mut() {
+            // The first look reads what is there (at most FIRST_READ), so the
+            // "now doing" line is current at once; later looks are bounded.
+            let _ = t.catch_up();
+        }
     }
     let mut v = watch::base(s, now);
     let last = watch::last_output_ms(&e.job, v.created_ms);
