@@ -94,8 +94,12 @@ fn have_tmux() -> bool {
 /// `baton watch ARGS` in a new tmux session `w`, with the environment
 /// `Env::baton` gives (through `env`, so no shell is involved).
 fn watch(env: &Env, args: &[&str]) -> Tmux {
+    // A server per session: a new one on the socket of a server being
+    // killed can meet it still exiting.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmux = Tmux {
-        sock: env.tmp.path().join("tmux.sock"),
+        sock: env.tmp.path().join(format!("tmux-{n}.sock")),
     };
     let baton = env.baton();
     // `env -u NAME…` (options first), then `NAME=VALUE…`.
