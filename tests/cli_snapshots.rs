@@ -27,6 +27,7 @@ const COMMANDS: &[&[&str]] = &[
     &["jobs"],
     &["logs"],
     &["watch"],
+    &["serve"],
     &["continue"],
     &["prune"],
     &["doctor"],

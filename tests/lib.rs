@@ -19,6 +19,7 @@ mod parsers;
 mod plugin;
 mod redact;
 mod run;
+mod serve;
 mod setup;
 mod shim;
 mod state;

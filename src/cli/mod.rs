@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod jobs;
 pub mod manpage;
 pub mod run;
+pub mod serve;
 pub mod setup;
 pub mod watch;
 pub mod worktree;
@@ -101,6 +102,8 @@ pub enum Command {
     Logs(job::LogsArgs),
     /// See every job at a glance: state, what each peer is doing, tokens, files.
     Watch(watch::WatchArgs),
+    /// A local web page of every job, live: transcripts, cancel, continue (127.0.0.1 only).
+    Serve(serve::ServeArgs),
     /// Start a job that continues the peer session of an earlier job.
     Continue(job::ContinueArgs),
     /// Remove ended jobs and their logs.
@@ -218,6 +221,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Jobs(a)) => jobs::list(a, mode),
         Some(Command::Logs(a)) => jobs::logs(a, mode),
         Some(Command::Watch(a)) => watch::command(a, mode),
+        Some(Command::Serve(a)) => serve::command(a, mode),
         Some(Command::Continue(a)) => jobs::continue_job(a, mode),
         Some(Command::Prune(a)) => jobs::prune(a, mode),
         Some(Command::Setup(a)) => setup::setup(a, mode),

@@ -150,6 +150,11 @@ impl Tail {
         Ok(out)
     }
 
+    /// How far the log has been read.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
     /// Read all there is now (in bounded steps); the activities.
     pub fn catch_up(&mut self) -> io::Result<Vec<Activity>> {
         let mut out = Vec::new();

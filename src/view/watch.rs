@@ -49,7 +49,7 @@ pub struct Snapshot {
 }
 
 /// Order groups: running, needs attention, the rest (newest first within).
-fn group(status: &str) -> u8 {
+pub fn group(status: &str) -> u8 {
     match status {
         "running" => 0,
         "stalled" | "failed" | "lost" | "timeout" | "corrupt" => 1,

@@ -1,0 +1,188 @@
+//! The routes: the embedded page, the token exchange, the fleet and one
+//! job's transcript, and the two actions (`cancel`, `continue`).
+//!
+//! The actions call exactly what `baton cancel` and `baton continue` call;
+//! no route runs anything else. Every route sits behind `security::gate`.
+
+use std::ffi::OsStr;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use tokio::sync::watch;
+
+use super::fleet::Fleet;
+use super::security::{self, Secrets};
+use super::sse;
+use crate::agent::Agent;
+use crate::error::Error;
+use crate::job::store::{Store, now_ms};
+use crate::result::ErrorReport;
+
+const INDEX: &str = include_str!("assets/index.html");
+const APP_JS: &str = include_str!("assets/app.js");
+const APP_CSS: &str = include_str!("assets/app.css");
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct App {
+    pub sec: Arc<Secrets>,
+    pub store: Arc<Store>,
+    pub fleet: watch::Receiver<Arc<Fleet>>,
+    /// Runners started by `continue` (this process is their parent).
+    pub children: super::Children,
+}
+
+pub fn router(app: App) -> Router {
+    let sec = app.sec.clone();
+    Router::new()
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX) }),
+        )
+        .route(
+            "/app.js",
+            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/app.css",
+            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
+        )
+        .route("/api/session", post(session))
+        .route("/api/jobs", get(jobs))
+        .route("/api/events", get(fleet_events))
+        .route("/api/jobs/{id}/events", get(job_events))
+        .route("/api/jobs/{id}/cancel", post(cancel))
+        .route("/api/jobs/{id}/continue", post(continue_job))
+        .layer(axum::middleware::from_fn_with_state(sec, security::gate))
+        .with_state(app)
+}
+
+fn asset(kind: &'static str, body: &'static str) -> Response {
+    ([(header::CONTENT_TYPE, kind)], body).into_response()
+}
+
+/// A baton error as JSON, with the HTTP status that fits its kind.
+fn error(e: Error) -> Response {
+    let code = match e.exit_code() {
+        4 => StatusCode::NOT_FOUND,
+        2 => StatusCode::BAD_REQUEST,
+        127 => StatusCode::CONFLICT,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    let mut report = ErrorReport::from_error(&e);
+    report.exit_code = Some(e.exit_code());
+    (code, Json(report)).into_response()
+}
+
+/// Run blocking store work off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
+) -> Result<T, Response> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(error),
+        Err(e) => Err(error(Error::Internal(format!("a server task failed: {e}")))),
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenBody {
+    token: String,
+}
+
+/// `POST /api/session {"token": …}`: the token for the session cookie.
+async fn session(State(app): State<App>, body: Option<Json<TokenBody>>) -> Response {
+    match body {
+        Some(Json(b)) if app.sec.token_ok(&b.token) => (
+            StatusCode::NO_CONTENT,
+            [(header::SET_COOKIE, app.sec.set_cookie())],
+        )
+            .into_response(),
+        _ => (StatusCode::UNAUTHORIZED, "baton serve: wrong token\n").into_response(),
+    }
+}
+
+/// `GET /api/jobs`: what `baton watch --once --json` prints.
+async fn jobs(State(app): State<App>) -> Response {
+    let store = app.store.clone();
+    match blocking(move || crate::view::watch::snapshot(&store, now_ms())).await {
+        Ok(s) => Json(s).into_response(),
+        Err(r) => r,
+    }
+}
+
+async fn fleet_events(State(app): State<App>) -> Response {
+    sse::fleet(app.fleet.clone()).into_response()
+}
+
+async fn job_events(State(app): State<App>, Path(id): Path<String>) -> Response {
+    let store = app.store.clone();
+    let opened = blocking(move || {
+        let job = store.open(OsStr::new(&id))?;
+        let s = job.read_state()?;
+        let agent = match job.read_spec() {
+            Ok(sp) => sp.plan.agent,
+            Err(_) => Agent::parse(&s.agent)?,
+        };
+        Ok((job, agent))
+    })
+    .await;
+    match opened {
+        Ok((job, agent)) => sse::transcript(job, agent).into_response(),
+        Err(r) => r,
+    }
+}
+
+/// `POST /api/jobs/{id}/cancel`: as `baton cancel ID`; the job's result.
+async fn cancel(State(app): State<App>, Path(id): Path<String>) -> Response {
+    let store = app.store.clone();
+    let r = blocking(move || {
+        let job = store.open(OsStr::new(&id))?;
+        let s = crate::job::cancel_job(&job)?;
+        job.result(&s)
+    })
+    .await;
+    match r {
+        Ok(r) => Json(r).into_response(),
+        Err(r) => r,
+    }
+}
+
+#[derive(Deserialize)]
+struct ContinueBody {
+    prompt: String,
+}
+
+/// `POST /api/jobs/{id}/continue {"prompt": …}`: as `baton continue ID
+/// PROMPT`; the new job's `running` result.
+async fn continue_job(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    Json(body): Json<ContinueBody>,
+) -> Response {
+    let store = app.store.clone();
+    let r = blocking(move || {
+        let r = crate::job::continue_start(OsStr::new(&id), vec![body.prompt])?;
+        let runner = r
+            .job_id
+            .as_deref()
+            .and_then(|j| store.job(j).read_state().ok())
+            .and_then(|s| s.runner_pid);
+        Ok((r, runner))
+    })
+    .await;
+    match r {
+        Ok((r, runner)) => {
+            if let Some(pid) = runner {
+                app.children.add(pid);
+            }
+            (StatusCode::ACCEPTED, Json(r)).into_response()
+        }
+        Err(r) => r,
+    }
+}

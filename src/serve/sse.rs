@@ -1,0 +1,205 @@
+//! The two Server-Sent Event streams: fleet changes (`/api/events`) and one
+//! job's transcript (`/api/jobs/{id}/events`).
+//!
+//! Fleet: one `snapshot` event, then a `job` event per job whose view
+//! changed and a `gone` event per removed job — found by comparing each
+//! job's `Arc` with the last one sent, so a silent fleet sends nothing.
+//! Transcript: the job's last `BACKLOG` activities from the reducer (a
+//! bounded read of its log's end), then new ones as they come, then `end`.
+//! A transcript is read by its own thread, which stops once the page is gone.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::response::sse::{Event, KeepAlive, Sse};
+use serde::Serialize;
+use tokio::sync::{mpsc, watch};
+
+use super::fleet::{Fleet, TICK};
+use super::wake::Waker;
+use crate::job::store::Job;
+use crate::view::{Activity, Tail, render};
+
+/// Most activities sent before live ones (the page keeps about as many lines).
+const BACKLOG: usize = 2000;
+/// Most of the log's end read for the backlog.
+const BACKLOG_BYTES: u64 = 4 << 20;
+/// Most log bytes read per wake.
+const READ_PER_WAKE: usize = 256 << 10;
+
+/// An mpsc receiver as the stream `Sse` wants.
+pub struct Events(mpsc::Receiver<Event>);
+
+impl futures_core::Stream for Events {
+    type Item = Result<Event, Infallible>;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.0.poll_recv(cx).map(|e| e.map(Ok))
+    }
+}
+
+fn sse(
+    rx: mpsc::Receiver<Event>,
+) -> Sse<impl futures_core::Stream<Item = Result<Event, Infallible>>> {
+    Sse::new(Events(rx)).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+/// `/api/events`.
+pub fn fleet(
+    mut rx: watch::Receiver<Arc<Fleet>>,
+) -> Sse<impl futures_core::Stream<Item = Result<Event, Infallible>>> {
+    let (tx, out) = mpsc::channel(64);
+    tokio::spawn(async move {
+        let first = rx.borrow_and_update().clone();
+        let mut sent: HashMap<String, Arc<str>> = first
+            .jobs
+            .iter()
+            .map(|(id, j)| (id.clone(), j.clone()))
+            .collect();
+        if tx
+            .send(Event::default().event("snapshot").data(first.to_json()))
+            .await
+            .is_err()
+        {
+            return;
+        }
+        while rx.changed().await.is_ok() {
+            let f = rx.borrow_and_update().clone();
+            let mut events = Vec::new();
+            for (id, j) in &f.jobs {
+                if sent.get(id).is_none_or(|old| !Arc::ptr_eq(old, j)) {
+                    let data = format!(r#"{{"now_ms":{},"job":{j}}}"#, f.now_ms);
+                    events.push(Event::default().event("job").data(data));
+                    sent.insert(id.clone(), j.clone());
+                }
+            }
+            if sent.len() > f.jobs.len() {
+                let live: std::collections::HashSet<&String> =
+                    f.jobs.iter().map(|(i, _)| i).collect();
+                let gone: Vec<String> =
+                    sent.keys().filter(|i| !live.contains(i)).cloned().collect();
+                for id in gone {
+                    sent.remove(&id);
+                    let data = serde_json::json!({ "job_id": id }).to_string();
+                    events.push(Event::default().event("gone").data(data));
+                }
+            }
+            for e in events {
+                if tx.send(e).await.is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    sse(out)
+}
+
+/// One transcript line as the page gets it.
+#[derive(Serialize)]
+struct Line<'a> {
+    /// The activity's kind (`message`, `command`, `error`, …), for styling.
+    kind: &'static str,
+    /// What `baton logs` prints for it.
+    text: String,
+    activity: &'a Activity,
+}
+
+fn kind(a: &Activity) -> &'static str {
+    match a {
+        Activity::Session { .. } => "session",
+        Activity::Message { .. } => "message",
+        Activity::Thinking { .. } => "thinking",
+        Activity::Command { .. } | Activity::CommandEnd { .. } => "command",
+        Activity::FileChange { .. } => "file",
+        Activity::Tool { .. } => "tool",
+        Activity::ToolFailed { .. } | Activity::Error { .. } | Activity::Denied { .. } => "error",
+        Activity::Plan { .. } => "plan",
+        Activity::Usage { .. } => "usage",
+        Activity::Done { .. } => "done",
+        Activity::Waiting { .. } => "waiting",
+        Activity::Text { .. } => "text",
+    }
+}
+
+/// The SSE events of these activities (those `logs` would print).
+fn lines(acts: &[Activity]) -> Vec<Event> {
+    acts.iter()
+        .filter_map(|a| {
+            let text = render::line(a)?;
+            let data = serde_json::to_string(&Line {
+                kind: kind(a),
+                text,
+                activity: a,
+            })
+            .ok()?;
+            Some(Event::default().event("line").data(data))
+        })
+        .collect()
+}
+
+/// `/api/jobs/{id}/events` for `job`, whose peer is `agent`.
+pub fn transcript(
+    job: Job,
+    agent: crate::agent::Agent,
+) -> Sse<impl futures_core::Stream<Item = Result<Event, Infallible>>> {
+    let (tx, out) = mpsc::channel(256);
+    let _ = std::thread::Builder::new()
+        .name("baton-serve-tail".into())
+        .spawn(move || follow(job, agent, tx));
+    sse(out)
+}
+
+fn follow(job: Job, agent: crate::agent::Agent, tx: mpsc::Sender<Event>) {
+    let send_all = |evs: Vec<Event>| evs.into_iter().all(|e| tx.blocking_send(e).is_ok());
+    let Ok(mut tail) = Tail::new(job.stdout_log(), agent).from_last(BACKLOG_BYTES) else {
+        return;
+    };
+    let ended = |j: &Job| {
+        j.read_state()
+            .map(|s| s.status.is_terminal())
+            .unwrap_or(true)
+            || !j.runner_alive()
+    };
+    // Read whether it ended first: the log is complete if it had.
+    let mut done = ended(&job);
+    let backlog = if done { tail.finish() } else { tail.catch_up() }.unwrap_or_default();
+    let mut evs = lines(&backlog);
+    let cut = evs.len().saturating_sub(BACKLOG);
+    if !send_all(evs.split_off(cut)) {
+        return;
+    }
+    let mut waker = Waker::new(job.dir.parent().unwrap_or(&job.dir));
+    let mut behind = false;
+    while !done {
+        // Behind (a burst larger than one read): read on without waiting.
+        if !behind {
+            waker.wait(TICK, std::slice::from_ref(&job.dir));
+        }
+        if tx.is_closed() {
+            return;
+        }
+        done = ended(&job);
+        let acts = if done {
+            tail.finish()
+        } else {
+            tail.poll(READ_PER_WAKE)
+        };
+        behind = !done
+            && job
+                .stdout_log()
+                .metadata()
+                .is_ok_and(|m| m.len() > tail.offset());
+        if !send_all(lines(&acts.unwrap_or_default())) {
+            return;
+        }
+    }
+    let status = job
+        .refresh()
+        .map_or("unknown", |s| s.status.as_str())
+        .to_string();
+    let data = serde_json::json!({ "job_id": job.id, "status": status }).to_string();
+    let _ = tx.blocking_send(Event::default().event("end").data(data));
+}

@@ -1,0 +1,172 @@
+// The browser test of `baton serve` (`make e2e-browser`): Debian's headless
+// Chromium, driven over the DevTools protocol by a pinned playwright-core,
+// opens the page with its token, sees a fake job appear and finish, cancels
+// a running job (accepting the confirm), continues an ended one, and saves a
+// screenshot. Every process here talks to 127.0.0.1 only.
+//
+// Environment: BATON (the binary), BATON_E2E_BROWSER_DIR (where
+// scripts/e2e-browser-install.sh put playwright-core), BATON_E2E_BROWSER_OUT
+// (the artifact directory), CHROMIUM (default /usr/bin/chromium).
+import { spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+
+const need = (k) => process.env[k] || fail(`${k} is not set (run \`make e2e-browser\`)`);
+function fail(msg) {
+  console.error(`e2e-browser: FAIL: ${msg}`);
+  process.exit(1);
+}
+const say = (msg) => console.error(`e2e-browser: ${msg}`);
+
+const BATON = need('BATON');
+const OUT = need('BATON_E2E_BROWSER_OUT');
+const require = createRequire(path.join(need('BATON_E2E_BROWSER_DIR'), 'package.json'));
+const { chromium } = require('playwright-core');
+
+// --- a project with a fake codex on PATH -------------------------------------
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-browser-'));
+const bin = path.join(tmp, 'bin');
+const work = path.join(tmp, 'work');
+const fake = path.join(tmp, 'fake');
+for (const d of [bin, work, fake]) fs.mkdirSync(d, { recursive: true });
+// The fake peer: it records its prompt, starts a command, waits for the gate
+// its prompt names (`gate:NAME`), then answers — with markup that must stay text.
+fs.writeFileSync(path.join(bin, 'codex'), `#!/bin/sh
+set -eu
+p=$(cat)
+printf '%s\\n' "$p" >> "$FAKE_DIR/prompts"
+printf '%s\\n' '{"type":"thread.started","thread_id":"t-browser"}'
+printf '%s\\n' '{"type":"item.started","item":{"type":"command_execution","command":"make test"}}'
+g=$(printf '%s' "$p" | grep -o 'gate:[a-z]*' | head -n 1 | cut -d: -f2 || true)
+if [ -n "$g" ]; then while [ ! -e "$FAKE_DIR/$g" ]; do sleep 0.05; done; fi
+printf '%s\\n' '{"type":"item.completed","item":{"type":"agent_message","text":"Done. <img src=x onerror=window.pwned=1> stays text"}}'
+printf '%s\\n' '{"type":"turn.completed","usage":{"input_tokens":1200,"output_tokens":345}}'
+`, { mode: 0o755 });
+const env = {
+  ...process.env,
+  PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`,
+  FAKE_DIR: fake,
+  BATON_STATE_DIR: path.join(tmp, 'state'),
+  BATON_CONFIG: path.join(tmp, 'no-config.toml'),
+};
+for (const k of ['BATON_AGENT', 'BATON_MODEL', 'BATON_ACCESS', 'BATON_DEPTH']) delete env[k];
+
+function baton(...args) {
+  const r = spawnSync(BATON, args, { cwd: work, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) fail(`baton ${args.join(' ')} exited ${r.status}: ${r.stdout}${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+const startJob = (task) => baton('run', '--async', '--agent', 'codex', task).job_id;
+
+// --- the server ----------------------------------------------------------------
+const server = spawn(BATON, ['serve'], { cwd: work, env, stdio: ['ignore', 'pipe', 'inherit'] });
+const first = await new Promise((resolve, reject) => {
+  const rl = readline.createInterface({ input: server.stdout });
+  rl.once('line', resolve);
+  server.once('exit', (c) => reject(new Error(`baton serve exited ${c}`)));
+}).catch((e) => fail(e.message));
+const started = JSON.parse(first);
+if (!/^http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]{64}$/.test(started.url)) fail(`url: ${started.url}`);
+say(`server on port ${started.port}`);
+
+const userData = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-chromium-'));
+let ctx;
+let page;
+let ok = false;
+try {
+  ctx = await chromium.launchPersistentContext(userData, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  page = ctx.pages()[0] || await ctx.newPage();
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  // Nothing but our server: any other request fails the test.
+  await page.route('**/*', (route) => {
+    const u = new URL(route.request().url());
+    if (u.hostname !== '127.0.0.1') {
+      problems.push(`request to ${u.href}`);
+      return route.abort();
+    }
+    return route.continue();
+  });
+  const row = (id) => page.locator(`#jobs tr[data-id="${id}"]`);
+  const status = (id, s) => row(id).locator(`td.status.s-${s}`).waitFor({ timeout: 20000 });
+
+  await page.goto(started.url);
+  await page.locator('#conn', { hasText: 'live' }).waitFor({ timeout: 10000 });
+  if (new URL(page.url()).hash !== '') fail(`the token stayed in the address bar: ${page.url()}`);
+  const cookies = await ctx.cookies();
+  const c = cookies.find((k) => k.name === 'baton_session');
+  if (!c || !c.httpOnly || c.sameSite !== 'Strict') fail(`session cookie: ${JSON.stringify(cookies)}`);
+  if (await page.evaluate(() => document.cookie) !== '') fail('the page script can read the cookie');
+  say('token exchanged for an HttpOnly, SameSite=Strict cookie; fragment removed');
+
+  // A job appears, runs, and finishes.
+  const a = startJob('<img src=x onerror=window.pwned=1> say hi gate:alpha');
+  await status(a, 'running');
+  await row(a).click();
+  await page.locator('#d-log div', { hasText: '$ make test' }).waitFor({ timeout: 10000 });
+  fs.writeFileSync(path.join(fake, 'alpha'), '');
+  await status(a, 'success');
+  await page.locator('#d-log div', { hasText: 'stays text' }).waitFor({ timeout: 10000 });
+  await page.locator('#d-log .k-end').waitFor({ timeout: 10000 });
+  say(`job ${a} appeared, streamed and finished`);
+
+  // Cancel a running job (the confirm is accepted).
+  const b = startJob('a long one gate:never');
+  await status(b, 'running');
+  await row(b).click();
+  let confirmed = '';
+  page.once('dialog', (d) => { confirmed = d.message(); d.accept(); });
+  await page.locator('#d-cancel').click();
+  await status(b, 'cancelled');
+  if (!confirmed.includes(b)) fail(`no confirm before cancelling: ${confirmed}`);
+  say(`job ${b} cancelled after the confirm`);
+
+  // Continue the ended job.
+  await row(a).click();
+  await page.locator('#d-continue').waitFor({ state: 'visible', timeout: 10000 });
+  await page.fill('#d-prompt', 'now the tests too');
+  await page.click('#d-send');
+  await page.locator('#d-msg', { hasText: 'started job' }).waitFor({ timeout: 10000 });
+  const next = (await page.textContent('#d-msg')).replace('started job ', '').trim();
+  await status(next, 'success');
+  const prompts = fs.readFileSync(path.join(fake, 'prompts'), 'utf8');
+  if (!prompts.includes('now the tests too')) fail(`the follow-up prompt never reached the peer: ${prompts}`);
+  say(`job ${a} continued as ${next}`);
+
+  // Agent text and task stayed text.
+  if (await page.evaluate(() => window.pwned)) fail('markup from a job ran as HTML');
+  if (await page.locator('#jobs img, #detail img').count() !== 0) fail('markup from a job became elements');
+  if (problems.length) fail(`page problems: ${problems.join('; ')}`);
+
+  await row(a).click();
+  await page.locator('#d-log .k-end').waitFor({ timeout: 10000 });
+  fs.mkdirSync(OUT, { recursive: true });
+  const shot = path.join(OUT, 'serve.png');
+  await page.screenshot({ path: shot, fullPage: true });
+  say(`screenshot: ${shot}`);
+  ok = true;
+} catch (e) {
+  console.error(e);
+  if (page) {
+    console.error(`e2e-browser: page message: ${await page.textContent('#d-msg').catch(() => '?')}`);
+    fs.mkdirSync(OUT, { recursive: true });
+    await page.screenshot({ path: path.join(OUT, 'serve-failed.png'), fullPage: true }).catch(() => {});
+  }
+} finally {
+  if (ctx) await ctx.close().catch(() => {});
+  server.kill('SIGTERM');
+  fs.rmSync(userData, { recursive: true, force: true });
+}
+if (!ok) fail('see above');
+say('PASS');
+process.exit(0);

@@ -1,0 +1,565 @@
+//! `baton serve`: the real binary, spoken to in HTTP/1.1 over a plain
+//! TcpStream — the token exchange, the Host/Origin/cookie gate, the headers,
+//! the fleet and transcript streams, and the two actions on fake jobs.
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{Env, fixture, record, wait_for};
+
+const LONG: Duration = Duration::from_secs(20);
+
+/// A running `baton serve`, stopped with SIGTERM when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    token: String,
+    line: Value,
+}
+
+impl Server {
+    fn start(env: &Env) -> Server {
+        let mut child = env
+            .baton()
+            .arg("serve")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start baton serve");
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut l = String::new();
+        out.read_line(&mut l).expect("the JSON line");
+        let line: Value = serde_json::from_str(&l).unwrap_or_else(|e| panic!("{e}: {l:?}"));
+        let port = line["port"].as_u64().unwrap() as u16;
+        let url = line["url"].as_str().unwrap();
+        let token = url
+            .strip_prefix(&format!("http://127.0.0.1:{port}/#token="))
+            .unwrap_or_else(|| panic!("the token is in the fragment: {url}"))
+            .to_string();
+        Server {
+            child,
+            port,
+            token,
+            line,
+        }
+    }
+
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn origin(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The session cookie (`name=value`), from a token exchange.
+    fn login(&self) -> String {
+        let r = self.req(
+            "POST",
+            "/api/session",
+            &[("Origin", &self.origin())],
+            Some(&format!(r#"{{"token":"{}"}}"#, self.token)),
+        );
+        assert_eq!(r.code, 204, "{}", r.body);
+        let c = r.header("set-cookie").expect("a cookie");
+        c.split(';').next().unwrap().trim().to_string()
+    }
+
+    fn req(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Resp {
+        let mut h: Vec<(&str, &str)> = vec![];
+        let host = self.host();
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            h.push(("Host", &host));
+        }
+        h.extend_from_slice(headers);
+        http(self.port, method, path, &h, body)
+    }
+
+    fn get(&self, path: &str, cookie: &str) -> Resp {
+        self.req("GET", path, &[("Cookie", cookie)], None)
+    }
+
+    fn post(&self, path: &str, cookie: &str, body: &str) -> Resp {
+        let o = self.origin();
+        self.req(
+            "POST",
+            path,
+            &[("Cookie", cookie), ("Origin", &o)],
+            Some(body),
+        )
+    }
+
+    /// An open event stream.
+    fn stream(&self, path: &str, cookie: &str) -> Stream {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {}\r\nCookie: {cookie}\r\nAccept: text/event-stream\r\n\r\n",
+            self.host()
+        )
+        .unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        Stream { s, buf: Vec::new() }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // SAFETY: a plain kill(2) of our own child.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let _ = self.child.wait();
+    }
+}
+
+struct Resp {
+    code: u16,
+    head: String,
+    body: String,
+}
+
+impl Resp {
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| v.trim().to_string())
+        })
+    }
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+}
+
+/// One HTTP/1.1 request (Connection: close), read to the end.
+fn http(port: u16, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Resp {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(LONG)).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(b) = body {
+        req.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            b.len()
+        ));
+    }
+    req.push_str("\r\n");
+    req.push_str(body.unwrap_or(""));
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let raw = String::from_utf8_lossy(&raw).to_string();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        unchunk(body)
+    } else {
+        body.to_string()
+    };
+    Resp {
+        code,
+        head: head.to_string(),
+        body,
+    }
+}
+
+fn unchunk(mut s: &str) -> String {
+    let mut out = String::new();
+    while let Some((len, rest)) = s.split_once("\r\n") {
+        let n = usize::from_str_radix(len.trim(), 16).unwrap_or(0);
+        if n == 0 || rest.len() < n {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        s = rest[n..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+/// An SSE response being read.
+struct Stream {
+    s: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Stream {
+    /// Read until the text received so far satisfies `cond` (or fail).
+    fn until(&mut self, what: &str, cond: impl Fn(&str) -> bool) -> String {
+        let end = Instant::now() + LONG;
+        let mut b = [0u8; 8192];
+        loop {
+            let text = String::from_utf8_lossy(&self.buf).to_string();
+            if cond(&text) {
+                return text;
+            }
+            assert!(Instant::now() < end, "no {what} in:\n{text}");
+            match self.s.read(&mut b) {
+                Ok(0) => {
+                    let text = String::from_utf8_lossy(&self.buf).to_string();
+                    assert!(cond(&text), "stream closed without {what}:\n{text}");
+                    return text;
+                }
+                Ok(n) => self.buf.extend_from_slice(&b[..n]),
+                Err(_) => {}
+            }
+        }
+    }
+}
+
+/// The fake `name` waits for `$FAKE_DIR/<gate>`, then prints `transcript`.
+fn gated(env: &Env, name: &str, gate: &str, transcript: &str) {
+    env.fake(
+        name,
+        &format!(
+            "{}\nwhile [ ! -e \"$FAKE_DIR/{gate}\" ]; do sleep 0.02; done\ncat '{}'",
+            record(name),
+            fixture(transcript).display()
+        ),
+    );
+}
+
+fn start_job(env: &Env, args: &[&str]) -> String {
+    let mut a = vec!["run", "--async"];
+    a.extend_from_slice(args);
+    let r = env.run(&a);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    r.json()["job_id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_start_line_and_the_token_exchange() {
+    let env = Env::new();
+    let srv = Server::start(&env);
+    assert_eq!(srv.line["pid"].as_u64().unwrap() as u32, srv.child.id());
+    assert_eq!(srv.token.len(), 64, "256 bits, hex");
+    assert!(srv.token.bytes().all(|b| b.is_ascii_hexdigit()));
+
+    // A wrong token (and none at all) gets no cookie.
+    let o = srv.origin();
+    let wrong = format!(r#"{{"token":"{}"}}"#, "0".repeat(64));
+    let r = srv.req("POST", "/api/session", &[("Origin", &o)], Some(&wrong));
+    assert_eq!(r.code, 401);
+    assert!(r.header("set-cookie").is_none());
+    let r = srv.req("POST", "/api/session", &[("Origin", &o)], Some("{}"));
+    assert!(r.header("set-cookie").is_none(), "{}", r.head);
+
+    // The right one: an HttpOnly, SameSite=Strict cookie that is not the token.
+    let r = srv.req(
+        "POST",
+        "/api/session",
+        &[("Origin", &o)],
+        Some(&format!(r#"{{"token":"{}"}}"#, srv.token)),
+    );
+    assert_eq!(r.code, 204, "{}", r.body);
+    let c = r.header("set-cookie").unwrap();
+    assert!(c.contains("HttpOnly"), "{c}");
+    assert!(c.contains("SameSite=Strict"), "{c}");
+    assert!(c.contains("Path=/"), "{c}");
+    assert!(!c.contains(&srv.token), "the session is not the token: {c}");
+    let cookie = c.split(';').next().unwrap().to_string();
+    let r = srv.get("/api/jobs", &cookie);
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.json()["jobs"], serde_json::json!([]));
+}
+
+#[test]
+fn missing_or_wrong_cookies_foreign_hosts_and_origins_are_refused() {
+    let env = Env::new();
+    let srv = Server::start(&env);
+    let cookie = srv.login();
+    let p = srv.port;
+    for path in ["/api/jobs", "/api/events", "/api/jobs/x/events"] {
+        assert_eq!(srv.req("GET", path, &[], None).code, 401, "{path}");
+        let bad = format!("baton_session={}", "a".repeat(64));
+        assert_eq!(srv.get(path, &bad).code, 401, "{path}");
+        let as_token = format!("baton_session={}", srv.token);
+        assert_eq!(
+            srv.get(path, &as_token).code,
+            401,
+            "{path}: the token is no cookie"
+        );
+    }
+    let o = srv.origin();
+    let r = srv.req("POST", "/api/jobs/x/cancel", &[("Origin", &o)], Some("{}"));
+    assert_eq!(r.code, 401);
+
+    // DNS rebinding: another name, even pointing here, is refused everywhere.
+    for host in [
+        format!("evil.example:{p}"),
+        format!("127.0.0.1:{}", p + 1),
+        "127.0.0.1".into(),
+    ] {
+        let r = srv.req("GET", "/", &[("Host", &host)], None);
+        assert!(matches!(r.code, 421 | 403), "{host}: {}", r.code);
+        let r = srv.req(
+            "GET",
+            "/api/jobs",
+            &[("Host", &host), ("Cookie", &cookie)],
+            None,
+        );
+        assert!(matches!(r.code, 421 | 403), "{host}: {}", r.code);
+    }
+    let lh = format!("localhost:{p}");
+    assert_eq!(srv.req("GET", "/", &[("Host", &lh)], None).code, 200);
+
+    // A change from another origin, or with none, is refused even with the cookie.
+    for origin in [
+        "http://evil.example",
+        "null",
+        &format!("http://127.0.0.1:{}", p + 1),
+    ] {
+        let r = srv.req(
+            "POST",
+            "/api/jobs/x/cancel",
+            &[("Cookie", &cookie), ("Origin", origin)],
+            Some("{}"),
+        );
+        assert_eq!(r.code, 403, "{origin}");
+    }
+    let r = srv.req(
+        "POST",
+        "/api/jobs/x/cancel",
+        &[("Cookie", &cookie)],
+        Some("{}"),
+    );
+    assert_eq!(r.code, 403, "no Origin");
+    let r = srv.req(
+        "POST",
+        "/api/session",
+        &[("Origin", "http://evil.example")],
+        Some(&format!(r#"{{"token":"{}"}}"#, srv.token)),
+    );
+    assert_eq!(r.code, 403, "even the token exchange");
+    assert!(r.header("set-cookie").is_none());
+}
+
+#[test]
+fn the_page_and_its_headers() {
+    let env = Env::new();
+    let srv = Server::start(&env);
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/app.js", "text/javascript"),
+        ("/app.css", "text/css"),
+    ] {
+        let r = srv.req("GET", path, &[], None);
+        assert_eq!(r.code, 200, "{path}");
+        assert!(
+            r.header("content-type").unwrap().starts_with(kind),
+            "{path}"
+        );
+        let csp = r.header("content-security-policy").expect("CSP");
+        for d in [
+            "default-src 'none'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "connect-src 'self'",
+            "base-uri 'none'",
+            "form-action 'none'",
+            "frame-ancestors 'none'",
+        ] {
+            assert!(csp.contains(d), "{path}: {csp}");
+        }
+        assert_eq!(
+            r.header("x-content-type-options").as_deref(),
+            Some("nosniff")
+        );
+        assert_eq!(r.header("referrer-policy").as_deref(), Some("no-referrer"));
+        assert_eq!(r.header("cache-control").as_deref(), Some("no-store"));
+    }
+    // Refusals carry them too.
+    let r = srv.req("GET", "/api/jobs", &[], None);
+    assert!(r.header("content-security-policy").is_some());
+
+    // No inline script or style (the CSP would block them), and agent text is
+    // never parsed as HTML.
+    let html = srv.req("GET", "/", &[], None).body;
+    assert!(
+        !html.contains("<script>") && !html.contains("style="),
+        "{html}"
+    );
+    assert!(!html.contains("onclick"), "{html}");
+    let js = srv.req("GET", "/app.js", &[], None).body;
+    for sink in [
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+    ] {
+        assert!(!js.contains(sink), "app.js uses {sink}");
+    }
+    assert!(js.contains("textContent"));
+}
+
+#[test]
+fn output_with_a_script_tag_is_served_as_json_text() {
+    let env = Env::new();
+    let evil = r#"<script>alert(document.cookie)</script><img src=x onerror=alert(1)>"#;
+    env.fake(
+        "codex",
+        &format!(
+            "{}\nprintf '%s\\n' '{{\"type\":\"thread.started\",\"thread_id\":\"t-1\"}}'\n\
+             printf '%s\\n' '{{\"type\":\"item.completed\",\"item\":{{\"type\":\"agent_message\",\"text\":\"{evil}\"}}}}'\n\
+             printf '%s\\n' '{{\"type\":\"turn.completed\",\"usage\":{{\"input_tokens\":1,\"output_tokens\":1}}}}'",
+            record("codex")
+        ),
+    );
+    let id = start_job(&env, &["--agent", "codex", evil]);
+    assert_eq!(env.run(&["wait", &id]).code, 0);
+    let srv = Server::start(&env);
+    let cookie = srv.login();
+
+    let r = srv.get("/api/jobs", &cookie);
+    assert!(
+        r.header("content-type")
+            .unwrap()
+            .starts_with("application/json")
+    );
+    let j = r.json();
+    assert_eq!(j["jobs"][0]["task"], evil, "kept as data, whole");
+
+    let mut s = srv.stream(&format!("/api/jobs/{id}/events"), &cookie);
+    let text = s.until("the end event", |t| t.contains("event: end"));
+    assert!(
+        text.to_ascii_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{text}"
+    );
+    let line = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .find(|v| v["kind"] == "message")
+        .unwrap_or_else(|| panic!("no message line in {text}"));
+    assert!(line["text"].as_str().unwrap().contains(evil), "{line}");
+}
+
+#[test]
+fn the_fleet_stream_shows_a_job_appear_and_end() {
+    let env = Env::new();
+    gated(&env, "codex", "gate", "codex/codex-exec-basic.jsonl");
+    let srv = Server::start(&env);
+    let cookie = srv.login();
+    let mut s = srv.stream("/api/events", &cookie);
+    s.until("the snapshot", |t| t.contains("event: snapshot"));
+
+    let id = start_job(&env, &["--agent", "codex", "say hi"]);
+    let running = format!(r#""job_id":"{id}","status":"running""#);
+    s.until("the new running job", |t| t.contains(&running));
+    // Its transcript streams while it runs, then ends.
+    let mut tr = srv.stream(&format!("/api/jobs/{id}/events"), &cookie);
+    fs::write(env.fake_dir.join("gate"), "").unwrap();
+    let success = format!(r#""job_id":"{id}","status":"success""#);
+    s.until("its end", |t| t.contains(&success));
+    let t = tr.until("the end event", |t| t.contains("event: end"));
+    assert!(t.contains("Hi from the mock model!"), "{t}");
+    assert!(t.contains(r#""status":"success""#), "{t}");
+}
+
+#[test]
+fn cancel_and_continue_do_what_the_commands_do() {
+    let env = Env::new();
+    gated(&env, "codex", "gate", "codex/codex-exec-basic.jsonl");
+    let running = start_job(&env, &["--agent", "codex", "work"]);
+    let srv = Server::start(&env);
+    let cookie = srv.login();
+
+    let r = srv.post(&format!("/api/jobs/{running}/cancel"), &cookie, "{}");
+    assert_eq!(r.code, 200, "{}", r.body);
+    assert_eq!(r.json()["status"], "cancelled");
+    let st = env.run(&["status", &running]).json();
+    assert_eq!(st["status"], "cancelled");
+
+    // An unknown job: 404 with baton's error.
+    let r = srv.post("/api/jobs/20260101-000000-zzzz/cancel", &cookie, "{}");
+    assert!(matches!(r.code, 404 | 400), "{}: {}", r.code, r.body);
+    assert_eq!(r.json()["status"], "error");
+
+    // Continue an ended job: a new job on the same session, the prompt on its stdin.
+    env.replay("claude", "claude/claude-stream.jsonl", 0);
+    let ended = start_job(&env, &["--agent", "claude", "first"]);
+    assert_eq!(env.run(&["wait", &ended]).code, 0);
+    let r = srv.post(
+        &format!("/api/jobs/{ended}/continue"),
+        &cookie,
+        r#"{"prompt":""}"#,
+    );
+    assert_eq!(r.code, 400, "an empty prompt: {}", r.body);
+    let r = srv.post(
+        &format!("/api/jobs/{ended}/continue"),
+        &cookie,
+        r#"{"prompt":"and now the tests"}"#,
+    );
+    assert_eq!(r.code, 202, "{}", r.body);
+    let next = r.json()["job_id"].as_str().unwrap().to_string();
+    assert_ne!(next, ended);
+    assert_eq!(env.run(&["wait", &next]).code, 0);
+    assert!(env.stdin("claude").contains("and now the tests"));
+    assert!(
+        env.argv("claude").iter().any(|a| a == "--resume"),
+        "{:?}",
+        env.argv("claude")
+    );
+    // The runner it started is reaped, not left a zombie of the server.
+    let state = fs::read(env.records("jobs").join(&next).join("state.json")).unwrap();
+    let state: Value = serde_json::from_slice(&state).unwrap();
+    let pid = state["runner_pid"].as_i64().expect("a runner pid");
+    let proc = format!("/proc/{pid}");
+    assert!(
+        wait_for(Duration::from_secs(5), || !std::path::Path::new(&proc)
+            .exists()),
+        "runner {pid} left as a zombie"
+    );
+}
+
+#[test]
+fn a_transcript_starts_with_a_bounded_backlog() {
+    let env = Env::new();
+    env.fake(
+        "codex",
+        &format!(
+            "{}\ni=0\nwhile [ $i -lt 2500 ]; do i=$((i+1)); \
+             printf '{{\"type\":\"item.completed\",\"item\":{{\"type\":\"agent_message\",\"text\":\"msg %s\"}}}}\\n' $i; done",
+            record("codex")
+        ),
+    );
+    let id = start_job(&env, &["--agent", "codex", "chatty"]);
+    env.run(&["wait", &id]);
+    let srv = Server::start(&env);
+    let cookie = srv.login();
+    let mut s = srv.stream(&format!("/api/jobs/{id}/events"), &cookie);
+    let text = s.until("the end event", |t| t.contains("event: end"));
+    let msgs: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .filter_map(|v| {
+            v["activity"]["text"]
+                .as_str()?
+                .strip_prefix("msg ")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    let lines = text.matches("event: line").count();
+    assert!(lines <= 2000, "{lines} lines sent");
+    assert_eq!(msgs.last(), Some(&2500), "the newest are kept");
+    assert!(
+        msgs[0] > 500 && msgs.len() >= 1999,
+        "{} .. ({})",
+        msgs[0],
+        msgs.len()
+    );
+}
