@@ -94,8 +94,12 @@ fn have_tmux() -> bool {
 /// `baton watch ARGS` in a new tmux session `w`, with the environment
 /// `Env::baton` gives (through `env`, so no shell is involved).
 fn watch(env: &Env, args: &[&str]) -> Tmux {
+    // A server per session: a new one on the socket of a server being
+    // killed can meet it still exiting.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmux = Tmux {
-        sock: env.tmp.path().join("tmux.sock"),
+        sock: env.tmp.path().join(format!("tmux-{n}.sock")),
     };
     let baton = env.baton();
     // `env -u NAME…` (options first), then `NAME=VALUE…`.
@@ -255,19 +259,63 @@ fn watch_sees_two_jobs_cancels_one_and_continues_the_other() {
 
     // q leaves cleanly and gives the terminal back (the alternate screen is gone).
     t.keys(&["q"]);
-    assert!(wait_for(LONG, || {
-        String::from_utf8_lossy(
-            &t.cmd(&[
-                "display",
-                "-p",
-                "-t",
-                "w",
-                "#{pane_dead} #{pane_dead_status}",
-            ])
-            .stdout,
-        )
-        .trim()
-            == "1 0"
-    }));
+    assert_eq!(exit_status(&t).as_deref().unwrap_or("0"), "0");
+    assert!(!t.screen().contains("baton watch ·"), "{}", t.screen());
+}
+
+/// Wait until the pane's process exited; its exit code. tmux can show the
+/// pane dead (its terminal closed) a moment before it has reaped the process
+/// and knows the code; a code that never shows up is `None`, a death by
+/// signal fails the test.
+fn exit_status(t: &Tmux) -> Option<String> {
+    let mut st = String::new();
+    let look = |st: &mut String| {
+        let out = t.cmd(&[
+            "display",
+            "-p",
+            "-t",
+            "w",
+            "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}",
+        ]);
+        *st = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    };
+    let dead = wait_for(LONG, || {
+        look(&mut st);
+        st.starts_with("1:")
+    });
+    assert!(dead, "baton watch did not exit: {st}\n{}", t.screen());
+    wait_for(Duration::from_secs(5), || {
+        look(&mut st);
+        st != "1::"
+    });
+    let parts: Vec<&str> = st.split(':').collect();
+    assert_eq!(
+        parts[2], "",
+        "baton watch was killed by signal {}",
+        parts[2]
+    );
+    (!parts[1].is_empty()).then(|| parts[1].to_string())
+}
+
+#[test]
+fn ctrl_c_and_sigterm_leave_with_the_terminal_restored() {
+    if !have_tmux() {
+        return;
+    }
+    let env = Env::new();
+    {
+        let t = watch(&env, &[]);
+        t.see("no jobs yet");
+        t.keys(&["C-c"]);
+        assert_eq!(exit_status(&t).as_deref().unwrap_or("0"), "0");
+        assert!(!t.screen().contains("baton watch ·"), "{}", t.screen());
+    }
+    let t = watch(&env, &[]);
+    t.see("no jobs yet");
+    let out = t.cmd(&["display", "-p", "-t", "w", "#{pane_pid}"]);
+    let pid: i32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    // SAFETY: plain syscall on the process this test started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(exit_status(&t).as_deref().unwrap_or("0"), "0");
     assert!(!t.screen().contains("baton watch ·"), "{}", t.screen());
 }

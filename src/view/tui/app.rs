@@ -152,25 +152,32 @@ pub fn is_running(status: &str) -> bool {
     matches!(status, "running" | "stalled")
 }
 
-/// 0: needs attention (stalled; a failure, loss, timeout or damaged record
-/// of the last day), 1: running, 2: the rest.
+/// Whether a job needs attention: stalled, a damaged record, or a failure,
+/// loss or timeout that ended in the last day (`age`: since it ended).
+pub fn needs_attention(status: &str, age: Option<u64>) -> bool {
+    match status {
+        "stalled" | "corrupt" => true,
+        "failed" | "lost" | "timeout" => age.is_none_or(|a| a < ATTENTION_MS),
+        _ => false,
+    }
+}
+
+/// 0: needs attention, 1: running, 2: the rest.
 fn rank(v: &JobView) -> u8 {
-    match v.status {
-        "stalled" | "corrupt" => 0,
-        "failed" | "lost" | "timeout"
-            if v.last_activity_age_ms.is_none_or(|a| a < ATTENTION_MS) =>
-        {
-            0
-        }
-        "running" => 1,
-        _ => 2,
+    if needs_attention(v.status, v.last_activity_age_ms) {
+        0
+    } else if v.status == "running" {
+        1
+    } else {
+        2
     }
 }
 
 impl App {
-    /// Take a new fleet: sorted by attention, newest first within a group;
-    /// the selection follows its job (or the first row when it is gone).
-    pub fn set_jobs(&mut self, mut jobs: Vec<JobView>) {
+    /// Take a new fleet (`unlisted`: older ended jobs left out already):
+    /// sorted by attention, newest first within a group; the selection
+    /// follows its job (or the first row when it is gone).
+    pub fn set_jobs(&mut self, mut jobs: Vec<JobView>, unlisted: usize) {
         jobs.sort_by(|a, b| {
             rank(a)
                 .cmp(&rank(b))
@@ -178,7 +185,7 @@ impl App {
                 .then(b.job_id.cmp(&a.job_id))
         });
         let keep = jobs.iter().filter(|v| rank(v) < 2).count() + RECENT_ENDED;
-        self.hidden = jobs.len().saturating_sub(keep);
+        self.hidden = jobs.len().saturating_sub(keep) + unlisted;
         jobs.truncate(keep);
         self.jobs = jobs;
         let present = |id: &String| self.jobs.iter().any(|v| &v.job_id == id);
@@ -411,15 +418,18 @@ pub(crate) mod tests {
         let mut app = App::default();
         let mut old_fail = job("oldfail", "failed", 1);
         old_fail.last_activity_age_ms = Some(ATTENTION_MS + 1);
-        app.set_jobs(vec![
-            job("ok", "success", 9),
-            job("run1", "running", 5),
-            job("fail", "failed", 3),
-            old_fail,
-            job("run2", "running", 8),
-            job("stall", "stalled", 2),
-            job("lost", "lost", 4),
-        ]);
+        app.set_jobs(
+            vec![
+                job("ok", "success", 9),
+                job("run1", "running", 5),
+                job("fail", "failed", 3),
+                old_fail,
+                job("run2", "running", 8),
+                job("stall", "stalled", 2),
+                job("lost", "lost", 4),
+            ],
+            0,
+        );
         assert_eq!(
             ids(&app),
             ["lost", "fail", "stall", "run2", "run1", "ok", "oldfail"]
@@ -434,7 +444,7 @@ pub(crate) mod tests {
             .map(|i| job(&format!("e{i}"), "success", i))
             .collect();
         v.push(job("r", "running", 0));
-        app.set_jobs(v);
+        app.set_jobs(v, 0);
         assert_eq!(app.jobs.len(), RECENT_ENDED + 1);
         assert_eq!(app.hidden, 7);
         assert_eq!(app.jobs[0].job_id, "r");
@@ -443,11 +453,11 @@ pub(crate) mod tests {
     #[test]
     fn selection_follows_its_job_across_resorts() {
         let mut app = App::default();
-        app.set_jobs(vec![job("a", "running", 2), job("b", "running", 1)]);
+        app.set_jobs(vec![job("a", "running", 2), job("b", "running", 1)], 0);
         app.key(Key::Down);
         assert_eq!(app.selected.as_deref(), Some("b"));
         // b fails: it moves to the top, the selection goes with it.
-        app.set_jobs(vec![job("a", "running", 2), job("b", "failed", 1)]);
+        app.set_jobs(vec![job("a", "running", 2), job("b", "failed", 1)], 0);
         assert_eq!(ids(&app), ["b", "a"]);
         assert_eq!(app.selected.as_deref(), Some("b"));
         app.key(Key::Down);
@@ -457,7 +467,7 @@ pub(crate) mod tests {
 
     fn with_lines(n: usize) -> App {
         let mut app = App::default();
-        app.set_jobs(vec![job("a", "running", 1)]);
+        app.set_jobs(vec![job("a", "running", 1)], 0);
         assert_eq!(app.key(Key::Enter), Some(Action::Open("a".into())));
         app.page = 10;
         for i in 0..n {
@@ -501,7 +511,7 @@ pub(crate) mod tests {
     #[test]
     fn cancel_asks_first_and_only_a_yes_cancels() {
         let mut app = App::default();
-        app.set_jobs(vec![job("a", "running", 1), job("b", "success", 0)]);
+        app.set_jobs(vec![job("a", "running", 1), job("b", "success", 0)], 0);
         assert_eq!(app.key(Key::Char('c')), None);
         assert_eq!(app.prompt, Some(Prompt::Cancel("a".into())));
         assert_eq!(app.key(Key::Char('x')), None, "not an answer");
@@ -519,7 +529,7 @@ pub(crate) mod tests {
     #[test]
     fn continue_only_an_ended_job_with_some_text() {
         let mut app = App::default();
-        app.set_jobs(vec![job("a", "stalled", 1), job("b", "success", 0)]);
+        app.set_jobs(vec![job("a", "stalled", 1), job("b", "success", 0)], 0);
         app.key(Key::Char('n'));
         assert_eq!(app.prompt, None);
         assert!(app.status.as_ref().unwrap().contains("still running"));

@@ -17,6 +17,7 @@ const READ_PER_WAKE: usize = 1 << 20;
 pub struct Feed {
     pub id: String,
     tail: Option<Tail>,
+    started: bool,
     finished: bool,
 }
 
@@ -31,6 +32,7 @@ impl Feed {
             tail: agent
                 .ok()
                 .and_then(|a| Tail::new(job.stdout_log(), a).from_last(FIRST_READ).ok()),
+            started: false,
             finished: false,
         }
     }
@@ -47,6 +49,10 @@ impl Feed {
         let acts = if ended {
             self.finished = true;
             t.finish()
+        } else if !self.started {
+            // The pane opens on the whole kept history, not its first MiB.
+            self.started = true;
+            t.catch_up()
         } else {
             t.poll(READ_PER_WAKE)
         };

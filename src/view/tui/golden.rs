@@ -68,7 +68,7 @@ fn fleet() -> Vec<JobView> {
 
 fn app() -> App {
     let mut app = App::default();
-    app.set_jobs(fleet());
+    app.set_jobs(fleet(), 0);
     app
 }
 

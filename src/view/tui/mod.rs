@@ -150,7 +150,7 @@ impl Loop {
     /// Look at the store, alert, and draw.
     fn refresh(&mut self, term: &mut Term, relist: bool) -> io::Result<()> {
         match self.tracker.refresh(now_ms(), relist) {
-            Ok(jobs) => {
+            Ok((jobs, unlisted)) => {
                 let alerts = alerts::changes(self.before.as_ref(), &jobs);
                 for a in &alerts {
                     term.backend_mut()
@@ -160,7 +160,7 @@ impl Loop {
                     }
                 }
                 self.before = Some(alerts::statuses(&jobs));
-                self.app.set_jobs(jobs);
+                self.app.set_jobs(jobs, unlisted);
             }
             Err(e) => self.app.status = Some(actions::said(&e)),
         }

@@ -33,9 +33,10 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             )
         })
         .count();
+    let total = app.jobs.len() + app.hidden;
     let mut title = format!(
-        "baton watch · {} jobs · {running} running · {attention} need attention",
-        app.jobs.len() + app.hidden
+        "baton watch · {total} job{} · {running} running · {attention} need attention",
+        if total == 1 { "" } else { "s" }
     );
     if app.hidden > 0 {
         title.push_str(&format!(" · {} older not listed", app.hidden));

@@ -17,6 +17,7 @@ use crate::job::store::{Job, State, Store};
 use crate::view::tail::Tail;
 use crate::view::watch::{self, JobView};
 
+use super::app::{RECENT_ENDED, needs_attention};
 use super::wake::Wake;
 
 /// At most this much of one running job's log is read per refresh (bounded
@@ -90,25 +91,45 @@ impl Tracker {
         }
     }
 
-    /// Bring every view up to date; the views.
-    pub fn refresh(&mut self, now: u64, relist: bool) -> Result<Vec<JobView>> {
+    /// Bring every view up to date; the views worth listing (running, in
+    /// need of attention, and the `RECENT_ENDED` newest others), and how
+    /// many other ended jobs were left out. A store of thousands of ended
+    /// jobs costs a pass over them, not a copy of each, per wake.
+    pub fn refresh(&mut self, now: u64, relist: bool) -> Result<(Vec<JobView>, usize)> {
         let dir = self.store.dir.metadata().and_then(|m| m.modified()).ok();
         if relist || dir != self.dir_stamp || self.dir_stamp.is_none() {
             self.dir_stamp = dir;
             self.relist(now)?;
         }
+        let mut out = Vec::new();
+        let mut ended = Vec::new();
         for e in self.entries.values_mut() {
-            match e.run.as_mut() {
-                Some(_) => update_running(e, now),
-                // Only the ages move.
-                None => {
-                    if let Some(ended) = e.view.last_activity_age_ms.map(|_| ended_ms(&e.view)) {
-                        e.view.last_activity_age_ms = Some(now.saturating_sub(ended));
-                    }
-                }
+            if e.run.is_some() {
+                update_running(e, now);
+            }
+            if e.run.is_some() {
+                out.push(e.view.clone());
+                continue;
+            }
+            // An ended view changes only in its age.
+            let age = e
+                .view
+                .last_activity_age_ms
+                .map(|_| now.saturating_sub(ended_ms(&e.view)));
+            if needs_attention(e.view.status, age) {
+                out.push(aged(&e.view, age));
+            } else {
+                ended.push((&e.view, age));
             }
         }
-        Ok(self.entries.values().map(|e| e.view.clone()).collect())
+        let keep = RECENT_ENDED.min(ended.len());
+        if keep < ended.len() {
+            ended.select_nth_unstable_by(keep, |a, b| {
+                (b.0.created_ms, &b.0.job_id).cmp(&(a.0.created_ms, &a.0.job_id))
+            });
+        }
+        out.extend(ended[..keep].iter().map(|(v, age)| aged(v, *age)));
+        Ok((out, ended.len() - keep))
     }
 
     /// New job directories are read; vanished ones (pruned) dropped.
@@ -139,6 +160,12 @@ impl Tracker {
         }
         Ok(())
     }
+}
+
+fn aged(v: &JobView, age: Option<u64>) -> JobView {
+    let mut v = v.clone();
+    v.last_activity_age_ms = age;
+    v
 }
 
 /// When an ended view's job ended, from its age at the time it was made.
@@ -213,6 +240,11 @@ fn update_running(e: &mut Entry, now: u64) {
             .or_else(|| Agent::parse(&s.agent).ok());
         r.idle_ms = watch::idle_timeout_ms(spec.as_ref());
         r.tail = agent.and_then(|a| Tail::new(e.job.stdout_log(), a).from_last(FIRST_READ).ok());
+        if let Some(t) = r.tail.as_mut() {
+            // The first look reads what is there (at most FIRST_READ), so the
+            // "now doing" line is current at once; later looks are bounded.
+            let _ = t.catch_up();
+        }
     }
     let mut v = watch::base(s, now);
     let last = watch::last_output_ms(&e.job, v.created_ms);
@@ -225,4 +257,74 @@ fn update_running(e: &mut Entry, now: u64) {
         None => watch::live_into(&mut v, &Default::default(), last, r.idle_ms, now),
     }
     e.view = v;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    fn write_state(store: &Store, id: &str, status: &str, created: u64, ended: Option<u64>) {
+        let job = store.job(id);
+        std::fs::create_dir_all(&job.dir).unwrap();
+        let s = serde_json::json!({
+            "version": 1, "id": id, "status": status, "agent": "codex", "model": null,
+            "effort": null, "access": "workspace", "cwd": "/x", "task": "t",
+            "created_ms": created, "ended_ms": ended, "runner_pid": null, "peer_pgid": null,
+            "session": null, "summary": "done", "resumed_from": null, "warnings": [],
+            "totals": {"changed_files": ["a.rs"], "usage": {}}
+        });
+        std::fs::write(job.state_path(), s.to_string()).unwrap();
+    }
+
+    #[test]
+    fn lists_attention_and_the_newest_ended_and_counts_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::in_dir(dir.path());
+        let now = 10_000_000_000;
+        let day = 24 * 3600 * 1000;
+        for i in 0..60 {
+            write_state(
+                &store,
+                &format!("1m8q4f{i:03}zzzz"),
+                "success",
+                now - day + i,
+                Some(now - day + i + 5),
+            );
+        }
+        write_state(
+            &store,
+            "1m8q4f100zzzz",
+            "failed",
+            now - 1000,
+            Some(now - 500),
+        );
+        write_state(
+            &store,
+            "1m8q4f101zzzz",
+            "failed",
+            now - 3 * day,
+            Some(now - 2 * day),
+        );
+        let (tx, _rx) = mpsc::channel();
+        let mut t = Tracker::new(store, tx);
+        let (views, unlisted) = t.refresh(now, true).unwrap();
+        // The recent failure, then the 50 newest of the 61 others.
+        assert_eq!(views.len(), 51);
+        assert_eq!(unlisted, 11);
+        assert!(views.iter().any(|v| v.job_id == "1m8q4f100zzzz"));
+        assert!(
+            !views.iter().any(|v| v.job_id == "1m8q4f101zzzz"),
+            "an old failure is old"
+        );
+        assert!(views.iter().any(|v| v.job_id == "1m8q4f059zzzz"));
+        assert!(!views.iter().any(|v| v.job_id == "1m8q4f009zzzz"));
+        let f = views.iter().find(|v| v.job_id == "1m8q4f100zzzz").unwrap();
+        assert_eq!(f.last_activity_age_ms, Some(500));
+        assert_eq!(f.files_changed, ["a.rs"], "from the state's totals");
+        // Later: only the ages move.
+        let (views, _) = t.refresh(now + 1000, false).unwrap();
+        let f = views.iter().find(|v| v.job_id == "1m8q4f100zzzz").unwrap();
+        assert_eq!(f.last_activity_age_ms, Some(1500));
+    }
 }
