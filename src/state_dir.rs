@@ -21,8 +21,19 @@ use crate::fsutil;
 /// Overrides the base directory.
 pub const ENV: &str = "BATON_STATE_DIR";
 
+#[cfg(test)]
+thread_local! {
+    /// A unit test's own base directory, for this thread only: setting
+    /// `BATON_STATE_DIR` would race with every other test in the process.
+    pub static TEST_BASE: std::cell::RefCell<Option<PathBuf>> = const { std::cell::RefCell::new(None) };
+}
+
 /// The base directory, without creating it.
 pub fn base() -> Result<PathBuf> {
+    #[cfg(test)]
+    if let Some(d) = TEST_BASE.with(|b| b.borrow().clone()) {
+        return Ok(d);
+    }
     if let Some(d) = std::env::var_os(ENV).filter(|d| !d.is_empty()) {
         let d = PathBuf::from(d);
         if d.is_relative() {

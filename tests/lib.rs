@@ -8,6 +8,8 @@ mod ask;
 mod cli_snapshots;
 mod completions;
 mod config;
+mod council;
+mod council_fake;
 mod doctor;
 mod edges;
 mod identity;

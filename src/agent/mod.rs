@@ -12,6 +12,7 @@ pub mod gemini_cli;
 pub mod opencode;
 pub mod pi;
 pub mod qwen;
+pub mod vendor;
 
 use std::ffi::OsString;
 use std::path::PathBuf;

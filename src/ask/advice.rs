@@ -238,6 +238,16 @@ fn kind(v: &Value) -> &'static str {
 /// the first balanced `{…}` that parses. The first candidate that validates
 /// wins; otherwise the errors of the most advice-like candidate are returned.
 pub fn extract(answer: &str) -> Result<Checked, Vec<String>> {
+    extract_with(answer, &validate, &FIELDS)
+}
+
+/// `extract` for any schema: `validate` checks a candidate, `fields` are the
+/// schema's top-level fields (to tell which failing candidate was meant).
+pub fn extract_with<T>(
+    answer: &str,
+    validate: &dyn Fn(&Value) -> Result<T, Vec<String>>,
+    fields: &[&str],
+) -> Result<T, Vec<String>> {
     let answer = answer.trim();
     if answer.is_empty() {
         return Err(vec!["the answer is empty".into()]);
@@ -250,9 +260,9 @@ pub fn extract(answer: &str) -> Result<Checked, Vec<String>> {
         match validate(&v) {
             Ok(c) => return Ok(c),
             Err(errs) => {
-                // The candidate with most schema fields is the one meant as advice.
+                // The candidate with most schema fields is the one meant as the answer.
                 let score = v.as_object().map_or(0, |o| {
-                    FIELDS.iter().filter(|f| o.contains_key(**f)).count() + 1
+                    fields.iter().filter(|f| o.contains_key(**f)).count() + 1
                 });
                 if best.as_ref().is_none_or(|(s, _)| score > *s) {
                     best = Some((score, errs));

@@ -15,26 +15,26 @@ use super::advice::Scope;
 
 /// One adviser, as asked for on the command line.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct AdviserSpec {
-    pub(super) agent: Agent,
-    pub(super) model: Option<String>,
+pub struct AdviserSpec {
+    pub agent: Agent,
+    pub model: Option<String>,
 }
 
 /// An adviser ready to run.
-pub(super) struct Prepared {
-    pub(super) plan: Plan,
-    pub(super) spec: CommandSpec,
-    pub(super) program: PathBuf,
-    pub(super) extra: Extra,
+pub struct Prepared {
+    pub plan: Plan,
+    pub spec: CommandSpec,
+    pub program: PathBuf,
+    pub extra: Extra,
     /// Packet scope: the private empty directory (removed on drop).
-    pub(super) workdir: Option<EmptyDir>,
+    pub workdir: Option<EmptyDir>,
 }
 
 /// A private, empty, temporary directory, removed when dropped.
-pub(super) struct EmptyDir(pub(super) PathBuf);
+pub struct EmptyDir(pub PathBuf);
 
 impl EmptyDir {
-    pub(super) fn new() -> Result<EmptyDir> {
+    pub fn new() -> Result<EmptyDir> {
         let p = std::env::temp_dir().join(format!("baton-ask-{}", ids::new_id()));
         std::fs::DirBuilder::new()
             .mode(0o700)
@@ -49,7 +49,7 @@ impl EmptyDir {
         }
     }
 
-    pub(super) fn leftovers(&self) -> Vec<String> {
+    pub fn leftovers(&self) -> Vec<String> {
         std::fs::read_dir(&self.0)
             .map(|rd| {
                 rd.filter_map(|e| e.ok())
@@ -132,12 +132,19 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
 }
 
 /// The switches that make an adviser safe, beyond read-only access.
+#[cfg(test)]
 pub(super) fn extra_for(agent: Agent, scope: Scope, schema_path: &Path) -> Extra {
+    extra_with(agent, scope, advice::SCHEMA, schema_path)
+}
+
+/// The same for any schema (`baton council` asks for proposals, critiques,
+/// plans and reviews the way `ask` asks for advice).
+pub fn extra_with(agent: Agent, scope: Scope, schema: &str, schema_path: &Path) -> Extra {
     Extra {
         no_tools: scope == Scope::Packet,
         // qwen's `--json-schema` ends the turn on the first valid answer.
         output_schema: matches!(agent, Agent::Claude | Agent::Codex | Agent::Qwen)
-            .then(|| (advice::SCHEMA.to_string(), schema_path.to_path_buf())),
+            .then(|| (schema.to_string(), schema_path.to_path_buf())),
         ..Extra::default()
     }
 }
@@ -157,6 +164,21 @@ pub(super) fn prepare(
     cwd: &Path,
     root: &Path,
     prompt: &str,
+) -> Result<Prepared> {
+    let path = schema_path(root)?;
+    prepare_with(a, args, scope, cwd, root, prompt, (advice::SCHEMA, &path))
+}
+
+/// `prepare` for an answer that must follow `schema` (its text, and the file
+/// codex reads it from; the caller writes that file).
+pub fn prepare_with(
+    a: &AdviserSpec,
+    args: &AskRequest,
+    scope: Scope,
+    cwd: &Path,
+    root: &Path,
+    prompt: &str,
+    schema: (&str, &Path),
 ) -> Result<Prepared> {
     let workdir = match scope {
         Scope::Packet => Some(EmptyDir::new()?),
@@ -183,7 +205,7 @@ pub(super) fn prepare(
     // State (run logs, codex usage records) stays in the caller's project,
     // never in the adviser's empty directory.
     plan.root = root.to_path_buf();
-    let extra = extra_for(a.agent, scope, &schema_path(root)?);
+    let extra = extra_with(a.agent, scope, schema.0, schema.1);
     let spec = plan.command_with(extra.clone())?;
     let program = plan.program(&spec)?;
     Ok(Prepared {

@@ -27,79 +27,18 @@ pub(super) fn consult(
         fsutil::write_atomic(&path, advice::SCHEMA.as_bytes())?;
     }
     let (dir, not_saved) = run::run_dir_or_warning(&shared.root);
-    let mut first = run::execute(
-        &p.plan,
-        &p.spec,
-        &p.program,
+    let repair_with = Repair {
+        in_session: &advice::repair_in_session,
+        fresh: &advice::repair_fresh,
+    };
+    let (mut result, verdict, repair) = answer(
+        p,
         dir.as_deref(),
         interrupts,
-        &mut |_| {},
+        &advice::extract,
+        &repair_with,
     )?;
-    first.warnings.extend(not_saved);
-    let mut repair = None;
-    let plain = qwen::answered_in_plain_text(first.error.as_ref().map(|e| e.message.as_str()));
-    let (mut result, verdict) = if first.status != Status::Success && !plain {
-        (first, Verdict::RunFailed)
-    } else {
-        // qwen fails a `--json-schema` turn answered in prose: that is an
-        // invalid answer like any other, so it gets the repair round.
-        let checked = match advice::extract(first.message.as_deref().unwrap_or("")) {
-            Ok(_) if plain => Err(vec![
-                "the answer was prose, not a call of the structured_output tool".to_string(),
-            ]),
-            c => c,
-        };
-        match checked {
-            Ok(c) => (first, Verdict::Valid(c)),
-            Err(errors) => {
-                let raw = first.message.clone().unwrap_or_default();
-                let mut plan = p.plan.clone();
-                let how = match &first.session {
-                    Some(s) => {
-                        plan.resume = Some(s.clone());
-                        plan.prompt = advice::repair_in_session(&errors);
-                        "resume"
-                    }
-                    None => {
-                        plan.resume = None;
-                        plan.prompt = advice::repair_fresh(&errors, &raw);
-                        "fresh"
-                    }
-                };
-                plan.task = plan.prompt.clone();
-                let spec = plan.command_with(p.extra.clone())?;
-                let rdir = dir
-                    .as_ref()
-                    .map(|d| d.join("repair"))
-                    .filter(|r| fsutil::ensure_private_dir(r).is_ok());
-                let mut second = run::execute(
-                    &plan,
-                    &spec,
-                    &p.program,
-                    rdir.as_deref(),
-                    interrupts,
-                    &mut |_| {},
-                )?;
-                run::save_result(rdir.as_deref(), &mut second);
-                repair = Some(json!({
-                    "mode": how,
-                    "errors": errors,
-                    "first_answer": raw,
-                    "log_path": second.log_path,
-                }));
-                let verdict = if second.status != Status::Success {
-                    Verdict::RunFailed
-                } else {
-                    match advice::extract(second.message.as_deref().unwrap_or("")) {
-                        Ok(c) => Verdict::Valid(c),
-                        Err(e) => Verdict::Invalid(e),
-                    }
-                };
-                (merge(first, second), verdict)
-            }
-        }
-    };
-
+    result.warnings.extend(not_saved);
     if let Some(w) = &p.workdir {
         result
             .warnings
@@ -173,8 +112,88 @@ pub(super) fn consult(
     Ok(result)
 }
 
-pub(super) enum Verdict {
-    Valid(Checked),
+/// How to ask for a repaired answer: in the same session (given the
+/// errors), or in a fresh run shown its own answer (errors, answer).
+pub struct Repair<'a> {
+    pub in_session: &'a dyn Fn(&[String]) -> String,
+    pub fresh: &'a dyn Fn(&[String], &str) -> String,
+}
+
+/// Run a prepared read-only call whose answer must pass `extract` (a schema
+/// check), with one repair round when it does not. Shared by `baton ask`
+/// (advice) and `baton council` (proposals, critiques, plans, reviews).
+/// Returns the (merged) run, the verdict, and what the repair round did.
+pub fn answer<T>(
+    p: &Prepared,
+    dir: Option<&std::path::Path>,
+    interrupts: &mut Interrupts,
+    extract: &dyn Fn(&str) -> std::result::Result<T, Vec<String>>,
+    repair_with: &Repair<'_>,
+) -> Result<(RunResult, Verdict<T>, Option<Value>)> {
+    let first = run::execute(&p.plan, &p.spec, &p.program, dir, interrupts, &mut |_| {})?;
+    let plain = qwen::answered_in_plain_text(first.error.as_ref().map(|e| e.message.as_str()));
+    if first.status != Status::Success && !plain {
+        return Ok((first, Verdict::RunFailed, None));
+    }
+    // qwen fails a `--json-schema` turn answered in prose: that is an
+    // invalid answer like any other, so it gets the repair round.
+    let checked = match extract(first.message.as_deref().unwrap_or("")) {
+        Ok(_) if plain => Err(vec![
+            "the answer was prose, not a call of the structured_output tool".to_string(),
+        ]),
+        c => c,
+    };
+    let errors = match checked {
+        Ok(c) => return Ok((first, Verdict::Valid(c), None)),
+        Err(errors) => errors,
+    };
+    let raw = first.message.clone().unwrap_or_default();
+    let mut plan = p.plan.clone();
+    let how = match &first.session {
+        Some(s) => {
+            plan.resume = Some(s.clone());
+            plan.prompt = (repair_with.in_session)(&errors);
+            "resume"
+        }
+        None => {
+            plan.resume = None;
+            plan.prompt = (repair_with.fresh)(&errors, &raw);
+            "fresh"
+        }
+    };
+    plan.task = plan.prompt.clone();
+    let spec = plan.command_with(p.extra.clone())?;
+    let rdir = dir
+        .map(|d| d.join("repair"))
+        .filter(|r| fsutil::ensure_private_dir(r).is_ok());
+    let mut second = run::execute(
+        &plan,
+        &spec,
+        &p.program,
+        rdir.as_deref(),
+        interrupts,
+        &mut |_| {},
+    )?;
+    run::save_result(rdir.as_deref(), &mut second);
+    let repair = Some(json!({
+        "mode": how,
+        "errors": errors,
+        "first_answer": raw,
+        "log_path": second.log_path,
+    }));
+    let verdict = if second.status != Status::Success {
+        Verdict::RunFailed
+    } else {
+        match extract(second.message.as_deref().unwrap_or("")) {
+            Ok(c) => Verdict::Valid(c),
+            Err(e) => Verdict::Invalid(e),
+        }
+    };
+    Ok((merge(first, second), verdict, repair))
+}
+
+pub enum Verdict<T = Checked> {
+    Valid(T),
     Invalid(Vec<String>),
     /// The adviser itself failed (error, timeout, cancelled): its run's
     /// status and error stand.
@@ -183,7 +202,7 @@ pub(super) enum Verdict {
 
 /// The repair round's result, with the two rounds' costs added up and the
 /// first round's log kept as the main log.
-pub(super) fn merge(first: RunResult, mut second: RunResult) -> RunResult {
+pub fn merge(first: RunResult, mut second: RunResult) -> RunResult {
     second.usage.add(&first.usage);
     second.duration_ms += first.duration_ms;
     second.log_path = first.log_path;

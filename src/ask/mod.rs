@@ -39,9 +39,9 @@ use crate::process::Interrupts;
 use crate::result::RunResult;
 use crate::run::{self, Depth};
 use crate::{fsutil, ids};
-mod adviser;
-mod consult;
-mod packet_input;
+pub mod adviser;
+pub mod consult;
+pub mod packet_input;
 mod report;
 
 use adviser::{advisers, prepare};

@@ -11,7 +11,7 @@ use super::packet;
 use super::packet::{FileRef, HelpType, PacketInput, Snippet};
 
 /// The packet from `--packet`, with flags added (scalars replace, lists append).
-pub(super) fn packet_input(args: &AskRequest) -> Result<PacketInput> {
+pub fn packet_input(args: &AskRequest) -> Result<PacketInput> {
     let stdin = Path::new("-");
     if args.packet.as_deref() == Some(stdin) && args.previous_advice.as_deref() == Some(stdin) {
         return Err(Error::usage(

@@ -7,6 +7,7 @@
 
 pub mod ask;
 pub mod completions;
+pub mod council;
 pub mod doctor;
 pub mod jobs;
 pub mod manpage;
@@ -58,6 +59,13 @@ pub struct Cli {
     pub output: OutputArgs,
 }
 
+#[derive(Debug, Clone, Args, Default)]
+pub struct SchemaArgs {
+    /// Which schema [default: the result of run/ask].
+    #[arg(value_name = "NAME")]
+    pub name: Option<String>,
+}
+
 #[derive(Debug, Clone, Copy, Args, Default)]
 pub struct OutputArgs {
     /// Print one JSON object on stdout (the default).
@@ -78,8 +86,11 @@ pub enum Command {
     Ask(Box<ask::AskArgs>),
     /// List the supported agents, whether their CLIs are installed, and their options.
     Agents,
-    /// Print the JSON Schema of the result.
-    Schema,
+    /// Several peers propose, critique each other blind, a chair plans, one writes, the others review.
+    #[command(subcommand)]
+    Council(council::CouncilCommand),
+    /// Print the JSON Schema of the result, or of a council's: council, council-proposal, council-critique, council-plan, council-review.
+    Schema(SchemaArgs),
     /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
     Doctor(doctor::DoctorArgs),
     /// The configuration: show what is in effect (and from where), the file paths, or write a template.
@@ -117,6 +128,9 @@ pub enum Command {
     /// Job ids for the completion scripts, newest first.
     #[command(name = "__complete-jobs", hide = true)]
     CompleteJobs,
+    /// The background council runner (started by `council … --async`).
+    #[command(name = "__council-runner", hide = true)]
+    CouncilRunner(council::RunnerArgs),
     /// The background job runner (started by `run --async`).
     #[command(name = "__job-runner", hide = true)]
     JobRunner(job::RunnerArgs),
@@ -209,10 +223,21 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Doctor(a)) => doctor::doctor(a, mode),
         Some(Command::Config(c)) => doctor::config(c, mode),
         Some(Command::Agents) => crate::agents_cmd::list(mode),
-        Some(Command::Schema) => {
-            output::json_line(&crate::result::schema())?;
+        Some(Command::Schema(a)) => {
+            let v = match a.name.as_deref() {
+                None | Some("run" | "result") => crate::result::schema(),
+                Some(n) => crate::council::envelope_schema::named(n).ok_or_else(|| {
+                    Error::usage_hint(
+                        format!("no schema `{n}`"),
+                        "use council, council-proposal, council-critique, council-plan or council-review",
+                    )
+                })?,
+            };
+            output::json_line(&v)?;
             Ok(0)
         }
+        Some(Command::Council(c)) => council::command(c, mode),
+        Some(Command::CouncilRunner(a)) => council::runner(a),
         Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
         Some(Command::Wait(a)) => jobs::wait(a, mode),
         Some(Command::Status(a)) => jobs::status(a, mode),

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::git_pin::Pin;
-use crate::ids;
 use crate::run::Plan;
 
 use super::include_dirty::snapshot_dirty;
@@ -20,7 +19,7 @@ pub fn prepare(
     id: &str,
     job_id: Option<&str>,
 ) -> Result<(Plan, Session)> {
-    if !ids::is_valid(id) {
+    if !store::is_id(id) {
         return Err(Error::Internal(format!("worktree id `{id}` is not an id")));
     }
     let store = store::ensure_dir(&plan.root)?;

@@ -106,12 +106,25 @@ pub fn forget(root: &Path, id: &str) {
     }
 }
 
+/// A worktree id: a run's or job's id, or `council-<id>` for a council's
+/// writer (its branch is `baton/council-<id>`).
+pub fn is_id(id: &str) -> bool {
+    ids::is_valid(id) || id.strip_prefix("council-").is_some_and(ids::is_valid)
+}
+
 /// Mark worktree `id` as being worked in by this process, for as long as
 /// it lives: an exclusive lock the kernel drops however the process ends
 /// (a zombie holds none). Returns the lock's path for the record.
+/// Holding it again from the same process (a council's repair round) is a
+/// no-op: a second flock on a new descriptor would wait for ourselves.
 pub fn hold(root: &Path, id: &str) -> Result<PathBuf> {
     use std::os::unix::fs::OpenOptionsExt;
+    static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     let p = crate::state_dir::ensure_sub(root, "worktrees")?.join(format!("{id}.lock"));
+    let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    if held.contains(&p) {
+        return Ok(p);
+    }
     let f = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -125,6 +138,7 @@ pub fn hold(root: &Path, id: &str) -> Result<PathBuf> {
     // Held until the process exits: the descriptor is close-on-exec, so no
     // peer inherits it.
     std::mem::forget(f);
+    held.push(p.clone());
     Ok(p)
 }
 
@@ -138,7 +152,7 @@ pub fn store_root(cwd: &Path) -> PathBuf {
         .and_then(|p| p.parent())
         .and_then(|p| p.parent());
     match (owner, root.file_name().and_then(|n| n.to_str())) {
-        (Some(o), Some(name)) if ids::is_valid(name) => o.to_path_buf(),
+        (Some(o), Some(name)) if is_id(name) => o.to_path_buf(),
         _ => root,
     }
 }
@@ -225,7 +239,7 @@ pub fn list(root: &Path) -> Result<Vec<Entry>> {
             rd.filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().to_str().map(str::to_string))
                 .map(|n| n.strip_suffix(".json").map(str::to_string).unwrap_or(n))
-                .filter(|n| ids::is_valid(n))
+                .filter(|n| is_id(n))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -308,7 +322,7 @@ pub struct Removed {
 /// worktree a live baton is working in, and one with uncommitted changes
 /// unless `force`.
 pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result<Removed> {
-    if !ids::is_valid(id) {
+    if !is_id(id) {
         return Err(Error::InvalidJobId { id: id.to_string() });
     }
     let rec = load(root, id);
@@ -545,6 +559,33 @@ mod tests {
         // A record of baton 0.1 (no lock) still reads.
         let old = br#"{"id":"0123456789abc","agent":"codex","branch":"b","base":"c","path":"/x","created_ms":1,"pid":7,"task":"t"}"#;
         assert_eq!(serde_json::from_slice::<Record>(old).unwrap().lock, None);
+    }
+
+    #[test]
+    fn council_worktree_ids_are_ids_too() {
+        let id = crate::ids::new_id();
+        assert!(is_id(&id));
+        assert!(is_id(&format!("council-{id}")));
+        for bad in [
+            "council-",
+            "council-../etc",
+            "council-council-x",
+            "job-0123456789abc",
+        ] {
+            assert!(!is_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn holding_twice_in_one_process_does_not_wait_for_itself() {
+        let d = tempfile::tempdir().unwrap();
+        crate::state_dir::TEST_BASE.with(|b| *b.borrow_mut() = Some(d.path().join("state")));
+        let id = crate::ids::new_id();
+        let a = hold(d.path(), &id).unwrap();
+        assert_eq!(hold(d.path(), &id).unwrap(), a);
+        // Still held (a second descriptor cannot share it). Broken, the
+        // second `hold` would block on our own lock instead of returning.
+        assert!(lock_held(&a));
     }
 
     #[test]

@@ -90,6 +90,28 @@ pub fn run(
     grace: Duration,
     stop: &Stop,
 ) -> Result<Checked> {
+    let argv = ["sh".to_string(), "-c".to_string(), command.to_string()];
+    let mut checked = run_argv(&argv, cwd, log, env, timeout, grace, stop)?;
+    checked.verification.command = command.to_string();
+    Ok(checked)
+}
+
+/// Run `argv` (no shell) in `cwd`, output to `log`, as `run` does; the
+/// council runs a test command a model wrote this way. The verification's
+/// `command` is the argv joined by spaces.
+pub fn run_argv(
+    argv: &[String],
+    cwd: &Path,
+    log: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+    grace: Duration,
+    stop: &Stop,
+) -> Result<Checked> {
+    let command = &argv.join(" ");
+    let Some((program, args)) = argv.split_first() else {
+        return Err(Error::Internal("an empty test command".into()));
+    };
     if let Some(sig) = stop.pending() {
         return Ok(not_run(command, sig));
     }
@@ -97,9 +119,8 @@ pub fn run(
     let err = out
         .try_clone()
         .map_err(|e| Error::io("opening the --test-cmd log", e))?;
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
+    let mut cmd = Command::new(program);
+    cmd.args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(Stdio::from(out))
@@ -117,7 +138,7 @@ pub fn run(
         });
     }
     let mut child = cmd.spawn().map_err(|e| Error::Spawn {
-        binary: "sh".into(),
+        binary: program.clone(),
         source: e,
     })?;
     let pgid = child.id() as libc::pid_t;

@@ -38,6 +38,7 @@ mod support;
 
 mod ask;
 mod claude_sandbox;
+mod council;
 mod doctor;
 mod jobs;
 mod plugin;

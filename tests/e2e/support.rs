@@ -257,6 +257,57 @@ impl Peer {
         .wait()
     }
 
+    /// `baton ARGS…` exactly, in this peer's work dir, with this peer's env
+    /// plus the other peers' CLI config (a council's members; each CLI has
+    /// its own variables). A guard kills baton if it outlives `guard`, so a
+    /// stuck run fails the test instead of hanging the suite.
+    pub fn baton_among(&self, others: &[&Peer], args: &[&str], guard: Duration) -> Outcome {
+        let mut env = self.env.clone();
+        for o in others {
+            for (k, v) in &o.env {
+                if !env.iter().any(|(have, _)| have == k) {
+                    env.push((k.clone(), v.clone()));
+                }
+            }
+        }
+        let tag = format!("{}-{}", self.name, std::process::id());
+        let started = Instant::now();
+        let child = Command::new(BATON)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env("BATON_E2E_TAG", &tag)
+            .current_dir(&self.work)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start baton");
+        let pid = child.id().to_string();
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = std::sync::Arc::clone(&done);
+        std::thread::spawn(move || {
+            let end = Instant::now() + guard;
+            while Instant::now() < end {
+                if seen.load(Ordering::Relaxed) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            if !seen.load(Ordering::Relaxed) {
+                let _ = Command::new("kill").args(["-KILL", &pid]).status();
+            }
+        });
+        let out = Running {
+            child,
+            started,
+            tag,
+        }
+        .wait();
+        done.store(true, Ordering::Relaxed);
+        out
+    }
+
     /// Every file under the CLI's config home whose name or text holds `s`
     /// (where the CLI keeps its sessions).
     pub fn files_mentioning(&self, s: &str) -> Vec<PathBuf> {

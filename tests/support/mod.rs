@@ -9,6 +9,7 @@
 
 #![allow(dead_code)]
 
+pub mod council;
 pub mod secrets;
 
 use std::fs;

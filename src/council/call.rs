@@ -1,0 +1,223 @@
+//! One read-only member call with a schema: `ask`'s adviser and repair round,
+//! cached under the sha256 of its prompt, classified ok/abstained/timeout/error.
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde_json::Value;
+
+use super::store::{Member, Record};
+use crate::agent::Agent;
+use crate::ask::AskRequest;
+use crate::ask::advice::Scope;
+use crate::ask::adviser::{AdviserSpec, prepare_with};
+use crate::ask::consult::{Repair, Verdict, answer};
+use crate::error::{Error, Result};
+use crate::process::Interrupts;
+use crate::result::{Status, Usage};
+use crate::{fsutil, run};
+
+/// What became of one call, as persisted (and reused by `resume`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Call {
+    /// `ok`, `abstained`, `timeout` or `error`.
+    pub outcome: String,
+    pub reason: Option<String>,
+    pub answer: Option<Value>,
+    pub usage: Usage,
+    pub duration_ms: u64,
+    pub model: Option<String>,
+    pub log_path: Option<String>,
+    /// Whether a transport failure was retried.
+    #[serde(default)]
+    pub retried: bool,
+}
+
+impl Call {
+    pub fn ok(&self) -> bool {
+        self.outcome == "ok"
+    }
+
+    pub fn parsed<T: DeserializeOwned>(&self) -> Option<T> {
+        self.answer
+            .as_ref()
+            .and_then(|a| serde_json::from_value(a.clone()).ok())
+    }
+
+    pub fn abstain(&mut self, reason: String) {
+        self.outcome = "abstained".into();
+        self.reason = Some(reason);
+    }
+
+    fn tokens(&self) -> u64 {
+        self.usage.input_tokens.unwrap_or(0) + self.usage.output_tokens.unwrap_or(0)
+    }
+}
+
+/// Tokens a set of calls used.
+pub fn tokens(calls: &[Call]) -> u64 {
+    calls.iter().map(Call::tokens).sum()
+}
+
+/// The schema a stage's answer must follow: its id (for the file name) and text.
+pub struct Schema<'a> {
+    pub name: &'a str,
+    /// `baton.council.proposal/1`, … (every prompt, repairs too, names it).
+    pub id: &'a str,
+    pub text: &'a str,
+}
+
+pub struct Ask<'a, T> {
+    pub rec: &'a Record,
+    pub member: &'a Member,
+    /// The stage and who (`proposing`, `m0`): part of the cache key.
+    pub stage: &'a str,
+    pub who: String,
+    pub prompt: String,
+    pub schema: Schema<'a>,
+    pub extract: &'a (dyn Fn(&str) -> std::result::Result<T, Vec<String>> + Sync),
+    /// `Some(dir)`: repo scope, read-only in `dir` (reviewers read the
+    /// writer's worktree); `None`: packet scope, tools off.
+    pub repo: Option<&'a std::path::Path>,
+}
+
+/// Run (or reuse) the call.
+pub fn call<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<Call> {
+    let path = a.rec.call_path(a.stage, &a.who, &a.prompt)?;
+    if let Some(c) = super::store::read_json::<Call>(&path)? {
+        return Ok(c);
+    }
+    let mut c = attempt(a, interrupts)?;
+    if c.outcome == "error" && transient(c.reason.as_deref().unwrap_or("")) {
+        let first = c.usage.clone();
+        c = attempt(a, interrupts)?;
+        c.usage.add(&first);
+        c.retried = true;
+    }
+    if let Some(sig) = interrupts.fired() {
+        // An interrupted call is not an answer: never cache it.
+        return Err(Error::Interrupted {
+            signal: crate::process::signal_name(sig),
+        });
+    }
+    super::store::write_json(&path, &c)?;
+    Ok(c)
+}
+
+/// A transport or rate-limit failure, worth one retry (a timeout never is).
+fn transient(reason: &str) -> bool {
+    let r = reason.to_ascii_lowercase();
+    [
+        "rate limit",
+        "rate_limit",
+        "429",
+        "overloaded",
+        "503",
+        "econnreset",
+        "connection reset",
+        "network error",
+    ]
+    .iter()
+    .any(|p| r.contains(p))
+}
+
+fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<Call> {
+    let agent = Agent::parse(&a.member.agent)?;
+    let rec = a.rec;
+    let schemas = rec.dir()?.join("schemas");
+    fsutil::ensure_private_dir(&schemas)?;
+    let schema_path = schemas.join(format!("{}.json", a.schema.name));
+    fsutil::write_atomic(&schema_path, a.schema.text.as_bytes())?;
+    let req = AskRequest {
+        effort: rec.settings.effort.clone(),
+        timeout: rec.settings.timeout.clone(),
+        idle_timeout: rec.settings.idle_timeout.clone(),
+        ..AskRequest::default()
+    };
+    let spec = AdviserSpec {
+        agent,
+        model: a.member.model.clone(),
+    };
+    let (scope, cwd) = match a.repo {
+        Some(d) => (Scope::Repo, d),
+        None => (Scope::Packet, rec.cwd.as_path()),
+    };
+    let p = prepare_with(
+        &spec,
+        &req,
+        scope,
+        cwd,
+        &rec.root,
+        &a.prompt,
+        (a.schema.text, &schema_path),
+    )?;
+    let (dir, _) = run::run_dir_or_warning(&rec.root);
+    let repair = Repair {
+        in_session: &|errs| repair_in_session(errs, a.schema.id, a.schema.text),
+        fresh: &|errs, raw| repair_fresh(errs, raw, a.schema.id, a.schema.text),
+    };
+    let (r, verdict, _) = answer(&p, dir.as_deref(), interrupts, a.extract, &repair)?;
+    let mut c = Call {
+        outcome: "ok".into(),
+        reason: None,
+        answer: None,
+        usage: r.usage.clone(),
+        duration_ms: r.duration_ms,
+        model: r.model.clone(),
+        log_path: r.log_path.clone(),
+        retried: false,
+    };
+    match verdict {
+        Verdict::Valid(t) => {
+            c.answer = Some(serde_json::to_value(&t).map_err(|e| Error::Internal(e.to_string()))?)
+        }
+        Verdict::Invalid(errs) => c.abstain(format!(
+            "its answer did not follow the schema, even after one repair round: {}",
+            errs.join("; ")
+        )),
+        Verdict::RunFailed => {
+            c.outcome = match r.status {
+                Status::Timeout => "timeout",
+                _ => "error",
+            }
+            .into();
+            c.reason = Some(
+                r.error
+                    .as_ref()
+                    .map(|e| format!("{}: {}", e.kind, e.message))
+                    .unwrap_or_else(|| r.summary.clone()),
+            );
+        }
+    }
+    Ok(c)
+}
+
+fn repair_in_session(errors: &[String], id: &str, schema: &str) -> String {
+    format!(
+        "Your answer could not be used: {}.\nReply again with only the JSON object the schema \
+{id} below describes: one object, no prose, no code fences. Keep your answer; do not add fields.\n\
+JSON Schema ({id}): {schema}\n",
+        errors.join("; ")
+    )
+}
+
+fn repair_fresh(errors: &[String], answer: &str, id: &str, schema: &str) -> String {
+    format!(
+        "Below is an answer that was meant to be one JSON object following the schema {id} \
+further down, but it could not be used: {}.\nRestate it as that JSON object only: no prose, no \
+code fences. Keep its content and add nothing new.\nJSON Schema ({id}): {schema}\n\
+\n<answer>\n{answer}\n</answer>\n",
+        errors.join("; ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_transport_failures_are_retried() {
+        assert!(transient("failed: 429 Too Many Requests"));
+        assert!(transient("API Error: Overloaded"));
+        assert!(!transient("timeout: no output for 10m"));
+        assert!(!transient("the answer is not valid"));
+    }
+}

@@ -1,0 +1,211 @@
+//! The council commands as plain requests (`CouncilRequest`, `Action`) and
+//! their dispatch: start, approve, execute, status, result, report, cancel, resume, list.
+
+use std::path::PathBuf;
+
+use super::machine::{Event, Stage};
+use super::store::{self, Record};
+use super::{approve, envelope, flow, preflight, report};
+use crate::error::{Error, Result};
+use crate::output::{self, Mode};
+use crate::{fsutil, run};
+
+/// A new council, as asked for (`discuss` or `plan`).
+#[derive(Debug, Clone, Default)]
+pub struct CouncilRequest {
+    /// `discuss` or `plan`.
+    pub kind: String,
+    pub members: Vec<String>,
+    pub chair: Option<String>,
+    pub writer: Option<String>,
+    pub depth: String,
+    pub repair_rounds: u32,
+    pub quorum: usize,
+    pub seed: Option<u64>,
+    pub max_wall: Option<String>,
+    pub budget_tokens: Option<u64>,
+    pub test_cmd: Option<String>,
+    pub allow: Vec<String>,
+    /// Approve at once and execute (`plan --yes`).
+    pub yes: bool,
+    pub run_async: bool,
+    pub dry_run: bool,
+    pub effort: Option<String>,
+    pub timeout: String,
+    pub idle_timeout: String,
+    /// The packet flags of `baton ask` (question = the task).
+    pub packet: crate::ask::AskRequest,
+}
+
+/// What to do.
+#[derive(Debug, Clone)]
+pub enum Action {
+    Start(Box<CouncilRequest>),
+    Approve {
+        id: String,
+        plan_sha256: String,
+    },
+    Execute {
+        id: String,
+    },
+    Status {
+        id: String,
+    },
+    Result {
+        id: String,
+    },
+    Report {
+        id: String,
+    },
+    Cancel {
+        id: String,
+    },
+    Resume {
+        id: String,
+    },
+    List,
+    /// The background runner of `--async` (hidden command).
+    Runner {
+        id: String,
+        root: PathBuf,
+    },
+}
+
+pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> {
+    let cwd = run::resolve_cwd(cwd.as_deref())?;
+    let root = fsutil::project_root(&cwd);
+    match action {
+        Action::Start(req) => start(*req, &cwd, &root, mode),
+        Action::Approve { id, plan_sha256 } => {
+            let mut rec = Record::load(&root, &id)?;
+            approve::approve(&mut rec, &plan_sha256, "explicit")?;
+            finish(&rec, mode)
+        }
+        Action::Execute { id } => {
+            let mut rec = Record::load(&root, &id)?;
+            let running = [
+                Stage::Implementing,
+                Stage::Verifying,
+                Stage::Reviewing,
+                Stage::Repairing,
+            ];
+            if !running.contains(&rec.stage) {
+                return Err(not_now(
+                    &rec,
+                    "execute",
+                    "approve it first: `baton council approve ID --plan-sha256 HEX`",
+                ));
+            }
+            flow::drive(&mut rec)?;
+            finish(&rec, mode)
+        }
+        Action::Resume { id } => {
+            let mut rec = Record::load(&root, &id)?;
+            if rec.stage.is_terminal() || rec.stage == Stage::AwaitingApproval {
+                return finish(&rec, mode);
+            }
+            flow::drive(&mut rec)?;
+            finish(&rec, mode)
+        }
+        Action::Runner { id, root } => {
+            let mut rec = Record::load(&root, &id)?;
+            flow::drive(&mut rec)?;
+            Ok(0)
+        }
+        Action::Status { id } => {
+            let rec = Record::load(&root, &id)?;
+            let v = envelope::status(&rec);
+            match mode {
+                Mode::Json => output::json_line(&v)?,
+                Mode::Text => output::text(&report::status_text(&rec))?,
+            }
+            Ok(0)
+        }
+        Action::Result { id } => finish(&Record::load(&root, &id)?, mode),
+        Action::Report { id } => {
+            let rec = Record::load(&root, &id)?;
+            output::text(&report::markdown(&rec, &envelope::build(&rec)?))?;
+            Ok(0)
+        }
+        Action::Cancel { id } => {
+            let mut rec = Record::load(&root, &id)?;
+            cancel(&mut rec)?;
+            finish(&rec, mode)
+        }
+        Action::List => {
+            let all = store::list(&root)?;
+            match mode {
+                Mode::Json => output::json_line(&serde_json::json!({
+                    "councils": all.iter().map(envelope::status).collect::<Vec<_>>()
+                }))?,
+                Mode::Text => output::text(&report::list_text(&all))?,
+            }
+            Ok(0)
+        }
+    }
+}
+
+fn start(
+    req: CouncilRequest,
+    cwd: &std::path::Path,
+    root: &std::path::Path,
+    mode: Mode,
+) -> Result<i32> {
+    crate::run::Depth::from_env().check()?;
+    let pre = preflight::preflight(&req, cwd, root)?;
+    if req.dry_run {
+        output::json_line(&preflight::dry_run(&pre))?;
+        return Ok(0);
+    }
+    let mut rec = pre.record;
+    rec.save()?;
+    fsutil::write_atomic(&rec.dir()?.join("packet.txt"), pre.packet.as_bytes())?;
+    rec.advance(Event::Preflighted)?;
+    if req.run_async {
+        let pid = flow::spawn_runner(&rec)?;
+        rec.pid = Some(pid);
+        rec.save()?;
+        return finish(&rec, mode);
+    }
+    flow::drive(&mut rec)?;
+    finish(&rec, mode)
+}
+
+/// Print the council's result envelope; exit by its stage.
+fn finish(rec: &Record, mode: Mode) -> Result<i32> {
+    let v = envelope::build(rec)?;
+    rec.put_artifact("result.json", &v)?;
+    match mode {
+        Mode::Json => output::json_line(&v)?,
+        Mode::Text => output::text(&report::text(rec, &v))?,
+    }
+    Ok(rec.stage.exit_code())
+}
+
+fn cancel(rec: &mut Record) -> Result<()> {
+    if rec.stage.is_terminal() {
+        return Ok(());
+    }
+    if let Some(pid) = rec.pid.filter(|p| *p != std::process::id()) {
+        // The driving process stops its members as a group on SIGTERM and
+        // records nothing more; the record is marked here.
+        // SAFETY: kill(2) with a pid we recorded; a stale pid gets ESRCH.
+        unsafe {
+            libc::kill(pid as i32, libc::SIGTERM);
+        }
+    }
+    rec.pid = None;
+    rec.stop(Event::Cancel, "cancelled by `baton council cancel`")?;
+    Ok(())
+}
+
+pub fn not_now(rec: &Record, what: &str, hint: &str) -> Error {
+    Error::usage_hint(
+        format!(
+            "council `{}` is at stage `{}`: it cannot {what} now",
+            rec.council_id,
+            rec.stage.as_str()
+        ),
+        hint,
+    )
+}

@@ -1,0 +1,237 @@
+//! The council's result: `run`'s envelope (schema_version, status, summary,
+//! error, warnings, duration_ms, usage) plus every stage's record, built from disk.
+
+use serde_json::{Map, Value, json};
+
+use super::call::Call;
+use super::deliberate::{CriticCall, Synthesis};
+use super::machine::Stage;
+use super::store::Record;
+use crate::error::Result;
+use crate::result::{SCHEMA_VERSION, Usage};
+
+/// The short status `status`/`list` print.
+pub fn status(rec: &Record) -> Value {
+    json!({
+        "council_id": rec.council_id,
+        "kind": rec.kind,
+        "status": rec.stage.as_str(),
+        "stage": rec.stage.as_str(),
+        "task": crate::agent::clip(&rec.task, 120),
+        "members": rec.members.iter().map(|m| m.agent.as_str()).collect::<Vec<_>>(),
+        "reason": rec.reason,
+        "running": rec.pid.is_some_and(alive),
+        "created_ms": rec.created_ms,
+        "plan_sha256": rec.plan_sha256,
+    })
+}
+
+fn alive(pid: u32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid as i32, 0) == 0 }
+}
+
+fn add(usage: &mut Usage, calls: &[&Call]) {
+    for c in calls {
+        usage.add(&c.usage);
+    }
+}
+
+fn outcome(c: Option<&Call>) -> Value {
+    match c {
+        Some(c) => json!({"outcome": c.outcome, "reason": c.reason}),
+        None => Value::Null,
+    }
+}
+
+pub fn build(rec: &Record) -> Result<Value> {
+    let proposals: Vec<Option<Call>> = rec.artifact("proposals.json")?.unwrap_or_default();
+    let critiques: Vec<CriticCall> = rec.artifact("critiques.json")?.unwrap_or_default();
+    let synthesis: Option<Synthesis> = rec.artifact("synthesis.json")?;
+    let execution: Option<Value> = rec.artifact("execution.json")?;
+    let label_of = |i: usize| {
+        synthesis.as_ref().and_then(|s| {
+            s.label_map
+                .iter()
+                .find(|(_, j)| *j == i)
+                .map(|(l, _)| l.clone())
+        })
+    };
+    let mut by_stage = Map::new();
+    let mut total = Usage::default();
+    let mut u = Usage::default();
+    add(&mut u, &proposals.iter().flatten().collect::<Vec<_>>());
+    by_stage.insert("proposing".into(), json!(u));
+    total.add(&u);
+    let mut u = Usage::default();
+    add(
+        &mut u,
+        &critiques.iter().map(|c| &c.call).collect::<Vec<_>>(),
+    );
+    by_stage.insert("critiquing".into(), json!(u));
+    total.add(&u);
+    let mut u = Usage::default();
+    if let Some(s) = &synthesis {
+        add(&mut u, &s.calls.iter().collect::<Vec<_>>());
+    }
+    by_stage.insert("synthesizing".into(), json!(u));
+    total.add(&u);
+    if let Some(stages) = execution
+        .as_ref()
+        .and_then(|e| e.get("usage_by_stage"))
+        .and_then(Value::as_object)
+    {
+        for (k, v) in stages {
+            if let Ok(u) = serde_json::from_value::<Usage>(v.clone()) {
+                total.add(&u);
+            }
+            by_stage.insert(k.clone(), v.clone());
+        }
+    }
+
+    let members: Vec<Value> = rec
+        .members
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let crit = critiques.iter().find(|c| c.critic == i).map(|c| &c.call);
+            let mut stages = json!({
+                "proposing": outcome(proposals.get(i).and_then(Option::as_ref)),
+                "critiquing": outcome(crit),
+            });
+            if let Some(r) = execution
+                .as_ref()
+                .and_then(|e| e.get("member_outcomes"))
+                .and_then(|o| o.get(i.to_string()))
+            {
+                stages["reviewing"] = r.clone();
+            }
+            json!({"agent": m.agent, "model": m.model, "vendor": m.vendor,
+                "label": label_of(i), "outcomes": stages})
+        })
+        .collect();
+    let label_map: Map<String, Value> = synthesis
+        .as_ref()
+        .map(|s| {
+            s.label_map
+                .iter()
+                .map(|(l, i)| {
+                    let m = &rec.members[*i];
+                    (
+                        l.clone(),
+                        json!({"agent": m.agent, "model": m.model, "vendor": m.vendor}),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let proposals_out: Vec<Value> = proposals
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| {
+            c.as_ref().map(|c| {
+                json!({"label": label_of(i), "agent": rec.members[i].agent, "outcome": c.outcome,
+                    "reason": c.reason, "proposal": c.answer})
+            })
+        })
+        .collect();
+    let critiques_out: Vec<Value> = critiques
+        .iter()
+        .map(|c| {
+            json!({"critic": label_of(c.critic), "agent": rec.members[c.critic].agent,
+                "shown": c.shown.iter().map(|(l, i)| json!({"label": l, "is": label_of(*i)})).collect::<Vec<_>>(),
+                "outcome": c.call.outcome, "reason": c.call.reason, "critique": c.call.answer})
+        })
+        .collect();
+    let plan = synthesis.as_ref().and_then(|s| s.plan.as_ref());
+    let plan_path = rec.dir()?.join("plan.json");
+    let plan_out = plan.map(|p| {
+        json!({"path": plan_path.exists().then(|| plan_path.display().to_string()),
+            "sha256": rec.plan_sha256, "by": synthesis.as_ref().map(|s| s.by.clone()),
+            "content": p})
+    });
+    let unresolved: Vec<Value> = plan
+        .map(|p| p.disagreements.iter().map(|d| json!(d)).collect())
+        .unwrap_or_default();
+    let error = match rec.stage {
+        Stage::NeedsHuman => Some(json!({"kind": "needs_human",
+            "message": rec.reason.clone().unwrap_or_else(|| "the council needs a person".into()),
+            "hint": "read `baton council report ID`: what each member said and why the council stopped"})),
+        Stage::Failed => Some(json!({"kind": "council_failed",
+            "message": rec.reason.clone().unwrap_or_else(|| "the council failed".into()),
+            "hint": "fix what the message says, then `baton council resume ID`"})),
+        Stage::Cancelled => Some(json!({"kind": "cancelled",
+            "message": rec.reason.clone().unwrap_or_else(|| "cancelled".into()), "hint": null})),
+        _ => None,
+    };
+    let mut v = json!({
+        "schema_version": SCHEMA_VERSION,
+        "council_id": rec.council_id,
+        "kind": rec.kind,
+        "status": rec.stage.as_str(),
+        "stage": rec.stage.as_str(),
+        "summary": summary(rec, plan.map(|p| p.summary.as_str())),
+        "error": error,
+        "warnings": rec.warnings,
+        "duration_ms": rec.updated_ms.saturating_sub(rec.created_ms),
+        "usage": total,
+        "usage_by_stage": by_stage,
+        "task": rec.task,
+        "seed": rec.seed,
+        "packet_sha256": rec.packet_sha256,
+        "base_commit": rec.base_commit,
+        "depth": rec.settings.depth,
+        "quorum": rec.settings.quorum,
+        "chair": rec.chair,
+        "members": members,
+        "label_map": label_map,
+        "proposals": proposals_out,
+        "critiques": critiques_out,
+        "blinding": {"strips": synthesis.as_ref().map_or(0, |s| s.strips)},
+        "plan": plan_out,
+        "approval": rec.approval,
+        "disagreements_unresolved": unresolved,
+        "worktree": Value::Null,
+        "verification": Value::Null,
+        "reviews": [],
+        "repair_rounds": 0,
+        "merge_hint": Value::Null,
+    });
+    if let Some(Value::Object(e)) = execution {
+        for k in [
+            "worktree",
+            "verification",
+            "reviews",
+            "repair_rounds",
+            "merge_hint",
+            "findings",
+        ] {
+            if let Some(x) = e.get(k) {
+                v[k] = x.clone();
+            }
+        }
+    }
+    Ok(v)
+}
+
+fn summary(rec: &Record, plan: Option<&str>) -> String {
+    let id = &rec.council_id;
+    let first = |s: &str| crate::agent::clip(s.lines().next().unwrap_or(""), 120);
+    match rec.stage {
+        Stage::Done => format!("council {id} answered: {}", first(plan.unwrap_or(""))),
+        Stage::AwaitingApproval => format!(
+            "council {id} has a plan waiting for approval: {} (approve with `baton council approve {id} --plan-sha256 {}`)",
+            first(plan.unwrap_or("")),
+            rec.plan_sha256.as_deref().unwrap_or("")
+        ),
+        Stage::Ready => format!(
+            "council {id} is ready: the change passed its tests and its reviews; nothing was merged"
+        ),
+        Stage::NeedsHuman | Stage::Failed | Stage::Cancelled => format!(
+            "council {id} stopped ({}): {}",
+            rec.stage.as_str(),
+            rec.reason.as_deref().unwrap_or("")
+        ),
+        s => format!("council {id} is {}", s.as_str()),
+    }
+}

@@ -1,0 +1,348 @@
+//! Stages 6–9 driven in order (implementing, verifying, reviewing,
+//! repairing) with the `implement`/`verify`/`review`/`gate` functions, each round stored for resume.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::call::{self, Ask, Call, Schema};
+use super::deliberate::Deliberation;
+use super::flow::parallel;
+use super::gate::{self, Gate, Repair};
+use super::implement::{self, Implemented, WriteRequest};
+use super::lock::CouncilLock;
+use super::machine::{self, Event, Stage};
+use super::review;
+use super::schema::{Plan, Review};
+use super::store::{Member, Record, read_json, write_json};
+use super::verify::{self, TestCmd, Verification};
+use crate::error::{Error, Result};
+use crate::fsutil;
+use crate::process::Interrupts;
+use crate::result::Usage;
+use crate::worktree::verify::Stop;
+
+/// One reviewer's call in one round.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReviewCall {
+    pub member: usize,
+    pub call: Call,
+}
+
+/// The author the chair adopted most: the first label of `adopted_from`.
+fn writer(rec: &Record, d: &Deliberation, plan: &Plan) -> Result<Member> {
+    if let Some(w) = &rec.writer {
+        return Ok(w.clone());
+    }
+    plan.adopted_from
+        .first()
+        .and_then(|l| d.synthesis.label_map.iter().find(|(x, _)| x == l))
+        .map(|(_, i)| rec.members[*i].clone())
+        .or_else(|| rec.members.first().cloned())
+        .ok_or_else(|| Error::Internal("a council without members".into()))
+}
+
+fn writer_plan(rec: &Record, w: &Member) -> Result<crate::run::Plan> {
+    let req = crate::run::RunRequest {
+        agent: Some(w.agent.clone()),
+        model: w.model.clone(),
+        effort: rec.settings.effort.clone(),
+        cwd: Some(rec.cwd.clone()),
+        timeout: Some(rec.settings.timeout.clone()),
+        idle_timeout: Some(rec.settings.idle_timeout.clone()),
+        ..Default::default()
+    };
+    crate::run::plan(&req, "the council's plan".into())
+}
+
+fn step(rec: &mut Record, from: &[Stage], event: Event) -> Result<()> {
+    if from.contains(&rec.stage) && machine::next(rec.stage, event).is_some() {
+        rec.advance(event)?;
+    }
+    Ok(())
+}
+
+/// Run stages 6–9 from wherever the record stands, reusing stored rounds.
+pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<()> {
+    // The approved bytes, not a re-derivation: approval bound these.
+    let plan: Plan = read_json(&rec.dir()?.join("plan.json"))?
+        .ok_or_else(|| Error::Internal("the approved plan is missing".into()))?;
+    let w = writer(rec, d, &plan)?;
+    let lock = CouncilLock::acquire(&rec.root, &rec.council_id)?;
+    let stop = Stop::install()?;
+    let dir = rec.dir()?.join("execution");
+    fsutil::ensure_private_dir(&dir)?;
+    let base = rec.base_commit.clone().unwrap_or_default();
+    let test = rec
+        .settings
+        .test_cmd
+        .as_ref()
+        .map(|t| TestCmd {
+            text: t.clone(),
+            shell: true,
+        })
+        .or_else(|| {
+            plan.test_cmd.as_ref().map(|t| TestCmd {
+                text: t.clone(),
+                shell: false,
+            })
+        });
+    let timeout =
+        crate::duration::parse(&rec.settings.timeout).unwrap_or(Duration::from_secs(1200));
+    let reviewers: Vec<usize> = (0..rec.members.len())
+        .filter(|i| rec.members[*i] != w)
+        .collect();
+    let mut usage_impl = Usage::default();
+    let mut usage_rev = Usage::default();
+    let mut prev_open = None;
+    let mut last: Option<(
+        Implemented,
+        Verification,
+        Vec<ReviewCall>,
+        Vec<review::MergedFinding>,
+    )> = None;
+    let mut round = 0u32;
+    loop {
+        let rdir = dir.join(format!("round-{round}"));
+        fsutil::ensure_private_dir(&rdir)?;
+        // Stage 6 / 9: the writer.
+        let imp: Implemented = match read_json(&rdir.join("implemented.json"))? {
+            Some(i) => i,
+            None => {
+                let mut one = ints.clone();
+                let i = match &last {
+                    None => implement::implement(
+                        &WriteRequest {
+                            plan: &plan,
+                            council_id: &rec.council_id,
+                            writer: &writer_plan(rec, &w)?,
+                            base: &base,
+                            dir: &rdir,
+                        },
+                        &lock,
+                        &mut one,
+                        &stop,
+                    )?,
+                    Some((prev, ver, _, merged)) => {
+                        let open: Vec<review::MergedFinding> =
+                            gate::open_findings(merged).into_iter().cloned().collect();
+                        let tail = (ver.command.is_some() && !ver.passed)
+                            .then_some(ver.output_tail.as_str());
+                        let prompt = implement::repair_prompt(&open, tail);
+                        implement::repair(prev, &prompt, &rdir, &lock, &mut one, &stop)?
+                    }
+                };
+                if let Some(sig) = one.fired() {
+                    return Err(Error::Interrupted {
+                        signal: crate::process::signal_name(sig),
+                    });
+                }
+                write_json(&rdir.join("implemented.json"), &i)?;
+                i
+            }
+        };
+        usage_impl.add(&imp.usage);
+        let ok = imp.commit.is_some() || imp.status == crate::result::Status::Success;
+        if !ok {
+            rec.reason = Some(format!(
+                "the writer failed: {}",
+                imp.error
+                    .as_ref()
+                    .map_or(imp.summary.clone(), |e| e.message.clone())
+            ));
+        }
+        step(
+            rec,
+            &[Stage::Implementing, Stage::Repairing],
+            Event::Implemented { ok },
+        )?;
+        if rec.stage == Stage::Failed {
+            save(
+                rec,
+                &dir,
+                &imp,
+                None,
+                &[],
+                &[],
+                round,
+                &usage_impl,
+                &usage_rev,
+            )?;
+            return Ok(());
+        }
+        // Stage 7: baton's own oracle.
+        let ver: Verification = match read_json(&rdir.join("verification.json"))? {
+            Some(v) => v,
+            None => {
+                let v =
+                    verify::verify(&imp, test.as_ref(), &rdir.join("test.log"), timeout, &stop)?;
+                write_json(&rdir.join("verification.json"), &v)?;
+                v
+            }
+        };
+        step(rec, &[Stage::Verifying], Event::Verified)?;
+        // Stage 8: the others review, read-only in the worktree.
+        let diff = match &imp.commit {
+            Some(head) => verify::diff_text(&imp.worktree.top, &imp.worktree.base, head)?,
+            None => String::new(),
+        };
+        let prompt = review::review_prompt(&plan, &diff, &ver);
+        let snapshot = rec.clone();
+        let wt = imp.worktree_path.clone();
+        let calls = parallel(reviewers.len(), ints, |k, ints| {
+            let i = reviewers[k];
+            let ex = |s: &str| {
+                super::check::extract(
+                    s,
+                    &review::validate,
+                    &["verdict", "summary", "files_reviewed", "findings"],
+                )
+            };
+            call::call(
+                &Ask {
+                    rec: &snapshot,
+                    member: &snapshot.members[i],
+                    stage: &format!("reviewing{round}"),
+                    who: format!("m{i}"),
+                    prompt: prompt.clone(),
+                    schema: Schema {
+                        name: "council-review",
+                        id: review::REVIEW_SCHEMA_ID,
+                        text: review::REVIEW_SCHEMA,
+                    },
+                    extract: &ex,
+                    repo: Some(wt.as_path()),
+                },
+                ints,
+            )
+            .map(Some)
+        })?;
+        let rcalls: Vec<ReviewCall> = calls
+            .into_iter()
+            .zip(&reviewers)
+            .filter_map(|(c, i)| c.map(|call| ReviewCall { member: *i, call }))
+            .collect();
+        for c in &rcalls {
+            usage_rev.add(&c.call.usage);
+        }
+        let reviews: Vec<(String, String, Review)> = rcalls
+            .iter()
+            .filter(|c| c.call.ok())
+            .filter_map(|c| {
+                c.call.parsed::<Review>().map(|r| {
+                    (
+                        rec.members[c.member].agent.clone(),
+                        rec.members[c.member].vendor.clone(),
+                        r,
+                    )
+                })
+            })
+            .collect();
+        let merged = gate::merged(&reviews);
+        let verdict = gate::terminal(&ver, &reviews, &w.vendor, &imp.changed_files);
+        let open = gate::open_set(&ver, &merged);
+        save(
+            rec,
+            &dir,
+            &imp,
+            Some(&ver),
+            &rcalls,
+            &merged,
+            round,
+            &usage_impl,
+            &usage_rev,
+        )?;
+        match verdict {
+            Gate::Ready => {
+                step(
+                    rec,
+                    &[Stage::Reviewing],
+                    Event::Reviewed(machine::Gate::Ready),
+                )?;
+                return Ok(());
+            }
+            Gate::NeedsHuman {
+                reason,
+                coverage_gap,
+            } => {
+                let decision = gate::repair_decision(
+                    round,
+                    rec.settings.repair_rounds,
+                    &open,
+                    prev_open.as_ref(),
+                );
+                if decision == Repair::Go && rec.stage != Stage::NeedsHuman {
+                    step(
+                        rec,
+                        &[Stage::Reviewing],
+                        Event::Reviewed(machine::Gate::Repair),
+                    )?;
+                    prev_open = Some(open);
+                    last = Some((imp, ver, rcalls, merged));
+                    round += 1;
+                    continue;
+                }
+                if !coverage_gap.is_empty() {
+                    rec.warn(format!(
+                        "coverage_gap: no reviewer read {}",
+                        coverage_gap.join(", ")
+                    ));
+                }
+                let why = match decision {
+                    Repair::Stuck => "; the same problems stayed open after a repair round",
+                    Repair::OutOfRounds => "; the repair rounds are used up",
+                    _ => "",
+                };
+                rec.reason = Some(format!("{reason}{why}"));
+                step(
+                    rec,
+                    &[Stage::Reviewing],
+                    Event::Reviewed(machine::Gate::NeedsHuman),
+                )?;
+                rec.save()?;
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// `execution.json`: what the result shows of stages 6–9.
+#[allow(clippy::too_many_arguments)]
+fn save(
+    rec: &Record,
+    dir: &Path,
+    imp: &Implemented,
+    ver: Option<&Verification>,
+    reviews: &[ReviewCall],
+    merged: &[review::MergedFinding],
+    round: u32,
+    usage_impl: &Usage,
+    usage_rev: &Usage,
+) -> Result<()> {
+    let mut outcomes = Map::new();
+    for r in reviews {
+        outcomes.insert(
+            r.member.to_string(),
+            json!({"outcome": r.call.outcome, "reason": r.call.reason}),
+        );
+    }
+    let branch = &imp.branch;
+    let v = json!({
+        "worktree": {"path": imp.worktree_path, "branch": branch, "base": imp.base, "commit": imp.commit,
+            "changed_files": imp.changed_files, "reverted": imp.reverted, "writer": imp.run_plan.agent.name(),
+            "writer_summary": imp.summary},
+        "verification": ver,
+        "reviews": reviews.iter().map(|r| json!({"reviewer": rec.members[r.member].agent,
+            "vendor": rec.members[r.member].vendor, "outcome": r.call.outcome, "reason": r.call.reason,
+            "review": r.call.answer})).collect::<Vec<Value>>(),
+        "findings": merged,
+        "repair_rounds": round,
+        "merge_hint": format!("nothing was merged: review with `git diff {}...{branch}`, then `git merge {branch}` if you agree", imp.base),
+        "usage_by_stage": {"implementing": usage_impl, "reviewing": usage_rev},
+        "member_outcomes": outcomes,
+    });
+    let _ = dir;
+    write_json(&rec.dir()?.join("execution.json"), &v)
+}

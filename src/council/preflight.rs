@@ -1,0 +1,283 @@
+//! Stage 1, preflight: members, chair and writer resolved; the packet built
+//! once with `ask`'s code; base commit, seed and call estimate recorded.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::command::CouncilRequest;
+use super::machine::Stage;
+use super::store::{self, Member, Record, Settings};
+use crate::agent::{Access, Agent};
+use crate::ask::packet::{self, DiffSource};
+use crate::ask::redact::Redactor;
+use crate::error::{Error, Result};
+use crate::process::find_program;
+
+pub struct Preflight {
+    pub record: Record,
+    pub packet: String,
+    pub calls: Value,
+}
+
+/// Agents that can advise (read-only), in the order a default council takes them.
+const PREFERRED: [Agent; 6] = [
+    Agent::Codex,
+    Agent::Claude,
+    Agent::Pi,
+    Agent::GeminiCli,
+    Agent::Qwen,
+    Agent::Opencode,
+];
+
+fn member(spec: &str) -> Result<(Agent, Member)> {
+    let (name, model) = match spec.trim().split_once(':') {
+        Some((a, m)) if !m.trim().is_empty() => (a, Some(m.trim().to_string())),
+        Some((a, _)) => (a, None),
+        None => (spec.trim(), None),
+    };
+    let agent = Agent::parse(name)?;
+    Ok((
+        agent,
+        Member {
+            agent: agent.name().into(),
+            vendor: agent.vendor(None, model.as_deref()),
+            model,
+        },
+    ))
+}
+
+fn installed(a: Agent) -> bool {
+    find_program(a.binary()).is_some()
+}
+
+fn read_only(a: Agent) -> bool {
+    a.supported_access().contains(&Access::ReadOnly)
+}
+
+/// The members: as named, or every installed adviser, at most 3, distinct vendors first.
+pub fn members(named: &[String]) -> Result<Vec<Member>> {
+    if !named.is_empty() {
+        let mut out = Vec::new();
+        for n in named {
+            let (agent, m) = member(n)?;
+            if !read_only(agent) {
+                return Err(Error::usage_hint(
+                    format!(
+                        "`{}` cannot be a council member: it has no enforceable read-only mode",
+                        agent.name()
+                    ),
+                    "pick members from codex, claude, pi, gemini-cli, opencode, qwen",
+                ));
+            }
+            if !installed(agent) {
+                continue;
+            }
+            out.push(m);
+        }
+        return Ok(out);
+    }
+    let avail: Vec<Member> = PREFERRED
+        .iter()
+        .filter(|a| read_only(**a) && installed(**a))
+        .map(|a| member(a.name()).map(|m| m.1))
+        .collect::<Result<_>>()?;
+    let mut out: Vec<Member> = Vec::new();
+    for m in &avail {
+        if out.len() < 3 && !out.iter().any(|o| o.vendor == m.vendor) {
+            out.push(m.clone());
+        }
+    }
+    for m in &avail {
+        if out.len() < 3 && !out.contains(m) {
+            out.push(m.clone());
+        }
+    }
+    Ok(out)
+}
+
+pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Preflight> {
+    if !["discuss", "plan"].contains(&req.kind.as_str()) {
+        return Err(Error::Internal(format!(
+            "unknown council kind {}",
+            req.kind
+        )));
+    }
+    if !["quick", "standard", "deep"].contains(&req.depth.as_str()) {
+        return Err(Error::usage_hint(
+            format!("unknown depth `{}`", req.depth),
+            "use quick (no critique), standard or deep (a revision round after critique)",
+        ));
+    }
+    if req.quorum == 0 {
+        return Err(Error::usage("--quorum must be at least 1"));
+    }
+    let members = members(&req.members)?;
+    if members.len() < req.quorum {
+        return Err(Error::Refused {
+            kind: "quorum_unreachable",
+            message: format!(
+                "only {} council member(s) are installed ({}), fewer than the quorum of {}",
+                members.len(),
+                members.iter().map(|m| m.agent.as_str()).collect::<Vec<_>>().join(", "),
+                req.quorum
+            ),
+            hint: "install more agent CLIs (`baton agents` lists them), name them with --members, or lower --quorum".into(),
+        });
+    }
+    let chair = match req.chair.as_deref().map(str::trim) {
+        Some("none") => None,
+        Some(c) => Some(member(c)?.1),
+        None => Some(members[0].clone()),
+    };
+    let writer = match &req.writer {
+        Some(w) => Some(member(w)?.1),
+        None => None,
+    };
+    for w in [&chair, &writer].into_iter().flatten() {
+        let a = Agent::parse(&w.agent)?;
+        if !installed(a) {
+            return Err(Error::NotInstalled {
+                agent: a.name(),
+                binary: a.binary().into(),
+                hint: format!("install it: {}", a.install_hint()),
+            });
+        }
+    }
+    // The packet, exactly as `ask` builds it: credentials refused, secrets
+    // redacted, the size limit enforced on the text sent.
+    let mut ask = req.packet.clone();
+    let input = crate::ask::packet_input::packet_input(&ask)?;
+    let diff = match ask.diff.take() {
+        Some(rev) => DiffSource::Git(rev),
+        None => DiffSource::None,
+    };
+    let max_chars = ask.max_chars.unwrap_or(packet::DEFAULT_MAX_CHARS);
+    let built = packet::build(input, &diff, cwd, &Redactor::from_env(), max_chars)?;
+    let base_commit = crate::git::git(cwd)
+        .args(["rev-parse", "--verify", "-q", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if req.kind == "plan" && base_commit.is_none() {
+        return Err(Error::usage_hint(
+            "`council plan` needs a git repository with at least one commit (the plan is bound to its base commit)",
+            "run it inside a git repository, or use `council discuss`",
+        ));
+    }
+    let max_wall_ms = req
+        .max_wall
+        .as_deref()
+        .map(crate::duration::parse)
+        .transpose()?
+        .map(|d| d.as_millis() as u64);
+    let mut warnings = Vec::new();
+    let vendors: std::collections::BTreeSet<&str> =
+        members.iter().map(|m| m.vendor.as_str()).collect();
+    if members.len() > 1 && vendors.len() == 1 {
+        warnings.push(format!(
+            "single_vendor: every member's models come from {}; independent vendors find more",
+            vendors.iter().next().unwrap_or(&"")
+        ));
+    }
+    if req.depth == "deep" {
+        // Said, not silently dropped: the result must not claim a round it did not run.
+        warnings.push(
+            "depth_deep_not_implemented: the revision round after critique is not built yet; \
+             this council runs as --depth standard"
+                .to_string(),
+        );
+    }
+    let seed = req.seed.unwrap_or_else(|| {
+        let s = crate::ids::random_suffix(12);
+        s.bytes()
+            .fold(store::now_ms(), |h, b| h.rotate_left(5) ^ u64::from(b))
+    });
+    let record = Record {
+        council_id: store::new_id(),
+        kind: req.kind.clone(),
+        stage: Stage::Preflight,
+        created_ms: store::now_ms(),
+        root: root.to_path_buf(),
+        cwd: cwd.to_path_buf(),
+        task: req.packet.question.join(" "),
+        settings: Settings {
+            depth: req.depth.clone(),
+            quorum: req.quorum,
+            repair_rounds: req.repair_rounds,
+            test_cmd: req.test_cmd.clone(),
+            allow: req.allow.clone(),
+            budget_tokens: req.budget_tokens,
+            max_wall_ms,
+            timeout: req.timeout.clone(),
+            idle_timeout: req.idle_timeout.clone(),
+            effort: req.effort.clone(),
+            scope: "packet".into(),
+        },
+        members,
+        chair,
+        writer,
+        seed,
+        packet_sha256: built.sha256.clone(),
+        base_commit,
+        warnings,
+        approval: None,
+        plan_sha256: None,
+        reason: None,
+        pid: None,
+        execute: req.yes,
+        updated_ms: 0,
+    };
+    let calls = estimate(&record);
+    Ok(Preflight {
+        record,
+        packet: built.text,
+        calls,
+    })
+}
+
+/// The calls a council will make at most, by stage.
+pub fn estimate(rec: &Record) -> Value {
+    let n = rec.members.len() as u64;
+    let critique = if rec.settings.depth == "quick" { 0 } else { n };
+    let chair = u64::from(rec.chair.is_some());
+    let mut v = json!({"proposing": n, "critiquing": critique, "synthesizing": chair});
+    if rec.kind == "plan" {
+        let rounds = u64::from(rec.settings.repair_rounds);
+        v["implementing"] = json!(1 + rounds);
+        v["reviewing"] = json!((n.saturating_sub(1)).max(1) * (1 + rounds));
+    }
+    v
+}
+
+/// What `--dry-run` prints: the plan of calls and each member's exact argv.
+pub fn dry_run(p: &Preflight) -> Value {
+    let rec = &p.record;
+    let argv: Vec<Value> = rec
+        .members
+        .iter()
+        .map(|m| {
+            let argv =
+                super::flow::member_argv(rec, m, &super::proposal::prompt(&rec.kind, &p.packet))
+                    .unwrap_or_else(|e| vec![format!("<{e}>")]);
+            json!({"agent": m.agent, "model": m.model, "vendor": m.vendor, "argv": argv})
+        })
+        .collect();
+    json!({
+        "schema_version": crate::result::SCHEMA_VERSION,
+        "dry_run": true,
+        "kind": rec.kind,
+        "members": argv,
+        "chair": rec.chair,
+        "writer": rec.writer,
+        "seed": rec.seed,
+        "depth": rec.settings.depth,
+        "quorum": rec.settings.quorum,
+        "packet_sha256": rec.packet_sha256,
+        "base_commit": rec.base_commit,
+        "calls": p.calls,
+        "warnings": rec.warnings,
+        "packet": p.packet,
+    })
+}

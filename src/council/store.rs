@@ -1,0 +1,219 @@
+//! A council's record on disk: `councils/<id>/` in the state directory, the
+//! state file (`state.json`) and content-addressed artifacts, all atomic.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use sha2::{Digest, Sha256};
+
+use super::machine::{Event, Stage};
+use crate::error::{Error, Result};
+use crate::{fsutil, ids, state_dir};
+
+/// One member as resolved at preflight.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Member {
+    pub agent: String,
+    pub model: Option<String>,
+    pub vendor: String,
+}
+
+/// What the council was asked, fixed at preflight (resume uses these, not
+/// today's flags or config).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Settings {
+    pub depth: String,
+    pub quorum: usize,
+    pub repair_rounds: u32,
+    pub test_cmd: Option<String>,
+    pub allow: Vec<String>,
+    pub budget_tokens: Option<u64>,
+    pub max_wall_ms: Option<u64>,
+    pub timeout: String,
+    pub idle_timeout: String,
+    pub effort: Option<String>,
+    pub scope: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Approval {
+    /// `explicit` (`approve`) or `auto` (`plan --yes`).
+    pub mode: String,
+    pub plan_sha256: String,
+    pub base_commit: Option<String>,
+    pub authorized_files: Vec<String>,
+    pub at_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub council_id: String,
+    /// `discuss` or `plan`.
+    pub kind: String,
+    pub stage: Stage,
+    pub created_ms: u64,
+    pub root: PathBuf,
+    pub cwd: PathBuf,
+    pub task: String,
+    pub settings: Settings,
+    pub members: Vec<Member>,
+    /// `None`: `--chair none`, baton's mechanical merge.
+    pub chair: Option<Member>,
+    pub writer: Option<Member>,
+    pub seed: u64,
+    pub packet_sha256: String,
+    pub base_commit: Option<String>,
+    pub warnings: Vec<String>,
+    pub approval: Option<Approval>,
+    pub plan_sha256: Option<String>,
+    /// Why the council stopped where it did (needs_human, failed, cancelled).
+    pub reason: Option<String>,
+    /// The process driving it now (cancel signals it), if any.
+    pub pid: Option<u32>,
+    /// Whether `plan` was asked to go on through execution once approved.
+    #[serde(default)]
+    pub execute: bool,
+    /// When the record was last written (the result's `duration_ms` runs
+    /// from `created_ms` to here).
+    #[serde(default)]
+    pub updated_ms: u64,
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+pub fn sha256_hex(data: &[u8]) -> String {
+    let d = Sha256::digest(data);
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The councils folder of the project at `root`.
+pub fn base(root: &Path) -> Result<PathBuf> {
+    state_dir::ensure_sub(root, "councils")
+}
+
+pub fn new_id() -> String {
+    ids::new_id()
+}
+
+/// A council's folder; the id is checked so no path can escape.
+pub fn dir(root: &Path, id: &str) -> Result<PathBuf> {
+    if !ids::is_valid(id) {
+        return Err(Error::InvalidJobId { id: id.into() });
+    }
+    Ok(base(root)?.join(id))
+}
+
+pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
+    let data = serde_json::to_vec_pretty(v).map_err(|e| Error::Internal(e.to_string()))?;
+    fsutil::write_atomic(path, &data)
+}
+
+pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>> {
+    match std::fs::read(path) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| Error::CorruptJob {
+                id: path
+                    .parent()
+                    .and_then(|p| p.file_name())
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
+    }
+}
+
+impl Record {
+    pub fn dir(&self) -> Result<PathBuf> {
+        dir(&self.root, &self.council_id)
+    }
+
+    pub fn save(&mut self) -> Result<()> {
+        self.updated_ms = now_ms();
+        let d = self.dir()?;
+        fsutil::ensure_private_dir(&d)?;
+        write_json(&d.join("state.json"), self)
+    }
+
+    pub fn load(root: &Path, id: &str) -> Result<Record> {
+        let d = dir(root, id)?;
+        read_json(&d.join("state.json"))?.ok_or_else(|| Error::JobNotFound {
+            id: id.into(),
+            store: d.parent().map(Path::to_path_buf).unwrap_or_default(),
+        })
+    }
+
+    /// Move by the state machine, persisting the new stage.
+    pub fn advance(&mut self, event: Event) -> Result<Stage> {
+        let to = super::machine::next(self.stage, event).ok_or_else(|| {
+            Error::Internal(format!(
+                "council {}: {event:?} cannot happen in stage {}",
+                self.council_id,
+                self.stage.as_str()
+            ))
+        })?;
+        self.stage = to;
+        self.save()?;
+        Ok(to)
+    }
+
+    /// Stop with a reason (needs_human, failed, cancelled).
+    pub fn stop(&mut self, event: Event, reason: impl Into<String>) -> Result<Stage> {
+        self.reason = Some(reason.into());
+        self.advance(event)
+    }
+
+    pub fn warn(&mut self, w: impl Into<String>) {
+        let w = w.into();
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
+    }
+
+    /// A stage artifact (`proposals.json`, …), if written.
+    pub fn artifact<T: DeserializeOwned>(&self, name: &str) -> Result<Option<T>> {
+        read_json(&self.dir()?.join(name))
+    }
+
+    pub fn put_artifact<T: Serialize>(&self, name: &str, v: &T) -> Result<()> {
+        write_json(&self.dir()?.join(name), v)
+    }
+
+    /// Where a call's result lives: keyed by stage, member, round and the
+    /// sha256 of the exact prompt, so a resumed council reuses it only if
+    /// it would send the very same bytes.
+    pub fn call_path(&self, stage: &str, who: &str, prompt: &str) -> Result<PathBuf> {
+        let d = self.dir()?.join("calls");
+        fsutil::ensure_private_dir(&d)?;
+        Ok(d.join(format!(
+            "{stage}-{who}-{}.json",
+            sha256_hex(prompt.as_bytes())
+        )))
+    }
+}
+
+/// Every council of the project, newest first.
+pub fn list(root: &Path) -> Result<Vec<Record>> {
+    let mut out = Vec::new();
+    let b = base(root)?;
+    for e in std::fs::read_dir(&b).map_err(|e| Error::io(format!("reading {}", b.display()), e))? {
+        let Ok(e) = e else { continue };
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !ids::is_valid(&name) {
+            continue;
+        }
+        if let Ok(Some(r)) = read_json::<Record>(&e.path().join("state.json")) {
+            out.push(r);
+        }
+    }
+    out.sort_by(|a, b| b.council_id.cmp(&a.council_id));
+    Ok(out)
+}

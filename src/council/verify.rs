@@ -1,0 +1,298 @@
+//! Stage 7: baton runs the plan's test command itself in the writer's
+//! worktree (the oracle) and `git diff --check` over base..branch.
+//!
+//! A test command the user typed (`--test-cmd`) runs as they would run it,
+//! `sh -c`; one the chair wrote is split into words and run without a
+//! shell, so a model cannot smuggle a pipeline, redirection or expansion
+//! into baton's own execution (such a command is refused and the stage
+//! says why). Either way it runs in its own process group, stdin closed,
+//! under a timeout that stops the whole group (`worktree::verify`).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::run;
+use crate::worktree::repo;
+use crate::worktree::verify::{self as wverify, Stop};
+
+use super::implement::Implemented;
+
+/// What the oracle said. `command: None`: the plan has no test command, so
+/// nothing was run and `passed` is false (nothing proves the change works).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verification {
+    pub command: Option<String>,
+    pub exit_code: Option<i32>,
+    pub passed: bool,
+    #[serde(default)]
+    pub timed_out: bool,
+    /// Stopped by this signal (the user interrupted baton).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<i32>,
+    /// The end of stdout and stderr together (`worktree::verify::TAIL_BYTES`).
+    pub output_tail: String,
+    pub duration_ms: u64,
+    /// `git diff --check base..branch`: one `path:line: problem` each.
+    pub whitespace_errors: Vec<String>,
+    /// Why the test command was not run, when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
+}
+
+/// The test command and how to run it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestCmd {
+    pub text: String,
+    /// `true` only for the user's own `--test-cmd` (run with `sh -c`);
+    /// the chair's is run as plain words.
+    pub shell: bool,
+}
+
+/// Run the oracle in the worktree `imp` describes, its output in `log`.
+/// `timeout` stops a hanging command (its whole process group).
+pub fn verify(
+    imp: &Implemented,
+    test: Option<&TestCmd>,
+    log: &Path,
+    timeout: Duration,
+    stop: &Stop,
+) -> Result<Verification> {
+    let whitespace_errors = match &imp.commit {
+        Some(head) => diff_check(&imp.worktree.top, &imp.worktree.base, head)?,
+        None => Vec::new(),
+    };
+    let mut v = Verification {
+        command: test.map(|t| t.text.clone()),
+        exit_code: None,
+        passed: false,
+        timed_out: false,
+        interrupted: None,
+        output_tail: String::new(),
+        duration_ms: 0,
+        whitespace_errors,
+        not_run: None,
+    };
+    let Some(test) = test else {
+        v.not_run = Some("the plan names no test command".into());
+        return Ok(v);
+    };
+    if !imp.run_plan.cwd.is_dir() {
+        v.not_run = Some(format!(
+            "the worktree is gone ({})",
+            imp.run_plan.cwd.display()
+        ));
+        return Ok(v);
+    }
+    let argv = if test.shell {
+        vec!["sh".to_string(), "-c".to_string(), test.text.clone()]
+    } else {
+        match split_words(&test.text) {
+            Ok(w) => w,
+            Err(why) => {
+                v.not_run = Some(format!(
+                    "the plan's test command is not run without a shell: {why}; give it \
+                     yourself with --test-cmd to run it with `sh -c`"
+                ));
+                return Ok(v);
+            }
+        }
+    };
+    let env = [
+        (
+            "BATON_WORKTREE".to_string(),
+            imp.worktree.path.display().to_string(),
+        ),
+        ("BATON_BRANCH".to_string(), imp.worktree.branch.clone()),
+    ];
+    let started = Instant::now();
+    let checked = wverify::run_argv(
+        &argv,
+        &imp.run_plan.cwd,
+        log,
+        &env,
+        timeout,
+        run::KILL_GRACE,
+        stop,
+    )?;
+    v.duration_ms = started.elapsed().as_millis() as u64;
+    v.exit_code = checked.verification.exit_code;
+    v.passed = checked.verification.passed;
+    v.timed_out = checked.timed_out;
+    v.interrupted = checked.interrupted;
+    v.output_tail = checked.verification.output_tail;
+    Ok(v)
+}
+
+/// `git diff --check base head` in the user's repository (the commits are
+/// in its object store; the worktree's own git files are the writer's).
+pub fn diff_check(top: &Path, base: &str, head: &str) -> Result<Vec<String>> {
+    let mut g = repo::git(top);
+    g.arg("diff")
+        .args(crate::git::DIFF)
+        .args(["--check", "--no-color", base, head, "--"]);
+    let out = g
+        .output()
+        .map_err(|e| Error::io("running git diff --check", e))?;
+    // Exit 2 (or 1 with old gits) means "problems found"; anything the
+    // command printed on stderr is a real failure.
+    if !out.status.success() && out.stdout.is_empty() {
+        return Err(Error::io(
+            "running git diff --check",
+            std::io::Error::other(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        // The offending line itself follows each report, prefixed `+`/`-`.
+        .filter(|l| !l.is_empty() && !l.starts_with(['+', '-', ' ']))
+        .map(str::to_string)
+        .collect())
+}
+
+/// The diff the reviewers see: `git diff base head` in the user's repository.
+pub fn diff_text(top: &Path, base: &str, head: &str) -> Result<String> {
+    let mut g = repo::git(top);
+    g.arg("diff")
+        .args(crate::git::DIFF)
+        .args(["--no-color", "--find-renames", base, head, "--"]);
+    let out = repo::run(g, "reading the writer's diff", None)?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Split a command into words as a POSIX shell would for a simple command
+/// (whitespace, quotes, backslashes), refusing everything that needs a
+/// shell to mean what it says: pipes, lists, redirections, expansions,
+/// globs, subshells and `VAR=value` prefixes.
+pub fn split_words(s: &str) -> std::result::Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' => {
+                if in_word {
+                    words.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(x) => cur.push(x),
+                        None => return Err("an unclosed single quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(x @ ('"' | '\\')) => cur.push(x),
+                            Some(x @ ('$' | '`')) => {
+                                return Err(format!("`\\{x}` inside double quotes"));
+                            }
+                            Some(x) => {
+                                cur.push('\\');
+                                cur.push(x);
+                            }
+                            None => return Err("an unclosed double quote".into()),
+                        },
+                        Some(x @ ('$' | '`')) => {
+                            return Err(format!("`{x}` (an expansion) inside double quotes"));
+                        }
+                        Some(x) => cur.push(x),
+                        None => return Err("an unclosed double quote".into()),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some('\n') => {}
+                Some(x) => {
+                    in_word = true;
+                    cur.push(x);
+                }
+                None => return Err("a trailing backslash".into()),
+            },
+            '|' | '&' | ';' | '<' | '>' | '(' | ')' | '$' | '`' | '*' | '?' | '[' | '\n' => {
+                return Err(format!("`{}` needs a shell", c.escape_default()));
+            }
+            '~' if !in_word => return Err("`~` needs a shell".into()),
+            '#' if !in_word => return Err("`#` (a comment) needs a shell".into()),
+            x => {
+                in_word = true;
+                cur.push(x);
+            }
+        }
+    }
+    if in_word {
+        words.push(cur);
+    }
+    match words.first() {
+        None => Err("the command is empty".into()),
+        Some(w)
+            if w.split_once('=').is_some_and(|(k, _)| {
+                !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            }) =>
+        {
+            Err(format!("`{w}` sets a variable, which needs a shell"))
+        }
+        Some(_) => Ok(words),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        split_words(s).unwrap()
+    }
+
+    #[test]
+    fn simple_commands_split_as_a_shell_would() {
+        assert_eq!(
+            words("cargo test --lib  parse"),
+            ["cargo", "test", "--lib", "parse"]
+        );
+        assert_eq!(
+            words(r#"pytest -k 'a and b' "x y" z\ w"#),
+            ["pytest", "-k", "a and b", "x y", "z w"]
+        );
+        assert_eq!(words(r#"echo "a\"b" '' x=1"#), ["echo", "a\"b", "", "x=1"]);
+        assert_eq!(words("make test#1"), ["make", "test#1"]);
+        assert_eq!(words("cmd 'a|b;c>$d'"), ["cmd", "a|b;c>$d"]);
+    }
+
+    #[test]
+    fn what_needs_a_shell_is_refused() {
+        for (cmd, why) in [
+            ("make test | tee log", "`|`"),
+            ("make && make test", "`&`"),
+            ("make; rm -rf /", "`;`"),
+            ("make > out", "`>`"),
+            ("echo $HOME", "`$`"),
+            ("echo `id`", "needs a shell"),
+            ("echo \"$(id)\"", "expansion"),
+            ("ls *.rs", "`*`"),
+            ("(cd x)", "`(`"),
+            ("ls ~/x", "`~`"),
+            ("FOO=1 make", "sets a variable"),
+            ("echo 'open", "unclosed single"),
+            ("echo \"open", "unclosed double"),
+            ("make\nrm x", "needs a shell"),
+            ("   ", "empty"),
+            ("# comment", "comment"),
+        ] {
+            let e = split_words(cmd).unwrap_err();
+            assert!(e.contains(why), "{cmd:?}: {e}");
+        }
+    }
+}
