@@ -10,7 +10,7 @@
 //! answers: the spec travels to the runner on its stdin and the runner
 //! stores it, so the caller waits for one durable write, not two.
 
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -54,6 +54,16 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
         .mode(0o700)
         .create(&job.dir)
         .map_err(|e| Error::io(format!("creating {}", job.dir.display()), e))?;
+    // The runner's lock is taken before anything else happens in the job's
+    // directory: a watcher (`jobs`, `watch`, `serve`) that finds the directory
+    // while a worktree is still being made sees a live job, not a `lost` one.
+    let lock = match take_lock(&job) {
+        Ok(l) => l,
+        Err(e) => {
+            let _ = fs::remove_dir_all(&job.dir);
+            return Err(e);
+        }
+    };
     let new_worktree = matches!(place, Place::NewWorktree(_));
     let (plan, session) = match place {
         Place::Cwd => (plan.clone(), None),
@@ -75,6 +85,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
         .and_then(|command| {
             launch(
                 &job,
+                lock,
                 &plan,
                 command,
                 &program,
@@ -115,14 +126,8 @@ fn claim_worktree(s: &worktree::Session, job: &Job, runner: u32) {
     }
 }
 
-fn launch(
-    job: &Job,
-    plan: &Plan,
-    command: StoredCommand,
-    program: &Path,
-    resumed_from: Option<String>,
-    worktree: Option<worktree::Session>,
-) -> Result<State> {
+/// Create the job's runner lock and hold it (the runner inherits it).
+fn take_lock(job: &Job) -> Result<File> {
     let lock = OpenOptions::new()
         .read(true)
         .write(true)
@@ -132,6 +137,18 @@ fn launch(
         .map_err(|e| Error::io(format!("creating {}", job.lock_path().display()), e))?;
     lock.lock()
         .map_err(|e| Error::io(format!("locking {}", job.lock_path().display()), e))?;
+    Ok(lock)
+}
+
+fn launch(
+    job: &Job,
+    lock: File,
+    plan: &Plan,
+    command: StoredCommand,
+    program: &Path,
+    resumed_from: Option<String>,
+    worktree: Option<worktree::Session>,
+) -> Result<State> {
     let spec = Spec {
         version: STORE_VERSION,
         id: job.id.clone(),
