@@ -335,3 +335,86 @@ fn kill_9_while_verifying_then_resume_reaches_the_same_result() {
         "the user's checkout changed"
     );
 }
+
+fn gone(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let exists = unsafe { libc::kill(pid, 0) == 0 };
+    !exists
+        || fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+        })
+}
+
+#[test]
+fn an_async_council_is_a_job_for_wait_status_jobs_logs_and_cancel() {
+    let (env, fake) = setup();
+    fake.write(&crate::council::good_scenario());
+    let r = council(
+        &env,
+        &["discuss", "--async", "--members", "codex,claude,pi", "q?"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = r.json()["council_id"].as_str().unwrap().to_string();
+    let w = env.run(&["wait", &id]);
+    assert_eq!(w.code, 0, "{}\n{}", w.stdout, w.stderr);
+    let v = w.json();
+    assert_eq!(v["council_id"], id.as_str());
+    assert_eq!(v["stage"], "done", "{v}");
+    assert_eq!(v["label_map"].as_object().unwrap().len(), 3);
+    assert_eq!(env.run(&["result", &id]).json()["stage"], "done");
+    assert_eq!(env.run(&["status", &id]).json()["stage"], "done");
+    let jobs = env.run(&["jobs"]).json();
+    let row = jobs["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["job_id"] == id.as_str())
+        .unwrap_or_else(|| panic!("not listed: {jobs}"))
+        .clone();
+    assert_eq!(row["agent"], "council");
+    assert_eq!(row["status"], "success");
+    let l = env.run(&["logs", &id]);
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    assert!(!l.stdout.is_empty());
+
+    // Cancel while every member thinks; codex never answers.
+    let mut j = crate::council::good_scenario().to_json();
+    for a in AGENTS {
+        j["agents"][a]["proposal"] = json!([{"hang": true}]);
+    }
+    fake.write_json(&j);
+    let _ = fs::remove_file(&fake.log);
+    let r = council(
+        &env,
+        &["discuss", "--async", "--members", "codex,claude,pi", "q?"],
+    );
+    let id = r.json()["council_id"].as_str().unwrap().to_string();
+    assert!(
+        wait_for(Duration::from_secs(30), || fake
+            .stage(Stage::Proposal)
+            .len()
+            >= 3),
+        "the members never started"
+    );
+    let listed = env.run(&["jobs"]).json();
+    assert!(
+        listed["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|j| j["job_id"] == id.as_str() && j["status"] == "running"),
+        "{listed}"
+    );
+    let pids: Vec<i32> = fake.stage(Stage::Proposal).iter().map(|c| c.pid).collect();
+    assert!(pids.iter().all(|p| !gone(*p)));
+    let c = env.run(&["cancel", &id]);
+    assert_eq!(c.code, 130, "{}\n{}", c.stdout, c.stderr);
+    assert_eq!(c.json()["status"], "cancelled");
+    assert!(
+        wait_for(Duration::from_secs(5), || pids.iter().all(|p| gone(*p))),
+        "a member outlived the cancel: {pids:?}"
+    );
+    assert_eq!(council(&env, &["status", &id]).json()["stage"], "cancelled");
+    assert_eq!(env.run(&["wait", &id]).code, 130);
+}

@@ -172,7 +172,7 @@ fn start(
 }
 
 /// Print the council's result envelope; exit by its stage.
-fn finish(rec: &Record, mode: Mode) -> Result<i32> {
+pub fn finish(rec: &Record, mode: Mode) -> Result<i32> {
     let v = envelope::build(rec)?;
     rec.put_artifact("result.json", &v)?;
     match mode {
@@ -182,7 +182,7 @@ fn finish(rec: &Record, mode: Mode) -> Result<i32> {
     Ok(rec.stage.exit_code())
 }
 
-fn cancel(rec: &mut Record) -> Result<()> {
+pub fn cancel(rec: &mut Record) -> Result<()> {
     if rec.stage.is_terminal() {
         return Ok(());
     }

@@ -21,6 +21,7 @@
 //! uninterrupted run. Every gate is computed from structured fields.
 
 pub mod approve;
+pub mod as_job;
 pub mod blind;
 pub mod call;
 pub mod chair;

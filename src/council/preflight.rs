@@ -220,6 +220,7 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
         pid: None,
         execute: req.yes,
         updated_ms: 0,
+        background: req.run_async,
     };
     let calls = estimate(&record);
     Ok(Preflight {

@@ -77,6 +77,10 @@ pub struct Record {
     /// from `created_ms` to here).
     #[serde(default)]
     pub updated_ms: u64,
+    /// Started with `--async`: a background job that `baton jobs` lists and
+    /// `baton wait/status/result/cancel/logs` accept (`as_job`).
+    #[serde(default)]
+    pub background: bool,
 }
 
 pub fn now_ms() -> u64 {
