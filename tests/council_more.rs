@@ -417,4 +417,11 @@ fn an_async_council_is_a_job_for_wait_status_jobs_logs_and_cancel() {
     );
     assert_eq!(council(&env, &["status", &id]).json()["stage"], "cancelled");
     assert_eq!(env.run(&["wait", &id]).code, 130);
+    // A cancelled council stays resumable, from the stage it was cancelled in.
+    fake.write(&crate::council::good_scenario());
+    let r = council(&env, &["resume", &id]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["stage"], "done", "{v}");
+    assert_eq!(v["label_map"].as_object().unwrap().len(), 3);
 }

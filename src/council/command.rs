@@ -101,6 +101,12 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
         }
         Action::Resume { id } => {
             let mut rec = Record::load(&root, &id)?;
+            if let Some(at) = super::machine::reopen(rec.stage, rec.cancelled_in) {
+                rec.stage = at;
+                rec.cancelled_in = None;
+                rec.reason = None;
+                rec.save()?;
+            }
             if rec.stage.is_terminal() || rec.stage == Stage::AwaitingApproval {
                 return finish(&rec, mode);
             }

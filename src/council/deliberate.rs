@@ -194,11 +194,10 @@ pub fn deliberate(
         if rec.stage == Stage::Revising && over_budget(rec, &spent, more + 1, started)? {
             return Ok(None);
         }
-        let (revisions, shown, s) =
-            revise::revise(rec, packet, &valid, &critiques, &stripper, ints)?;
-        strips += s;
-        valid = shown;
-        rec.put_artifact("revisions.json", &revisions)?;
+        let round = revise::revise(rec, packet, &valid, &critiques, &stripper, ints)?;
+        strips += round.strips;
+        valid = round.shown;
+        rec.put_artifact("revisions.json", &round.revisions)?;
         if rec.stage == Stage::Revising {
             rec.advance(Event::Revised)?;
         }

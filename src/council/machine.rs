@@ -150,6 +150,16 @@ pub fn next(stage: Stage, event: Event) -> Option<Stage> {
     })
 }
 
+/// Where `resume` reopens a council: a cancelled one at the stage the
+/// cancel stopped (its finished calls are stored; an interrupted call never
+/// is). The one move out of a terminal stage, and only on a person's word.
+pub fn reopen(stage: Stage, cancelled_in: Option<Stage>) -> Option<Stage> {
+    match (stage, cancelled_in) {
+        (Stage::Cancelled, Some(s)) if !s.is_terminal() => Some(s),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,6 +298,18 @@ mod tests {
             10 * 2 + 9 + 12,
             "count of legal moves changed: review the table"
         );
+    }
+
+    #[test]
+    fn only_a_cancelled_council_reopens_and_at_its_stage() {
+        assert_eq!(
+            reopen(S::Cancelled, Some(S::Critiquing)),
+            Some(S::Critiquing)
+        );
+        assert_eq!(reopen(S::Cancelled, None), None);
+        assert_eq!(reopen(S::Cancelled, Some(S::Done)), None);
+        assert_eq!(reopen(S::Failed, Some(S::Proposing)), None);
+        assert_eq!(reopen(S::Proposing, Some(S::Proposing)), None);
     }
 
     #[test]

@@ -221,6 +221,7 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
         execute: req.yes,
         updated_ms: 0,
         background: req.run_async,
+        cancelled_in: None,
     };
     let calls = estimate(&record);
     Ok(Preflight {

@@ -87,6 +87,14 @@ JSON Schema ({id}): {schema}\n\
     (text, strips)
 }
 
+/// What the round produced.
+pub struct Round {
+    pub revisions: Vec<Revision>,
+    /// What the chair sees: each proposal, revised where the revision counted.
+    pub shown: Vec<(usize, Proposal)>,
+    pub strips: usize,
+}
+
 /// Run the round for every valid proposal that drew findings (in parallel;
 /// stored calls are reused on resume). Returns the revisions and the
 /// proposals the chair should see (revised where the revision counted), and
@@ -98,7 +106,7 @@ pub fn revise(
     critiques: &[CriticCall],
     stripper: &Stripper,
     ints: &Interrupts,
-) -> Result<(Vec<Revision>, Vec<(usize, Proposal)>, usize)> {
+) -> Result<Round> {
     let mut strips = 0;
     let prompts: Vec<Option<String>> = valid
         .iter()
@@ -152,7 +160,11 @@ pub fn revise(
             kept_original: kept,
         });
     }
-    Ok((revisions, shown, strips))
+    Ok(Round {
+        revisions,
+        shown,
+        strips,
+    })
 }
 
 #[cfg(test)]
