@@ -31,15 +31,16 @@ pins="$root/e2e/versions.env"
 
 # --- system packages -------------------------------------------------------
 # command:package pairs. bwrap and socat: claude's own sandbox (workspace
-# access); ip: bringing loopback up inside `unshare -n`.
+# access); ip: bringing loopback up inside `unshare -n`; tmux: the pseudo-terminal
+# of the `baton attach` test.
 missing=""
-for pair in bwrap:bubblewrap socat:socat ip:iproute2 unshare:util-linux git:git; do
+for pair in bwrap:bubblewrap socat:socat ip:iproute2 unshare:util-linux git:git tmux:tmux; do
 	cmd=${pair%%:*}
 	pkg=${pair#*:}
 	command -v "$cmd" >/dev/null 2>&1 || missing="$missing $pkg"
 done
 if [ -z "$missing" ]; then
-	say "system packages present (bubblewrap, socat, iproute2, util-linux, git)"
+	say "system packages present (bubblewrap, socat, iproute2, util-linux, git, tmux)"
 elif [ "${BATON_E2E_SKIP_APT:-}" = 1 ]; then
 	say "warning: missing system packages:$missing (BATON_E2E_SKIP_APT=1: not installing)"
 else

@@ -167,7 +167,12 @@ fn version_and_help() {
     let env = Env::new();
     let r = env.run(&["--version"]);
     assert_eq!(r.code, 0);
-    assert!(r.stdout.starts_with("baton 0.1.0 ("), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .starts_with(&format!("baton {} (", env!("CARGO_PKG_VERSION"))),
+        "{}",
+        r.stdout
+    );
     let r = env.run(&["run", "--help"]);
     assert_eq!(r.code, 0);
     for flag in [

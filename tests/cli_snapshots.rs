@@ -35,6 +35,7 @@ const COMMANDS: &[&[&str]] = &[
     &["watch"],
     &["serve"],
     &["continue"],
+    &["attach"],
     &["prune"],
     &["doctor"],
     &["config"],

@@ -136,7 +136,7 @@ fn zsh_loads_the_script_under_compinit() {
     );
     let text = fs::read_to_string(&script).unwrap();
     assert!(
-        text.contains("(wait|status|result|cancel|logs|continue)"),
+        text.contains("(wait|status|result|cancel|logs|continue|attach)"),
         "{text}"
     );
 }

@@ -13,7 +13,7 @@ use crate::support::{Env, Run, fixture, pid_alive, record, wait_for};
 
 const LONG: Duration = Duration::from_secs(20);
 
-fn start(env: &Env, args: &[&str]) -> String {
+pub(crate) fn start(env: &Env, args: &[&str]) -> String {
     let mut a = vec!["run", "--async"];
     a.extend_from_slice(args);
     let r = env.run(&a);
@@ -21,14 +21,20 @@ fn start(env: &Env, args: &[&str]) -> String {
     r.json()["job_id"].as_str().unwrap().to_string()
 }
 
-fn state(env: &Env, id: &str) -> Value {
+pub(crate) fn state(env: &Env, id: &str) -> Value {
     let b = fs::read(env.records("jobs").join(id).join("state.json")).unwrap();
     serde_json::from_slice(&b).unwrap()
 }
 
 /// The fake `name` prints `events` (one JSON per line), then waits for
 /// `$FAKE_DIR/<gate>` and ends as the recorded `final_transcript` did.
-fn fake_working(env: &Env, name: &str, gate: &str, events: &[&str], final_transcript: &str) {
+pub(crate) fn fake_working(
+    env: &Env,
+    name: &str,
+    gate: &str,
+    events: &[&str],
+    final_transcript: &str,
+) {
     let mut script = record(name);
     for e in events {
         script.push_str(&format!("\nprintf '%s\\n' '{e}'"));
@@ -167,6 +173,7 @@ fn once_with_no_jobs_and_watch_without_once() {
     let snap = watch(&env);
     assert_eq!(snap["jobs"], serde_json::json!([]));
     assert_eq!(env.run(&["watch", "--once", "--text"]).stdout, "no jobs\n");
+    // The interactive view needs a terminal; without one it says what to use.
     let r = env.run(&["watch"]);
     assert_eq!(r.code, 2);
     let j = r.json();
@@ -175,9 +182,15 @@ fn once_with_no_jobs_and_watch_without_once() {
         j["error"]["message"]
             .as_str()
             .unwrap()
-            .contains("not built yet"),
+            .contains("needs a terminal"),
         "{j}"
     );
+    assert!(
+        j["error"]["hint"].as_str().unwrap().contains("--once"),
+        "{j}"
+    );
+    let r = env.run(&["watch", "--once", "--on-change", "true"]);
+    assert_eq!(r.code, 2, "--on-change is for the interactive view");
 }
 
 /// A fake codex that starts a command, stays at it for a while, then finishes.
@@ -195,7 +208,7 @@ fn slow_codex(env: &Env) {
 }
 
 /// Run baton with stderr on a new pseudo-terminal: (stdout, what the terminal got).
-fn run_on_pty(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> (Run, String) {
+pub(crate) fn run_on_pty(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> (Run, String) {
     let (mut master, mut slave) = (-1, -1);
     // SAFETY: openpty fills the two descriptors; null name/termios/winsize are allowed.
     let rc = unsafe {

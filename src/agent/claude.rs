@@ -97,6 +97,40 @@ pub fn command(req: &Request) -> CommandSpec {
     c
 }
 
+/// `baton attach`: Claude Code's interactive interface on the job's session
+/// (`claude --resume <id>`), with the same tools, permission mode and
+/// sandbox as the job had, so taking over grants nothing the job lacked.
+pub fn interactive_resume(req: &Request, session: &str) -> CommandSpec {
+    let mut c = CommandSpec::new("claude");
+    c.args(["--resume", session]);
+    if let Some(m) = &req.model {
+        c.args(["--model", m]);
+    }
+    if let Some(e) = &req.effort {
+        c.args(["--effort", e]);
+    }
+    match req.access {
+        Access::ReadOnly => {
+            c.args(["--tools", READ_ONLY_TOOLS, "--strict-mcp-config"]);
+        }
+        Access::Workspace => {
+            c.args(["--permission-mode", "acceptEdits", "--settings"]);
+            c.arg(workspace_settings(&req.extra.protected_paths));
+            for d in &req.extra.writable_dirs {
+                c.arg("--add-dir").arg(d);
+            }
+        }
+        Access::Full => {
+            c.arg("--dangerously-skip-permissions");
+            if req.is_root {
+                c.env_set.push(("IS_SANDBOX".into(), "1".into()));
+            }
+        }
+    }
+    c.env_remove = vec!["CLAUDECODE".into(), "CLAUDE_CODE_ENTRYPOINT".into()];
+    c
+}
+
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow)]

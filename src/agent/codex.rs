@@ -53,6 +53,46 @@ pub fn command(req: &Request) -> CommandSpec {
     c
 }
 
+/// `baton attach`: codex's own TUI on the job's thread (`codex resume
+/// <id>`), under the same sandbox as the job. Unlike `exec`, the TUI has a
+/// person to ask, so approvals go to them (`on-request`); read-only still
+/// pins the reviewer to the user so nothing automatic grants an escalation.
+pub fn interactive_resume(req: &Request, session: &str) -> CommandSpec {
+    let mut c = CommandSpec::new("codex");
+    c.arg("resume");
+    match req.access {
+        Access::ReadOnly => {
+            c.args(["--sandbox", "read-only", "--ask-for-approval", "on-request"]);
+            c.args(["-c", "approvals_reviewer=\"user\""]);
+        }
+        Access::Workspace => {
+            c.args([
+                "--sandbox",
+                "workspace-write",
+                "--ask-for-approval",
+                "on-request",
+            ]);
+            for d in &req.extra.writable_dirs {
+                c.arg("--add-dir").arg(d);
+            }
+        }
+        Access::Full => {
+            c.arg("--dangerously-bypass-approvals-and-sandbox");
+        }
+    }
+    if let Some(m) = &req.model {
+        c.args(["-m", m]);
+    }
+    if let Some(e) = &req.effort {
+        c.arg("-c").arg(format!("model_reasoning_effort=\"{e}\""));
+    }
+    if let Some(p) = &req.profile {
+        c.args(["--profile", p]);
+    }
+    c.arg(session);
+    c
+}
+
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow)]

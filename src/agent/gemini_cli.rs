@@ -40,6 +40,29 @@ pub fn command(req: &Request) -> CommandSpec {
     c
 }
 
+/// `baton attach`: gemini-cli's interactive mode on the job's session
+/// (`gemini --resume <id>`), in the job's approval mode.
+pub fn interactive_resume(req: &Request, session: &str) -> CommandSpec {
+    let mut c = CommandSpec::new("gemini");
+    c.arg("--skip-trust");
+    // Headless `default` denies what needs approval; interactively it would
+    // ask the person, so read-only takes gemini-cli's read-only `plan` mode.
+    let mode = match req.access {
+        Access::ReadOnly => "plan",
+        Access::Workspace => "auto_edit",
+        Access::Full => "yolo",
+    };
+    c.args(["--approval-mode", mode]);
+    if let Some(m) = &req.model {
+        c.args(["--model", m]);
+    }
+    for d in &req.extra.writable_dirs {
+        c.arg("--include-directories").arg(d);
+    }
+    c.args(["--resume", session]);
+    c
+}
+
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow)]

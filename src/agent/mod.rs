@@ -180,6 +180,39 @@ impl Agent {
         })
     }
 
+    /// `baton attach`: the CLI's own interactive interface on `session`, with
+    /// the switches of `req.access`. Pure, like `command`; the prompt and
+    /// stdin are unused (the person types). agy has no documented way to
+    /// open its interface on a conversation id, so it is refused.
+    pub fn interactive_resume(self, req: &Request, session: &str) -> Result<CommandSpec> {
+        if !self.supported_access().contains(&req.access) {
+            return Err(self.access_refusal(req.access));
+        }
+        Ok(match self {
+            Agent::Codex => codex::interactive_resume(req, session),
+            Agent::Claude => claude::interactive_resume(req, session),
+            Agent::Zai => pi::interactive_resume(req, session, Some("zai")),
+            Agent::Pi => pi::interactive_resume(req, session, None),
+            Agent::GeminiCli => gemini_cli::interactive_resume(req, session),
+            Agent::Opencode => opencode::interactive_resume(
+                req,
+                session,
+                std::env::var(opencode::CONFIG_ENV).ok().as_deref(),
+            ),
+            Agent::Qwen => qwen::interactive_resume(req, session),
+            Agent::Gemini => {
+                return Err(Error::usage_hint(
+                    "agy (gemini) has no command-line switch that opens its interactive \
+                     interface on an existing conversation",
+                    format!(
+                        "open Antigravity and pick conversation `{session}`, or send the next \
+                         turn with `baton continue ID \"…\"`"
+                    ),
+                ));
+            }
+        })
+    }
+
     fn access_refusal(self, access: Access) -> Error {
         match self {
             Agent::Gemini => Error::UnsupportedAccess {

@@ -91,6 +91,33 @@ pub fn command(req: &Request, existing: Option<&str>) -> CommandSpec {
     c
 }
 
+/// `baton attach`: opencode's TUI on the job's session (`opencode
+/// --session <id>`), with the read-only agent or `--auto` as the job had.
+pub fn interactive_resume(req: &Request, session: &str, existing: Option<&str>) -> CommandSpec {
+    let mut c = CommandSpec::new("opencode");
+    if let Some(m) = &req.model {
+        let model = match &req.provider {
+            Some(p) if !m.contains('/') => format!("{p}/{m}"),
+            _ => m.clone(),
+        };
+        c.args(["-m", &model]);
+    }
+    match req.access {
+        Access::ReadOnly => {
+            let (config, warning) = read_only_config(existing, false);
+            c.args(["--agent", READ_ONLY_AGENT]);
+            c.env_set.push((CONFIG_ENV.into(), config));
+            c.warnings.extend(warning);
+        }
+        Access::Workspace => {}
+        Access::Full => {
+            c.arg("--auto");
+        }
+    }
+    c.args(["--session", session]);
+    c
+}
+
 /// The inline config that defines baton's read-only agent: every
 /// permission denied except reading and searching (`no_tools`: all denied).
 /// Rules are matched last-first, so the allows after `*` win for those tools.

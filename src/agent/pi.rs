@@ -50,6 +50,30 @@ pub fn command(req: &Request, fixed_provider: Option<&str>) -> CommandSpec {
     c
 }
 
+/// `baton attach`: pi's interactive mode on the job's session file
+/// (`pi --session <id>`), with the job's provider, model and tool allowlist.
+pub fn interactive_resume(
+    req: &Request,
+    session: &str,
+    fixed_provider: Option<&str>,
+) -> CommandSpec {
+    let mut c = CommandSpec::new("pi");
+    if let Some(p) = fixed_provider.or(req.provider.as_deref()) {
+        c.args(["--provider", p]);
+    }
+    if let Some(m) = &req.model {
+        c.args(["--model", m]);
+    }
+    if let Some(e) = &req.effort {
+        c.args(["--thinking", e]);
+    }
+    c.args(["--session", session]);
+    if req.access == Access::ReadOnly {
+        c.args(["--tools", READ_ONLY_TOOLS]);
+    }
+    c
+}
+
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow)]

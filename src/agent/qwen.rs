@@ -75,6 +75,29 @@ pub fn command(req: &Request) -> CommandSpec {
     c
 }
 
+/// `baton attach`: Qwen Code's interactive mode on the job's session
+/// (`qwen --resume <id>`), in the job's approval mode.
+pub fn interactive_resume(req: &Request, session: &str) -> CommandSpec {
+    let mut c = CommandSpec::new("qwen");
+    let mode = match req.access {
+        Access::ReadOnly => "plan",
+        Access::Workspace => "auto-edit",
+        Access::Full => "yolo",
+    };
+    c.args(["--approval-mode", mode]);
+    if let Some(p) = &req.provider {
+        c.args(["--auth-type", p]);
+    }
+    if let Some(m) = &req.model {
+        c.args(["--model", m]);
+    }
+    for d in &req.extra.writable_dirs {
+        c.arg("--include-directories").arg(d);
+    }
+    c.args(["--resume", session]);
+    c
+}
+
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow)]

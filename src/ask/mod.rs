@@ -161,7 +161,9 @@ struct Shared {
     budget: Option<Budget>,
 }
 
-pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
+/// `peers_ended` is called once every adviser has ended, before anything
+/// is printed (the command line erases its live line there).
+pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> Result<i32> {
     // Before reading a single file: a delegated peer may not consult either.
     Depth::from_env().check()?;
     // What the request leaves open comes from the config.
@@ -246,7 +248,9 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
 
     if !multi {
         let p = prepared.pop().expect("one adviser").map_err(|(_, e)| e)?;
-        let r = consult(&p, &shared, &mut interrupts.clone())?;
+        let r = consult(&p, &shared, &mut interrupts.clone());
+        peers_ended();
+        let r = r?;
         print_one(&r, mode)?;
         return Ok(r.status.exit_code());
     }
@@ -284,6 +288,7 @@ pub fn command(args: AskRequest, mode: Mode) -> Result<i32> {
             .collect()
     });
     drop(prepared);
+    peers_ended();
     let (value, code) = multi_envelope(&shared, results, started.elapsed());
     match mode {
         Mode::Json => output::json_line(&value)?,

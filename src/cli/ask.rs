@@ -94,6 +94,10 @@ pub struct AskArgs {
     #[arg(long, value_name = "TEXT")]
     pub follow_up: Option<String>,
 
+    /// No live status line on stderr (drawn only when stderr is a terminal; also BATON_PROGRESS=0).
+    #[arg(long)]
+    pub quiet: bool,
+
     /// Count this consultation against the task's budget.
     #[arg(long, value_name = "ID")]
     pub task_id: Option<String>,
@@ -155,7 +159,10 @@ pub fn request(a: AskArgs) -> AskRequest {
 }
 
 pub fn command(a: AskArgs, mode: Mode) -> Result<i32> {
-    ask::command(request(a), mode)
+    let mut progress = crate::view::progress::wanted(a.quiet)
+        .then(|| crate::view::progress::Progress::install("advisers"));
+    // Erased once the advisers have ended, before the result (or an error) prints.
+    ask::command(request(a), mode, &mut || drop(progress.take()))
 }
 
 /// `baton ask ARGS…` parsed as the command line would, for unit tests.

@@ -7,7 +7,7 @@
 //! and fish scripts get a small wrapper that asks `baton __complete-jobs`
 //! (the ids of the current repository's jobs, newest first) when the word
 //! being completed is the id of `wait`, `status`, `result`, `cancel`,
-//! `logs` or `continue`. PowerShell and elvish get clap_complete's script as
+//! `logs`, `continue` or `attach`. PowerShell and elvish get clap_complete's script as
 //! is (subcommands and flags; it completes no values there).
 
 use clap::Command;

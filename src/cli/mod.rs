@@ -6,6 +6,7 @@
 //! in the output mode asked for, and `dispatch`es.
 
 pub mod ask;
+pub mod attach;
 pub mod completions;
 pub mod council;
 pub mod doctor;
@@ -117,6 +118,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Start a job that continues the peer session of an earlier job.
     Continue(job::ContinueArgs),
+    /// Take over an ended job's session in the peer CLI's own interactive interface.
+    Attach(attach::AttachArgs),
     /// Remove ended jobs and their logs.
     Prune(job::PruneArgs),
     /// Install the `peer` skill for claude, codex, pi and gemini without a marketplace.
@@ -248,6 +251,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Watch(a)) => watch::command(a, mode),
         Some(Command::Serve(a)) => serve::command(a, mode),
         Some(Command::Continue(a)) => jobs::continue_job(a, mode),
+        Some(Command::Attach(a)) => attach::command(a),
         Some(Command::Prune(a)) => jobs::prune(a, mode),
         Some(Command::Setup(a)) => setup::setup(a, mode),
         Some(Command::Completions(a)) => setup::completions(a),

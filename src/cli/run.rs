@@ -173,17 +173,21 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
         return Ok(0);
     }
     if let Some(c) = worktree {
-        return worktree::run(plan, &c, mode);
+        let mut progress =
+            view::progress::wanted(quiet).then(|| view::progress::Progress::install("peers"));
+        // Erased once the peer ends, before the check runs and the result
+        // (or an error) is printed.
+        return worktree::run(plan, &c, mode, &mut || drop(progress.take()));
     }
     let program = plan.program(&spec)?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let (dir, not_saved) = run::run_dir_or_warning(&plan.root);
-    // The line tails the run's log, so it needs a run directory.
+    // The line tails the run's log (`run::observe`), so it needs a run directory.
     let progress = dir
         .as_ref()
         .filter(|_| view::progress::wanted(quiet))
-        .map(|d| view::progress::Progress::start(d.join("stdout.log"), plan.agent));
+        .map(|_| view::progress::Progress::install("peers"));
     let result = run::execute(
         &plan,
         &spec,

@@ -1,9 +1,9 @@
-//! `baton watch`: its flags. Only `--once` (one snapshot) exists so far; the
-//! interactive view is refused with a usage error rather than faked.
+//! `baton watch`: its flags. `--once` prints one snapshot; without it, the
+//! interactive terminal view (`view::tui`).
 
 use clap::Args;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::output::Mode;
 use crate::view;
 
@@ -12,14 +12,18 @@ pub struct WatchArgs {
     /// Print one snapshot of every job and exit (JSON, or a table with --text).
     #[arg(long)]
     pub once: bool,
+    /// Run CMD when a job ends, fails or stalls, with BATON_JOB_ID,
+    /// BATON_JOB_STATUS and BATON_JOB_AGENT set. Split into words like a shell
+    /// would, run without one.
+    #[arg(long, value_name = "CMD", conflicts_with = "once")]
+    pub on_change: Option<String>,
 }
 
 pub fn command(a: WatchArgs, mode: Mode) -> Result<i32> {
-    if !a.once {
-        return Err(Error::usage_hint(
-            "the interactive `baton watch` view is not built yet",
-            "use `baton watch --once` (JSON) or `baton watch --once --text`; `baton logs --follow ID` follows one job",
-        ));
+    if a.once {
+        return view::watch::once(mode);
     }
-    view::watch::once(mode)
+    view::tui::run(view::tui::Options {
+        on_change: a.on_change,
+    })
 }

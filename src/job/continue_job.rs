@@ -9,7 +9,7 @@ use crate::result::RunResult;
 use crate::run;
 
 use super::print_started;
-use super::store::Store;
+use super::store::{Spec, Store};
 use super::{Place, start};
 
 /// `baton continue ID [TASK…]`: a new job resuming job ID's peer session
@@ -43,26 +43,8 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
         ));
     };
     let old = job.read_spec()?;
+    check_worktree(&job.id, &old)?;
     let p = old.plan;
-    if let Some(w) = &old.worktree
-        && !w.path.is_dir()
-    {
-        return Err(Error::usage_hint(
-            format!(
-                "the worktree of job `{}` is gone ({})",
-                job.id,
-                w.path.display()
-            ),
-            "its branch still holds the work; start a new job with `baton run --async --worktree`",
-        ));
-    }
-    if let Some(w) = &old.worktree
-        && let Ok(pin) = w.pin()
-        && let Err(what) = pin.verify()
-    {
-        // The peer would work on in a worktree baton no longer trusts.
-        return Err(pin.tampered(&w.id, what));
-    }
     let args = run::RunRequest {
         agent: Some(p.agent.name().to_string()),
         model: p.model.clone(),
@@ -96,4 +78,25 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
         None => Place::Cwd,
     };
     start(&plan, place, Some(job.id.clone()))
+}
+
+/// A worktree job's worktree must still be there and still be the one
+/// baton made before a peer works in it again (`continue`, `attach`).
+pub(super) fn check_worktree(id: &str, spec: &Spec) -> Result<()> {
+    let Some(w) = &spec.worktree else {
+        return Ok(());
+    };
+    if !w.path.is_dir() {
+        return Err(Error::usage_hint(
+            format!("the worktree of job `{id}` is gone ({})", w.path.display()),
+            "its branch still holds the work; start a new job with `baton run --async --worktree`",
+        ));
+    }
+    if let Ok(pin) = w.pin()
+        && let Err(what) = pin.verify()
+    {
+        // The peer would work on in a worktree baton no longer trusts.
+        return Err(pin.tampered(&w.id, what));
+    }
+    Ok(())
 }

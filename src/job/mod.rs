@@ -22,6 +22,8 @@
 //! Every command that prints a job's result exits as `run` would have for
 //! that result (`Status::exit_code`); a job still running is 0.
 
+pub mod attach;
+pub mod handoff;
 pub mod launch;
 pub mod runner;
 pub mod store;
@@ -414,10 +416,18 @@ pub fn list_with(all: bool, mode: Mode, extra: Vec<View>) -> Result<i32> {
 /// What `run --async` and `continue` print. The job runs whether or not
 /// this reaches the caller: a failure says which job it was, on stderr.
 pub fn print_started(r: &RunResult, mode: Mode) -> Result<()> {
+    let id = r.job_id.as_deref().unwrap_or("?");
+    let handoff = handoff::Handoff::new(id);
     let printed = match mode {
-        Mode::Json => output::json_line(r),
+        Mode::Json => {
+            let mut r = r.clone();
+            r.extra.insert(
+                "handoff".into(),
+                serde_json::to_value(&handoff).map_err(|e| Error::Internal(e.to_string()))?,
+            );
+            output::json_line(&r)
+        }
         Mode::Text => {
-            let id = r.job_id.as_deref().unwrap_or("?");
             let mut t = format!("started {} job {id}\n", r.agent);
             if let Some(l) = &r.log_path {
                 t.push_str(&format!("log:      {l}\n"));
@@ -425,9 +435,7 @@ pub fn print_started(r: &RunResult, mode: Mode) -> Result<()> {
             for w in &r.warnings {
                 t.push_str(&format!("warning:  {w}\n"));
             }
-            t.push_str(&format!(
-                "next:     baton wait {id}   (or: baton logs --follow {id}, baton cancel {id})\n"
-            ));
+            t.push_str(&handoff.text);
             output::text(&t)
         }
     };

@@ -47,6 +47,12 @@ pub fn execute(
     if early {
         before = snapshot();
     }
+    // Live progress for a person, if the command line asked for it; ended
+    // (dropped) when the peer is.
+    let live = logs
+        .stdout
+        .as_deref()
+        .and_then(|l| super::observe::started(l, plan.agent));
     let finished = process::supervise(
         spec,
         program,
@@ -62,6 +68,7 @@ pub fn execute(
             }
         },
     )?;
+    drop(live);
     let changed_files = match &before {
         Some(_) if plan.git_pin.as_ref().is_some_and(|p| p.verify().is_err()) => Vec::new(),
         Some(b) => git::changed_since(b),

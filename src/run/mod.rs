@@ -18,6 +18,7 @@ use crate::result::SCHEMA_VERSION;
 use crate::{config, duration, fsutil, ids, models, prompt};
 
 mod execute;
+pub mod observe;
 
 pub use execute::{execute, save_result};
 

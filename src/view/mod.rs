@@ -10,6 +10,8 @@
 //! - `watch` builds one snapshot of every job: state from the store and the
 //!   runner's lock (`Job::refresh`), never guessed; a running job silent for
 //!   more than half its idle timeout is `stalled`.
+//! - `tui` is the interactive `watch`: the same views kept up to date from
+//!   file-change notifications, with a tail per running job (see its module).
 //! - `progress` draws one status line on a terminal's stderr while a
 //!   foreground run works, from a tail of its log (the pump is never touched).
 
@@ -19,6 +21,7 @@ pub mod logs;
 pub mod progress;
 pub mod render;
 pub mod tail;
+pub mod tui;
 pub mod watch;
 
 pub use activity::{Activity, Change, Reducer, Step, Tally};

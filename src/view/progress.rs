@@ -1,14 +1,16 @@
 //! The live status line of a foreground run: spinner, elapsed time, agent,
 //! what the peer is doing now, tokens so far — on a terminal's stderr only.
 //!
-//! A thread tails the run's stdout log (the supervisor's pump is never
-//! touched or slowed) and redraws one line with `\r` + erase-line at most ten
+//! `Progress::install` hooks `run::observe`, so every foreground peer
+//! (`run`, `run --worktree`, each adviser of `ask`) joins the line; several
+//! are summarised on it. A thread tails each peer's stdout log (the
+//! supervisor's pump is never touched or slowed) and redraws one line with `\r` + erase-line at most ten
 //! times a second; stopping erases it, so the result that follows prints on
 //! a clean line and stdout never sees any of it.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
@@ -16,6 +18,7 @@ use super::tail::{Live, Tail};
 use super::watch::{tokens, total_tokens};
 use crate::agent::Agent;
 use crate::job::human;
+use crate::run;
 
 /// Between redraws (at most ten a second).
 const TICK: Duration = Duration::from_millis(100);
@@ -41,25 +44,75 @@ pub struct Progress {
     thread: Option<JoinHandle<()>>,
 }
 
+/// The peers the line follows: each one's log tail, and whether it ended.
+#[derive(Default)]
+struct Board {
+    runs: Vec<Run>,
+}
+
+struct Run {
+    agent: Agent,
+    tail: Tail,
+    ended: bool,
+}
+
+/// Marks its run ended when dropped (by `run::execute`, when the peer ends).
+struct Ended {
+    board: Arc<Mutex<Board>>,
+    index: usize,
+}
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        if let Ok(mut b) = self.board.lock() {
+            // One last read, so the summary counts what the peer said last.
+            let r = &mut b.runs[self.index];
+            let _ = r.tail.poll(READ_PER_TICK);
+            r.ended = true;
+        }
+    }
+}
+
 impl Progress {
-    /// Draw the line for the run whose peer writes `log`, on stderr.
-    pub fn start(log: PathBuf, agent: Agent) -> Progress {
+    /// Draw the line for every foreground peer this process starts from now
+    /// on (`run::observe`), on stderr; `noun` names several (`advisers`).
+    pub fn install(noun: &'static str) -> Progress {
+        let board = Arc::new(Mutex::new(Board::default()));
+        let b = board.clone();
+        run::observe::set(Some(Box::new(move |log, agent| {
+            let mut g = b.lock().ok()?;
+            g.runs.push(Run {
+                agent,
+                tail: Tail::new(log.to_path_buf(), agent),
+                ended: false,
+            });
+            Some(Box::new(Ended {
+                board: b.clone(),
+                index: g.runs.len() - 1,
+            }) as Box<dyn Send>)
+        })));
         let (tx, rx) = mpsc::channel::<()>();
         let thread = thread::spawn(move || {
             let started = Instant::now();
-            let mut tail = Tail::new(log, agent);
             let mut err = std::io::stderr();
             for frame in 0usize.. {
-                // A read error (log removed) leaves the line as it was.
-                let _ = tail.poll(READ_PER_TICK);
-                let width = columns().saturating_sub(1).max(20);
-                let line = render(
-                    SPINNER[frame % SPINNER.len()],
-                    started.elapsed(),
-                    agent,
-                    &tail.live,
-                    width,
-                );
+                let line = match board.lock() {
+                    Ok(mut b) => {
+                        for r in b.runs.iter_mut().filter(|r| !r.ended) {
+                            // A read error (log removed) leaves the line as it was.
+                            let _ = r.tail.poll(READ_PER_TICK);
+                        }
+                        let width = columns().saturating_sub(1).max(20);
+                        let spin = SPINNER[frame % SPINNER.len()];
+                        let runs: Vec<(Agent, &Live, bool)> = b
+                            .runs
+                            .iter()
+                            .map(|r| (r.agent, &r.tail.live, r.ended))
+                            .collect();
+                        render_board(spin, started.elapsed(), noun, &runs, width)
+                    }
+                    Err(_) => String::new(),
+                };
                 let _ = err.write_all(format!("{ERASE}{line}").as_bytes());
                 match rx.recv_timeout(TICK) {
                     Err(RecvTimeoutError::Timeout) => {}
@@ -81,6 +134,7 @@ impl Progress {
     }
 
     fn end(&mut self) {
+        run::observe::set(None);
         drop(self.stop.take());
         if let Some(t) = self.thread.take() {
             let _ = t.join();
@@ -91,6 +145,52 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         self.end();
+    }
+}
+
+/// The line for any number of peers: one peer as `render`; several as
+/// `⠋ 40s 2 advisers (1 done) · codex: $ cargo test · claude: thinking · 3k tokens`.
+pub fn render_board(
+    spin: char,
+    elapsed: Duration,
+    noun: &str,
+    runs: &[(Agent, &Live, bool)],
+    width: usize,
+) -> String {
+    match runs {
+        [] => cut(
+            format!("{spin} {} · starting", human(elapsed.as_millis() as u64)),
+            width,
+        ),
+        [(agent, live, _)] => render(spin, elapsed, *agent, live, width),
+        _ => {
+            let done = runs.iter().filter(|r| r.2).count();
+            let mut line = format!(
+                "{spin} {} {} {noun}",
+                human(elapsed.as_millis() as u64),
+                runs.len()
+            );
+            if done > 0 {
+                line.push_str(&format!(" ({done} done)"));
+            }
+            for (agent, live, _) in runs.iter().filter(|r| !r.2) {
+                let doing = live.doing().unwrap_or_else(|| "starting".into());
+                line.push_str(&format!(
+                    " · {}: {}",
+                    agent.name(),
+                    doing.lines().next().unwrap_or("")
+                ));
+            }
+            let total: u64 = runs.iter().filter_map(|r| total_tokens(&r.1.usage)).sum();
+            if total > 0 {
+                line.push_str(&format!(" · {} tokens", tokens(total)));
+            }
+            let cost: f64 = runs.iter().filter_map(|r| r.1.usage.cost_usd).sum();
+            if cost > 0.0 {
+                line.push_str(&format!(" ${cost:.2}"));
+            }
+            cut(line, width)
+        }
     }
 }
 
@@ -116,6 +216,11 @@ pub fn render(spin: char, elapsed: Duration, agent: Agent, live: &Live, width: u
     if let Some(c) = live.usage.cost_usd {
         line.push_str(&format!(" ${c:.2}"));
     }
+    cut(line, width)
+}
+
+/// Control characters removed, cut to `width` characters with `…`.
+fn cut(line: String, width: usize) -> String {
     // Control characters from the peer would move the cursor: never printed.
     let line: String = line
         .chars()
@@ -168,5 +273,44 @@ mod tests {
         let short = render('⠋', Duration::from_secs(12), Agent::Codex, &live, 20);
         assert_eq!(short.chars().count(), 20);
         assert!(short.ends_with('…'));
+    }
+
+    #[test]
+    fn several_peers_share_one_line() {
+        let mut a = Live::default();
+        a.apply(&Activity::Command {
+            command: "cargo test".into(),
+        });
+        a.apply(&Activity::Usage {
+            usage: crate::result::Usage {
+                input_tokens: Some(1000),
+                ..Default::default()
+            },
+        });
+        let mut b = Live::default();
+        b.apply(&Activity::Usage {
+            usage: crate::result::Usage {
+                input_tokens: Some(500),
+                cost_usd: Some(0.25),
+                ..Default::default()
+            },
+        });
+        let done = Live::default();
+        let t = Duration::from_secs(40);
+        let runs = [
+            (Agent::Codex, &a, false),
+            (Agent::Claude, &b, false),
+            (Agent::Pi, &done, true),
+        ];
+        assert_eq!(
+            render_board('⠋', t, "advisers", &runs, 200),
+            "⠋ 40s 3 advisers (1 done) · codex: $ cargo test · claude: starting · 1.5k tokens $0.25"
+        );
+        // One peer: the single-run line; none yet: starting.
+        assert_eq!(
+            render_board('⠋', t, "advisers", &runs[..1], 200),
+            render('⠋', t, Agent::Codex, &a, 200)
+        );
+        assert_eq!(render_board('⠋', t, "peers", &[], 200), "⠋ 40s · starting");
     }
 }

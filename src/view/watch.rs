@@ -10,11 +10,11 @@ use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
-use super::tail::Tail;
+use super::tail::{Live, Tail};
 use crate::agent::Agent;
 use crate::error::{Error, Result};
 use crate::job::human;
-use crate::job::store::{Job, JobState, State, Store, id_time_ms, now_ms};
+use crate::job::store::{Job, JobState, Spec, State, Store, id_time_ms, now_ms};
 use crate::output::Mode;
 use crate::result::{SCHEMA_VERSION, Usage};
 
@@ -59,21 +59,29 @@ pub fn group(status: &str) -> u8 {
 
 /// The snapshot of `store` at `now`.
 pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
-    let states = store.states()?;
+    let mut states = store.states()?;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, 4)
         .min(states.len().div_ceil(256).max(1));
     let chunk = states.len().div_ceil(threads).max(1);
-    let mut jobs: Vec<JobView> = std::thread::scope(|sc| {
+    // The states are moved into their views, not cloned: with 10,000 ended
+    // jobs, copying every string twice was a good part of the time.
+    let mut jobs: Vec<JobView> = Vec::with_capacity(states.len());
+    std::thread::scope(|sc| {
         let parts: Vec<_> = states
-            .chunks(chunk)
-            .map(|c| sc.spawn(move || c.iter().map(|(j, s)| view(j, s, now)).collect::<Vec<_>>()))
+            .chunks_mut(chunk)
+            .map(|c| {
+                sc.spawn(move || {
+                    c.iter_mut()
+                        .map(|(j, s)| view_owned(j, s.take(), now))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        parts
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+        for h in parts {
+            jobs.extend(h.join().unwrap_or_default());
+        }
     });
     // Ids sort by start time and the store lists newest first: a stable sort keeps that.
     jobs.sort_by_key(|v| group(v.status));
@@ -88,39 +96,100 @@ pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
 /// running job's log is read (at most its last 8 MiB) — the interactive view
 /// keeps its own tail per running job instead (`base`, `live_into`).
 pub fn view(job: &Job, recorded: &Option<State>, now: u64) -> JobView {
-    let s = match recorded {
-        Some(s) if s.status.is_terminal() => s.clone(),
+    view_owned(job, recorded.clone(), now)
+}
+
+/// `view`, taking the state: `snapshot` moves 10,000 states into their
+/// views instead of copying every string of each.
+fn view_owned(job: &Job, recorded: Option<State>, now: u64) -> JobView {
+    let mut s = match recorded {
+        Some(s) if s.status.is_terminal() => s,
         // The runner's lock decides: a dead runner's job becomes `lost`.
-        Some(s) => job.refresh().unwrap_or_else(|_| s.clone()),
+        Some(s) => job.refresh().unwrap_or(s),
         // No readable state: the store repairs what it can (a launch cut short).
         None => match job.refresh() {
             Ok(s) => s,
             Err(_) => return corrupt(job, now),
         },
     };
-    let mut v = JobView {
-        job_id: s.id.clone(),
-        status: s.status.as_str(),
-        agent: s.agent.clone(),
-        model: s.model.clone(),
-        task: s.task.clone(),
-        created_ms: s.created_ms,
-        elapsed_ms: s.duration_ms(now),
-        doing: s.summary.clone(),
-        files_changed: Vec::new(),
-        usage: Usage::default(),
-        last_activity_age_ms: s.ended_ms.map(|e| now.saturating_sub(e)),
-    };
+    let mut v = base_owned(&mut s, now);
     if s.status == JobState::Running {
         running(job, &s, now, &mut v);
-    } else if let Some(t) = &s.totals {
-        v.files_changed = t.changed_files.clone();
-        v.usage = t.usage.clone();
+    } else if let Some(t) = s.totals.take() {
+        v.files_changed = t.changed_files;
+        v.usage = t.usage;
     } else if let Ok(Some(r)) = job.read_result() {
         v.files_changed = r.changed_files;
         v.usage = r.usage;
     }
     v
+}
+
+/// What a job's state alone says (no log, no result read).
+pub fn base(s: &State, now: u64) -> JobView {
+    base_owned(&mut s.clone(), now)
+}
+
+/// `base`, moving the strings out of `s` (its agent, times and status stay).
+fn base_owned(s: &mut State, now: u64) -> JobView {
+    JobView {
+        job_id: std::mem::take(&mut s.id),
+        status: s.status.as_str(),
+        agent: s.agent.clone(),
+        model: s.model.take(),
+        task: std::mem::take(&mut s.task),
+        created_ms: s.created_ms,
+        elapsed_ms: s.duration_ms(now),
+        doing: s.summary.take(),
+        files_changed: Vec::new(),
+        usage: Usage::default(),
+        last_activity_age_ms: s.ended_ms.map(|e| now.saturating_sub(e)),
+    }
+}
+
+/// A running job's view completed from its tail's summary: the activity,
+/// files, tokens, the age of its last output, and `stalled`.
+pub fn live_into(
+    v: &mut JobView,
+    live: &Live,
+    last_output_ms: u64,
+    idle_timeout_ms: u64,
+    now: u64,
+) {
+    v.doing = live
+        .doing()
+        .or_else(|| Some("waiting for the peer's first event".into()));
+    v.files_changed = live.files.clone();
+    v.usage = live.usage.clone();
+    let age = now.saturating_sub(last_output_ms);
+    v.last_activity_age_ms = Some(age);
+    if stalled(age, idle_timeout_ms) {
+        v.status = "stalled";
+    }
+}
+
+/// The stalled rule: silent for more than half the idle timeout (0: none).
+pub fn stalled(age_ms: u64, idle_timeout_ms: u64) -> bool {
+    idle_timeout_ms > 0 && age_ms > idle_timeout_ms / 2
+}
+
+/// When the peer last printed anything: the newer of its logs' modification
+/// times (the supervisor's idle clock counts stdout and stderr), or `since`.
+pub fn last_output_ms(job: &Job, since: u64) -> u64 {
+    [job.stdout_log(), job.stderr_log()]
+        .iter()
+        .filter_map(|p| p.metadata().ok()?.modified().ok())
+        .filter_map(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64)
+        .max()
+        .unwrap_or(since)
+}
+
+/// A running job's idle timeout as `stalled` counts it: 0 for an agent that
+/// does not stream progress (agy) or a job without one.
+pub fn idle_timeout_ms(spec: Option<&Spec>) -> u64 {
+    spec.filter(|sp| sp.plan.agent.streams_progress())
+        .map_or(0, |sp| sp.plan.idle_timeout_ms)
 }
 
 /// A job whose record cannot be read (`baton status ID` says why).
@@ -150,34 +219,16 @@ fn running(job: &Job, s: &State, now: u64, v: &mut JobView) {
         .as_ref()
         .map(|sp| sp.plan.agent)
         .or_else(|| Agent::parse(&s.agent).ok());
+    let mut live = Live::default();
     if let Some(agent) = agent
         && let Ok(mut tail) = Tail::new(job.stdout_log(), agent).from_last(SNAPSHOT_READ)
     {
         // A read error leaves what was read: the snapshot still shows the job.
         let _ = tail.catch_up();
-        v.doing = tail
-            .live
-            .doing()
-            .or_else(|| Some("waiting for the peer's first event".into()));
-        v.files_changed = tail.live.files.clone();
-        v.usage = tail.live.usage.clone();
+        live = tail.live;
     }
-    // The supervisor's idle clock counts stdout and stderr; so does this.
-    let last = [job.stdout_log(), job.stderr_log()]
-        .iter()
-        .filter_map(|p| p.metadata().ok()?.modified().ok())
-        .filter_map(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map(|d| d.as_millis() as u64)
-        .max()
-        .unwrap_or(s.created_ms);
-    let age = now.saturating_sub(last);
-    v.last_activity_age_ms = Some(age);
-    let idle = spec
-        .filter(|sp| sp.plan.agent.streams_progress())
-        .map_or(0, |sp| sp.plan.idle_timeout_ms);
-    if idle > 0 && age > idle / 2 {
-        v.status = "stalled";
-    }
+    let last = last_output_ms(job, s.created_ms);
+    live_into(v, &live, last, idle_timeout_ms(spec.as_ref()), now);
 }
 
 /// `baton watch --once`.

@@ -126,7 +126,9 @@ fn short(sha: &str) -> &str {
 }
 
 /// `baton run --worktree` in the foreground.
-pub fn run(plan: Plan, c: &Checked, mode: Mode) -> Result<i32> {
+/// `peer_ended` is called as soon as the peer has ended, before the
+/// check and the commit (the command line erases its live line there).
+pub fn run(plan: Plan, c: &Checked, mode: Mode, peer_ended: &mut dyn FnMut()) -> Result<i32> {
     let spec = plan.command()?;
     let program = plan.program(&spec)?;
     // Both installed before the peer exists: a Ctrl-C can never orphan it,
@@ -142,14 +144,16 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode) -> Result<i32> {
         }
     };
     let spec = wplan.command()?;
-    let mut result = match run::execute(
+    let executed = run::execute(
         &wplan,
         &spec,
         &program,
         Some(&dir),
         &mut interrupts,
         &mut |_| {},
-    ) {
+    );
+    peer_ended();
+    let mut result = match executed {
         Ok(r) => r,
         Err(e) => {
             abandon(&session);

@@ -37,6 +37,7 @@ mod mock;
 mod support;
 
 mod ask;
+mod attach;
 mod claude_sandbox;
 mod council;
 mod doctor;

@@ -1,0 +1,253 @@
+#!/usr/bin/env bash
+# `make bench-view`: the costs of watching peers (issue 13's targets).
+#   1. 50 running fake peers (codex stand-ins writing codex events), then for
+#      `baton watch` (the TUI, in tmux) and `baton serve`: CPU from
+#      /proc/<pid>/stat while nothing changes and while all 50 stream
+#      (targets < 0.5 % and < 5 % of one core);
+#   2. event-to-screen latency: a marker appended to a running job's log, until
+#      `tmux capture-pane` shows it (TUI) / until it arrives on the job's SSE
+#      stream (serve) (target <= 100 ms);
+#   3. `watch --once --json` over 10,000 stored jobs (target < 150 ms), and
+#      `--text` and `jobs --all` for comparison.
+# Parts the binary lacks (no interactive `watch`, no `serve`) are skipped with
+# a line saying so. Usage: bench/view.sh  (needs bash, git, python3; tmux for the TUI)
+# Knobs: BATON=path (skip the build), N_PEERS (50), N_JOBS (10000), IDLE_S (20), STREAM_S (10).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() { command -v "$1" >/dev/null 2>&1 || { echo "bench/view.sh: needs $1" >&2; exit 1; }; }
+need git
+need python3
+
+if [ -z "${BATON:-}" ]; then
+    cargo build --release --locked --quiet
+    BATON="$PWD/target/release/baton"
+fi
+N_PEERS=${N_PEERS:-50}
+N_JOBS=${N_JOBS:-10000}
+IDLE_S=${IDLE_S:-20}
+STREAM_S=${STREAM_S:-10}
+TCK=$(getconf CLK_TCK)
+
+work=$(mktemp -d)
+tmux_sock="$work/tmux.sock"
+serve_pid=""
+cleanup() {
+    touch "$work/release-all"
+    [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null || true
+    tmux -S "$tmux_sock" kill-server 2>/dev/null || true
+    for id in $(cat "$work/ids" 2>/dev/null); do
+        (cd "$work/repo" && "$BATON" wait "$id" --timeout 30s >/dev/null 2>&1) || true
+    done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+mkdir -p "$work/bin" "$work/repo"
+# The fake codex (python: no fork per event): starts a command; while
+# $work/stream exists prints a new command event every 100 ms; ends when
+# release-all exists (at once with BENCH_NOW set).
+cat >"$work/bin/codex" <<EOF2
+#!/usr/bin/env python3
+import os, sys, time
+sys.stdin.read()
+out = sys.stdout
+out.write('{"type":"thread.started","thread_id":"bench-session"}\n')
+out.write('{"type":"item.started","item":{"type":"command_execution","command":"cargo test"}}\n')
+out.flush()
+n = 0
+while not os.environ.get("BENCH_NOW") and not os.path.exists("$work/release-all"):
+    if os.path.exists("$work/stream"):
+        n += 1
+        out.write('{"type":"item.started","item":{"type":"command_execution","command":"step %d"}}\n' % n)
+        out.flush()
+    time.sleep(0.1)
+out.write('{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"ok"}}\n')
+out.write('{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}\n')
+EOF2
+chmod +x "$work/bin/codex"
+export PATH="$work/bin:$PATH"
+export BATON_STATE_DIR="$work/state"
+unset BATON_DEPTH BATON_MAX_DEPTH
+cd "$work/repo"
+git init -q
+git -c user.name=b -c user.email=b@example.com commit -q --allow-empty -m init
+job_id() { python3 -c 'import json,sys; print(json.load(sys.stdin)["job_id"])'; }
+ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", (b - a) * 1000 }'; }
+stats() { sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) { print "no samples"; exit } printf "median %.2f ms, min %.2f ms, max %.2f ms (n=%d)\n", v[int((NR + 1) / 2)], v[1], v[NR], NR }'; }
+# CPU ticks (user + system, all threads) of a process.
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# cpu_share PID SECONDS LABEL: percent of one core used over the window.
+cpu_share() {
+    local a b
+    a=$(ticks "$1"); sleep "$2"; b=$(ticks "$1")
+    awk -v a="$a" -v b="$b" -v s="$2" -v t="$TCK" -v l="$3" \
+        'BEGIN { printf "%-34s %.2f %% of one core (%d ticks of 1/%d s in %d s)\n", l, (b - a) / t / s * 100, b - a, t, s }'
+}
+# A marker line for a job's log: a command event the reducer shows as `$ MARK…`.
+mark_line() { printf '{"type":"item.started","item":{"type":"command_execution","command":"%s"}}\n' "$1"; }
+
+echo "baton: $("$BATON" --version)"
+echo "machine: $(nproc) CPUs, $(uname -sr); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+for _ in $(seq "$N_PEERS"); do
+    "$BATON" run --async --agent codex "peer" | job_id >>"$work/ids"
+done
+sleep 2 # let every peer start and print its first command
+store=$(dirname "$(find "$BATON_STATE_DIR" -type d -name "$(head -n 1 "$work/ids")" | head -n 1)")
+echo "== $N_PEERS running fake peers ($(find "$store" -mindepth 1 -maxdepth 1 -type d | wc -l) jobs in the store)"
+# The job whose log gets the markers: the newest (listed first).
+mark_id=$(tail -n 1 "$work/ids")
+mark_log="$store/$mark_id/stdout.log"
+
+# ---- the TUI
+tui_ok=""
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "TUI: skipped (tmux is not installed)"
+else
+    # remain-on-exit from the start: a baton that exits at once leaves its pane to look at.
+    echo 'set -g remain-on-exit on' >"$work/tmux.conf"
+    tmux -S "$tmux_sock" -f "$work/tmux.conf" new-session -d -x 200 -y 70 -s bench \
+        "cd '$work/repo' && exec env TERM=xterm-256color '$BATON' watch"
+    sleep 2
+    if [ "$(tmux -S "$tmux_sock" display-message -p -t bench '#{pane_dead}')" = "1" ]; then
+        echo "TUI: skipped (this baton has no interactive \`watch\`: it exited at once)"
+    else
+        tui_ok=1
+        tui_pid=$(tmux -S "$tmux_sock" display-message -p -t bench '#{pane_pid}')
+        cpu_share "$tui_pid" "$IDLE_S" "TUI idle (nothing changes):"
+        touch "$work/stream"; sleep 1
+        cpu_share "$tui_pid" "$STREAM_S" "TUI, all $N_PEERS peers streaming:"
+        rm -f "$work/stream"; sleep 2
+        printf '%-34s ' "TUI event-to-screen latency:"
+        for i in $(seq 10); do
+            m="MARK-tui-$i-$RANDOM"
+            t0=$EPOCHREALTIME
+            mark_line "$m" >>"$mark_log"
+            until tmux -S "$tmux_sock" capture-pane -p -t bench | grep -q "$m"; do
+                if [ "$(ms "$t0" "$EPOCHREALTIME" | cut -d. -f1)" -gt 5000 ]; then break; fi
+            done
+            t1=$EPOCHREALTIME
+            ms "$t0" "$t1"
+            sleep 0.3
+        done | stats
+        tmux -S "$tmux_sock" kill-server 2>/dev/null || true
+    fi
+fi
+
+# ---- serve
+# (`baton serve --help` of a baton without it is `run`'s help: the default command.)
+if ! "$BATON" serve --help 2>/dev/null | grep -q 'baton serve'; then
+    echo "serve: skipped (this baton has no \`serve\` command)"
+else
+    "$BATON" serve >"$work/serve.json" 2>"$work/serve.err" &
+    serve_pid=$!
+    for _ in $(seq 100); do [ -s "$work/serve.json" ] && break; sleep 0.05; done
+    port=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["port"])' "$work/serve.json")
+    url=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' "$work/serve.json")
+    # A client that holds the fleet stream open, as a page does.
+    python3 - "$port" "$url" >"$work/fleet.log" 2>&1 <<'PY' &
+import http.client, json, sys
+port, url = int(sys.argv[1]), sys.argv[2]
+token = url.split("#token=", 1)[1]
+origin = f"http://127.0.0.1:{port}"
+c = http.client.HTTPConnection("127.0.0.1", port)
+c.request("POST", "/api/session", json.dumps({"token": token}), {"Content-Type": "application/json", "Origin": origin})
+r = c.getresponse(); r.read()
+cookie = r.getheader("Set-Cookie").split(";", 1)[0]
+c = http.client.HTTPConnection("127.0.0.1", port)
+c.request("GET", "/api/events", headers={"Cookie": cookie})
+r = c.getresponse()
+while r.fp.readline():
+    pass
+PY
+    fleet_pid=$!
+    sleep 2
+    cpu_share "$serve_pid" "$IDLE_S" "serve idle (one page open):"
+    touch "$work/stream"; sleep 1
+    cpu_share "$serve_pid" "$STREAM_S" "serve, all $N_PEERS peers streaming:"
+    rm -f "$work/stream"; sleep 2
+    printf '%-34s ' "SSE event-to-page latency:"
+    python3 - "$port" "$url" "$mark_id" "$mark_log" <<'PY' | stats
+import http.client, json, sys, time, random
+port, url, job, log = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+token = url.split("#token=", 1)[1]
+origin = f"http://127.0.0.1:{port}"
+c = http.client.HTTPConnection("127.0.0.1", port)
+c.request("POST", "/api/session", json.dumps({"token": token}), {"Content-Type": "application/json", "Origin": origin})
+r = c.getresponse(); r.read()
+cookie = r.getheader("Set-Cookie").split(";", 1)[0]
+c = http.client.HTTPConnection("127.0.0.1", port)
+c.request("GET", f"/api/jobs/{job}/events", headers={"Cookie": cookie})
+r = c.getresponse()
+time.sleep(1)  # past the backlog
+for i in range(10):
+    m = "MARK-sse-%d-%d" % (i, random.randrange(1 << 30))
+    t0 = time.monotonic()
+    with open(log, "a") as f:
+        f.write('{"type":"item.started","item":{"type":"command_execution","command":"%s"}}\n' % m)
+    while True:
+        line = r.fp.readline()
+        if not line or m.encode() in line:
+            break
+    print("%.2f" % ((time.monotonic() - t0) * 1000))
+    time.sleep(0.3)
+PY
+    kill "$fleet_pid" "$serve_pid" 2>/dev/null || true
+    wait "$serve_pid" 2>/dev/null || true
+    serve_pid=""
+fi
+
+# ---- watch --once over many stored jobs
+touch "$work/release-all"
+for id in $(cat "$work/ids"); do "$BATON" wait "$id" >/dev/null 2>&1 || true; done
+: >"$work/ids"
+rm -f "$work/release-all"
+template_id=$(BENCH_NOW=1 "$BATON" run --async --agent codex "template" | job_id)
+"$BATON" wait "$template_id" >/dev/null
+python3 - "$store/$template_id" "$N_JOBS" <<'PY'
+import json, os, random, shutil, sys, time
+template, n = sys.argv[1], int(sys.argv[2])
+alphabet = "0123456789abcdefghjkmnpqrstvwxyz"
+store = os.path.dirname(template)
+state = json.load(open(os.path.join(template, "state.json")))
+result = json.load(open(os.path.join(template, "result.json")))
+now = int(time.time() * 1000)
+files = [f for f in os.listdir(template) if not f.startswith(".")]
+for k in range(n):
+    created = now - (k + 2) * 60_000
+    jid = "".join(alphabet[(created >> (5 * i)) & 31] for i in range(8, -1, -1))
+    jid += "".join(random.choice(alphabet) for _ in range(4))
+    d = os.path.join(store, jid)
+    os.mkdir(d, 0o700)
+    for f in files:
+        if f not in ("state.json", "result.json"):
+            shutil.copyfile(os.path.join(template, f), os.path.join(d, f))
+    state.update(id=jid, created_ms=created, ended_ms=created + 5_000, runner_pid=None, peer_pgid=None)
+    result.update(job_id=jid)
+    with open(os.path.join(d, "state.json"), "w") as f:
+        json.dump(state, f)
+    with open(os.path.join(d, "result.json"), "w") as f:
+        json.dump(result, f)
+PY
+for _ in $(seq 3); do
+    "$BATON" run --async --agent codex "still running" | job_id >>"$work/ids"
+done
+sleep 1
+echo "== store: $(find "$store" -mindepth 1 -maxdepth 1 -type d | wc -l) job directories (3 running)"
+bench_cmd() {
+    local label=$1
+    shift
+    "$@" >/dev/null # warm the page cache
+    printf '%-34s ' "$label"
+    for _ in $(seq 10); do
+        t0=$EPOCHREALTIME
+        "$@" >/dev/null
+        t1=$EPOCHREALTIME
+        ms "$t0" "$t1"
+    done | stats
+}
+bench_cmd "baton watch --once --json" "$BATON" watch --once --json
+bench_cmd "baton watch --once --text" "$BATON" watch --once --text
+bench_cmd "baton jobs --all" "$BATON" jobs --all
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

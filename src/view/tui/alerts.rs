@@ -1,0 +1,237 @@
+//! Alerts when a job ends, fails or stalls: the terminal bell, an OSC 9
+//! desktop notification, and `--on-change CMD` run with the event in its env.
+//!
+//! CMD is split into words like a shell would (quotes, backslashes) but run
+//! without one — baton starts no shell between itself and a child; write
+//! `sh -c '…'` as CMD to get one. The child gets no terminal (stdin, stdout and
+//! stderr are null: it must not draw over the view), runs in its own process
+//! group, and is reaped by a thread: it never blocks the view.
+
+use std::collections::HashMap;
+use std::process::{Command, Stdio};
+
+use crate::error::{Error, Result};
+use crate::view::watch::JobView;
+
+use super::app::is_running;
+
+/// A job changed in a way worth telling.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alert {
+    pub job_id: String,
+    pub agent: String,
+    /// The new status: an end state, or `stalled`.
+    pub status: String,
+}
+
+/// What changed between two looks: a running job that ended or stalled, or
+/// a job first seen already ended. `before` maps ids to their last status;
+/// `None` is the first look (nothing to compare with: no alerts).
+pub fn changes(before: Option<&HashMap<String, String>>, now: &[JobView]) -> Vec<Alert> {
+    let Some(before) = before else {
+        return Vec::new();
+    };
+    now.iter()
+        .filter(|v| match before.get(&v.job_id).map(String::as_str) {
+            None => !is_running(v.status),
+            Some(old) => old != v.status && (v.status == "stalled" || !is_running(v.status)),
+        })
+        .map(|v| Alert {
+            job_id: v.job_id.clone(),
+            agent: v.agent.clone(),
+            status: v.status.to_string(),
+        })
+        .collect()
+}
+
+/// The statuses to compare the next look with.
+pub fn statuses(jobs: &[JobView]) -> HashMap<String, String> {
+    jobs.iter()
+        .map(|v| (v.job_id.clone(), v.status.to_string()))
+        .collect()
+}
+
+/// The bell and an OSC 9 notification for `a` (terminals that do not know
+/// OSC 9 ignore it).
+pub fn terminal_bytes(a: &Alert) -> String {
+    let text: String = format!("baton: {} job {} {}", a.agent, a.job_id, a.status)
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    format!("\x07\x1b]9;{text}\x07")
+}
+
+/// `--on-change CMD`, split into its program and arguments.
+#[derive(Debug, Clone)]
+pub struct OnChange {
+    argv: Vec<String>,
+}
+
+impl OnChange {
+    pub fn parse(cmd: &str) -> Result<OnChange> {
+        let argv = split(cmd).map_err(|m| {
+            Error::usage_hint(
+                format!("--on-change: {m}"),
+                "quote as in a shell: --on-change 'notify-send \"baton\"' (no shell runs it; use sh -c '…' for one)",
+            )
+        })?;
+        if argv.is_empty() {
+            return Err(Error::usage_hint(
+                "--on-change needs a command",
+                "e.g. --on-change 'notify-send baton' (BATON_JOB_ID and BATON_JOB_STATUS are set)",
+            ));
+        }
+        Ok(OnChange { argv })
+    }
+
+    /// Start CMD for `a` and return at once.
+    pub fn fire(&self, a: &Alert) {
+        use std::os::unix::process::CommandExt;
+        let mut c = Command::new(&self.argv[0]);
+        c.args(&self.argv[1..])
+            .env("BATON_JOB_ID", &a.job_id)
+            .env("BATON_JOB_STATUS", &a.status)
+            .env("BATON_JOB_AGENT", &a.agent)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        // A command that cannot start is skipped: the view goes on.
+        if let Ok(mut child) = c.spawn() {
+            std::thread::spawn(move || child.wait());
+        }
+    }
+}
+
+/// Words as a POSIX shell splits them, without expansions: blanks separate,
+/// '…' is literal, "…" keeps `\"`, `\\`, `\$`, `` \` `` escapes, a backslash
+/// outside quotes escapes the next character.
+pub fn split(s: &str) -> std::result::Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    let mut w = String::new();
+    let mut in_word = false;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => {
+                if in_word {
+                    words.push(std::mem::take(&mut w));
+                    in_word = false;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(c) => w.push(c),
+                        None => return Err("unterminated single quote".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(c @ ('"' | '\\' | '$' | '`')) => w.push(c),
+                            Some(c) => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                            None => return Err("unterminated double quote".into()),
+                        },
+                        Some(c) => w.push(c),
+                        None => return Err("unterminated double quote".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                match chars.next() {
+                    Some(c) => w.push(c),
+                    None => return Err("a trailing backslash".into()),
+                }
+            }
+            c => {
+                in_word = true;
+                w.push(c);
+            }
+        }
+    }
+    if in_word {
+        words.push(w);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::tui::app::tests::job;
+
+    #[test]
+    fn splits_like_a_shell_without_one() {
+        assert_eq!(
+            split(r#"notify-send  'baton: $X' "a \"b\" \$c" d\ e ''"#).unwrap(),
+            ["notify-send", "baton: $X", "a \"b\" $c", "d e", ""]
+        );
+        assert_eq!(split("a;rm -rf x").unwrap(), ["a;rm", "-rf", "x"]);
+        assert!(split("'open").is_err());
+        assert!(split("\"open").is_err());
+        assert!(split("x\\").is_err());
+        assert!(OnChange::parse("  ").is_err());
+    }
+
+    #[test]
+    fn alerts_on_end_failure_and_stall_only() {
+        assert!(
+            changes(None, &[job("a", "failed", 1)]).is_empty(),
+            "first look"
+        );
+        let before = statuses(&[
+            job("run", "running", 1),
+            job("stall", "running", 2),
+            job("same", "running", 3),
+            job("old", "success", 4),
+        ]);
+        let now = [
+            job("run", "failed", 1),
+            job("stall", "stalled", 2),
+            job("same", "running", 3),
+            job("old", "success", 4),
+            job("new", "running", 5),
+            job("quick", "success", 6),
+        ];
+        let got: Vec<(String, String)> = changes(Some(&before), &now)
+            .into_iter()
+            .map(|a| (a.job_id, a.status))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("run".into(), "failed".into()),
+                ("stall".into(), "stalled".into()),
+                ("quick".into(), "success".into())
+            ]
+        );
+        // A stalled job that streams again is not an alert; its end is.
+        let before = statuses(&[job("s", "stalled", 1)]);
+        assert!(changes(Some(&before), &[job("s", "running", 1)]).is_empty());
+        assert_eq!(changes(Some(&before), &[job("s", "cancelled", 1)]).len(), 1);
+    }
+
+    #[test]
+    fn notification_bytes_are_bell_and_osc9_without_controls() {
+        let a = Alert {
+            job_id: "1m8".into(),
+            agent: "co\x1bdex".into(),
+            status: "failed".into(),
+        };
+        assert_eq!(
+            terminal_bytes(&a),
+            "\x07\x1b]9;baton: codex job 1m8 failed\x07"
+        );
+    }
+}

@@ -1,0 +1,70 @@
+//! One frame of the interactive `watch`: the title line, the fleet table or
+//! the detail pane, and the status bar (a prompt, a message, or the keys).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::app::{App, Pane, Prompt};
+use super::theme::Theme;
+use super::{detail, fleet};
+
+/// Rows of the transcript in a terminal `height` rows high.
+pub fn transcript_rows(height: u16) -> usize {
+    height.saturating_sub(2 + detail::HEAD_ROWS) as usize
+}
+
+pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
+    let [top, body, bar] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Fill(1),
+        Constraint::Length(1),
+    ])
+    .areas(f.area());
+    let running = app.jobs.iter().filter(|v| v.status == "running").count();
+    let attention = app
+        .jobs
+        .iter()
+        .filter(|v| {
+            matches!(
+                v.status,
+                "stalled" | "failed" | "lost" | "timeout" | "corrupt"
+            )
+        })
+        .count();
+    let total = app.jobs.len() + app.hidden;
+    let mut title = format!(
+        "baton watch · {total} job{} · {running} running · {attention} need attention",
+        if total == 1 { "" } else { "s" }
+    );
+    if app.hidden > 0 {
+        title.push_str(&format!(" · {} older not listed", app.hidden));
+    }
+    f.render_widget(Paragraph::new(Line::styled(title, theme.title())), top);
+    match app.pane {
+        Pane::Fleet => fleet::render(f, body, app, theme),
+        Pane::Detail => detail::render(f, body, app, theme),
+    }
+    let line = match (&app.prompt, &app.status) {
+        (Some(Prompt::Cancel(id)), _) => {
+            Line::styled(format!("cancel job {id}? y/n"), theme.prompt())
+        }
+        (Some(Prompt::Continue { id, text }), _) => Line::from(vec![
+            Span::styled(format!("continue job {id}: "), theme.prompt()),
+            Span::raw(format!("{text}_")),
+            Span::styled("  (Enter sends, Esc leaves)", theme.dim()),
+        ]),
+        (None, Some(s)) => Line::raw(s.as_str()),
+        (None, None) => Line::styled(
+            match app.pane {
+                Pane::Fleet => "↑↓ select  Enter open  c cancel  n continue  q quit",
+                Pane::Detail => {
+                    "↑↓ PgUp PgDn scroll  End follow  d diff  c cancel  n continue  Esc back  q quit"
+                }
+            },
+            theme.dim(),
+        ),
+    };
+    f.render_widget(Paragraph::new(line), bar);
+}

@@ -1,0 +1,181 @@
+//! What wakes the interactive `watch`: keys, file-change notifications on
+//! the store and the running jobs' directories, a runner's exit, a signal.
+//!
+//! Linux: one inotify descriptor, a watch per directory, read by one thread
+//! that sleeps in the kernel. Elsewhere (or when inotify is unavailable) the
+//! loop refreshes every `POLL` instead, which costs only `stat`s.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use ratatui::crossterm::event::Event;
+
+/// How often the loop looks when nothing notifies it.
+pub const POLL: Duration = Duration::from_millis(250);
+
+/// One reason to look again.
+#[derive(Debug)]
+pub enum Wake {
+    Input(Event),
+    /// Something changed in a watched directory.
+    Files,
+    /// This job's runner released its lock (it ended, or died).
+    RunnerGone(String),
+    /// An action run in the background finished.
+    Done(super::actions::Outcome),
+    /// SIGTERM, SIGHUP or SIGINT: restore the terminal and leave.
+    Quit,
+}
+
+/// Directory watches (`None` inside: polling instead).
+pub struct Watcher {
+    #[cfg(target_os = "linux")]
+    fd: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
+    watched: HashMap<PathBuf, i32>,
+}
+
+impl Watcher {
+    /// Start watching; `tx` gets `Wake::Files` on every batch of changes.
+    pub fn start(tx: Sender<Wake>) -> Watcher {
+        Watcher {
+            #[cfg(target_os = "linux")]
+            fd: linux::start(tx),
+            #[cfg(not(target_os = "linux"))]
+            watched: {
+                let _ = tx;
+                HashMap::new()
+            },
+            #[cfg(target_os = "linux")]
+            watched: HashMap::new(),
+        }
+    }
+
+    /// Whether changes are notified (otherwise the loop polls every `POLL`).
+    pub fn notifies(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        return self.fd.is_some();
+        #[cfg(not(target_os = "linux"))]
+        false
+    }
+
+    /// Watch exactly `dirs` (plus nothing else): add new ones, drop the rest.
+    /// Returns false if a directory could not be watched.
+    pub fn sync(&mut self, dirs: &[PathBuf]) -> bool {
+        let mut ok = true;
+        self.watched.retain(|d, wd| {
+            let keep = dirs.contains(d);
+            if !keep {
+                #[cfg(target_os = "linux")]
+                if let Some(fd) = &self.fd {
+                    linux::remove(fd, *wd);
+                }
+                let _ = wd;
+            }
+            keep
+        });
+        for d in dirs {
+            if self.watched.contains_key(d) {
+                continue;
+            }
+            match self.add(d) {
+                Some(wd) => {
+                    self.watched.insert(d.clone(), wd);
+                }
+                None => ok = false,
+            }
+        }
+        ok
+    }
+
+    fn add(&self, dir: &Path) -> Option<i32> {
+        #[cfg(target_os = "linux")]
+        return self.fd.as_ref().and_then(|fd| linux::add(fd, dir));
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = dir;
+            None
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::ffi::CString;
+    use std::io;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::Path;
+    use std::sync::Arc;
+    use std::sync::mpsc::Sender;
+
+    use super::Wake;
+
+    pub fn start(tx: Sender<Wake>) -> Option<Arc<OwnedFd>> {
+        // SAFETY: plain syscall; a non-negative result is a descriptor we own.
+        let raw = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
+        if raw < 0 {
+            return None;
+        }
+        // SAFETY: `raw` was just returned by inotify_init1.
+        let fd = Arc::new(unsafe { OwnedFd::from_raw_fd(raw) });
+        let reader = fd.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                // SAFETY: reading into our own buffer from our own descriptor.
+                let n =
+                    unsafe { libc::read(reader.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+                if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                if n <= 0 || tx.send(Wake::Files).is_err() {
+                    break;
+                }
+            }
+        });
+        Some(fd)
+    }
+
+    pub fn add(fd: &OwnedFd, dir: &Path) -> Option<i32> {
+        let path = CString::new(dir.as_os_str().as_bytes()).ok()?;
+        let mask = libc::IN_MODIFY
+            | libc::IN_CREATE
+            | libc::IN_DELETE
+            | libc::IN_MOVED_TO
+            | libc::IN_ONLYDIR;
+        // SAFETY: valid descriptor and NUL-terminated path.
+        let wd = unsafe { libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), mask) };
+        (wd >= 0).then_some(wd)
+    }
+
+    pub fn remove(fd: &OwnedFd, wd: i32) {
+        // SAFETY: plain syscall on our descriptor; a stale wd only fails.
+        unsafe { libc::inotify_rm_watch(fd.as_raw_fd(), wd) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_change_in_a_watched_directory_wakes() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let mut w = Watcher::start(tx);
+        assert!(w.notifies());
+        assert!(w.sync(&[dir.path().to_path_buf()]));
+        std::fs::write(dir.path().join("stdout.log"), "x").unwrap();
+        assert!(matches!(
+            rx.recv_timeout(Duration::from_secs(5)),
+            Ok(Wake::Files)
+        ));
+        assert!(w.sync(&[]));
+        assert!(w.watched.is_empty());
+        assert!(!w.sync(&[dir.path().join("missing")]));
+    }
+}

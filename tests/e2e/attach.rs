@@ -1,0 +1,178 @@
+//! `baton attach` with a real CLI: an ended job's session is reopened in the
+//! CLI's own interactive interface, in a pseudo-terminal (tmux), against the
+//! mock model; a person's next turn there carries the job's history.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use crate::support::{Agent, BATON, Peer, eventually, turns};
+
+/// A private tmux server for one test, killed on drop.
+struct Tmux {
+    sock: PathBuf,
+}
+
+impl Tmux {
+    fn cmd(&self, peer: &Peer) -> Command {
+        let mut c = peer.cli("tmux");
+        c.arg("-S").arg(&self.sock).arg("-f").arg("/dev/null");
+        c
+    }
+
+    fn run(&self, peer: &Peer, args: &[&str]) -> Output {
+        self.cmd(peer).args(args).output().expect("tmux")
+    }
+
+    fn screen(&self, peer: &Peer) -> String {
+        String::from_utf8_lossy(&self.run(peer, &["capture-pane", "-p", "-t", "t"]).stdout)
+            .into_owned()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.sock)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+/// What each CLI needs to open its interface without first-run questions
+/// (the same answers a person gives once): a trusted folder, no onboarding.
+fn quiet_first_run(agent: Agent, peer: &Peer) {
+    match agent {
+        Agent::Codex => {
+            let cfg = peer.home.join(".codex/config.toml");
+            let mut toml = fs::read_to_string(&cfg).unwrap();
+            // The trust table must come after the top-level keys.
+            toml.push_str(&format!(
+                "\n[projects.\"{}\"]\ntrust_level = \"trusted\"\n",
+                peer.work.canonicalize().unwrap().display()
+            ));
+            fs::write(&cfg, toml).unwrap();
+        }
+        Agent::Claude => {
+            let work = peer.work.canonicalize().unwrap();
+            let state = serde_json::json!({
+                "hasCompletedOnboarding": true,
+                "theme": "dark",
+                "bypassPermissionsModeAccepted": true,
+                "customApiKeyResponses": {"approved": ["e2e-claude-key"], "rejected": []},
+                "projects": {work.display().to_string(): {
+                    "hasTrustDialogAccepted": true,
+                    "hasCompletedProjectOnboarding": true
+                }}
+            });
+            fs::write(
+                peer.home.join(".claude/.claude.json"),
+                serde_json::to_string(&state).unwrap(),
+            )
+            .unwrap();
+        }
+        _ => {}
+    }
+}
+
+fn attach_interactively(agent: Agent) {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        panic!("tmux is not installed (scripts/e2e-install.sh installs it)");
+    }
+    let p = Peer::new(agent, "attach");
+    quiet_first_run(agent, &p);
+    let (_, first) = p.prompt("E2E-REMEMBER codeword=PAPAYA-7");
+    let a = p.baton().args(["--async"]).access("workspace").run(&first);
+    assert_eq!(a.code, 0, "{}", a.dump());
+    let job = a.json["job_id"].as_str().expect("job_id").to_string();
+    let w = p.baton_exact(&["wait", &job]);
+    assert_eq!((w.code, w.status()), (0, "success"), "{}", w.dump());
+
+    let tmux = Tmux {
+        sock: p.root.join("tmux.sock"),
+    };
+    let started = tmux
+        .cmd(&p)
+        .env("TERM", "xterm-256color")
+        .args([
+            "new-session",
+            "-d",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-s",
+            "t",
+            "-c",
+        ])
+        .arg(&p.work)
+        .arg(BATON)
+        .args(["attach", &job])
+        .output()
+        .unwrap();
+    assert!(started.status.success(), "{started:?}");
+    tmux.run(&p, &["set-option", "-t", "t", "remain-on-exit", "on"]);
+
+    // The interface is up once the screen has held still for a second (a
+    // spinner that never stops is not fatal: the answer below decides).
+    let mut last = String::new();
+    let mut same = 0;
+    eventually(Duration::from_secs(30), || {
+        let s = tmux.screen(&p);
+        if !s.trim().is_empty() && s == last {
+            same += 1;
+        } else {
+            same = 0;
+        }
+        last = s;
+        same >= 20
+    });
+    assert_ne!(
+        tmux.run(&p, &["display-message", "-p", "-t", "t", "#{pane_dead}"])
+            .stdout,
+        b"1\n",
+        "attach exited at once:\n{last}"
+    );
+
+    // A person types the next turn.
+    let (id2, next) = p.prompt("E2E-PLAIN");
+    // A CLI still settling its terminal (codex reads replies to its own
+    // queries) can swallow the first keys: type until the screen shows the
+    // whole start of the prompt, erasing a mangled attempt.
+    let head: String = next.chars().take(24).collect();
+    let mut typed = false;
+    for _ in 0..5 {
+        tmux.run(&p, &["send-keys", "-t", "t", "-l", &next]);
+        typed = eventually(Duration::from_secs(2), || tmux.screen(&p).contains(&head));
+        if typed {
+            break;
+        }
+        for _ in 0..next.len() + 4 {
+            tmux.run(&p, &["send-keys", "-t", "t", "BSpace"]);
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(typed, "the prompt never showed:\n{}", tmux.screen(&p));
+    std::thread::sleep(Duration::from_millis(800));
+    tmux.run(&p, &["send-keys", "-t", "t", "Enter"]);
+    // An Enter read as part of a paste is a newline: one more submits.
+    if !eventually(Duration::from_secs(15), || !turns(&id2).is_empty()) {
+        tmux.run(&p, &["send-keys", "-t", "t", "Enter"]);
+    }
+    let answered = eventually(Duration::from_secs(90), || {
+        tmux.screen(&p).contains("PLAIN-ANSWER")
+    });
+    let screen = tmux.screen(&p);
+    let t = turns(&id2);
+    assert!(answered, "no answer on the screen:\n{screen}");
+    assert!(!t.is_empty(), "the mock saw no turn:\n{screen}");
+    // The same session: the earlier turn travels with the new one.
+    assert!(
+        t[0].raw_body.contains("PAPAYA-7"),
+        "the resumed conversation lacks the job's turn:\n{screen}"
+    );
+}
+
+per_agent!([codex => Codex, claude => Claude] attach_interactively);
