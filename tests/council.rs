@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 use crate::support::council::{CouncilFake, Scenario, Stage, Step};
 use crate::support::{Env, Run, git, wait_for};
 
-const AGENTS: [&str; 3] = ["codex", "claude", "pi"];
+pub(crate) const AGENTS: [&str; 3] = ["codex", "claude", "pi"];
 
 /// Words no blind prompt may hold: the agents, their models and vendors.
-const NAMES: [&str; 9] = [
+pub(crate) const NAMES: [&str; 9] = [
     "codex",
     "claude",
     "openai",
@@ -25,7 +25,7 @@ const NAMES: [&str; 9] = [
     "pi-coding-agent",
 ];
 
-fn proposal(marker: &str) -> Value {
+pub(crate) fn proposal(marker: &str) -> Value {
     json!({"summary": format!("{marker}: guard the cache with a lock"),
         "approach": format!("{marker} approach: a mutex around insert"),
         "steps": ["add the lock to a.txt", "test it"],
@@ -40,7 +40,7 @@ fn critique() -> Value {
          "description": "the lock is never released"}]})
 }
 
-fn plan() -> Value {
+pub(crate) fn plan() -> Value {
     json!({"summary": "lock the cache insert", "steps": ["add the lock"],
         "authorized_files": ["a.txt"], "test_cmd": "true", "acceptance": ["no race"],
         "evidence": [{"claim": "insert races", "file": "a.txt", "lines": [1, 1]},
@@ -51,12 +51,12 @@ fn plan() -> Value {
         "adopted_from": ["A"]})
 }
 
-fn markers() -> [(&'static str, &'static str); 3] {
+pub(crate) fn markers() -> [(&'static str, &'static str); 3] {
     [("codex", "alpha"), ("claude", "beta"), ("pi", "gamma")]
 }
 
 /// Every member proposes (a distinct marker each), critiques and can chair.
-fn good_scenario() -> Scenario {
+pub(crate) fn good_scenario() -> Scenario {
     let mut s = Scenario::new();
     for (a, m) in markers() {
         s = s
@@ -67,7 +67,7 @@ fn good_scenario() -> Scenario {
     s
 }
 
-fn setup() -> (Env, CouncilFake) {
+pub(crate) fn setup() -> (Env, CouncilFake) {
     let env = Env::new();
     env.git_init();
     fs::write(env.work.join("a.txt"), "one\ntwo\n").unwrap();
@@ -77,13 +77,13 @@ fn setup() -> (Env, CouncilFake) {
     (env, fake)
 }
 
-fn council(env: &Env, args: &[&str]) -> Run {
+pub(crate) fn council(env: &Env, args: &[&str]) -> Run {
     let mut full = vec!["council"];
     full.extend_from_slice(args);
     env.run(&full)
 }
 
-fn has_name(text: &str) -> Option<&'static str> {
+pub(crate) fn has_name(text: &str) -> Option<&'static str> {
     let lower = text.to_ascii_lowercase();
     NAMES
         .iter()
@@ -99,7 +99,7 @@ fn has_name(text: &str) -> Option<&'static str> {
 }
 
 /// Every file of the work tree and its bytes, `.git` aside.
-fn checkout(env: &Env) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn checkout(env: &Env) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     let mut stack = vec![env.work.clone()];
     while let Some(d) = stack.pop() {
@@ -541,7 +541,7 @@ fn kill_9_in_each_stage_then_resume_equals_the_uninterrupted_run() {
     }
 }
 
-fn review(verdict: &str, findings: Value) -> Value {
+pub(crate) fn review(verdict: &str, findings: Value) -> Value {
     json!({"verdict": verdict, "summary": "read it", "files_reviewed": ["a.txt"], "findings": findings})
 }
 

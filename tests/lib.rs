@@ -11,6 +11,7 @@ mod completions;
 mod config;
 mod council;
 mod council_fake;
+mod council_more;
 mod doctor;
 mod edges;
 mod identity;

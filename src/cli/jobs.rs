@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::council::as_job;
 use crate::error::Result;
 use crate::output::Mode;
 use crate::{duration, job};
@@ -78,28 +79,46 @@ pub struct RunnerArgs {
     pub lock_fd: Option<i32>,
 }
 
+// An id may name a background council (`council::as_job`): councils keep
+// their own record, so the job commands look there first.
+
 pub fn wait(a: WaitArgs, mode: Mode) -> Result<i32> {
     let timeout = a.timeout.as_deref().map(duration::parse).transpose()?;
+    if let Some(rec) = as_job::find(&a.id) {
+        return as_job::wait(rec, timeout, mode);
+    }
     job::wait(&a.id, timeout, mode)
 }
 
 pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
+    if let Some(rec) = as_job::find(&a.id) {
+        return as_job::status(&rec, mode);
+    }
     job::status(&a.id, mode)
 }
 
 pub fn result(a: IdArgs, mode: Mode) -> Result<i32> {
+    if let Some(rec) = as_job::find(&a.id) {
+        return as_job::result(&rec, mode);
+    }
     job::result(&a.id, mode)
 }
 
 pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
+    if let Some(rec) = as_job::find(&a.id) {
+        return as_job::cancel(rec, mode);
+    }
     job::cancel(&a.id, mode)
 }
 
 pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
-    job::list(a.all, mode)
+    job::list_with(a.all, mode, as_job::views()?)
 }
 
 pub fn logs(a: LogsArgs, mode: Mode) -> Result<i32> {
+    if let Some(rec) = as_job::find(&a.id) {
+        return as_job::logs(&rec);
+    }
     crate::view::logs::logs(&a.id, a.follow, a.raw, mode)
 }
 

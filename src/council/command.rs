@@ -101,6 +101,12 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
         }
         Action::Resume { id } => {
             let mut rec = Record::load(&root, &id)?;
+            if let Some(at) = super::machine::reopen(rec.stage, rec.cancelled_in) {
+                rec.stage = at;
+                rec.cancelled_in = None;
+                rec.reason = None;
+                rec.save()?;
+            }
             if rec.stage.is_terminal() || rec.stage == Stage::AwaitingApproval {
                 return finish(&rec, mode);
             }
@@ -172,7 +178,7 @@ fn start(
 }
 
 /// Print the council's result envelope; exit by its stage.
-fn finish(rec: &Record, mode: Mode) -> Result<i32> {
+pub fn finish(rec: &Record, mode: Mode) -> Result<i32> {
     let v = envelope::build(rec)?;
     rec.put_artifact("result.json", &v)?;
     match mode {
@@ -182,7 +188,7 @@ fn finish(rec: &Record, mode: Mode) -> Result<i32> {
     Ok(rec.stage.exit_code())
 }
 
-fn cancel(rec: &mut Record) -> Result<()> {
+pub fn cancel(rec: &mut Record) -> Result<()> {
     if rec.stage.is_terminal() {
         return Ok(());
     }

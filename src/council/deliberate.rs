@@ -12,6 +12,7 @@ use super::critique::{self, Critique};
 use super::flow::{ask, over_budget, parallel};
 use super::machine::{Event, Stage};
 use super::proposal::{self, Proposal};
+use super::revise;
 use super::schema::Plan;
 use super::store::{Member, Record, sha256_hex};
 use crate::error::Result;
@@ -179,7 +180,26 @@ pub fn deliberate(
         }
         rec.put_artifact("critiques.json", &critiques)?;
         if rec.stage == Stage::Critiquing {
-            rec.advance(Event::Critiqued)?;
+            rec.advance(Event::Critiqued {
+                revise: rec.settings.depth == "deep",
+            })?;
+        }
+    }
+
+    // `--depth deep`: each author revises against the critiques of its own
+    // proposal; the chair then sees the revised proposals.
+    let mut valid = valid;
+    if critique_round && rec.settings.depth == "deep" {
+        let more = valid.len() as u64;
+        if rec.stage == Stage::Revising && over_budget(rec, &spent, more + 1, started)? {
+            return Ok(None);
+        }
+        let round = revise::revise(rec, packet, &valid, &critiques, &stripper, ints)?;
+        strips += round.strips;
+        valid = round.shown;
+        rec.put_artifact("revisions.json", &round.revisions)?;
+        if rec.stage == Stage::Revising {
+            rec.advance(Event::Revised)?;
         }
     }
 

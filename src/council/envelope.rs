@@ -6,6 +6,7 @@ use serde_json::{Map, Value, json};
 use super::call::Call;
 use super::deliberate::{CriticCall, Synthesis};
 use super::machine::Stage;
+use super::revise::Revision;
 use super::store::Record;
 use crate::error::Result;
 use crate::result::{SCHEMA_VERSION, Usage};
@@ -26,9 +27,15 @@ pub fn status(rec: &Record) -> Value {
     })
 }
 
-fn alive(pid: u32) -> bool {
+pub fn alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
-    unsafe { libc::kill(pid as i32, 0) == 0 }
+    let exists = unsafe { libc::kill(pid as i32, 0) == 0 };
+    // A zombie (exited, not yet reaped by whoever adopted it) is gone.
+    exists
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
 }
 
 fn add(usage: &mut Usage, calls: &[&Call]) {
@@ -47,6 +54,7 @@ fn outcome(c: Option<&Call>) -> Value {
 pub fn build(rec: &Record) -> Result<Value> {
     let proposals: Vec<Option<Call>> = rec.artifact("proposals.json")?.unwrap_or_default();
     let critiques: Vec<CriticCall> = rec.artifact("critiques.json")?.unwrap_or_default();
+    let revisions: Vec<Revision> = rec.artifact("revisions.json")?.unwrap_or_default();
     let synthesis: Option<Synthesis> = rec.artifact("synthesis.json")?;
     let execution: Option<Value> = rec.artifact("execution.json")?;
     let label_of = |i: usize| {
@@ -70,6 +78,15 @@ pub fn build(rec: &Record) -> Result<Value> {
     );
     by_stage.insert("critiquing".into(), json!(u));
     total.add(&u);
+    if rec.settings.depth == "deep" {
+        let mut u = Usage::default();
+        add(
+            &mut u,
+            &revisions.iter().map(|r| &r.call).collect::<Vec<_>>(),
+        );
+        by_stage.insert("revising".into(), json!(u));
+        total.add(&u);
+    }
     let mut u = Usage::default();
     if let Some(s) = &synthesis {
         add(&mut u, &s.calls.iter().collect::<Vec<_>>());
@@ -99,6 +116,11 @@ pub fn build(rec: &Record) -> Result<Value> {
                 "proposing": outcome(proposals.get(i).and_then(Option::as_ref)),
                 "critiquing": outcome(crit),
             });
+            if let Some(r) = revisions.iter().find(|r| r.member == i) {
+                stages["revising"] = json!({"outcome": r.call.outcome,
+                    "reason": r.kept_original.clone().or(r.call.reason.clone()),
+                    "kept_original": r.kept_original.is_some()});
+            }
             if let Some(r) = execution
                 .as_ref()
                 .and_then(|e| e.get("member_outcomes"))
@@ -187,6 +209,9 @@ pub fn build(rec: &Record) -> Result<Value> {
         "label_map": label_map,
         "proposals": proposals_out,
         "critiques": critiques_out,
+        "revisions": revisions.iter().map(|r| json!({"label": label_of(r.member),
+            "agent": rec.members[r.member].agent, "outcome": r.call.outcome,
+            "kept_original": r.kept_original, "proposal": r.call.answer})).collect::<Vec<_>>(),
         "blinding": {"strips": synthesis.as_ref().map_or(0, |s| s.strips)},
         "plan": plan_out,
         "approval": rec.approval,

@@ -27,7 +27,7 @@ pub fn named(name: &str) -> Option<Value> {
 fn result() -> Value {
     let any = json!({});
     let stage = json!({"type": "string", "enum": ["preflight", "proposing", "critiquing",
-        "synthesizing", "awaiting_approval", "implementing", "verifying", "reviewing", "repairing",
+        "revising", "synthesizing", "awaiting_approval", "implementing", "verifying", "reviewing", "repairing",
         "done", "ready", "needs_human", "failed", "cancelled"]});
     json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
@@ -63,6 +63,7 @@ fn result() -> Value {
             "label_map": {"type": "object", "description": "the chair's labels revealed: label -> agent, model, vendor"},
             "proposals": {"type": "array"},
             "critiques": {"type": "array"},
+            "revisions": {"type": "array", "description": "--depth deep: each author's revision of its proposal against the critiques; kept_original says why a revision did not count"},
             "blinding": {"type": "object", "properties": {"strips": {"type": "integer"}}},
             "plan": {"type": ["object", "null"], "properties": {
                 "path": {"type": ["string", "null"]}, "sha256": {"type": ["string", "null"]},

@@ -9,6 +9,8 @@ pub enum Stage {
     Preflight,
     Proposing,
     Critiquing,
+    /// `--depth deep`: each author revises its proposal against the critiques.
+    Revising,
     Synthesizing,
     /// A plan waits for `approve` (never entered by `discuss`).
     AwaitingApproval,
@@ -30,6 +32,7 @@ impl Stage {
             Stage::Preflight => "preflight",
             Stage::Proposing => "proposing",
             Stage::Critiquing => "critiquing",
+            Stage::Revising => "revising",
             Stage::Synthesizing => "synthesizing",
             Stage::AwaitingApproval => "awaiting_approval",
             Stage::Implementing => "implementing",
@@ -75,7 +78,12 @@ pub enum Event {
         quorum: usize,
         critique: bool,
     },
-    Critiqued,
+    /// The critiques are in; `revise`: `--depth deep` asks for a revision round.
+    Critiqued {
+        revise: bool,
+    },
+    /// The revision round is over (revised or kept, each proposal).
+    Revised,
     /// The chair (or a fallback chair, or `--chair none`) produced a plan.
     Synthesized {
         plan: bool,
@@ -125,7 +133,9 @@ pub fn next(stage: Stage, event: Event) -> Option<Stage> {
                 critique: false, ..
             },
         ) => S::Synthesizing,
-        (S::Critiquing, E::Critiqued) => S::Synthesizing,
+        (S::Critiquing, E::Critiqued { revise: false }) => S::Synthesizing,
+        (S::Critiquing, E::Critiqued { revise: true }) => S::Revising,
+        (S::Revising, E::Revised) => S::Synthesizing,
         (S::Synthesizing, E::Synthesized { plan: true }) => S::AwaitingApproval,
         (S::Synthesizing, E::Synthesized { plan: false }) => S::Done,
         (S::Synthesizing, E::ChairFailed) => S::NeedsHuman,
@@ -140,16 +150,27 @@ pub fn next(stage: Stage, event: Event) -> Option<Stage> {
     })
 }
 
+/// Where `resume` reopens a council: a cancelled one at the stage the
+/// cancel stopped (its finished calls are stored; an interrupted call never
+/// is). The one move out of a terminal stage, and only on a person's word.
+pub fn reopen(stage: Stage, cancelled_in: Option<Stage>) -> Option<Stage> {
+    match (stage, cancelled_in) {
+        (Stage::Cancelled, Some(s)) if !s.is_terminal() => Some(s),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use Event as E;
     use Stage as S;
 
-    const ALL: [Stage; 14] = [
+    const ALL: [Stage; 15] = [
         S::Preflight,
         S::Proposing,
         S::Critiquing,
+        S::Revising,
         S::Synthesizing,
         S::AwaitingApproval,
         S::Implementing,
@@ -176,7 +197,13 @@ mod tests {
         let plan = [
             (S::Preflight, E::Preflighted, S::Proposing),
             (S::Proposing, proposed(3, true), S::Critiquing),
-            (S::Critiquing, E::Critiqued, S::Synthesizing),
+            (
+                S::Critiquing,
+                E::Critiqued { revise: false },
+                S::Synthesizing,
+            ),
+            (S::Critiquing, E::Critiqued { revise: true }, S::Revising),
+            (S::Revising, E::Revised, S::Synthesizing),
             (
                 S::Synthesizing,
                 E::Synthesized { plan: true },
@@ -234,7 +261,9 @@ mod tests {
         let events = [
             E::Preflighted,
             proposed(3, true),
-            E::Critiqued,
+            E::Critiqued { revise: false },
+            E::Critiqued { revise: true },
+            E::Revised,
             E::Synthesized { plan: true },
             E::ChairFailed,
             E::Approved,
@@ -252,7 +281,8 @@ mod tests {
         }
         // Approval only while waiting for it; no skipping stages.
         assert_eq!(next(S::Synthesizing, E::Approved), None);
-        assert_eq!(next(S::Preflight, E::Critiqued), None);
+        assert_eq!(next(S::Preflight, E::Critiqued { revise: true }), None);
+        assert_eq!(next(S::Proposing, E::Revised), None);
         assert_eq!(next(S::Proposing, E::Verified), None);
         assert_eq!(next(S::AwaitingApproval, E::Implemented { ok: true }), None);
         assert_eq!(next(S::Verifying, E::Reviewed(Gate::Ready)), None);
@@ -265,9 +295,21 @@ mod tests {
         }
         assert_eq!(
             legal,
-            9 * 2 + 8 + 10,
+            10 * 2 + 9 + 12,
             "count of legal moves changed: review the table"
         );
+    }
+
+    #[test]
+    fn only_a_cancelled_council_reopens_and_at_its_stage() {
+        assert_eq!(
+            reopen(S::Cancelled, Some(S::Critiquing)),
+            Some(S::Critiquing)
+        );
+        assert_eq!(reopen(S::Cancelled, None), None);
+        assert_eq!(reopen(S::Cancelled, Some(S::Done)), None);
+        assert_eq!(reopen(S::Failed, Some(S::Proposing)), None);
+        assert_eq!(reopen(S::Proposing, Some(S::Proposing)), None);
     }
 
     #[test]

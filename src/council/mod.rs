@@ -6,6 +6,7 @@
 //! 1. preflight (`preflight`): members, chair and writer resolved, the packet
 //!    built once with `ask`'s code, the base commit recorded.
 //! 2. proposing (`proposal`), 3. critiquing (`critique`, blind: `blind`),
+//!    then with `--depth deep` a revision round (`revise`),
 //! 4. synthesizing (`chair`: a `schema::Plan`, or baton's mechanical merge),
 //! 5. awaiting_approval (`approve`: bound to the plan's sha256 and the base),
 //! 6. implementing, 7. verifying, 8. reviewing, 9. repairing (`execute`,
@@ -20,6 +21,7 @@
 //! uninterrupted run. Every gate is computed from structured fields.
 
 pub mod approve;
+pub mod as_job;
 pub mod blind;
 pub mod call;
 pub mod chair;
@@ -39,6 +41,7 @@ pub mod preflight;
 pub mod proposal;
 pub mod report;
 pub mod review;
+pub mod revise;
 pub mod schema;
 pub mod store;
 pub mod verify;

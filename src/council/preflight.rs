@@ -181,14 +181,6 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
             vendors.iter().next().unwrap_or(&"")
         ));
     }
-    if req.depth == "deep" {
-        // Said, not silently dropped: the result must not claim a round it did not run.
-        warnings.push(
-            "depth_deep_not_implemented: the revision round after critique is not built yet; \
-             this council runs as --depth standard"
-                .to_string(),
-        );
-    }
     let seed = req.seed.unwrap_or_else(|| {
         let s = crate::ids::random_suffix(12);
         s.bytes()
@@ -228,6 +220,8 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
         pid: None,
         execute: req.yes,
         updated_ms: 0,
+        background: req.run_async,
+        cancelled_in: None,
     };
     let calls = estimate(&record);
     Ok(Preflight {
@@ -243,6 +237,9 @@ pub fn estimate(rec: &Record) -> Value {
     let critique = if rec.settings.depth == "quick" { 0 } else { n };
     let chair = u64::from(rec.chair.is_some());
     let mut v = json!({"proposing": n, "critiquing": critique, "synthesizing": chair});
+    if rec.settings.depth == "deep" {
+        v["revising"] = json!(n);
+    }
     if rec.kind == "plan" {
         let rounds = u64::from(rec.settings.repair_rounds);
         v["implementing"] = json!(1 + rounds);

@@ -77,6 +77,13 @@ pub struct Record {
     /// from `created_ms` to here).
     #[serde(default)]
     pub updated_ms: u64,
+    /// Started with `--async`: a background job that `baton jobs` lists and
+    /// `baton wait/status/result/cancel/logs` accept (`as_job`).
+    #[serde(default)]
+    pub background: bool,
+    /// The stage a cancel stopped (`resume` reopens the council there).
+    #[serde(default)]
+    pub cancelled_in: Option<Stage>,
 }
 
 pub fn now_ms() -> u64 {
@@ -160,6 +167,9 @@ impl Record {
                 self.stage.as_str()
             ))
         })?;
+        if to == Stage::Cancelled {
+            self.cancelled_in = Some(self.stage);
+        }
         self.stage = to;
         self.save()?;
         Ok(to)

@@ -321,6 +321,12 @@ pub fn human(ms: u64) -> String {
 
 /// `baton jobs [--all]`: running jobs first, then the newest.
 pub fn list(all: bool, mode: Mode) -> Result<i32> {
+    list_with(all, mode, Vec::new())
+}
+
+/// `list`, with `extra` rows that are not in the job store (background
+/// councils, which keep their own record), merged by the same order.
+pub fn list_with(all: bool, mode: Mode, extra: Vec<View>) -> Result<i32> {
     let store = Store::here()?;
     let now = now_ms();
     let mut jobs: Vec<(Job, Option<State>)> = Vec::new();
@@ -338,21 +344,22 @@ pub fn list(all: bool, mode: Mode) -> Result<i32> {
         };
         jobs.push((job, s));
     }
-    let ended = |s: &Option<State>| s.as_ref().is_none_or(|s| s.status.is_terminal());
-    // Ids sort by start time, and the list already is newest first.
-    jobs.sort_by_key(|(_, s)| ended(s));
-    let total = jobs.len();
-    if !all {
-        let running = jobs.iter().filter(|(_, s)| !ended(s)).count();
-        jobs.truncate(running + RECENT);
-    }
-    let views: Vec<View> = jobs
+    let mut views: Vec<View> = jobs
         .iter()
         .map(|(j, s)| match s {
             Some(s) => View::new(j, s, now),
             None => View::corrupt(j, now),
         })
         .collect();
+    views.extend(extra);
+    let ended = |v: &View| v.status != "running";
+    // Running first, then the newest.
+    views.sort_by_key(|v| (ended(v), std::cmp::Reverse(v.created_ms), v.job_id.clone()));
+    let total = views.len();
+    if !all {
+        let running = views.iter().filter(|v| !ended(v)).count();
+        views.truncate(running + RECENT);
+    }
     match mode {
         Mode::Json => {
             #[derive(Serialize)]

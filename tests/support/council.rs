@@ -297,7 +297,11 @@ impl CouncilFake {
         let Ok(text) = fs::read_to_string(&self.log) else {
             return Vec::new();
         };
-        text.lines()
+        // A line still being written (no newline yet) is not a call yet:
+        // the reader does not take the fake's lock.
+        let complete = text.rfind('\n').map_or("", |n| &text[..=n]);
+        complete
+            .lines()
             .filter(|l| !l.trim().is_empty())
             .map(|l| Call::from_json(&serde_json::from_str(l).expect("log line is JSON")))
             .collect()

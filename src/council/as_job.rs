@@ -1,0 +1,164 @@
+//! An `--async` council seen through the job commands: `baton jobs` lists it
+//! (agent `council`), `baton status|wait|result|cancel|logs ID` accept its id.
+//!
+//! The council's own record (`councils/<id>/state.json`) stays its only
+//! record: no second copy in the job store can drift from it, and a job
+//! record (a peer's argv, its plan) would not fit a council. Council ids and
+//! job ids share one format and one generator, so the job commands look the
+//! id up among the councils first and fall back to the job store.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::command::{cancel as cancel_council, finish};
+use super::envelope::{self, alive};
+use super::store::{self, Record};
+use crate::error::Result;
+use crate::job::View;
+use crate::output::{self, Mode};
+use crate::{fsutil, ids};
+
+/// How often `wait` re-reads the record: the runner is no child of ours, so
+/// nothing wakes us when it exits; a read every 200 ms costs no CPU to speak of.
+const TICK: Duration = Duration::from_millis(200);
+
+fn root() -> Result<PathBuf> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| crate::error::Error::io("reading the current directory", e))?;
+    Ok(fsutil::project_root(&cwd))
+}
+
+/// The council with this id in the current project, if there is one.
+pub fn find(id: &OsStr) -> Option<Record> {
+    let id = id.to_str().filter(|s| ids::is_valid(s))?;
+    let root = root().ok()?;
+    let dir = crate::state_dir::project(&root)
+        .ok()?
+        .join("councils")
+        .join(id);
+    if !dir.join("state.json").is_file() {
+        return None;
+    }
+    Record::load(&root, id).ok()
+}
+
+/// `baton status ID`: the council's short status (as `council status`).
+pub fn status(rec: &Record, mode: Mode) -> Result<i32> {
+    match mode {
+        Mode::Json => output::json_line(&envelope::status(rec))?,
+        Mode::Text => output::text(&super::report::status_text(rec))?,
+    }
+    Ok(0)
+}
+
+/// `baton result ID`: the council's envelope (as `council result`).
+pub fn result(rec: &Record, mode: Mode) -> Result<i32> {
+    finish(rec, mode)
+}
+
+/// `baton wait ID [--timeout D]`: until the council stops (a terminal stage,
+/// awaiting approval, or its runner gone), then its envelope.
+pub fn wait(rec: Record, timeout: Option<Duration>, mode: Mode) -> Result<i32> {
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let mut rec = rec;
+    loop {
+        let stopped = rec.stage.is_terminal()
+            || rec.stage == super::machine::Stage::AwaitingApproval
+            || !rec.pid.is_some_and(alive);
+        if stopped || deadline.is_some_and(|d| Instant::now() >= d) {
+            return finish(&rec, mode);
+        }
+        std::thread::sleep(TICK);
+        rec = Record::load(&rec.root, &rec.council_id)?;
+    }
+}
+
+/// `baton cancel ID`: signal the runner (it stops every member's process
+/// group), mark the council `cancelled`, and return once the runner is gone.
+pub fn cancel(mut rec: Record, mode: Mode) -> Result<i32> {
+    let runner = rec.pid.filter(|p| *p != std::process::id());
+    cancel_council(&mut rec)?;
+    if let Some(pid) = runner {
+        // The runner kills its members' groups before it exits; 10 s is the
+        // grace the process supervisor allows them.
+        let until = Instant::now() + Duration::from_secs(10);
+        while alive(pid) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    let rec = Record::load(&rec.root, &rec.council_id)?;
+    finish(&rec, mode)
+}
+
+/// `baton logs ID`: the runner's output (progress and errors), if any.
+pub fn logs(rec: &Record) -> Result<i32> {
+    let path = rec.dir()?.join("runner.log");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    if text.is_empty() {
+        output::text(&format!(
+            "council {} has no progress log yet ({} is empty or absent); \
+             `baton council status {}` shows its stage, `baton council report {}` all it did\n",
+            rec.council_id,
+            path.display(),
+            rec.council_id,
+            rec.council_id
+        ))?;
+    } else {
+        output::text(&text)?;
+    }
+    Ok(0)
+}
+
+/// The project's background councils as rows of `baton jobs`.
+pub fn views() -> Result<Vec<View>> {
+    let now = store::now_ms();
+    let root = root()?;
+    // Listing jobs must not create the councils folder of a project that has none.
+    if !crate::state_dir::project(&root)?.join("councils").is_dir() {
+        return Ok(Vec::new());
+    }
+    let all = store::list(&root)?;
+    Ok(all
+        .into_iter()
+        .filter(|r| r.background)
+        .map(|r| {
+            let running = r.pid.is_some_and(alive);
+            let ended = r.stage.is_terminal();
+            let status = match r.stage.as_str() {
+                "done" | "ready" | "awaiting_approval" => "success",
+                "cancelled" => "cancelled",
+                "needs_human" | "failed" => "failed",
+                _ if running => "running",
+                _ => "lost",
+            };
+            let until = if ended || !running { r.updated_ms } else { now };
+            View {
+                job_id: r.council_id.clone(),
+                status,
+                agent: "council".into(),
+                model: None,
+                effort: r.settings.effort.clone(),
+                access: if r.kind == "plan" {
+                    "worktree"
+                } else {
+                    "read-only"
+                }
+                .into(),
+                cwd: r.cwd.display().to_string(),
+                task: crate::agent::clip(&r.task, 120),
+                created_ms: r.created_ms,
+                ended_ms: (ended || !running).then_some(r.updated_ms),
+                age_ms: now.saturating_sub(r.created_ms),
+                duration_ms: until.saturating_sub(r.created_ms),
+                session: None,
+                summary: Some(format!("{} council, stage {}", r.kind, r.stage.as_str())),
+                resumed_from: None,
+                log_path: r
+                    .dir()
+                    .map(|d| d.join("runner.log").display().to_string())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect())
+}
