@@ -963,3 +963,53 @@ fn a_worktree_job_killed_while_committing_is_lost_not_success() {
     assert_eq!(rm.code, 0, "{}", rm.stdout);
     assert!(!wt.exists());
 }
+
+/// A watcher that looks while a worktree job is still being launched (its
+/// worktree being made, no state written yet) sees it running, not `lost`:
+/// the runner's lock is taken before the worktree is made.
+#[test]
+fn a_job_seen_while_its_worktree_is_made_is_not_lost() {
+    let env = Env::new();
+    env.git_init();
+    // `git worktree add` waits for a gate the test removes.
+    env.fake(
+        "git",
+        "for a in \"$@\"; do\n\
+           if [ \"$a\" = worktree ] && [ -e \"$FAKE_DIR/gate\" ]; then\n\
+             touch \"$FAKE_DIR/adding\"; while [ -e \"$FAKE_DIR/gate\" ]; do sleep 0.05; done; break\n\
+           fi\n\
+         done\n\
+         PATH=/usr/local/bin:/usr/bin:/bin exec git \"$@\"",
+    );
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    fs::write(env.fake_dir.join("gate"), "").unwrap();
+    let launcher = env
+        .baton()
+        .args(["run", "--async", "--worktree", "--agent", "codex", "x"])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", env.tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        wait_for(LONG, || env.fake_dir.join("adding").exists()),
+        "the worktree was never made"
+    );
+    let seen = git_env(&env, &["jobs", "--all"]);
+    fs::remove_file(env.fake_dir.join("gate")).unwrap();
+    let out = launcher.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(seen.code, 0, "{}\n{}", seen.stdout, seen.stderr);
+    let jobs = seen.json();
+    let list = jobs["jobs"].as_array().expect("a jobs list");
+    assert_eq!(list.len(), 1, "{jobs}");
+    assert_eq!(list[0]["status"], "running", "{jobs}");
+    let id: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let w = git_env(&env, &["wait", id["job_id"].as_str().unwrap()]);
+    assert_eq!(w.json()["status"], "success", "{}", w.stdout);
+}
