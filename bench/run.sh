@@ -17,7 +17,8 @@
 #               MB/s and peak RSS, median of several runs; and, as the floor
 #               set by this machine, the same bytes through `cat | cat > file`.
 #
-# Knobs: ROUNDS (default 40), MB (default 200), RUNS (default 5).
+# Knobs: ROUNDS (default 40), MB (default 200), RUNS (default 5), BATON (a
+# baton binary to measure; default: build target/release/baton first).
 # Needs bash >= 5 (EPOCHREALTIME) and GNU time (/usr/bin/time) for peak RSS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,8 +27,10 @@ ROUNDS=${ROUNDS:-40}
 MB=${MB:-200}
 RUNS=${RUNS:-5}
 
-cargo build --release --locked --quiet
-BATON=$PWD/target/release/baton
+if [ -z "${BATON-}" ]; then
+	cargo build --release --locked --quiet
+	BATON=$PWD/target/release/baton
+fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/baton-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
