@@ -27,6 +27,7 @@ pub mod serve;
 pub mod setup;
 pub mod state_dir;
 pub mod view;
+pub mod words;
 pub mod worktree;
 
 use std::ffi::OsString;

@@ -89,7 +89,7 @@ pub fn verify(
     let argv = if test.shell {
         vec!["sh".to_string(), "-c".to_string(), test.text.clone()]
     } else {
-        match split_words(&test.text) {
+        match crate::words::split(&test.text) {
             Ok(w) => w,
             Err(why) => {
                 v.not_run = Some(format!(
@@ -162,98 +162,12 @@ pub fn diff_text(top: &Path, base: &str, head: &str) -> Result<String> {
     Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
-/// Split a command into words as a POSIX shell would for a simple command
-/// (whitespace, quotes, backslashes), refusing everything that needs a
-/// shell to mean what it says: pipes, lists, redirections, expansions,
-/// globs, subshells and `VAR=value` prefixes.
-pub fn split_words(s: &str) -> std::result::Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(x) => cur.push(x),
-                        None => return Err("an unclosed single quote".into()),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(x @ ('"' | '\\')) => cur.push(x),
-                            Some(x @ ('$' | '`')) => {
-                                return Err(format!("`\\{x}` inside double quotes"));
-                            }
-                            Some(x) => {
-                                cur.push('\\');
-                                cur.push(x);
-                            }
-                            None => return Err("an unclosed double quote".into()),
-                        },
-                        Some(x @ ('$' | '`')) => {
-                            return Err(format!("`{x}` (an expansion) inside double quotes"));
-                        }
-                        Some(x) => cur.push(x),
-                        None => return Err("an unclosed double quote".into()),
-                    }
-                }
-            }
-            '\\' => match chars.next() {
-                Some('\n') => {}
-                Some(x) => {
-                    in_word = true;
-                    cur.push(x);
-                }
-                None => return Err("a trailing backslash".into()),
-            },
-            '|' | '&' | ';' | '<' | '>' | '(' | ')' | '$' | '`' | '*' | '?' | '[' | '\n' => {
-                return Err(format!("`{}` needs a shell", c.escape_default()));
-            }
-            '~' if !in_word => return Err("`~` needs a shell".into()),
-            '#' if !in_word => return Err("`#` (a comment) needs a shell".into()),
-            x => {
-                in_word = true;
-                cur.push(x);
-            }
-        }
-    }
-    if in_word {
-        words.push(cur);
-    }
-    match words.first() {
-        None => Err("the command is empty".into()),
-        Some(w)
-            if w.split_once('=').is_some_and(|(k, _)| {
-                !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            }) =>
-        {
-            Err(format!("`{w}` sets a variable, which needs a shell"))
-        }
-        Some(_) => Ok(words),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn words(s: &str) -> Vec<String> {
-        split_words(s).unwrap()
+        crate::words::split(s).unwrap()
     }
 
     #[test]
@@ -291,7 +205,7 @@ mod tests {
             ("   ", "empty"),
             ("# comment", "comment"),
         ] {
-            let e = split_words(cmd).unwrap_err();
+            let e = crate::words::split(cmd).unwrap_err();
             assert!(e.contains(why), "{cmd:?}: {e}");
         }
     }

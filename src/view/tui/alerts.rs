@@ -1,7 +1,8 @@
 //! Alerts when a job ends, fails or stalls: the terminal bell, an OSC 9
 //! desktop notification, and `--on-change CMD` run with the event in its env.
 //!
-//! CMD is split into words like a shell would (quotes, backslashes) but run
+//! CMD is split into words like a shell would (quotes, backslashes; what needs
+//! a shell, such as `;` or `$`, is refused) and run
 //! without one — baton starts no shell between itself and a child; write
 //! `sh -c '…'` as CMD to get one. The child gets no terminal (stdin, stdout and
 //! stderr are null: it must not draw over the view), runs in its own process
@@ -69,7 +70,7 @@ pub struct OnChange {
 
 impl OnChange {
     pub fn parse(cmd: &str) -> Result<OnChange> {
-        let argv = split(cmd).map_err(|m| {
+        let argv = crate::words::split(cmd).map_err(|m| {
             Error::usage_hint(
                 format!("--on-change: {m}"),
                 "quote as in a shell: --on-change 'notify-send \"baton\"' (no shell runs it; use sh -c '…' for one)",
@@ -103,69 +104,6 @@ impl OnChange {
     }
 }
 
-/// Words as a POSIX shell splits them, without expansions: blanks separate,
-/// '…' is literal, "…" keeps `\"`, `\\`, `\$`, `` \` `` escapes, a backslash
-/// outside quotes escapes the next character.
-pub fn split(s: &str) -> std::result::Result<Vec<String>, String> {
-    let mut words = Vec::new();
-    let mut w = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' | '\n' => {
-                if in_word {
-                    words.push(std::mem::take(&mut w));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('\'') => break,
-                        Some(c) => w.push(c),
-                        None => return Err("unterminated single quote".into()),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next() {
-                        Some('"') => break,
-                        Some('\\') => match chars.next() {
-                            Some(c @ ('"' | '\\' | '$' | '`')) => w.push(c),
-                            Some(c) => {
-                                w.push('\\');
-                                w.push(c);
-                            }
-                            None => return Err("unterminated double quote".into()),
-                        },
-                        Some(c) => w.push(c),
-                        None => return Err("unterminated double quote".into()),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    Some(c) => w.push(c),
-                    None => return Err("a trailing backslash".into()),
-                }
-            }
-            c => {
-                in_word = true;
-                w.push(c);
-            }
-        }
-    }
-    if in_word {
-        words.push(w);
-    }
-    Ok(words)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,13 +112,14 @@ mod tests {
     #[test]
     fn splits_like_a_shell_without_one() {
         assert_eq!(
-            split(r#"notify-send  'baton: $X' "a \"b\" \$c" d\ e ''"#).unwrap(),
-            ["notify-send", "baton: $X", "a \"b\" $c", "d e", ""]
+            OnChange::parse(r#"notify-send  'baton: $X' "a \"b\"" d\ e ''"#)
+                .unwrap()
+                .argv,
+            ["notify-send", "baton: $X", "a \"b\"", "d e", ""]
         );
-        assert_eq!(split("a;rm -rf x").unwrap(), ["a;rm", "-rf", "x"]);
-        assert!(split("'open").is_err());
-        assert!(split("\"open").is_err());
-        assert!(split("x\\").is_err());
+        // What needs a shell is refused, not run literally: `sh -c '…'` is the way.
+        assert!(OnChange::parse("a;rm -rf x").is_err());
+        assert!(OnChange::parse("'open").is_err());
         assert!(OnChange::parse("  ").is_err());
     }
 
