@@ -86,3 +86,52 @@ pub fn split(s: &str) -> std::result::Result<Vec<String>, String> {
         Some(_) => Ok(words),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        split(s).unwrap()
+    }
+
+    #[test]
+    fn simple_commands_split_as_a_shell_would() {
+        assert_eq!(
+            words("cargo test --lib  parse"),
+            ["cargo", "test", "--lib", "parse"]
+        );
+        assert_eq!(
+            words(r#"pytest -k 'a and b' "x y" z\ w"#),
+            ["pytest", "-k", "a and b", "x y", "z w"]
+        );
+        assert_eq!(words(r#"echo "a\"b" '' x=1"#), ["echo", "a\"b", "", "x=1"]);
+        assert_eq!(words("make test#1"), ["make", "test#1"]);
+        assert_eq!(words("cmd 'a|b;c>$d'"), ["cmd", "a|b;c>$d"]);
+    }
+
+    #[test]
+    fn what_needs_a_shell_is_refused() {
+        for (cmd, why) in [
+            ("make test | tee log", "`|`"),
+            ("make && make test", "`&`"),
+            ("make; rm -rf /", "`;`"),
+            ("make > out", "`>`"),
+            ("echo $HOME", "`$`"),
+            ("echo `id`", "needs a shell"),
+            ("echo \"$(id)\"", "expansion"),
+            ("ls *.rs", "`*`"),
+            ("(cd x)", "`(`"),
+            ("ls ~/x", "`~`"),
+            ("FOO=1 make", "sets a variable"),
+            ("echo 'open", "unclosed single"),
+            ("echo \"open", "unclosed double"),
+            ("make\nrm x", "needs a shell"),
+            ("   ", "empty"),
+            ("# comment", "comment"),
+        ] {
+            let e = split(cmd).unwrap_err();
+            assert!(e.contains(why), "{cmd:?}: {e}");
+        }
+    }
+}
