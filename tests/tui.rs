@@ -249,13 +249,17 @@ fn watch_sees_two_jobs_cancels_one_and_continues_the_other() {
     assert!(argv.iter().any(|x| x == "--resume"), "{argv:?}");
 
     // The alerts ran the hook (no shell: the quoted argument arrived whole).
-    assert!(wait_for(LONG, || {
-        fs::read_to_string(&changes).is_ok_and(|c| {
-            c.contains(&format!("{a} cancelled an arg"))
-                && c.contains(&format!("{b} success an arg"))
-                && c.contains(&format!("{next} success an arg"))
-        })
-    }));
+    assert!(
+        wait_for(LONG, || {
+            fs::read_to_string(&changes).is_ok_and(|c| {
+                c.contains(&format!("{a} cancelled an arg"))
+                    && c.contains(&format!("{b} success an arg"))
+                    && c.contains(&format!("{next} success an arg"))
+            })
+        }),
+        "the hook's log: {:?}",
+        fs::read_to_string(&changes)
+    );
 
     // q leaves cleanly and gives the terminal back (the alternate screen is gone).
     t.keys(&["q"]);
