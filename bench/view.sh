@@ -137,7 +137,7 @@ fi
 
 # ---- serve
 # (`baton serve --help` of a baton without it is `run`'s help: the default command.)
-if ! "$BATON" serve --help 2>/dev/null | grep -q 'baton serve'; then
+if ! "$BATON" serve --help 2>/dev/null | grep -q '^Usage: .* serve'; then
     echo "serve: skipped (this baton has no \`serve\` command)"
 else
     "$BATON" serve >"$work/serve.json" 2>"$work/serve.err" &
