@@ -64,11 +64,26 @@ for i in $(seq "$RUNS"); do
     start=$(date +%s%N)
     (cd "$tmp/work" && env PATH="$tmp/bin:/usr/local/bin:/usr/bin:/bin" FAKE_DIR="$tmp/fake" \
         BATON_STATE_DIR="$tmp/state" BATON_CONFIG="$tmp/none.toml" \
-        "$BATON" council discuss --members codex,claude,pi --seed 1 "q?" >"$tmp/out.json")
-    end=$(date +%s%N)
+        "$BATON" council discuss --members codex,claude,pi --seed 1 "q?" >"$tmp/out.json"
+        date +%s%N >"$tmp/end") &
+    sub=$!
+    # baton's own CPU (utime + stime of its process, not its children), as
+    # last sampled before it exits: a lower bound by at most one sample.
+    # The wall time ends when baton does (written by the subshell), not
+    # when this loop notices.
+    pid=""
+    while [ -z "$pid" ] && kill -0 "$sub" 2>/dev/null; do pid=$(pgrep -P "$sub" || true); done
+    cpu=0
+    while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; do
+        t=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || true)
+        cpu=${t:-$cpu}
+        sleep 0.2
+    done
+    wait "$sub"
+    end=$(cat "$tmp/end")
     wall=$(( (end - start) / 1000000 ))
     status=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["status"])' "$tmp/out.json")
     over=$(python3 -c "print(f'{($wall - $ideal) * 100 / $ideal:.1f}')")
     adj=$(python3 -c "print(f'{($wall - $adjusted) * 100 / $adjusted:.1f}')")
-    echo "   run $i: $wall ms ($status): $over % over the ideal, $adj % over it with the fake's start-up"
+    echo "   run $i: $wall ms ($status): $over % over the ideal, $adj % over it with the fake's start-up; baton's own CPU $((cpu * 10)) ms"
 done
