@@ -44,28 +44,10 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir -p "$work/bin" "$work/repo"
-# The fake codex (python: no fork per event): starts a command; while
-# $work/stream exists prints a new command event every 100 ms; ends when
-# release-all exists (at once with BENCH_NOW set).
-cat >"$work/bin/codex" <<EOF2
-#!/usr/bin/env python3
-import os, sys, time
-sys.stdin.read()
-out = sys.stdout
-out.write('{"type":"thread.started","thread_id":"bench-session"}\n')
-out.write('{"type":"item.started","item":{"type":"command_execution","command":"cargo test"}}\n')
-out.flush()
-n = 0
-while not os.environ.get("BENCH_NOW") and not os.path.exists("$work/release-all"):
-    if os.path.exists("$work/stream"):
-        n += 1
-        out.write('{"type":"item.started","item":{"type":"command_execution","command":"step %d"}}\n' % n)
-        out.flush()
-    time.sleep(0.1)
-out.write('{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"ok"}}\n')
-out.write('{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1}}\n')
-EOF2
-chmod +x "$work/bin/codex"
+# The fake codex (bench/fake-codex.py): streams a command event every 100 ms
+# while $work/stream exists; ends when $work/release-all exists.
+install -m 755 bench/fake-codex.py "$work/bin/codex"
+export BENCH_WORK="$work"
 export PATH="$work/bin:$PATH"
 export BATON_STATE_DIR="$work/state"
 unset BATON_DEPTH BATON_MAX_DEPTH

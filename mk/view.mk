@@ -4,3 +4,10 @@
 .PHONY: bench-view
 bench-view:
 	bench/view.sh
+
+# The browser tab's memory over 30 minutes of streaming: `make bench-tab`
+# prints the figures quoted in docs/benchmarks.md (Watching): JS heap, DOM
+# nodes, listeners and renderer RSS of the page while 50 peers stream.
+.PHONY: bench-tab
+bench-tab:
+	bench/tab-memory.sh

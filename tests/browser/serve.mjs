@@ -1,8 +1,8 @@
 // The browser test of `baton serve` (`make e2e-browser`): Debian's headless
 // Chromium, driven over the DevTools protocol by a pinned playwright-core,
 // opens the page with its token, sees a fake job appear and finish, cancels
-// a running job (accepting the confirm), continues an ended one, and saves a
-// screenshot. Every process here talks to 127.0.0.1 only.
+// a running job (accepting the confirm), continues an ended one, keeps a
+// long live transcript within its 2,000-line bound, and saves a screenshot. Every process here talks to 127.0.0.1 only.
 //
 // Environment: BATON (the binary), BATON_E2E_BROWSER_DIR (where
 // scripts/e2e-browser-install.sh put playwright-core), BATON_E2E_BROWSER_OUT
@@ -42,6 +42,10 @@ printf '%s\\n' '{"type":"thread.started","thread_id":"t-browser"}'
 printf '%s\\n' '{"type":"item.started","item":{"type":"command_execution","command":"make test"}}'
 g=$(printf '%s' "$p" | grep -o 'gate:[a-z]*' | head -n 1 | cut -d: -f2 || true)
 if [ -n "$g" ]; then while [ ! -e "$FAKE_DIR/$g" ]; do sleep 0.05; done; fi
+n=$(printf '%s' "$p" | grep -o 'lines:[0-9]*' | head -n 1 | cut -d: -f2 || true)
+if [ -n "$n" ]; then
+  seq "$n" | awk '{ printf "{\\"type\\":\\"item.started\\",\\"item\\":{\\"type\\":\\"command_execution\\",\\"command\\":\\"line %d\\"}}\\n", $1 }'
+fi
 printf '%s\\n' '{"type":"item.completed","item":{"type":"agent_message","text":"Done. <img src=x onerror=window.pwned=1> stays text"}}'
 printf '%s\\n' '{"type":"turn.completed","usage":{"input_tokens":1200,"output_tokens":345}}'
 `, { mode: 0o755 });
@@ -119,6 +123,22 @@ try {
   await page.locator('#d-log div', { hasText: 'stays text' }).waitFor({ timeout: 10000 });
   await page.locator('#d-log .k-end').waitFor({ timeout: 10000 });
   say(`job ${a} appeared, streamed and finished`);
+
+  // A transcript longer than the page keeps: every line arrives live (the
+  // detail is open before the gate), the page trims to its bound (2,000 lines,
+  // so memory stays flat however long a job streams) and shows the newest.
+  const LINES = 2500;
+  const long = startJob(`many lines gate:bulk lines:${LINES}`);
+  await status(long, 'running');
+  await row(long).click();
+  await page.locator('#d-log div', { hasText: '$ make test' }).waitFor({ timeout: 10000 });
+  fs.writeFileSync(path.join(fake, 'bulk'), '');
+  await page.locator('#d-log .k-end').waitFor({ timeout: 20000 });
+  const shown = await page.evaluate(() => [...document.querySelectorAll('#d-log div')].map((d) => d.textContent));
+  if (shown.length > 2000) fail(`the transcript holds ${shown.length} lines, more than the page's bound of 2,000`);
+  if (!shown.includes(`$ line ${LINES}`)) fail(`the newest line is missing; the last ones: ${shown.slice(-3).join(' | ')}`);
+  if (shown.includes('$ line 1') || shown.includes('$ make test')) fail('the oldest lines were not dropped');
+  say(`job ${long}: ${LINES + 2} live lines, the page keeps the newest ${shown.length}`);
 
   // Cancel a running job (the confirm is accepted).
   const b = startJob('a long one gate:never');
