@@ -8,7 +8,7 @@
 // scripts/e2e-browser-install.sh) with the page open on the fleet AND the
 // newest job's detail, its live transcript following — the worst case. Every
 // SAMPLE_S it forces a GC and records the JS heap, DOM nodes, event listeners,
-// the transcript's line count and the renderer's RSS; then a summary and a
+// the transcript's line count, the renderer's RSS and CPU; then a summary and a
 // verdict ("flat" or "NOT flat").
 //
 // Environment: BATON (the binary), BATON_E2E_BROWSER_DIR (playwright-core),
@@ -24,6 +24,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 const MAX_LINES = 2000; // the page's bound (src/serve/assets/app.js)
 const MIB = 1024 * 1024;
+const TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout) || 100;
 
 function fail(msg) {
   console.error(`bench-tab: FAIL: ${msg}`);
@@ -196,7 +197,7 @@ try {
   const cdp = await ctx.newCDPSession(page);
   await cdp.send('Performance.enable');
   const t0 = Date.now();
-  console.log('   t(s)   heap(MiB)  nodes  listeners  lines  renderer-rss(MiB)  newest line');
+  console.log('   t(s)   heap(MiB)  nodes  listeners  lines  renderer-rss(MiB)  renderer-cpu  newest line');
   for (let k = 0; ; k++) {
     const due = t0 + k * SAMPLE_S * 1000;
     if (due > t0 + DURATION_S * 1000 || stopping) break;
@@ -221,12 +222,19 @@ try {
       lines: log.lines,
       rss: rss == null ? null : rss * 1024,
       renderers: pids.length,
+      pid: busiest,
+      ticks: busiest == null ? -1 : cpuTicks(busiest),
+      cpu: null, // % of one core since the previous sample
     };
+    const prev = samples[samples.length - 1];
+    if (prev && prev.pid === s.pid && s.ticks >= 0 && prev.ticks >= 0) {
+      s.cpu = (100 * (s.ticks - prev.ticks)) / TCK / (s.t - prev.t);
+    }
     samples.push(s);
     console.log(`${s.t.toFixed(0).padStart(7)} ${(s.heap / MIB).toFixed(2).padStart(11)} ${String(s.nodes).padStart(6)}`
       + ` ${String(s.listeners).padStart(10)} ${String(s.lines).padStart(6)}`
       + ` ${(s.rss == null ? '?' : (s.rss / MIB).toFixed(1) + (s.renderers > 1 ? ` (of ${s.renderers})` : '')).padStart(18)}`
-      + `  ${log.newest}`);
+      + ` ${(s.cpu == null ? '-' : s.cpu.toFixed(1) + ' %').padStart(13)}  ${log.newest}`);
   }
 
   // --- summary
@@ -247,6 +255,8 @@ try {
   row('event listeners:', (s) => s.listeners, String);
   if (post.every((s) => s.rss != null)) row('renderer RSS:', (s) => s.rss, mib);
   else console.log(`${'renderer RSS:'.padEnd(22)} not found in /proc`);
+  const cpus = post.filter((s) => s.cpu != null).map((s) => s.cpu);
+  if (cpus.length) console.log(`${'renderer CPU:'.padEnd(22)} mean ${mean(cpus).toFixed(1)} %, max ${Math.max(...cpus).toFixed(1)} % of one core`);
   console.log(`${'transcript lines:'.padEnd(22)} max ${maxLines} (bound ${MAX_LINES})`);
   const allowed = Math.max(0.1 * firstHeap, MIB);
   const flat = Math.abs(tailMean - firstHeap) <= allowed && maxLines <= MAX_LINES;
