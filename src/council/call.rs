@@ -198,7 +198,12 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
         }
     }
     if let Some(s) = started {
-        s.end(&c.outcome, &c.usage, c.model.as_deref());
+        // A run stopped by a cancel or a signal is no error of the peer's.
+        let outcome = match interrupts.fired() {
+            Some(_) => "cancelled",
+            None => c.outcome.as_str(),
+        };
+        s.end(outcome, &c.usage, c.model.as_deref());
     }
     Ok(c)
 }
