@@ -149,7 +149,7 @@ pub fn list(council_dir: &Path) -> Vec<RunRecord> {
         .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".json")))
         .filter_map(|e| read_json::<RunRecord>(&e.path()).ok().flatten())
         .collect();
-    out.sort_by(|a, b| (a.started_ms, a.name()).cmp(&(b.started_ms, b.name())));
+    out.sort_by_key(|a| (a.started_ms, a.name()));
     out
 }
 

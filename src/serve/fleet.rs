@@ -33,6 +33,8 @@ use crate::view::watch::{JobView, view};
 pub const TICK: Duration = Duration::from_millis(250);
 /// How often a running job's runner lock and stall clock are rechecked.
 const PROBE: Duration = Duration::from_secs(1);
+/// How often ended councils are looked at again (a `resume` reopens one).
+const COUNCIL_RELIST: Duration = Duration::from_secs(5);
 /// Most log bytes read per job per wake (the rest waits for the next wake).
 const READ_PER_WAKE: usize = 256 << 10;
 /// Most of a log read when a running job is first seen (its end).
@@ -120,6 +122,7 @@ pub struct Watcher {
     last_probe: Instant,
     councils: Councils,
     councils_json: Arc<str>,
+    councils_listed: Instant,
 }
 
 impl Watcher {
@@ -133,6 +136,7 @@ impl Watcher {
             last_probe: Instant::now(),
             councils: Councils::new(councils),
             councils_json: Arc::from("[]"),
+            councils_listed: Instant::now(),
         }
     }
 
@@ -148,8 +152,11 @@ impl Watcher {
         for t in self.jobs.values_mut() {
             changed |= t.update(now, probe);
         }
-        // Ended councils are looked at again on the probe's clock.
-        if self.councils.refresh(now, probe) {
+        let relist = self.councils_listed.elapsed() >= COUNCIL_RELIST;
+        if relist {
+            self.councils_listed = Instant::now();
+        }
+        if self.councils.refresh(now, relist) {
             self.councils_json = serde_json::to_string(&self.councils.views())
                 .unwrap_or_else(|_| "[]".into())
                 .into();
