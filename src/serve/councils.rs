@@ -39,12 +39,19 @@ fn council_dir(store: &Store, id: &str) -> Result<std::path::PathBuf> {
     Ok(dir)
 }
 
-/// A run the record does not list: 404, saying where the names are.
-fn no_such_run(id: &str, name: &str) -> Response {
-    let e = Error::usage_hint(
-        format!("council `{id}` has no run `{name}`"),
-        "the fleet lists a council's runs by name (`councils[].runs[].name`)",
-    );
+/// A run the record does not list (or one that kept no log): 404, saying why.
+fn no_such_run(id: &str, name: &str, listed: bool) -> Response {
+    let e = if listed {
+        Error::usage_hint(
+            format!("council `{id}`'s run `{name}` kept no log (no run directory could be made)"),
+            format!("`baton council report {id}` shows what the run answered"),
+        )
+    } else {
+        Error::usage_hint(
+            format!("council `{id}` has no run `{name}`"),
+            "the fleet lists a council's runs by name (`councils[].runs[].name`)",
+        )
+    };
     let mut report = crate::result::ErrorReport::from_error(&e);
     report.exit_code = Some(crate::error::exit::JOB_NOT_FOUND);
     (StatusCode::NOT_FOUND, Json(report)).into_response()
@@ -65,12 +72,12 @@ pub async fn run_events(
     .await;
     let (dir, run) = match found {
         Ok(Some(x)) => x,
-        Ok(None) => return no_such_run(&id, &name),
+        Ok(None) => return no_such_run(&id, &name, false),
         Err(r) => return r,
     };
     let (Some(log), Ok(agent)) = (run.log.clone(), Agent::parse(&run.agent)) else {
         // Nothing of the run is on disk (no run directory could be made).
-        return no_such_run(&id, &name);
+        return no_such_run(&id, &name, true);
     };
     let record = dir.join("runs").join(format!("{name}.json"));
     let ended = {
