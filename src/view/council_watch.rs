@@ -149,7 +149,7 @@ impl Councils {
     /// Directories whose changes matter: the councils folder, and each
     /// running council's folder, its `runs/` and its running runs' log folders.
     pub fn watch_dirs(&self) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = self.dir.iter().filter(|d| d.is_dir()).cloned().collect();
+        let mut out: Vec<PathBuf> = self.dir.iter().cloned().collect();
         for e in self.entries.values().filter(|e| e.running()) {
             out.push(e.dir.clone());
             out.push(e.dir.join("runs"));

@@ -35,7 +35,13 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         .filter(|v| {
             matches!(
                 v.status,
-                "stalled" | "failed" | "lost" | "timeout" | "corrupt" | "needs_human"
+                "stalled"
+                    | "failed"
+                    | "lost"
+                    | "timeout"
+                    | "corrupt"
+                    | "needs_human"
+                    | "awaiting_approval"
             )
         })
         .count();
