@@ -14,8 +14,9 @@ use crate::support::{Env, fixture, record, wait_for};
 
 const LONG: Duration = Duration::from_secs(20);
 
-/// A running `baton serve`, stopped with SIGTERM when dropped.
-struct Server {
+/// A running `baton serve`, stopped with SIGTERM when dropped (the council
+/// view's tests use it too).
+pub(crate) struct Server {
     child: Child,
     port: u16,
     token: String,
@@ -23,7 +24,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(env: &Env) -> Server {
+    pub(crate) fn start(env: &Env) -> Server {
         let mut child = env
             .baton()
             .arg("serve")
@@ -53,12 +54,12 @@ impl Server {
         format!("127.0.0.1:{}", self.port)
     }
 
-    fn origin(&self) -> String {
+    pub(crate) fn origin(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 
     /// The session cookie (`name=value`), from a token exchange.
-    fn login(&self) -> String {
+    pub(crate) fn login(&self) -> String {
         let r = self.req(
             "POST",
             "/api/session",
@@ -70,7 +71,13 @@ impl Server {
         c.split(';').next().unwrap().trim().to_string()
     }
 
-    fn req(&self, method: &str, path: &str, headers: &[(&str, &str)], body: Option<&str>) -> Resp {
+    pub(crate) fn req(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> Resp {
         let mut h: Vec<(&str, &str)> = vec![];
         let host = self.host();
         if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
@@ -80,11 +87,11 @@ impl Server {
         http(self.port, method, path, &h, body)
     }
 
-    fn get(&self, path: &str, cookie: &str) -> Resp {
+    pub(crate) fn get(&self, path: &str, cookie: &str) -> Resp {
         self.req("GET", path, &[("Cookie", cookie)], None)
     }
 
-    fn post(&self, path: &str, cookie: &str, body: &str) -> Resp {
+    pub(crate) fn post(&self, path: &str, cookie: &str, body: &str) -> Resp {
         let o = self.origin();
         self.req(
             "POST",
@@ -95,7 +102,7 @@ impl Server {
     }
 
     /// An open event stream.
-    fn stream(&self, path: &str, cookie: &str) -> Stream {
+    pub(crate) fn stream(&self, path: &str, cookie: &str) -> Stream {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         write!(
             s,
@@ -117,10 +124,10 @@ impl Drop for Server {
     }
 }
 
-struct Resp {
-    code: u16,
+pub(crate) struct Resp {
+    pub(crate) code: u16,
     head: String,
-    body: String,
+    pub(crate) body: String,
 }
 
 impl Resp {
@@ -132,7 +139,7 @@ impl Resp {
                 .then(|| v.trim().to_string())
         })
     }
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
 }
@@ -188,14 +195,14 @@ fn unchunk(mut s: &str) -> String {
 }
 
 /// An SSE response being read.
-struct Stream {
+pub(crate) struct Stream {
     s: TcpStream,
     buf: Vec<u8>,
 }
 
 impl Stream {
     /// Read until the text received so far satisfies `cond` (or fail).
-    fn until(&mut self, what: &str, cond: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn until(&mut self, what: &str, cond: impl Fn(&str) -> bool) -> String {
         let end = Instant::now() + LONG;
         let mut b = [0u8; 8192];
         loop {

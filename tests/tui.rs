@@ -323,3 +323,51 @@ fn ctrl_c_and_sigterm_leave_with_the_terminal_restored() {
     assert_eq!(exit_status(&t).as_deref().unwrap_or("0"), "0");
     assert!(!t.screen().contains("baton watch ·"), "{}", t.screen());
 }
+
+#[test]
+fn watch_shows_a_council_as_a_group_opens_a_run_and_cancels_the_council() {
+    if !have_tmux() {
+        return;
+    }
+    let (env, fake) = crate::council::setup();
+    let mut j = crate::council::good_scenario().to_json();
+    j["agents"]["codex"]["proposal"] =
+        serde_json::json!([{"hang": true, "progress": "rg -n cache src"}]);
+    fake.write_json(&j);
+    let r = crate::council::council(
+        &env,
+        &["discuss", "--async", "--members", "codex,claude,pi", "q?"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = r.json()["council_id"].as_str().unwrap().to_string();
+    let t = watch(&env, &[]);
+
+    // The header row, then its runs in a tree; codex says what it does.
+    let s = t.see("─ m0");
+    assert!(s.contains("├─ m1") || s.contains("├─ m0"), "a tree: {s}");
+    let header = s.lines().find(|l| l.contains(&id)).unwrap_or("");
+    assert!(header.contains("council"), "{s}");
+    assert!(s.contains("1 council"), "{s}");
+    t.see("proposing · $ rg -n cache src");
+
+    // Enter on a run: its transcript, from its log.
+    t.select("─ m0");
+    t.keys(&["Enter"]);
+    let s = t.see("transcript (following)");
+    assert!(s.contains(&format!("{id}/proposing-m0")), "{s}");
+    t.see("$ rg -n cache src");
+    t.keys(&["Escape"]);
+    t.see("Enter open");
+
+    // Continue does not apply; c on the header cancels the council.
+    t.select(&id);
+    t.keys(&["n"]);
+    t.see("does not apply to a council");
+    t.keys(&["c"]);
+    t.see(&format!("cancel council {id}? y/n"));
+    t.keys(&["y"]);
+    t.see(&format!("council {id}: cancelled"));
+    let st = crate::council::council(&env, &["status", &id]).json();
+    assert_eq!(st["stage"], "cancelled", "{st}");
+    t.keys(&["q"]);
+}

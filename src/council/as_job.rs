@@ -76,7 +76,14 @@ pub fn wait(rec: Record, timeout: Option<Duration>, mode: Mode) -> Result<i32> {
 
 /// `baton cancel ID`: signal the runner (it stops every member's process
 /// group), mark the council `cancelled`, and return once the runner is gone.
-pub fn cancel(mut rec: Record, mode: Mode) -> Result<i32> {
+pub fn cancel(rec: Record, mode: Mode) -> Result<i32> {
+    let rec = stop(rec)?;
+    finish(&rec, mode)
+}
+
+/// `cancel` without printing (the interactive `watch`, `serve`): the record
+/// as it stands once the runner is gone.
+pub fn stop(mut rec: Record) -> Result<Record> {
     let runner = rec.pid.filter(|p| *p != std::process::id());
     cancel_council(&mut rec)?;
     if let Some(pid) = runner {
@@ -87,8 +94,7 @@ pub fn cancel(mut rec: Record, mode: Mode) -> Result<i32> {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-    let rec = Record::load(&rec.root, &rec.council_id)?;
-    finish(&rec, mode)
+    Record::load(&rec.root, &rec.council_id)
 }
 
 /// `baton logs ID`: the runner's output (progress and errors), if any.

@@ -154,7 +154,17 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
         in_session: &|errs| repair_in_session(errs, a.schema.id, a.schema.text),
         fresh: &|errs, raw| repair_fresh(errs, raw, a.schema.id, a.schema.text),
     };
-    let (r, verdict, _) = answer(&p, dir.as_deref(), interrupts, a.extract, &repair)?;
+    let log = dir.as_ref().map(|d| d.join("stdout.log"));
+    let started = super::runs::start(&rec.dir()?, a.stage, &a.who, a.member, log.as_deref());
+    let (r, verdict, _) = match answer(&p, dir.as_deref(), interrupts, a.extract, &repair) {
+        Ok(x) => x,
+        Err(e) => {
+            if let Some(s) = started {
+                s.end("error", &Usage::default(), None);
+            }
+            return Err(e);
+        }
+    };
     let mut c = Call {
         outcome: "ok".into(),
         reason: None,
@@ -186,6 +196,14 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
                     .unwrap_or_else(|| r.summary.clone()),
             );
         }
+    }
+    if let Some(s) = started {
+        // A run stopped by a cancel or a signal is no error of the peer's.
+        let outcome = match interrupts.fired() {
+            Some(_) => "cancelled",
+            None => c.outcome.as_str(),
+        };
+        s.end(outcome, &c.usage, c.model.as_deref());
     }
     Ok(c)
 }

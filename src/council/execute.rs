@@ -112,6 +112,12 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
             Some(i) => i,
             None => {
                 let mut one = ints.clone();
+                let stage = match round {
+                    0 => "implementing".to_string(),
+                    n => format!("repairing{n}"),
+                };
+                let log = rdir.join("stdout.log");
+                let started = super::runs::start(&rec.dir()?, &stage, "writer", &w, Some(&log));
                 let i = match &last {
                     None => implement::implement(
                         &WriteRequest {
@@ -124,14 +130,28 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                         &lock,
                         &mut one,
                         &stop,
-                    )?,
+                    ),
                     Some((prev, ver, _, merged)) => {
                         let open: Vec<review::MergedFinding> =
                             gate::open_findings(merged).into_iter().cloned().collect();
                         let tail = (ver.command.is_some() && !ver.passed)
                             .then_some(ver.output_tail.as_str());
                         let prompt = implement::repair_prompt(&open, tail);
-                        implement::repair(prev, &prompt, &rdir, &lock, &mut one, &stop)?
+                        implement::repair(prev, &prompt, &rdir, &lock, &mut one, &stop)
+                    }
+                };
+                let i = match i {
+                    Ok(i) => {
+                        if let Some(s) = started {
+                            s.end(i.status.as_str(), &i.usage, None);
+                        }
+                        i
+                    }
+                    Err(e) => {
+                        if let Some(s) = started {
+                            s.end("error", &Usage::default(), None);
+                        }
+                        return Err(e);
                     }
                 };
                 if let Some(sig) = one.fired() {

@@ -42,6 +42,7 @@ pub mod proposal;
 pub mod report;
 pub mod review;
 pub mod revise;
+pub mod runs;
 pub mod schema;
 pub mod store;
 pub mod verify;

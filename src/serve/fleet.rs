@@ -10,7 +10,9 @@
 //! lock (a dead runner makes it `lost`) are rechecked on a slower clock. Each
 //! job's view is kept as its JSON text behind an `Arc`: a subscriber finds
 //! what changed by pointer, and times (`elapsed_ms`, ages) are advanced by the
-//! page itself, so a silent fleet publishes nothing.
+//! page itself, so a silent fleet publishes nothing. The project's councils
+//! are followed alongside (`view::council_watch`) and published as one JSON
+//! array that is replaced only when a council changes.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -24,12 +26,15 @@ use super::wake::Waker;
 use crate::agent::Agent;
 use crate::job::store::{Job, Store, now_ms};
 use crate::view::Tail;
+use crate::view::council_watch::Councils;
 use crate::view::watch::{JobView, view};
 
 /// The slowest wake (the stat fallback when no notification comes).
 pub const TICK: Duration = Duration::from_millis(250);
 /// How often a running job's runner lock and stall clock are rechecked.
 const PROBE: Duration = Duration::from_secs(1);
+/// How often ended councils are looked at again (a `resume` reopens one).
+const COUNCIL_RELIST: Duration = Duration::from_secs(5);
 /// Most log bytes read per job per wake (the rest waits for the next wake).
 const READ_PER_WAKE: usize = 256 << 10;
 /// Most of a log read when a running job is first seen (its end).
@@ -45,6 +50,9 @@ pub struct Fleet {
     pub now_ms: u64,
     /// `(job id, the job's view as JSON)`; an unchanged job keeps its `Arc`.
     pub jobs: Vec<(String, Arc<str>)>,
+    /// Every council (`view::council::CouncilView`) as one JSON array; the
+    /// same `Arc` while no council changed.
+    pub councils: Arc<str>,
 }
 
 impl Fleet {
@@ -57,7 +65,13 @@ impl Fleet {
             }
             s.push_str(j);
         }
-        s.push_str("]}");
+        s.push_str("],\"councils\":");
+        s.push_str(if self.councils.is_empty() {
+            "[]"
+        } else {
+            &self.councils
+        });
+        s.push('}');
         s
     }
 }
@@ -106,16 +120,23 @@ pub struct Watcher {
     pending: Vec<String>,
     dir_sig: Option<(i64, i64)>,
     last_probe: Instant,
+    councils: Councils,
+    councils_json: Arc<str>,
+    councils_listed: Instant,
 }
 
 impl Watcher {
-    pub fn new(store: Store) -> Watcher {
+    /// `councils`: the project's councils folder, if any.
+    pub fn new(store: Store, councils: Option<PathBuf>) -> Watcher {
         Watcher {
             store,
             jobs: HashMap::new(),
             pending: Vec::new(),
             dir_sig: None,
             last_probe: Instant::now(),
+            councils: Councils::new(councils),
+            councils_json: Arc::from("[]"),
+            councils_listed: Instant::now(),
         }
     }
 
@@ -130,6 +151,16 @@ impl Watcher {
         }
         for t in self.jobs.values_mut() {
             changed |= t.update(now, probe);
+        }
+        let relist = self.councils_listed.elapsed() >= COUNCIL_RELIST;
+        if relist {
+            self.councils_listed = Instant::now();
+        }
+        if self.councils.refresh(now, relist) {
+            self.councils_json = serde_json::to_string(&self.councils.views())
+                .unwrap_or_else(|_| "[]".into())
+                .into();
+            changed = true;
         }
         changed
     }
@@ -194,6 +225,7 @@ impl Watcher {
                 .iter()
                 .map(|t| (t.job.id.clone(), t.json.clone()))
                 .collect(),
+            councils: self.councils_json.clone(),
         }
     }
 }
@@ -306,8 +338,8 @@ fn to_json(v: &JobView) -> Arc<str> {
 }
 
 /// Run the watcher on its own thread until the receiver side is gone.
-pub fn spawn(store: Store) -> watch::Receiver<Arc<Fleet>> {
-    let mut w = Watcher::new(store);
+pub fn spawn(store: Store, councils: Option<PathBuf>) -> watch::Receiver<Arc<Fleet>> {
+    let mut w = Watcher::new(store, councils);
     w.update();
     let (tx, rx) = watch::channel(Arc::new(w.fleet()));
     std::thread::Builder::new()
@@ -336,6 +368,7 @@ impl Watcher {
             .filter(|t| t.live.is_some())
             .map(|t| t.job.dir.clone())
             .chain(self.pending.iter().map(|id| self.store.dir.join(id)))
+            .chain(self.councils.watch_dirs())
             .collect()
     }
 }
@@ -350,7 +383,7 @@ mod tests {
         let id = crate::ids::new_id();
         let job_dir = dir.path().join(&id);
         std::fs::create_dir(&job_dir).unwrap();
-        let mut w = Watcher::new(Store::in_dir(dir.path()));
+        let mut w = Watcher::new(Store::in_dir(dir.path()), None);
         w.update();
         // Looking now would settle it as a launch cut short: `lost`.
         assert!(w.fleet().jobs.is_empty());
@@ -361,9 +394,12 @@ mod tests {
     #[test]
     fn an_unchanged_fleet_publishes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let mut w = Watcher::new(Store::in_dir(dir.path()));
+        let mut w = Watcher::new(Store::in_dir(dir.path()), None);
         w.update();
         assert!(!w.update());
-        assert_eq!(w.fleet().to_json().split(r#""jobs":"#).nth(1), Some("[]}"));
+        assert_eq!(
+            w.fleet().to_json().split(r#""jobs":"#).nth(1),
+            Some(r#"[],"councils":[]}"#)
+        );
     }
 }

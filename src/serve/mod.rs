@@ -13,6 +13,7 @@
 //!   two actions, which call what `baton cancel` / `baton continue` call.
 //! - SIGINT or SIGTERM stops the server (exit 0); jobs are not touched.
 
+mod councils;
 mod fleet;
 mod routes;
 mod security;
@@ -75,7 +76,10 @@ async fn run(store: Store, req: ServeRequest, mode: Mode) -> Result<i32> {
         .port();
     let sec = Arc::new(security::Secrets::new(port)?);
     let url = format!("http://127.0.0.1:{port}/#token={}", sec.token);
-    let fleet = fleet::spawn(Store::in_dir(&store.dir));
+    let fleet = fleet::spawn(
+        Store::in_dir(&store.dir),
+        crate::view::council::dir_of(&store),
+    );
     let children = Children::default();
     let app = routes::App {
         sec,

@@ -1,5 +1,6 @@
 //! The routes: the embedded page, the token exchange, the fleet and one
-//! job's transcript, and the two actions (`cancel`, `continue`).
+//! job's transcript, and the two actions (`cancel`, `continue`); a council's
+//! run transcript and cancel are in `councils`.
 //!
 //! The actions call exactly what `baton cancel` and `baton continue` call;
 //! no route runs anything else. Every route sits behind `security::gate`.
@@ -59,6 +60,11 @@ pub fn router(app: App) -> Router {
         .route("/api/jobs/{id}/events", get(job_events))
         .route("/api/jobs/{id}/cancel", post(cancel))
         .route("/api/jobs/{id}/continue", post(continue_job))
+        .route(
+            "/api/councils/{id}/runs/{name}/events",
+            get(super::councils::run_events),
+        )
+        .route("/api/councils/{id}/cancel", post(super::councils::cancel))
         .layer(axum::middleware::from_fn_with_state(sec, security::gate))
         .with_state(app)
 }
@@ -68,7 +74,7 @@ fn asset(kind: &'static str, body: &'static str) -> Response {
 }
 
 /// A baton error as JSON, with the HTTP status that fits its kind.
-fn error(e: Error) -> Response {
+pub(super) fn error(e: Error) -> Response {
     let code = match e.exit_code() {
         4 => StatusCode::NOT_FOUND,
         2 => StatusCode::BAD_REQUEST,
@@ -81,7 +87,7 @@ fn error(e: Error) -> Response {
 }
 
 /// Run blocking store work off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(super) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
 ) -> Result<T, Response> {
     match tokio::task::spawn_blocking(f).await {

@@ -3,13 +3,15 @@
 //!
 //! Fleet: one `snapshot` event, then a `job` event per job whose view
 //! changed and a `gone` event per removed job — found by comparing each
-//! job's `Arc` with the last one sent, so a silent fleet sends nothing.
-//! Transcript: the job's last `BACKLOG` activities from the reducer (a
+//! job's `Arc` with the last one sent, so a silent fleet sends nothing —
+//! and a `councils` event (the whole array) when a council changed.
+//! Transcript (a job's, or a council run's: `Source`): the last `BACKLOG` activities from the reducer (a
 //! bounded read of its log's end), then new ones as they come, then `end`.
 //! A transcript is read by its own thread, which stops once the page is gone.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -21,6 +23,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::fleet::{Fleet, TICK};
 use super::wake::Waker;
+use crate::agent::Agent;
 use crate::job::store::Job;
 use crate::view::{Activity, Tail, render};
 
@@ -66,9 +69,15 @@ pub fn fleet(
         {
             return;
         }
+        let mut councils = first.councils.clone();
         while rx.changed().await.is_ok() {
             let f = rx.borrow_and_update().clone();
             let mut events = Vec::new();
+            if !Arc::ptr_eq(&councils, &f.councils) {
+                councils = f.councils.clone();
+                let data = format!(r#"{{"now_ms":{},"councils":{councils}}}"#, f.now_ms);
+                events.push(Event::default().event("councils").data(data));
+            }
             for (id, j) in &f.jobs {
                 if sent.get(id).is_none_or(|old| !Arc::ptr_eq(old, j)) {
                     let data = format!(r#"{{"now_ms":{},"job":{j}}}"#, f.now_ms);
@@ -140,66 +149,99 @@ fn lines(acts: &[Activity]) -> Vec<Event> {
         .collect()
 }
 
+/// What a transcript follows: a log, when it is complete, how it ended.
+pub struct Source {
+    pub log: PathBuf,
+    pub agent: Agent,
+    /// What the waker listens to: a directory, then those where the log
+    /// and its record change.
+    pub base: PathBuf,
+    pub dirs: Vec<PathBuf>,
+    /// Whether the log is complete (the peer or its runner is gone).
+    pub ended: Box<dyn Fn() -> bool + Send>,
+    /// The `end` event's data.
+    pub end: Box<dyn Fn() -> serde_json::Value + Send>,
+}
+
 /// `/api/jobs/{id}/events` for `job`, whose peer is `agent`.
 pub fn transcript(
     job: Job,
-    agent: crate::agent::Agent,
+    agent: Agent,
+) -> Sse<impl futures_core::Stream<Item = Result<Event, Infallible>>> {
+    let ended = {
+        let j = job.clone();
+        move || {
+            j.read_state()
+                .map(|s| s.status.is_terminal())
+                .unwrap_or(true)
+                || !j.runner_alive()
+        }
+    };
+    let end = {
+        let j = job.clone();
+        move || {
+            let status = j
+                .refresh()
+                .map_or("unknown", |s| s.status.as_str())
+                .to_string();
+            serde_json::json!({ "job_id": j.id, "status": status })
+        }
+    };
+    follow_source(Source {
+        log: job.stdout_log(),
+        agent,
+        base: job.dir.parent().unwrap_or(&job.dir).to_path_buf(),
+        dirs: vec![job.dir.clone()],
+        ended: Box::new(ended),
+        end: Box::new(end),
+    })
+}
+
+/// A transcript of any `Source` as Server-Sent Events.
+pub fn follow_source(
+    src: Source,
 ) -> Sse<impl futures_core::Stream<Item = Result<Event, Infallible>>> {
     let (tx, out) = mpsc::channel(256);
     let _ = std::thread::Builder::new()
         .name("baton-serve-tail".into())
-        .spawn(move || follow(job, agent, tx));
+        .spawn(move || follow(src, tx));
     sse(out)
 }
 
-fn follow(job: Job, agent: crate::agent::Agent, tx: mpsc::Sender<Event>) {
+fn follow(src: Source, tx: mpsc::Sender<Event>) {
     let send_all = |evs: Vec<Event>| evs.into_iter().all(|e| tx.blocking_send(e).is_ok());
-    let Ok(mut tail) = Tail::new(job.stdout_log(), agent).from_last(BACKLOG_BYTES) else {
+    let Ok(mut tail) = Tail::new(src.log.clone(), src.agent).from_last(BACKLOG_BYTES) else {
         return;
     };
-    let ended = |j: &Job| {
-        j.read_state()
-            .map(|s| s.status.is_terminal())
-            .unwrap_or(true)
-            || !j.runner_alive()
-    };
     // Read whether it ended first: the log is complete if it had.
-    let mut done = ended(&job);
+    let mut done = (src.ended)();
     let backlog = if done { tail.finish() } else { tail.catch_up() }.unwrap_or_default();
     let mut evs = lines(&backlog);
     let cut = evs.len().saturating_sub(BACKLOG);
     if !send_all(evs.split_off(cut)) {
         return;
     }
-    let mut waker = Waker::new(job.dir.parent().unwrap_or(&job.dir));
+    let mut waker = Waker::new(&src.base);
     let mut behind = false;
     while !done {
         // Behind (a burst larger than one read): read on without waiting.
         if !behind {
-            waker.wait(TICK, std::slice::from_ref(&job.dir));
+            waker.wait(TICK, &src.dirs);
         }
         if tx.is_closed() {
             return;
         }
-        done = ended(&job);
+        done = (src.ended)();
         let acts = if done {
             tail.finish()
         } else {
             tail.poll(READ_PER_WAKE)
         };
-        behind = !done
-            && job
-                .stdout_log()
-                .metadata()
-                .is_ok_and(|m| m.len() > tail.offset());
+        behind = !done && src.log.metadata().is_ok_and(|m| m.len() > tail.offset());
         if !send_all(lines(&acts.unwrap_or_default())) {
             return;
         }
     }
-    let status = job
-        .refresh()
-        .map_or("unknown", |s| s.status.as_str())
-        .to_string();
-    let data = serde_json::json!({ "job_id": job.id, "status": status }).to_string();
+    let data = (src.end)().to_string();
     let _ = tx.blocking_send(Event::default().event("end").data(data));
 }

@@ -16,6 +16,8 @@
 //!   foreground run works, from a tail of its log (the pump is never touched).
 
 pub mod activity;
+pub mod council;
+pub mod council_watch;
 mod events;
 pub mod logs;
 pub mod progress;

@@ -10,6 +10,7 @@ use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
+use super::council::{self, CouncilView};
 use super::tail::{Live, Tail};
 use crate::agent::Agent;
 use crate::error::{Error, Result};
@@ -38,14 +39,38 @@ pub struct JobView {
     pub usage: Usage,
     /// Since the peer last printed anything (running) or since the job ended.
     pub last_activity_age_ms: Option<u64>,
+    /// What the row is in the interactive fleet (never in the JSON).
+    #[serde(skip)]
+    pub row: Row,
 }
 
-/// Every job, running first, then what needs attention, then the rest.
+/// A fleet row: a job, a council's header, or one of a council's runs.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Row {
+    #[default]
+    Job,
+    Council,
+    Run {
+        council: String,
+        /// Who ran it (`m0`, `chair`, `writer`): the ID column shows it.
+        who: String,
+        /// The run's stdout log, for its transcript.
+        log: Option<std::path::PathBuf>,
+        /// The council's last run (its tree glyph closes the group).
+        last: bool,
+    },
+}
+
+/// Every job, running first, then what needs attention, then the rest;
+/// and every council as a group of its members' runs, running first.
 #[derive(Debug, Serialize)]
 pub struct Snapshot {
     pub schema_version: u32,
     pub now_ms: u64,
     pub jobs: Vec<JobView>,
+    /// An `--async` council is here only: the job store holds no row for
+    /// it (`baton jobs` adds one from its record), so it is never shown twice.
+    pub councils: Vec<CouncilView>,
 }
 
 /// Order groups: running, needs attention, the rest (newest first within).
@@ -85,10 +110,12 @@ pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
     });
     // Ids sort by start time and the store lists newest first: a stable sort keeps that.
     jobs.sort_by_key(|v| group(v.status));
+    let councils = council::dir_of(store).map_or_else(Vec::new, |d| council::all(&d, now));
     Ok(Snapshot {
         schema_version: SCHEMA_VERSION,
         now_ms: now,
         jobs,
+        councils,
     })
 }
 
@@ -144,6 +171,7 @@ fn base_owned(s: &mut State, now: u64) -> JobView {
         files_changed: Vec::new(),
         usage: Usage::default(),
         last_activity_age_ms: s.ended_ms.map(|e| now.saturating_sub(e)),
+        row: Row::Job,
     }
 }
 
@@ -209,6 +237,7 @@ fn corrupt(job: &Job, now: u64) -> JobView {
         files_changed: Vec::new(),
         usage: Usage::default(),
         last_activity_age_ms: None,
+        row: Row::Job,
     }
 }
 
@@ -264,8 +293,55 @@ pub fn total_tokens(u: &Usage) -> Option<u64> {
     }
 }
 
-/// The table for people.
+/// The table for people, then a block per council.
 pub fn text(snap: &Snapshot) -> String {
+    let mut t = jobs_text(snap);
+    for c in &snap.councils {
+        t.push_str(&council_text(c));
+    }
+    t
+}
+
+/// A council's block: its header line, then one indented line per run.
+pub fn council_text(c: &CouncilView) -> String {
+    let tok = total_tokens(&c.usage).map_or("-".into(), tokens);
+    let mut t = format!(
+        "\ncouncil {}  {}  {}  stage {}  {}  {} tokens  {}\n",
+        c.council_id,
+        c.kind,
+        c.status,
+        c.stage,
+        human(c.elapsed_ms),
+        tok,
+        crate::agent::clip(c.task.lines().next().unwrap_or(""), 60)
+    );
+    if c.runs.is_empty() {
+        t.push_str("  (no member run yet)\n");
+    }
+    for r in &c.runs {
+        let tok = total_tokens(&r.usage).map_or("-".into(), tokens);
+        t.push_str(&format!(
+            "  {:<24}  {:<9}  {:<10}  {:>7}  {:>7}  {}\n",
+            r.name,
+            r.status,
+            r.agent,
+            human(r.elapsed_ms),
+            tok,
+            crate::agent::clip(
+                r.doing
+                    .as_deref()
+                    .unwrap_or("")
+                    .lines()
+                    .next()
+                    .unwrap_or(""),
+                60
+            )
+        ));
+    }
+    t
+}
+
+fn jobs_text(snap: &Snapshot) -> String {
     if snap.jobs.is_empty() {
         return "no jobs\n".into();
     }

@@ -2,7 +2,11 @@
 // Chromium, driven over the DevTools protocol by a pinned playwright-core,
 // opens the page with its token, sees a fake job appear and finish, cancels
 // a running job (accepting the confirm), continues an ended one, keeps a
-// long live transcript within its 2,000-line bound, and saves a screenshot. Every process here talks to 127.0.0.1 only.
+// long live transcript within its 2,000-line bound, and saves a screenshot;
+// then a council (the council fake as codex, claude and pi, every member held
+// in its proposal) shows as a group of its members' runs, one run's
+// transcript opens, and the council is cancelled. Every process here talks
+// to 127.0.0.1 only.
 //
 // Environment: BATON (the binary), BATON_E2E_BROWSER_DIR (where
 // scripts/e2e-browser-install.sh put playwright-core), BATON_E2E_BROWSER_OUT
@@ -13,6 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
 
 const need = (k) => process.env[k] || fail(`${k} is not set (run \`make e2e-browser\`)`);
 function fail(msg) {
@@ -163,6 +168,35 @@ try {
   const prompts = fs.readFileSync(path.join(fake, 'prompts'), 'utf8');
   if (!prompts.includes('now the tests too')) fail(`the follow-up prompt never reached the peer: ${prompts}`);
   say(`job ${a} continued as ${next}`);
+
+  // A council: a header row and a row per member run; a run's transcript; cancel.
+  const councilFake = fileURLToPath(new URL('../support/council_fake.py', import.meta.url));
+  for (const a of ['codex', 'claude', 'pi']) {
+    fs.rmSync(path.join(bin, a), { force: true });
+    fs.copyFileSync(councilFake, path.join(bin, a));
+    fs.chmodSync(path.join(bin, a), 0o755);
+  }
+  fs.mkdirSync(path.join(fake, 'council'), { recursive: true });
+  fs.writeFileSync(path.join(fake, 'council', 'scenario.json'), JSON.stringify({
+    agents: { '*': { proposal: [{ hang: true, progress: 'rg -n cache src' }] } },
+  }));
+  const council = baton('council', 'discuss', '--async', '--members', 'codex,claude,pi',
+    '<img src=x onerror=window.pwned=1> where is the cache?').council_id;
+  await status(council, 'running');
+  const m0 = `${council}/proposing-m0`;
+  await status(m0, 'running');
+  for (const who of ['m1', 'm2']) await row(`${council}/proposing-${who}`).waitFor({ timeout: 20000 });
+  await row(m0).click();
+  await page.locator('#d-log div', { hasText: '$ rg -n cache src' }).waitFor({ timeout: 10000 });
+  await row(council).click();
+  await page.locator('#d-cancel').waitFor({ state: 'visible', timeout: 10000 });
+  let asked = '';
+  page.once('dialog', (d) => { asked = d.message(); d.accept(); });
+  await page.locator('#d-cancel').click();
+  await status(council, 'cancelled');
+  await status(m0, 'cancelled');
+  if (!asked.includes(council)) fail(`no confirm before cancelling the council: ${asked}`);
+  say(`council ${council} shown as its runs, a run's transcript opened, the council cancelled`);
 
   // Agent text and task stayed text.
   if (await page.evaluate(() => window.pwned)) fail('markup from a job ran as HTML');

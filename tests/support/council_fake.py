@@ -31,6 +31,8 @@ Scenario: {"agents": {"codex" | "codex:MODEL" | "*": {STAGE: [STEP, ...]}}}
                      claude is_error exit 1, pi stopReason error exit 0)
   hang: true         sleep until killed (after logging the call)
   delay_ms: N        sleep N ms, then answer
+  progress: TEXT     before a hang or delay, print TEXT as a command starting
+                     (codex `item.started`, claude stream-json `tool_use`; pi: nothing)
   inject: TEXT       append TEXT to the prose, or to every top-level string
                      of the JSON answer (instructions smuggled in data)
   edits: [{path, content}]   write files (paths relative to the cwd)
@@ -333,6 +335,13 @@ def main():
     if step is None:
         sys.stderr.write(f"council_fake: no step for {agent} {stage} round {rnd}\n")
         return 97
+    if step.get("progress") and agent == "codex":
+        emit([{"type": "item.started", "item": {"id": "item_p", "type": "command_execution",
+              "command": step["progress"], "status": "in_progress"}}])
+    elif step.get("progress") and agent == "claude" and flag_value(argv, "--output-format") != "json":
+        emit([{"type": "assistant", "session_id": session, "message": {"role": "assistant",
+              "content": [{"type": "tool_use", "id": "toolu_p", "name": "Bash",
+                           "input": {"command": step["progress"]}}]}}])
     if step.get("hang"):
         while True:
             time.sleep(3600)

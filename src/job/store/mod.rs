@@ -100,6 +100,11 @@ impl Store {
         }
     }
 
+    /// The project this store belongs to (`None`: a bare directory).
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
     /// Create the store (private) for a new job.
     pub fn create(&self) -> Result<()> {
         if let Some(root) = &self.root {

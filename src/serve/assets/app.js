@@ -5,15 +5,18 @@
 
 const MAX_LINES = 2000; // transcript lines kept in the page: memory stays flat
 const jobs = new Map(); // id -> {view, at}: `at` is when the view arrived
-let selected = null; // {id, es}
+let councils = { list: [], at: 0 }; // every council (`councils` of the fleet), and when it arrived
+// {id, es, kind: 'job' | 'council' | 'run', council, name}; a run's id is `council/name`
+let selected = null;
 let renderQueued = false;
 
 const $ = (id) => document.getElementById(id);
 const GLYPH = { running: '●', stalled: '◐', success: '✓', failed: '✗', lost: '?', cancelled: '■',
-  timeout: '⧗', corrupt: '!', error: '✗' };
+  timeout: '⧗', corrupt: '!', error: '✗', ok: '✓', ready: '✓', done: '✓', abstained: '–',
+  awaiting_approval: '◆', needs_human: '△' };
 const isLive = (s) => s === 'running' || s === 'stalled';
 const group = (s) => s === 'running' ? 0
-  : ['stalled', 'failed', 'lost', 'timeout', 'corrupt'].includes(s) ? 1 : 2;
+  : ['stalled', 'failed', 'lost', 'timeout', 'corrupt', 'needs_human'].includes(s) ? 1 : 2;
 
 function human(ms) {
   const s = Math.floor(ms / 1000);
@@ -48,34 +51,97 @@ function cell(tr, text, cls) {
   return td;
 }
 
+function jobRow(j) {
+  const v = j.view;
+  const tr = document.createElement('tr');
+  tr.dataset.id = v.job_id;
+  tr.dataset.kind = 'job';
+  if (selected && selected.id === v.job_id) tr.className = 'selected';
+  cell(tr, (GLYPH[v.status] || '·') + ' ' + v.status, 'status s-' + v.status);
+  cell(tr, v.job_id);
+  cell(tr, v.agent + (v.model ? ' / ' + v.model : ''));
+  cell(tr, human(elapsed(j)), 'num t-elapsed');
+  cell(tr, (v.doing || '').split('\n')[0], 'doing');
+  cell(tr, String(v.files_changed.length), 'num');
+  cell(tr, tokens(v.usage), 'num');
+  const a = age(j);
+  cell(tr, a == null ? '-' : human(a) + ' ago', 'num t-age');
+  tr.addEventListener('click', () => select(v.job_id));
+  return tr;
+}
+
+// A council's clocks, like a job's, move in the page between pushes.
+function councilElapsed(c) {
+  return c.status === 'running' ? c.elapsed_ms + (performance.now() - councils.at) : c.elapsed_ms;
+}
+function runElapsed(r) {
+  return isLive(r.status) ? r.elapsed_ms + (performance.now() - councils.at) : r.elapsed_ms;
+}
+function runAge(r) {
+  return r.last_activity_age_ms == null ? null : r.last_activity_age_ms + (performance.now() - councils.at);
+}
+
+// The rows of running councils and runs, with their clocks (advanced every second).
+let clocks = [];
+
+// A council is a group: its header row, then a row per member run, indented.
+function councilRows(c, rows) {
+  const tr = document.createElement('tr');
+  tr.dataset.id = c.council_id;
+  tr.dataset.kind = 'council';
+  tr.className = 'council' + (selected && selected.id === c.council_id ? ' selected' : '');
+  cell(tr, (GLYPH[c.status] || '·') + ' ' + c.status, 'status s-' + c.status);
+  cell(tr, c.council_id);
+  cell(tr, 'council ' + c.kind);
+  cell(tr, human(councilElapsed(c)), 'num t-elapsed');
+  cell(tr, 'stage ' + c.stage, 'doing');
+  cell(tr, '', 'num');
+  cell(tr, tokens(c.usage), 'num');
+  cell(tr, '', 'num t-age');
+  tr.addEventListener('click', () => selectCouncil(c.council_id));
+  if (c.status === 'running') clocks.push([tr, { elapsed: () => councilElapsed(c) }]);
+  rows.appendChild(tr);
+  c.runs.forEach((r, i) => {
+    const id = c.council_id + '/' + r.name;
+    const rr = document.createElement('tr');
+    rr.dataset.id = id;
+    rr.dataset.kind = 'run';
+    rr.className = 'run' + (selected && selected.id === id ? ' selected' : '');
+    cell(rr, (GLYPH[r.status] || '·') + ' ' + r.status, 'status s-' + r.status);
+    const who = r.who + (r.round != null ? ' r' + r.round : '');
+    cell(rr, (i + 1 === c.runs.length ? '└─ ' : '├─ ') + who, 'tree');
+    cell(rr, r.agent + (r.model ? ' / ' + r.model : ''));
+    cell(rr, human(runElapsed(r)), 'num t-elapsed');
+    cell(rr, r.stage + (r.doing ? ' · ' + r.doing.split('\n')[0] : ''), 'doing');
+    cell(rr, '', 'num');
+    cell(rr, tokens(r.usage), 'num');
+    const a = runAge(r);
+    cell(rr, a == null ? '-' : human(a) + ' ago', 'num t-age');
+    rr.addEventListener('click', () => selectRun(c.council_id, r.name));
+    if (isLive(r.status)) clocks.push([rr, { elapsed: () => runElapsed(r), age: () => runAge(r) }]);
+    rows.appendChild(rr);
+  });
+}
+
 function render() {
   renderQueued = false;
-  const list = [...jobs.values()].sort((a, b) =>
-    group(a.view.status) - group(b.view.status) || (a.view.job_id < b.view.job_id ? 1 : -1));
+  const list = [...jobs.values()].map((j) => ({ status: j.view.status, id: j.view.job_id, job: j }))
+    .concat(councils.list.map((c) => ({ status: c.status, id: c.council_id, council: c })))
+    .sort((a, b) => group(a.status) - group(b.status) || (a.id < b.id ? 1 : -1));
   const body = $('jobs');
   const rows = document.createDocumentFragment();
   let running = 0;
-  for (const j of list) {
-    const v = j.view;
-    if (isLive(v.status)) running++;
-    const tr = document.createElement('tr');
-    tr.dataset.id = v.job_id;
-    if (selected && selected.id === v.job_id) tr.className = 'selected';
-    cell(tr, (GLYPH[v.status] || '·') + ' ' + v.status, 'status s-' + v.status);
-    cell(tr, v.job_id);
-    cell(tr, v.agent + (v.model ? ' / ' + v.model : ''));
-    cell(tr, human(elapsed(j)), 'num t-elapsed');
-    cell(tr, (v.doing || '').split('\n')[0], 'doing');
-    cell(tr, String(v.files_changed.length), 'num');
-    cell(tr, tokens(v.usage), 'num');
-    const a = age(j);
-    cell(tr, a == null ? '-' : human(a) + ' ago', 'num t-age');
-    tr.addEventListener('click', () => select(v.job_id));
-    rows.appendChild(tr);
+  clocks = [];
+  for (const item of list) {
+    if (isLive(item.status)) running++;
+    if (item.job) rows.appendChild(jobRow(item.job));
+    else councilRows(item.council, rows);
   }
   body.replaceChildren(rows);
   $('empty').hidden = list.length > 0;
-  $('counts').textContent = list.length + ' jobs, ' + running + ' running';
+  const n = councils.list.length;
+  $('counts').textContent = jobs.size + ' jobs, ' + (n ? n + (n === 1 ? ' council, ' : ' councils, ') : '')
+    + running + ' running';
   if (selected) detailHead();
 }
 
@@ -89,10 +155,16 @@ function queue() {
 // Only the clocks of running jobs move between pushes.
 setInterval(() => {
   for (const tr of $('jobs').children) {
+    if (tr.dataset.kind !== 'job') continue;
     const j = jobs.get(tr.dataset.id);
     if (!j || !isLive(j.view.status)) continue;
     tr.querySelector('.t-elapsed').textContent = human(elapsed(j));
     const a = age(j);
+    if (a != null) tr.querySelector('.t-age').textContent = human(a) + ' ago';
+  }
+  for (const [tr, c] of clocks) {
+    tr.querySelector('.t-elapsed').textContent = human(c.elapsed());
+    const a = c.age && c.age();
     if (a != null) tr.querySelector('.t-age').textContent = human(a) + ' ago';
   }
 }, 1000);
@@ -107,12 +179,17 @@ function connect() {
     const snap = JSON.parse(e.data);
     jobs.clear();
     for (const v of snap.jobs) put(v);
+    councils = { list: snap.councils || [], at: performance.now() };
     $('conn').textContent = 'live';
     $('conn').className = 'conn';
     queue();
   });
   es.addEventListener('job', (e) => {
     put(JSON.parse(e.data).job);
+    queue();
+  });
+  es.addEventListener('councils', (e) => {
+    councils = { list: JSON.parse(e.data).councils, at: performance.now() };
     queue();
   });
   es.addEventListener('gone', (e) => {
@@ -125,7 +202,12 @@ function connect() {
   };
 }
 
+function findCouncil(id) {
+  return councils.list.find((c) => c.council_id === id);
+}
+
 function detailHead() {
+  if (selected.kind !== 'job') return councilHead();
   const j = jobs.get(selected.id);
   if (!j) return;
   const v = j.view;
@@ -135,6 +217,23 @@ function detailHead() {
   $('d-files').textContent = v.files_changed.length ? 'files: ' + v.files_changed.join(', ') : '';
   $('d-cancel').hidden = !isLive(v.status);
   $('d-continue').hidden = isLive(v.status);
+}
+
+// A council or one of its runs: cancel stops the whole council; there is no continue.
+function councilHead() {
+  const c = findCouncil(selected.council);
+  if (!c) return;
+  const r = selected.kind === 'run' ? c.runs.find((x) => x.name === selected.name) : null;
+  const status = r ? r.status : c.status;
+  $('d-status').textContent = (GLYPH[status] || '·') + ' ' + status;
+  $('d-status').className = 'status s-' + status;
+  $('d-task').textContent = r
+    ? r.stage + ' · ' + r.who + ' (' + r.role + ') of council ' + c.council_id + ': ' + c.task
+    : 'council ' + c.kind + ' · stage ' + c.stage + ': ' + c.task;
+  $('d-files').textContent = 'members: ' + c.members.map((m) => m.agent + (m.model ? ' / ' + m.model : '')
+    + ' (' + m.role + ')').join(', ');
+  $('d-cancel').hidden = r != null || ['ready', 'done', 'failed', 'needs_human', 'cancelled'].includes(c.status);
+  $('d-continue').hidden = true;
 }
 
 // Lines wait for the next frame and go in together: reading the scroll
@@ -151,6 +250,12 @@ function logLine(text, kind) {
     flushQueued = true;
     requestAnimationFrame(flushLog);
   }
+}
+
+// A new transcript: the previous one's lines, shown or waiting, go.
+function clearLog() {
+  $('d-log').replaceChildren();
+  pending = [];
 }
 
 function flushLog() {
@@ -172,13 +277,45 @@ function flushLog() {
   if (follow) log.scrollTop = log.scrollHeight;
 }
 
-function select(id) {
+function selectCouncil(id) {
   if (selected && selected.es) selected.es.close();
-  selected = { id, es: null };
+  selected = { id, es: null, kind: 'council', council: id };
+  $('detail').hidden = false;
+  $('d-title').textContent = 'council ' + id;
+  clearLog();
+  $('d-msg').textContent = 'a council is a group of runs: select one of its runs for its transcript';
+  queue();
+}
+
+function selectRun(council, name) {
+  if (selected && selected.es) selected.es.close();
+  const id = council + '/' + name;
+  selected = { id, es: null, kind: 'run', council, name };
   $('detail').hidden = false;
   $('d-title').textContent = id;
-  $('d-log').replaceChildren();
-  pending = []; // the previous job's lines not yet shown
+  clearLog();
+  $('d-msg').textContent = '';
+  const es = new EventSource('/api/councils/' + encodeURIComponent(council) + '/runs/'
+    + encodeURIComponent(name) + '/events');
+  selected.es = es;
+  es.addEventListener('line', (e) => {
+    const l = JSON.parse(e.data);
+    logLine(l.text, l.kind);
+  });
+  es.addEventListener('end', (e) => {
+    es.close();
+    logLine('— run ended: ' + JSON.parse(e.data).status + ' —', 'end');
+  });
+  es.onerror = () => { es.close(); $('d-msg').textContent = 'this run has no transcript to show'; };
+  queue();
+}
+
+function select(id) {
+  if (selected && selected.es) selected.es.close();
+  selected = { id, es: null, kind: 'job' };
+  $('detail').hidden = false;
+  $('d-title').textContent = id;
+  clearLog();
   $('d-msg').textContent = '';
   $('d-prompt').value = '';
   const es = new EventSource('/api/jobs/' + encodeURIComponent(id) + '/events');
@@ -208,7 +345,19 @@ async function post(path, body) {
   return data;
 }
 
+async function cancelCouncil(id) {
+  if (!window.confirm('Cancel council ' + id + '? Every member run is stopped.')) return;
+  $('d-msg').textContent = 'cancelling council ' + id + '…';
+  try {
+    const r = await post('/api/councils/' + encodeURIComponent(id) + '/cancel');
+    $('d-msg').textContent = 'council ' + id + ': ' + r.stage;
+  } catch (e) {
+    $('d-msg').textContent = 'cancel failed: ' + e.message;
+  }
+}
+
 async function cancelSelected() {
+  if (selected && selected.kind !== 'job') return cancelCouncil(selected.council);
   const id = selected && selected.id;
   if (!id || !window.confirm('Cancel job ' + id + '? The peer and its whole process tree are stopped.')) return;
   $('d-msg').textContent = 'cancelling ' + id + '…';

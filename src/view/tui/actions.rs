@@ -51,6 +51,19 @@ pub fn cancel(job: Job, tx: &Sender<Wake>) {
     });
 }
 
+/// Cancel a council as `baton cancel ID` does: its runner stops every
+/// member's process group; the council is marked `cancelled`.
+pub fn cancel_council(root: std::path::PathBuf, id: String, tx: &Sender<Wake>) {
+    spawn(tx, move || {
+        let r =
+            crate::council::store::Record::load(&root, &id).and_then(crate::council::as_job::stop);
+        Outcome::Said(match r {
+            Ok(rec) => format!("council {id}: {}", rec.stage.as_str()),
+            Err(e) => said(&e),
+        })
+    });
+}
+
 pub fn continue_job(id: String, task: String, tx: &Sender<Wake>) {
     spawn(tx, move || {
         match job::continue_start(OsStr::new(&id), vec![task]) {

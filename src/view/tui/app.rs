@@ -6,7 +6,9 @@
 
 use std::collections::VecDeque;
 
-use crate::view::watch::JobView;
+use std::collections::HashMap;
+
+use crate::view::watch::{JobView, Row};
 
 /// Transcript lines kept for the detail pane (older ones are dropped).
 pub const TRANSCRIPT_MAX: usize = 2000;
@@ -157,9 +159,27 @@ pub fn is_running(status: &str) -> bool {
 pub fn needs_attention(status: &str, age: Option<u64>) -> bool {
     match status {
         "stalled" | "corrupt" => true,
-        "failed" | "lost" | "timeout" => age.is_none_or(|a| a < ATTENTION_MS),
+        // A council that stopped for a person to look counts as a failure.
+        "failed" | "lost" | "timeout" | "needs_human" | "awaiting_approval" => {
+            age.is_none_or(|a| a < ATTENTION_MS)
+        }
         _ => false,
     }
+}
+
+/// A council in a stage that cancel cannot change.
+fn council_stopped(status: &str) -> bool {
+    matches!(
+        status,
+        "ready" | "done" | "failed" | "needs_human" | "cancelled"
+    )
+}
+
+fn not_for_councils(what: &str, council: &str) -> String {
+    format!(
+        "{what} does not apply to a council: `baton council report {council}` shows what it did, \
+         `baton council resume {council}` goes on with it"
+    )
 }
 
 /// 0: needs attention, 1: running, 2: the rest.
@@ -175,18 +195,36 @@ fn rank(v: &JobView) -> u8 {
 
 impl App {
     /// Take a new fleet (`unlisted`: older ended jobs left out already):
-    /// sorted by attention, newest first within a group; the selection
-    /// follows its job (or the first row when it is gone).
-    pub fn set_jobs(&mut self, mut jobs: Vec<JobView>, unlisted: usize) {
-        jobs.sort_by(|a, b| {
+    /// sorted by attention, newest first within a group; a council's runs
+    /// stay under its header, in their order. The selection follows its
+    /// job (or the first row when it is gone).
+    pub fn set_jobs(&mut self, jobs: Vec<JobView>, unlisted: usize) {
+        let mut runs: HashMap<String, Vec<JobView>> = HashMap::new();
+        let mut tops = Vec::with_capacity(jobs.len());
+        for v in jobs {
+            match &v.row {
+                Row::Run { council, .. } => runs.entry(council.clone()).or_default().push(v),
+                _ => tops.push(v),
+            }
+        }
+        tops.sort_by(|a, b| {
             rank(a)
                 .cmp(&rank(b))
                 .then(b.created_ms.cmp(&a.created_ms))
                 .then(b.job_id.cmp(&a.job_id))
         });
-        let keep = jobs.iter().filter(|v| rank(v) < 2).count() + RECENT_ENDED;
-        self.hidden = jobs.len().saturating_sub(keep) + unlisted;
-        jobs.truncate(keep);
+        let keep = tops.iter().filter(|v| rank(v) < 2).count() + RECENT_ENDED;
+        self.hidden = tops.len().saturating_sub(keep) + unlisted;
+        tops.truncate(keep);
+        let mut jobs = Vec::with_capacity(tops.len());
+        for v in tops {
+            let group = match v.row {
+                Row::Council => runs.remove(&v.job_id),
+                _ => None,
+            };
+            jobs.push(v);
+            jobs.extend(group.unwrap_or_default());
+        }
         self.jobs = jobs;
         let present = |id: &String| self.jobs.iter().any(|v| &v.job_id == id);
         if !self.selected.as_ref().is_some_and(present) {
@@ -243,9 +281,15 @@ impl App {
         };
     }
 
-    /// Open the detail pane on the selected job.
+    /// Open the detail pane on the selected job (or council run).
     fn open(&mut self) -> Option<Action> {
         let id = self.selected.clone()?;
+        if self.selected_job().is_some_and(|v| v.row == Row::Council) {
+            self.status = Some(format!(
+                "council {id} is a group: select one of its runs (↓) and press Enter for its transcript"
+            ));
+            return None;
+        }
         self.pane = Pane::Detail;
         self.transcript = Transcript::default();
         self.scroll = Scroll::Follow;
@@ -308,6 +352,10 @@ impl App {
             // `d` closes a diff that is open, or asks for one.
             (Pane::Detail, Key::Char('d')) if self.diff.take().is_none() => {
                 let id = self.selected.clone()?;
+                if let Some(c) = self.council_of_selected() {
+                    self.status = Some(not_for_councils("diff", &c));
+                    return None;
+                }
                 self.status = Some(format!("reading the diff of job {id}…"));
                 return Some(Action::Diff(id));
             }
@@ -316,10 +364,44 @@ impl App {
         None
     }
 
+    /// What the row `id` is, for messages: `job` or `council`.
+    pub fn noun(&self, id: &str) -> &'static str {
+        match self.jobs.iter().find(|v| v.job_id == id).map(|v| &v.row) {
+            Some(Row::Council) => "council",
+            _ => "job",
+        }
+    }
+
+    /// The council the selected row belongs to, if it is a council's row.
+    fn council_of_selected(&self) -> Option<String> {
+        match &self.selected_job()?.row {
+            Row::Job => None,
+            Row::Council => self.selected.clone(),
+            Row::Run { council, .. } => Some(council.clone()),
+        }
+    }
+
     fn ask_cancel(&mut self) {
         let Some(v) = self.selected_job() else {
             return;
         };
+        if let Row::Run { council, .. } = &v.row {
+            self.status = Some(format!(
+                "a run stops with its council: select council {council} and press c"
+            ));
+            return;
+        }
+        if v.row == Row::Council {
+            if council_stopped(v.status) {
+                self.status = Some(format!(
+                    "council {} already stopped ({}); nothing to cancel",
+                    v.job_id, v.status
+                ));
+            } else {
+                self.prompt = Some(Prompt::Cancel(v.job_id.clone()));
+            }
+            return;
+        }
         if is_running(v.status) {
             self.prompt = Some(Prompt::Cancel(v.job_id.clone()));
         } else {
@@ -331,6 +413,10 @@ impl App {
     }
 
     fn ask_continue(&mut self) {
+        if let Some(c) = self.council_of_selected() {
+            self.status = Some(not_for_councils("continue", &c));
+            return;
+        }
         let Some(v) = self.selected_job() else {
             return;
         };
@@ -351,11 +437,11 @@ impl App {
         match p {
             Prompt::Cancel(id) => match k {
                 Key::Char('y' | 'Y') => {
-                    self.status = Some(format!("cancelling job {id}…"));
+                    self.status = Some(format!("cancelling {} {id}…", self.noun(&id)));
                     return Some(Action::Cancel(id));
                 }
                 Key::Char('n' | 'N') | Key::Esc => {
-                    self.status = Some(format!("job {id} not cancelled"));
+                    self.status = Some(format!("{} {id} not cancelled", self.noun(&id)));
                 }
                 // Anything else leaves the question open.
                 _ => self.prompt = Some(Prompt::Cancel(id)),
@@ -406,6 +492,7 @@ pub(crate) mod tests {
             files_changed: Vec::new(),
             usage: Usage::default(),
             last_activity_age_ms: Some(1000),
+            row: crate::view::watch::Row::Job,
         }
     }
 
@@ -567,5 +654,73 @@ pub(crate) mod tests {
         app.key(Key::Esc);
         assert_eq!(app.pane, Pane::Fleet);
         assert_eq!(app.key(Key::Char('q')), Some(Action::Quit));
+    }
+
+    fn with_council() -> App {
+        let mut app = App::default();
+        let mut rows = vec![job("old", "success", 1), job("r", "running", 2)];
+        rows.extend(super::super::group::rows(
+            &super::super::group::tests::council(),
+            100_000,
+        ));
+        app.set_jobs(rows, 0);
+        app
+    }
+
+    #[test]
+    fn a_council_group_stays_together_under_its_header() {
+        let app = with_council();
+        // Both running: the council (created 10) is newer than job r (2).
+        assert_eq!(
+            ids(&app),
+            [
+                "1m8q4fhzzzzzz",
+                "1m8q4fhzzzzzz/proposing-m0",
+                "1m8q4fhzzzzzz/proposing-m1",
+                "r",
+                "old"
+            ]
+        );
+        assert_eq!(app.noun("1m8q4fhzzzzzz"), "council");
+        assert_eq!(app.noun("r"), "job");
+    }
+
+    #[test]
+    fn council_rows_cancel_the_council_and_refuse_what_does_not_apply() {
+        let mut app = with_council();
+        // The header: Enter does not open it, c asks to cancel the council.
+        assert_eq!(app.key(Key::Enter), None);
+        assert!(app.status.as_ref().unwrap().contains("is a group"));
+        app.key(Key::Char('c'));
+        assert_eq!(app.prompt, Some(Prompt::Cancel("1m8q4fhzzzzzz".into())));
+        assert_eq!(
+            app.key(Key::Char('y')),
+            Some(Action::Cancel("1m8q4fhzzzzzz".into()))
+        );
+        assert!(app.status.as_ref().unwrap().contains("cancelling council"));
+        app.key(Key::Char('n'));
+        assert_eq!(app.prompt, None);
+        assert!(
+            app.status
+                .as_ref()
+                .unwrap()
+                .contains("does not apply to a council")
+        );
+        // A run: c points at its council, Enter opens its transcript.
+        app.key(Key::Down);
+        app.key(Key::Char('c'));
+        assert_eq!(app.prompt, None);
+        assert!(
+            app.status
+                .as_ref()
+                .unwrap()
+                .contains("stops with its council")
+        );
+        assert_eq!(
+            app.key(Key::Enter),
+            Some(Action::Open("1m8q4fhzzzzzz/proposing-m0".into()))
+        );
+        assert_eq!(app.key(Key::Char('d')), None, "no diff for a council run");
+        assert!(app.status.as_ref().unwrap().contains("diff does not apply"));
     }
 }

@@ -37,6 +37,18 @@ impl Feed {
         }
     }
 
+    /// A council run's transcript, from its log (`None`: the run has none).
+    pub fn run(id: String, log: Option<std::path::PathBuf>, agent_name: &str) -> Feed {
+        Feed {
+            id,
+            tail: log
+                .zip(Agent::parse(agent_name).ok())
+                .and_then(|(p, a)| Tail::new(p, a).from_last(FIRST_READ).ok()),
+            started: false,
+            finished: false,
+        }
+    }
+
     /// New transcript lines; `ended`: the log is complete (read it all and
     /// flush what the reducer holds back).
     pub fn lines(&mut self, ended: bool) -> Vec<String> {

@@ -59,7 +59,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         };
         Row::new(vec![
             Cell::from(status),
-            Cell::from(v.job_id.as_str()),
+            Cell::from(super::group::label(v)),
             Cell::from(agent(v, wide)),
             Cell::from(human(v.elapsed_ms)),
             Cell::from(v.last_activity_age_ms.map_or("-".into(), human)),

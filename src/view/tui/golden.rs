@@ -204,6 +204,46 @@ fn prompts_and_the_empty_fleet_match_the_golden_files() {
     check("empty-80x24", &render(&mut App::default(), 80, 24, false));
 }
 
+/// The fleet with a council: its header and runs among the jobs.
+fn with_council() -> App {
+    let mut c = super::group::tests::council();
+    c.usage = Usage {
+        input_tokens: Some(20_000),
+        output_tokens: Some(1_500),
+        ..Usage::default()
+    };
+    c.runs[1].usage = c.usage.clone();
+    let mut rows = fleet();
+    rows.extend(super::group::rows(&c, 100_000));
+    let mut app = App::default();
+    app.set_jobs(rows, 0);
+    app
+}
+
+#[test]
+fn a_council_group_matches_the_golden_files() {
+    for (w, h) in [(80, 24), (120, 40)] {
+        check(
+            &format!("council-{w}x{h}-no-color"),
+            &render(&mut with_council(), w, h, false),
+        );
+    }
+    check(
+        "council-120x40-color",
+        &render(&mut with_council(), 120, 40, true),
+    );
+    // A run's detail pane: the council's run, its transcript.
+    let mut a = with_council();
+    while a.selected.as_deref() != Some("1m8q4fhzzzzzz/proposing-m0") {
+        a.key(Key::Down);
+    }
+    a.key(Key::Enter);
+    for l in ["session t-2", "$ rg -n 'fn main' src", "$ make"] {
+        a.transcript.push(l.to_string());
+    }
+    check("council-run-detail-80x24", &render(&mut a, 80, 24, false));
+}
+
 #[test]
 fn colour_is_off_without_losing_the_selection() {
     let plain = render(&mut app(), 80, 24, true);

@@ -9,6 +9,7 @@ use ratatui::widgets::Paragraph;
 use super::app::{App, Pane, Prompt};
 use super::theme::Theme;
 use super::{detail, fleet};
+use crate::view::watch::Row;
 
 /// Rows of the transcript in a terminal `height` rows high.
 pub fn transcript_rows(height: u16) -> usize {
@@ -22,22 +23,42 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         Constraint::Length(1),
     ])
     .areas(f.area());
-    let running = app.jobs.iter().filter(|v| v.status == "running").count();
-    let attention = app
-        .jobs
-        .iter()
+    // A council counts once (its header), not once per run.
+    let tops = || {
+        app.jobs
+            .iter()
+            .filter(|v| !matches!(v.row, Row::Run { .. }))
+    };
+    let running = tops().filter(|v| v.status == "running").count();
+    let councils = tops().filter(|v| v.row == Row::Council).count();
+    let attention = tops()
         .filter(|v| {
             matches!(
                 v.status,
-                "stalled" | "failed" | "lost" | "timeout" | "corrupt"
+                "stalled"
+                    | "failed"
+                    | "lost"
+                    | "timeout"
+                    | "corrupt"
+                    | "needs_human"
+                    | "awaiting_approval"
             )
         })
         .count();
-    let total = app.jobs.len() + app.hidden;
+    let total = tops().count() - councils + app.hidden;
     let mut title = format!(
-        "baton watch · {total} job{} · {running} running · {attention} need attention",
+        "baton watch · {total} job{}",
         if total == 1 { "" } else { "s" }
     );
+    if councils > 0 {
+        title.push_str(&format!(
+            " · {councils} council{}",
+            if councils == 1 { "" } else { "s" }
+        ));
+    }
+    title.push_str(&format!(
+        " · {running} running · {attention} need attention"
+    ));
     if app.hidden > 0 {
         title.push_str(&format!(" · {} older not listed", app.hidden));
     }
@@ -48,7 +69,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
     }
     let line = match (&app.prompt, &app.status) {
         (Some(Prompt::Cancel(id)), _) => {
-            Line::styled(format!("cancel job {id}? y/n"), theme.prompt())
+            Line::styled(format!("cancel {} {id}? y/n", app.noun(id)), theme.prompt())
         }
         (Some(Prompt::Continue { id, text }), _) => Line::from(vec![
             Span::styled(format!("continue job {id}: "), theme.prompt()),

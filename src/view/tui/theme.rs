@@ -28,9 +28,9 @@ impl Theme {
     pub fn status(&self, status: &str) -> Style {
         self.fg(match status {
             "running" => Color::Cyan,
-            "success" => Color::Green,
-            "stalled" | "timeout" => Color::Yellow,
-            "failed" | "lost" | "corrupt" => Color::Red,
+            "success" | "ok" | "ready" | "done" => Color::Green,
+            "stalled" | "timeout" | "awaiting_approval" | "needs_human" => Color::Yellow,
+            "failed" | "lost" | "corrupt" | "error" => Color::Red,
             _ => Color::Gray,
         })
     }
@@ -72,8 +72,11 @@ pub fn glyph(status: &str) -> &'static str {
     match status {
         "running" => "●",
         "stalled" => "◐",
-        "success" => "✓",
-        "failed" => "✗",
+        "success" | "ok" | "ready" | "done" => "✓",
+        "failed" | "error" => "✗",
+        // A council waiting for a person (approval, or a look at it).
+        "awaiting_approval" => "◆",
+        "needs_human" => "△",
         "timeout" => "◷",
         "cancelled" => "⊘",
         "lost" => "?",

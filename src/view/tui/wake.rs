@@ -5,7 +5,8 @@
 //! that sleeps in the kernel. Elsewhere (or when inotify is unavailable) the
 //! loop refreshes every `POLL` instead, which costs only `stat`s.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
@@ -34,6 +35,9 @@ pub struct Watcher {
     #[cfg(target_os = "linux")]
     fd: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
     watched: HashMap<PathBuf, i32>,
+    /// Directories of the last `sync` that could not be watched (tried
+    /// again when the set changes).
+    failed: Vec<PathBuf>,
 }
 
 impl Watcher {
@@ -49,6 +53,7 @@ impl Watcher {
             },
             #[cfg(target_os = "linux")]
             watched: HashMap::new(),
+            failed: Vec::new(),
         }
     }
 
@@ -63,9 +68,16 @@ impl Watcher {
     /// Watch exactly `dirs` (plus nothing else): add new ones, drop the rest.
     /// Returns false if a directory could not be watched.
     pub fn sync(&mut self, dirs: &[PathBuf]) -> bool {
-        let mut ok = true;
+        // Compared as bytes: `Path`'s equality parses components, and this
+        // runs on every refresh with one directory per running job.
+        let wanted: HashSet<&OsStr> = dirs.iter().map(|d| d.as_os_str()).collect();
+        if wanted.len() == self.watched.len()
+            && self.watched.keys().all(|d| wanted.contains(d.as_os_str()))
+        {
+            return self.failed.is_empty();
+        }
         self.watched.retain(|d, wd| {
-            let keep = dirs.contains(d);
+            let keep = wanted.contains(d.as_os_str());
             if !keep {
                 #[cfg(target_os = "linux")]
                 if let Some(fd) = &self.fd {
@@ -75,6 +87,7 @@ impl Watcher {
             }
             keep
         });
+        self.failed.clear();
         for d in dirs {
             if self.watched.contains_key(d) {
                 continue;
@@ -83,10 +96,10 @@ impl Watcher {
                 Some(wd) => {
                     self.watched.insert(d.clone(), wd);
                 }
-                None => ok = false,
+                None => self.failed.push(d.clone()),
             }
         }
-        ok
+        self.failed.is_empty()
     }
 
     fn add(&self, dir: &Path) -> Option<i32> {
