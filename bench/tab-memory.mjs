@@ -239,7 +239,9 @@ try {
 
   // --- summary
   const post = samples.filter((s) => s.t >= WARMUP_S);
-  if (post.length < 2) fail(`only ${post.length} samples after the ${WARMUP_S} s warm-up: make DURATION_S longer`);
+  if (post.length < 2) {
+    fail(`only ${post.length} samples after the ${WARMUP_S} s warm-up: ${stopping ? 'stopped early' : 'make DURATION_S longer'}`);
+  }
   const end = post[post.length - 1].t;
   const tail = post.filter((s) => s.t > end - 600);
   const firstHeap = post[0].heap;
