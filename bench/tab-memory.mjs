@@ -188,9 +188,9 @@ try {
   await page.goto(url);
   await page.locator('#conn', { hasText: 'live' }).waitFor({ timeout: 15000 });
   await page.locator('#jobs td.status.s-running').nth(N_PEERS - 1).waitFor({ timeout: 60000 });
-  // A dispatched click: while 50 peers stream the table is redrawn every
-  // frame, so a pointer click's target row is replaced before it lands.
-  await page.locator(`#jobs tr[data-id="${watched}"]`).dispatchEvent('click');
+  // A real pointer click while 50 peers stream: rows are updated in place,
+  // so the row pressed is the row released.
+  await page.locator(`#jobs tr[data-id="${watched}"]`).click();
   await page.locator('#d-log div', { hasText: '$ step' }).first().waitFor({ timeout: 15000 });
   console.log(`page: fleet of ${N_PEERS} running peers, detail of ${watched} following its transcript`);
 

@@ -5,8 +5,10 @@
 //! skipped (bounded memory), as `logs` and the supervisor's pump do.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::time::SystemTime;
 
 use serde::Serialize;
 
@@ -68,6 +70,10 @@ pub struct Tail {
     overlong: bool,
     reducer: Reducer,
     buf: Vec<u8>,
+    /// The log's modification time at the last poll (from the same `fstat`
+    /// that sizes the read: the views need it, and a path `stat` costs a
+    /// path walk per running job per frame).
+    modified: Option<SystemTime>,
     pub live: Live,
 }
 
@@ -81,6 +87,7 @@ impl Tail {
             overlong: false,
             reducer: Reducer::new(agent),
             buf: Vec::new(),
+            modified: None,
             live: Live::default(),
         }
     }
@@ -118,12 +125,13 @@ impl Tail {
             return Ok(out);
         }
         let f = self.file.as_mut().expect("opened above");
-        // Nothing new (the common case): no seek, no read.
-        let len = f.metadata()?.len();
+        // Nothing new (the common case): one `fstat`, no read.
+        let meta = f.metadata()?;
+        self.modified = meta.modified().ok();
+        let len = meta.len();
         if len <= self.offset {
             return Ok(out);
         }
-        f.seek(SeekFrom::Start(self.offset))?;
         let mut left = max.min(usize::try_from(len - self.offset).unwrap_or(usize::MAX));
         let want = left.min(CHUNK);
         if self.buf.len() < want {
@@ -132,7 +140,8 @@ impl Tail {
         let buf = &mut self.buf;
         while left > 0 {
             let want = left.min(buf.len());
-            let n = match f.read(&mut buf[..want]) {
+            // `pread`: no seek before each read.
+            let n = match f.read_at(&mut buf[..want], self.offset) {
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -164,6 +173,11 @@ impl Tail {
             self.live.apply(a);
         }
         Ok(out)
+    }
+
+    /// The log's modification time as of the last poll (`None`: not seen yet).
+    pub fn modified(&self) -> Option<SystemTime> {
+        self.modified
     }
 
     /// How far the log has been read.

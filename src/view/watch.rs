@@ -204,9 +204,17 @@ pub fn stalled(age_ms: u64, idle_timeout_ms: u64) -> bool {
 /// When the peer last printed anything: the newer of its logs' modification
 /// times (the supervisor's idle clock counts stdout and stderr), or `since`.
 pub fn last_output_ms(job: &Job, since: u64) -> u64 {
-    [job.stdout_log(), job.stderr_log()]
+    newest_ms(
+        [job.stdout_log(), job.stderr_log()].map(|p| p.metadata().ok()?.modified().ok()),
+        since,
+    )
+}
+
+/// The newest of some modification times, in ms (`since` if none is known).
+pub fn newest_ms(times: [Option<std::time::SystemTime>; 2], since: u64) -> u64 {
+    times
         .iter()
-        .filter_map(|p| p.metadata().ok()?.modified().ok())
+        .flatten()
         .filter_map(|t| t.duration_since(UNIX_EPOCH).ok())
         .map(|d| d.as_millis() as u64)
         .max()

@@ -133,6 +133,9 @@ try {
   // detail is open before the gate), the page trims to its bound (2,000 lines,
   // so memory stays flat however long a job streams) and shows the newest.
   const LINES = 2500;
+  // Rows are updated in place, not rebuilt per frame: a click whose press
+  // and release land on two different row elements would be lost.
+  const kept = await row(a).elementHandle();
   const long = startJob(`many lines gate:bulk lines:${LINES}`);
   await status(long, 'running');
   await row(long).click();
@@ -145,6 +148,8 @@ try {
   if (!shown.includes(`$ line ${LINES}`)) fail(`the newest line is missing; the last ones: ${shown.slice(-3).join(' | ')}`);
   if (shown.includes('$ line 1') || shown.includes('$ make test')) fail('the oldest lines were not dropped');
   say(`job ${long}: ${LINES + 2} live lines in ${Date.now() - bulk} ms, the page keeps the newest ${shown.length}`);
+  if (!(await kept.evaluate((e) => e.isConnected))) fail(`job ${a}'s row was replaced while another job streamed`);
+  say(`job ${a}'s row stayed the same element through ${LINES} updates of the fleet`);
 
   // Cancel a running job (the confirm is accepted).
   const b = startJob('a long one gate:never');

@@ -43,31 +43,61 @@ function age(j) {
   return v.last_activity_age_ms + (performance.now() - j.at);
 }
 
-function cell(tr, text, cls) {
-  const td = document.createElement('td');
-  td.textContent = text;
-  if (cls) td.className = cls;
-  tr.appendChild(td);
-  return td;
+// Rows are kept by id and updated in place: replacing them on every frame
+// (50 peers streaming change every frame) costs the renderer a rebuild of
+// the table and loses a click whose press and release land on two
+// different row elements.
+const rowCache = new Map(); // id -> { tr, tds, texts, classes }
+let rowsSeen = new Set();
+
+function row(id, kind, data) {
+  let r = rowCache.get(id);
+  if (!r) {
+    const tr = document.createElement('tr');
+    tr.dataset.id = id;
+    tr.dataset.kind = kind;
+    Object.assign(tr.dataset, data || {});
+    const tds = [];
+    for (let i = 0; i < 8; i++) tds.push(tr.appendChild(document.createElement('td')));
+    r = { tr, tds, texts: [], classes: [] };
+    rowCache.set(id, r);
+  }
+  rowsSeen.add(id);
+  return r;
 }
 
+// Set a row's class and its eight cells' text and class, touching the DOM
+// only where something changed (text, never HTML).
+function fill(r, className, texts, classes) {
+  if (r.tr.className !== className) r.tr.className = className;
+  for (let i = 0; i < 8; i++) {
+    if (r.texts[i] !== texts[i]) {
+      r.texts[i] = texts[i];
+      r.tds[i].textContent = texts[i];
+    }
+    const c = classes[i] || '';
+    if (r.classes[i] !== c) {
+      r.classes[i] = c;
+      r.tds[i].className = c;
+    }
+  }
+  return r.tr;
+}
+
+const NUM = 'num';
 function jobRow(j) {
   const v = j.view;
-  const tr = document.createElement('tr');
-  tr.dataset.id = v.job_id;
-  tr.dataset.kind = 'job';
-  if (selected && selected.id === v.job_id) tr.className = 'selected';
-  cell(tr, (GLYPH[v.status] || '·') + ' ' + v.status, 'status s-' + v.status);
-  cell(tr, v.job_id);
-  cell(tr, v.agent + (v.model ? ' / ' + v.model : ''));
-  cell(tr, human(elapsed(j)), 'num t-elapsed');
-  cell(tr, (v.doing || '').split('\n')[0], 'doing');
-  cell(tr, String(v.files_changed.length), 'num');
-  cell(tr, tokens(v.usage), 'num');
   const a = age(j);
-  cell(tr, a == null ? '-' : human(a) + ' ago', 'num t-age');
-  tr.addEventListener('click', () => select(v.job_id));
-  return tr;
+  return fill(row(v.job_id, 'job'), selected && selected.id === v.job_id ? 'selected' : '', [
+    (GLYPH[v.status] || '·') + ' ' + v.status,
+    v.job_id,
+    v.agent + (v.model ? ' / ' + v.model : ''),
+    human(elapsed(j)),
+    (v.doing || '').split('\n')[0],
+    String(v.files_changed.length),
+    tokens(v.usage),
+    a == null ? '-' : human(a) + ' ago',
+  ], ['status s-' + v.status, '', '', 'num t-elapsed', 'doing', NUM, NUM, 'num t-age']);
 }
 
 // A council's clocks, like a job's, move in the page between pushes.
@@ -85,43 +115,48 @@ function runAge(r) {
 let clocks = [];
 
 // A council is a group: its header row, then a row per member run, indented.
-function councilRows(c, rows) {
-  const tr = document.createElement('tr');
-  tr.dataset.id = c.council_id;
-  tr.dataset.kind = 'council';
-  tr.className = 'council' + (selected && selected.id === c.council_id ? ' selected' : '');
-  cell(tr, (GLYPH[c.status] || '·') + ' ' + c.status, 'status s-' + c.status);
-  cell(tr, c.council_id);
-  cell(tr, 'council ' + c.kind);
-  cell(tr, human(councilElapsed(c)), 'num t-elapsed');
-  cell(tr, 'stage ' + c.stage, 'doing');
-  cell(tr, '', 'num');
-  cell(tr, tokens(c.usage), 'num');
-  cell(tr, '', 'num t-age');
-  tr.addEventListener('click', () => selectCouncil(c.council_id));
+function councilRows(c, out) {
+  const sel = (id) => (selected && selected.id === id ? ' selected' : '');
+  const tr = fill(row(c.council_id, 'council'), 'council' + sel(c.council_id), [
+    (GLYPH[c.status] || '·') + ' ' + c.status,
+    c.council_id,
+    'council ' + c.kind,
+    human(councilElapsed(c)),
+    'stage ' + c.stage,
+    '',
+    tokens(c.usage),
+    '',
+  ], ['status s-' + c.status, '', '', 'num t-elapsed', 'doing', NUM, NUM, 'num t-age']);
   if (c.status === 'running') clocks.push([tr, { elapsed: () => councilElapsed(c) }]);
-  rows.appendChild(tr);
+  out.push(tr);
   c.runs.forEach((r, i) => {
     const id = c.council_id + '/' + r.name;
-    const rr = document.createElement('tr');
-    rr.dataset.id = id;
-    rr.dataset.kind = 'run';
-    rr.className = 'run' + (selected && selected.id === id ? ' selected' : '');
-    cell(rr, (GLYPH[r.status] || '·') + ' ' + r.status, 'status s-' + r.status);
     const who = r.who + (r.round != null ? ' r' + r.round : '');
-    cell(rr, (i + 1 === c.runs.length ? '└─ ' : '├─ ') + who, 'tree');
-    cell(rr, r.agent + (r.model ? ' / ' + r.model : ''));
-    cell(rr, human(runElapsed(r)), 'num t-elapsed');
-    cell(rr, r.stage + (r.doing ? ' · ' + r.doing.split('\n')[0] : ''), 'doing');
-    cell(rr, '', 'num');
-    cell(rr, tokens(r.usage), 'num');
     const a = runAge(r);
-    cell(rr, a == null ? '-' : human(a) + ' ago', 'num t-age');
-    rr.addEventListener('click', () => selectRun(c.council_id, r.name));
+    const rr = fill(row(id, 'run', { council: c.council_id, name: r.name }), 'run' + sel(id), [
+      (GLYPH[r.status] || '·') + ' ' + r.status,
+      (i + 1 === c.runs.length ? '└─ ' : '├─ ') + who,
+      r.agent + (r.model ? ' / ' + r.model : ''),
+      human(runElapsed(r)),
+      r.stage + (r.doing ? ' · ' + r.doing.split('\n')[0] : ''),
+      '',
+      tokens(r.usage),
+      a == null ? '-' : human(a) + ' ago',
+    ], ['status s-' + r.status, 'tree', '', 'num t-elapsed', 'doing', NUM, NUM, 'num t-age']);
     if (isLive(r.status)) clocks.push([rr, { elapsed: () => runElapsed(r), age: () => runAge(r) }]);
-    rows.appendChild(rr);
+    out.push(rr);
   });
 }
+
+// One listener for every row, present and future.
+$('jobs').addEventListener('click', (e) => {
+  const tr = e.target.closest('tr');
+  if (!tr) return;
+  const d = tr.dataset;
+  if (d.kind === 'job') select(d.id);
+  else if (d.kind === 'council') selectCouncil(d.id);
+  else if (d.kind === 'run') selectRun(d.council, d.name);
+});
 
 function render() {
   renderQueued = false;
@@ -129,15 +164,21 @@ function render() {
     .concat(councils.list.map((c) => ({ status: c.status, id: c.council_id, council: c })))
     .sort((a, b) => group(a.status) - group(b.status) || (a.id < b.id ? 1 : -1));
   const body = $('jobs');
-  const rows = document.createDocumentFragment();
+  const want = [];
   let running = 0;
   clocks = [];
+  rowsSeen = new Set();
   for (const item of list) {
     if (isLive(item.status)) running++;
-    if (item.job) rows.appendChild(jobRow(item.job));
-    else councilRows(item.council, rows);
+    if (item.job) want.push(jobRow(item.job));
+    else councilRows(item.council, want);
   }
-  body.replaceChildren(rows);
+  // Move only the rows that are out of place; drop the ones gone.
+  want.forEach((tr, i) => {
+    if (body.children[i] !== tr) body.insertBefore(tr, body.children[i] || null);
+  });
+  while (body.children.length > want.length) body.lastElementChild.remove();
+  for (const id of rowCache.keys()) if (!rowsSeen.has(id)) rowCache.delete(id);
   $('empty').hidden = list.length > 0;
   const n = councils.list.length;
   $('counts').textContent = jobs.size + ' jobs, ' + (n ? n + (n === 1 ? ' council, ' : ' councils, ') : '')

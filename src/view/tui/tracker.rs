@@ -37,6 +37,9 @@ struct Running {
     gone: bool,
     /// The state as last read (`None`: unreadable so far).
     state: Option<State>,
+    /// `stderr.log`, open once it exists (its `fstat` gives the time of the
+    /// peer's last output there).
+    stderr: Option<std::fs::File>,
 }
 
 struct Entry {
@@ -204,6 +207,7 @@ fn start_running(e: &mut Entry, now: u64, wake: &Sender<Wake>) {
         stamp: None,
         gone: false,
         state: None,
+        stderr: None,
     });
     update_running(e, now);
 }
@@ -247,14 +251,26 @@ fn update_running(e: &mut Entry, now: u64) {
         }
     }
     let mut v = watch::base(s, now);
-    let last = watch::last_output_ms(&e.job, v.created_ms);
     match r.tail.as_mut() {
         Some(t) => {
             // A read error leaves what was read; the next wake tries again.
             let _ = t.poll(READ_PER_WAKE);
+            // stdout's time comes from the poll's own `fstat`; stderr's from
+            // a descriptor kept open (no path walk per job per frame).
+            if r.stderr.is_none() {
+                r.stderr = std::fs::File::open(e.job.stderr_log()).ok();
+            }
+            let err = r
+                .stderr
+                .as_ref()
+                .and_then(|f| f.metadata().ok()?.modified().ok());
+            let last = watch::newest_ms([t.modified(), err], v.created_ms);
             watch::live_into(&mut v, &t.live, last, r.idle_ms, now);
         }
-        None => watch::live_into(&mut v, &Default::default(), last, r.idle_ms, now),
+        None => {
+            let last = watch::last_output_ms(&e.job, v.created_ms);
+            watch::live_into(&mut v, &Default::default(), last, r.idle_ms, now)
+        }
     }
     e.view = v;
 }
