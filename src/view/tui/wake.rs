@@ -125,6 +125,9 @@ mod linux {
 
     use super::Wake;
 
+    /// How long the reader sleeps after a batch (below the loop's MIN_GAP).
+    const GATHER: std::time::Duration = std::time::Duration::from_millis(30);
+
     pub fn start(tx: Sender<Wake>) -> Option<Arc<OwnedFd>> {
         // SAFETY: plain syscall; a non-negative result is a descriptor we own.
         let raw = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
@@ -146,6 +149,12 @@ mod linux {
                 if n <= 0 || tx.send(Wake::Files).is_err() {
                     break;
                 }
+                // Let the kernel gather the next changes (it merges repeats)
+                // instead of waking for each of 50 streaming peers' writes:
+                // the loop refreshes at most every MIN_GAP anyway, so this
+                // delays no frame, and the first change after a quiet spell
+                // is still read at once.
+                std::thread::sleep(GATHER);
             }
         });
         Some(fd)
