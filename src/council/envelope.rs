@@ -167,10 +167,14 @@ pub fn build(rec: &Record) -> Result<Value> {
         .collect();
     let plan = synthesis.as_ref().and_then(|s| s.plan.as_ref());
     let plan_path = rec.dir()?.join("plan.json");
+    // Once executed, the plan shown is the one executed, with the hash of
+    // the bytes it was parsed from (the approval refused any other).
+    let executed = |k: &str| execution.as_ref().and_then(|e| e.get(k)).cloned();
     let plan_out = plan.map(|p| {
         json!({"path": plan_path.exists().then(|| plan_path.display().to_string()),
-            "sha256": rec.plan_sha256, "by": synthesis.as_ref().map(|s| s.by.clone()),
-            "content": p})
+            "sha256": executed("plan_sha256").unwrap_or_else(|| json!(rec.plan_sha256)),
+            "by": synthesis.as_ref().map(|s| s.by.clone()),
+            "content": executed("plan").unwrap_or_else(|| json!(p))})
     });
     let unresolved: Vec<Value> = plan
         .map(|p| p.disagreements.iter().map(|d| json!(d)).collect())

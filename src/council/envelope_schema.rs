@@ -49,7 +49,7 @@ fn result() -> Value {
                 "kind": {"type": "string", "description": "needs_human, council_failed or cancelled"},
                 "message": {"type": "string"}, "hint": {"type": ["string", "null"]}}},
             "warnings": {"type": "array", "items": {"type": "string"},
-                "description": "each starts with its kind: degraded_quorum, single_vendor, fallback_chair, chair_self_preference_suspected, coverage_gap"},
+                "description": "each starts with its kind: member_not_installed, degraded_quorum, single_vendor, fallback_chair, chair_self_preference_suspected, coverage_gap"},
             "duration_ms": {"type": "integer"},
             "usage": any,
             "usage_by_stage": {"type": "object"},
@@ -66,7 +66,8 @@ fn result() -> Value {
             "revisions": {"type": "array", "description": "--depth deep: each author's revision of its proposal against the critiques; kept_original says why a revision did not count"},
             "blinding": {"type": "object", "properties": {"strips": {"type": "integer"}}},
             "plan": {"type": ["object", "null"], "properties": {
-                "path": {"type": ["string", "null"]}, "sha256": {"type": ["string", "null"]},
+                "path": {"type": ["string", "null"]},
+                "sha256": {"type": ["string", "null"], "description": "once executed: the sha256 of the plan bytes executed (always the approval's; any other is refused as plan_changed)"},
                 "by": {"type": "string", "enum": ["chair", "fallback_chair", "mechanical"]},
                 "content": {"type": "object"}}},
             "approval": {"type": ["object", "null"], "properties": {

@@ -1,7 +1,6 @@
 //! Stages 6–9 driven in order (implementing, verifying, reviewing,
 //! repairing) with the `implement`/`verify`/`review`/`gate` functions, each round stored for resume.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -64,11 +63,20 @@ fn step(rec: &mut Record, from: &[Stage], event: Event) -> Result<()> {
     Ok(())
 }
 
+/// What stages 6–9 add up over their rounds, for `execution.json`.
+struct Tally<'a> {
+    /// The plan executed and the sha256 of the bytes it was parsed from.
+    plan: &'a Plan,
+    plan_sha256: &'a str,
+    usage_impl: Usage,
+    usage_rev: Usage,
+}
+
 /// Run stages 6–9 from wherever the record stands, reusing stored rounds.
 pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<()> {
-    // The approved bytes, not a re-derivation: approval bound these.
-    let plan: Plan = read_json(&rec.dir()?.join("plan.json"))?
-        .ok_or_else(|| Error::Internal("the approved plan is missing".into()))?;
+    // Only bytes that hash to the approval, read once for every stage of
+    // this walk (a resume reads and checks them again).
+    let (plan, plan_sha256) = super::approve::approved_plan(rec)?;
     let w = writer(rec, d, &plan)?;
     let lock = CouncilLock::acquire(&rec.root, &rec.council_id)?;
     let stop = Stop::install()?;
@@ -94,8 +102,12 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
     let reviewers: Vec<usize> = (0..rec.members.len())
         .filter(|i| rec.members[*i] != w)
         .collect();
-    let mut usage_impl = Usage::default();
-    let mut usage_rev = Usage::default();
+    let mut tally = Tally {
+        plan: &plan,
+        plan_sha256: &plan_sha256,
+        usage_impl: Usage::default(),
+        usage_rev: Usage::default(),
+    };
     let mut prev_open = None;
     let mut last: Option<(
         Implemented,
@@ -163,7 +175,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                 i
             }
         };
-        usage_impl.add(&imp.usage);
+        tally.usage_impl.add(&imp.usage);
         let ok = imp.commit.is_some() || imp.status == crate::result::Status::Success;
         if !ok {
             rec.reason = Some(format!(
@@ -179,17 +191,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
             Event::Implemented { ok },
         )?;
         if rec.stage == Stage::Failed {
-            save(
-                rec,
-                &dir,
-                &imp,
-                None,
-                &[],
-                &[],
-                round,
-                &usage_impl,
-                &usage_rev,
-            )?;
+            save(rec, &imp, None, &[], &[], round, &tally)?;
             return Ok(());
         }
         // Stage 7: baton's own oracle.
@@ -245,7 +247,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
             .filter_map(|(c, i)| c.map(|call| ReviewCall { member: *i, call }))
             .collect();
         for c in &rcalls {
-            usage_rev.add(&c.call.usage);
+            tally.usage_rev.add(&c.call.usage);
         }
         let reviews: Vec<(String, String, Review)> = rcalls
             .iter()
@@ -263,17 +265,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
         let merged = gate::merged(&reviews);
         let verdict = gate::terminal(&ver, &reviews, &w.vendor, &imp.changed_files);
         let open = gate::open_set(&ver, &merged);
-        save(
-            rec,
-            &dir,
-            &imp,
-            Some(&ver),
-            &rcalls,
-            &merged,
-            round,
-            &usage_impl,
-            &usage_rev,
-        )?;
+        save(rec, &imp, Some(&ver), &rcalls, &merged, round, &tally)?;
         match verdict {
             Gate::Ready => {
                 step(
@@ -329,17 +321,14 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
 }
 
 /// `execution.json`: what the result shows of stages 6–9.
-#[allow(clippy::too_many_arguments)]
 fn save(
     rec: &Record,
-    dir: &Path,
     imp: &Implemented,
     ver: Option<&Verification>,
     reviews: &[ReviewCall],
     merged: &[review::MergedFinding],
     round: u32,
-    usage_impl: &Usage,
-    usage_rev: &Usage,
+    tally: &Tally<'_>,
 ) -> Result<()> {
     let mut outcomes = Map::new();
     for r in reviews {
@@ -360,9 +349,10 @@ fn save(
         "findings": merged,
         "repair_rounds": round,
         "merge_hint": format!("nothing was merged: review with `git diff {}...{branch}`, then `git merge {branch}` if you agree", imp.base),
-        "usage_by_stage": {"implementing": usage_impl, "reviewing": usage_rev},
+        "usage_by_stage": {"implementing": tally.usage_impl, "reviewing": tally.usage_rev},
         "member_outcomes": outcomes,
+        "plan": tally.plan,
+        "plan_sha256": tally.plan_sha256,
     });
-    let _ = dir;
     write_json(&rec.dir()?.join("execution.json"), &v)
 }

@@ -8,7 +8,8 @@
 //! 2. proposing (`proposal`), 3. critiquing (`critique`, blind: `blind`),
 //!    then with `--depth deep` a revision round (`revise`),
 //! 4. synthesizing (`chair`: a `schema::Plan`, or baton's mechanical merge),
-//! 5. awaiting_approval (`approve`: bound to the plan's sha256 and the base),
+//! 5. awaiting_approval (`approve`: bound to the plan's sha256 and the base;
+//!    stages 6–9 run only bytes that hash to it, `approve::approved_plan`),
 //! 6. implementing, 7. verifying, 8. reviewing, 9. repairing (`execute`,
 //!    with `implement`, `verify`, `review`, `gate`),
 //! 10. a terminal state: ready, needs_human, failed or cancelled (or done
