@@ -1,5 +1,6 @@
 //! What a council trusts (issue 20): it executes only the plan bytes that
-//! were approved, and a member asked for by name is never dropped silently.
+//! were approved, no member's answer reaches another member unredacted, and
+//! a member asked for by name is never dropped silently.
 
 use std::fs;
 use std::path::Path;
@@ -9,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::council::{AGENTS, council, good_scenario, plan, proposal, review, setup};
 use crate::support::council::{CouncilFake, Scenario, Stage, Step};
+use crate::support::secrets::{self, FAMILIES, Rng};
 use crate::support::{Env, git, wait_for};
 
 /// The good scenario, with a writer that changes `a.txt` and reviewers
@@ -198,6 +200,145 @@ fn resume_in_stages_6_to_9_refuses_a_plan_edited_after_approval() {
         assert_eq!(v["status"], "ready", "{stage:?}: {v}");
         assert_eq!(v["plan"]["sha256"], v["approval"]["plan_sha256"]);
         assert!(!pwned.exists());
+    }
+}
+
+/// A secret of `family` (its real shape, from the redaction corpus).
+fn secret(family: &str, seed: u64) -> String {
+    let f = FAMILIES.iter().find(|f| f.name == family).unwrap();
+    assert!(f.bare, "{family} must be recognisable on its own");
+    secrets::secret(f, &mut Rng::new(seed), false)
+}
+
+#[test]
+fn member_answers_are_redacted_before_any_other_member_sees_them() {
+    let (env, fake) = setup();
+    let in_proposal = secret("github", 1);
+    let in_critique = secret("anthropic", 2);
+    let in_plan = secret("stripe", 3);
+    let in_review = secret("gitlab", 4);
+    let in_diff = secret("slack", 5);
+    let mut j = writing_scenario();
+    // claude read a key and puts it in its proposal.
+    let mut p = proposal("beta");
+    p["approach"] = json!(format!(
+        "a mutex; the token {in_proposal} works for the API"
+    ));
+    j["agents"]["claude"]["proposal"] = json!([{"json": p}]);
+    // pi's critique quotes another.
+    j["agents"]["pi"]["critique"] = json!([{"json": {"summary": "A is stronger",
+        "ranking": ["A", "B"], "findings": [{"proposal": "B", "claims": ["c1"],
+        "severity": "major", "category": "security",
+        "description": format!("B leaks {in_critique}")}]}}]);
+    // The chair (codex, the first member) writes one into the plan.
+    let mut pl = plan();
+    pl["steps"] = json!([format!("add the lock; authenticate with {in_plan}")]);
+    j["agents"]["codex"]["plan"] = json!([{"json": pl}]);
+    // The writer commits one; codex's first review hands on another.
+    j["agents"]["claude"]["implement"] = json!([
+        {"edits": [{"path": "a.txt", "content": format!("one\nlocked\n{in_diff}\n")}]},
+        {"edits": [{"path": "a.txt", "content": format!("one\nlocked\nreleased\n{in_diff}\n")}]}]);
+    j["agents"]["codex"]["review"] = json!([
+        {"json": review("request_changes", json!([{"severity": "major",
+            "category": "correctness", "file": "a.txt", "line": 2,
+            "description": format!("use {in_review} instead")}]))},
+        {"json": review("approve", json!([]))}]);
+    fake.write_json(&j);
+    let r = council(
+        &env,
+        &[
+            "plan",
+            "--yes",
+            "--members",
+            "codex,claude,pi",
+            "--seed",
+            "3",
+            "--writer",
+            "claude",
+            "--test-cmd",
+            "grep -q locked a.txt",
+            "lock the cache insert",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["status"], "ready", "{v}");
+    assert_eq!(v["repair_rounds"], 1, "{v}");
+
+    // Who was shown what: every prompt that forwards a member's answer.
+    let critics: Vec<_> = fake
+        .stage(Stage::Critique)
+        .into_iter()
+        .filter(|c| c.agent != "claude")
+        .collect();
+    let chair = fake.stage(Stage::Plan);
+    let writer = fake.calls_for("claude", Stage::Implement);
+    let reviewers = fake.stage(Stage::Review);
+    assert_eq!(
+        (critics.len(), chair.len(), writer.len(), reviewers.len()),
+        (2, 1, 2, 4)
+    );
+    let shown: Vec<(&str, &str)> = critics
+        .iter()
+        .chain(&chair)
+        .map(|c| (c.stdin.as_str(), "proposal"))
+        .chain([(chair[0].stdin.as_str(), "critique")])
+        .chain([(writer[0].stdin.as_str(), "plan")])
+        .chain(reviewers.iter().map(|c| (c.stdin.as_str(), "plan")))
+        .chain(reviewers.iter().map(|c| (c.stdin.as_str(), "diff")))
+        .chain([(writer[1].stdin.as_str(), "review")])
+        .collect();
+    for (prompt, what) in shown {
+        assert!(
+            prompt.contains("[REDACTED:"),
+            "a prompt forwarding a {what} shows no redaction:\n{prompt}"
+        );
+    }
+    // The repair prompt still carries the finding, without its secret.
+    assert!(
+        writer[1].stdin.contains("use [REDACTED:"),
+        "{}",
+        writer[1].stdin
+    );
+    // No secret reaches anyone but the member that wrote it.
+    for (s, author) in [
+        (&in_proposal, "claude"),
+        (&in_critique, "pi"),
+        (&in_plan, "codex"),
+        (&in_review, "codex"),
+    ] {
+        for c in fake.calls().iter().filter(|c| c.agent != author) {
+            assert!(
+                !c.stdin.contains(s.as_str()),
+                "{author}'s secret reached {} ({:?})",
+                c.agent,
+                c.stage
+            );
+        }
+    }
+    for c in &reviewers {
+        assert!(!c.stdin.contains(&in_diff), "the writer's diff leaked");
+    }
+    // The result is redacted too, and counts what was removed.
+    let text = v.to_string();
+    for s in [&in_proposal, &in_critique, &in_plan, &in_review] {
+        assert!(!text.contains(s.as_str()), "the result holds a secret");
+    }
+    let total = v["redacted_total"].as_u64().unwrap();
+    let by_kind = v["redactions"].as_object().unwrap();
+    assert_eq!(
+        by_kind.values().map(|n| n.as_u64().unwrap()).sum::<u64>(),
+        total
+    );
+    // One per answer, and the diff once in each round's review prompt.
+    assert_eq!(total, 6, "{by_kind:?}");
+    let schema = env.run(&["schema", "council"]).json();
+    for k in ["redactions", "redacted_total"] {
+        assert!(
+            schema["properties"].get(k).is_some(),
+            "{k} not in the schema"
+        );
+        assert!(schema["required"].as_array().unwrap().contains(&json!(k)));
     }
 }
 

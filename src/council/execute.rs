@@ -17,6 +17,7 @@ use super::review;
 use super::schema::{Plan, Review};
 use super::store::{Member, Record, read_json, write_json};
 use super::verify::{self, TestCmd, Verification};
+use crate::ask::redact::Counts;
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::process::Interrupts;
@@ -70,6 +71,9 @@ struct Tally<'a> {
     plan_sha256: &'a str,
     usage_impl: Usage,
     usage_rev: Usage,
+    /// Secrets removed from the reviewers' answers and from what the
+    /// writer's work shows the others (its diff, the test output).
+    redactions: Counts,
 }
 
 /// Run stages 6–9 from wherever the record stands, reusing stored rounds.
@@ -107,6 +111,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
         plan_sha256: &plan_sha256,
         usage_impl: Usage::default(),
         usage_rev: Usage::default(),
+        redactions: Counts::new(),
     };
     let mut prev_open = None;
     let mut last: Option<(
@@ -148,7 +153,13 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                             gate::open_findings(merged).into_iter().cloned().collect();
                         let tail = (ver.command.is_some() && !ver.passed)
                             .then_some(ver.output_tail.as_str());
-                        let prompt = implement::repair_prompt(&open, tail);
+                        // Defence in depth, not counted: the findings were
+                        // redacted in the reviewers' calls and the test
+                        // output in the review prompt, where they came in.
+                        let prompt = call::redact_text(
+                            &implement::repair_prompt(&open, tail),
+                            &mut Counts::new(),
+                        );
                         implement::repair(prev, &prompt, &rdir, &lock, &mut one, &stop)
                     }
                 };
@@ -210,7 +221,12 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
             Some(head) => verify::diff_text(&imp.worktree.top, &imp.worktree.base, head)?,
             None => String::new(),
         };
-        let prompt = review::review_prompt(&plan, &diff, &ver);
+        // The writer's work reaches the reviewers through the diff and the
+        // test output: a key it read and wrote out is not handed on.
+        let prompt = call::redact_text(
+            &review::review_prompt(&plan, &diff, &ver),
+            &mut tally.redactions,
+        );
         let snapshot = rec.clone();
         let wt = imp.worktree_path.clone();
         let calls = parallel(reviewers.len(), ints, |k, ints| {
@@ -248,6 +264,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
             .collect();
         for c in &rcalls {
             tally.usage_rev.add(&c.call.usage);
+            call::add_counts(&mut tally.redactions, &c.call.redactions);
         }
         let reviews: Vec<(String, String, Review)> = rcalls
             .iter()
@@ -353,6 +370,7 @@ fn save(
         "member_outcomes": outcomes,
         "plan": tally.plan,
         "plan_sha256": tally.plan_sha256,
+        "redactions": tally.redactions,
     });
     write_json(&rec.dir()?.join("execution.json"), &v)
 }

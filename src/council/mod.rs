@@ -16,7 +16,7 @@
 //!     for `discuss`).
 //!
 //! Every member call is stored under the sha256 of its exact prompt
-//! (`store`, `call`), and every prompt is a pure function of the record and
+//! (`store`, `call`; its answer redacted before anyone else sees it), and every prompt is a pure function of the record and
 //! earlier answers (the shuffles are seeded), so `resume` re-walks the
 //! stages and reuses every finished call: the result equals that of an
 //! uninterrupted run. Every gate is computed from structured fields.
