@@ -12,6 +12,7 @@ mod config;
 mod council;
 mod council_fake;
 mod council_more;
+mod council_trust;
 mod council_view;
 mod doctor;
 mod edges;

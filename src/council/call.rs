@@ -10,6 +10,8 @@ use crate::ask::AskRequest;
 use crate::ask::advice::Scope;
 use crate::ask::adviser::{AdviserSpec, prepare_with};
 use crate::ask::consult::{Repair, Verdict, answer};
+use crate::ask::packet::redact_value;
+use crate::ask::redact::{Counts, Redactor};
 use crate::error::{Error, Result};
 use crate::process::Interrupts;
 use crate::result::{Status, Usage};
@@ -29,6 +31,10 @@ pub struct Call {
     /// Whether a transport failure was retried.
     #[serde(default)]
     pub retried: bool,
+    /// Secrets removed from `answer` (per kind) before any other member or
+    /// the chair could be shown it.
+    #[serde(default, skip_serializing_if = "Counts::is_empty")]
+    pub redactions: Counts,
 }
 
 impl Call {
@@ -49,6 +55,30 @@ impl Call {
 
     fn tokens(&self) -> u64 {
         self.usage.input_tokens.unwrap_or(0) + self.usage.output_tokens.unwrap_or(0)
+    }
+}
+
+/// `text` through `ask`'s redaction (the packet's), counted into `counts`.
+pub fn redact_text(text: &str, counts: &mut Counts) -> String {
+    Redactor::from_env().redact(text, counts)
+}
+
+pub fn add_counts(to: &mut Counts, from: &Counts) {
+    for (k, n) in from {
+        *to.entry(k.clone()).or_default() += n;
+    }
+}
+
+/// A member's answer redacted where it enters the council: every prompt
+/// that forwards it (critics, the chair, revisions, the writer, reviewers,
+/// repairs) and the result are built from the stored call, so a member
+/// that read a key cannot hand it on. Idempotent: a call stored redacted
+/// (or by an older baton, unredacted) comes out the same either way.
+fn redact_answer(c: &mut Call) {
+    if let Some(a) = c.answer.as_mut() {
+        let mut found = Counts::new();
+        redact_value(a, &Redactor::from_env(), &mut found);
+        add_counts(&mut c.redactions, &found);
     }
 }
 
@@ -82,7 +112,8 @@ pub struct Ask<'a, T> {
 /// Run (or reuse) the call.
 pub fn call<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<Call> {
     let path = a.rec.call_path(a.stage, &a.who, &a.prompt)?;
-    if let Some(c) = super::store::read_json::<Call>(&path)? {
+    if let Some(mut c) = super::store::read_json::<Call>(&path)? {
+        redact_answer(&mut c);
         return Ok(c);
     }
     let mut c = attempt(a, interrupts)?;
@@ -98,6 +129,7 @@ pub fn call<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result
             signal: crate::process::signal_name(sig),
         });
     }
+    redact_answer(&mut c);
     super::store::write_json(&path, &c)?;
     Ok(c)
 }
@@ -174,6 +206,7 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
         model: r.model.clone(),
         log_path: r.log_path.clone(),
         retried: false,
+        redactions: Counts::new(),
     };
     match verdict {
         Verdict::Valid(t) => {
@@ -230,6 +263,48 @@ code fences. Keep its content and add nothing new.\nJSON Schema ({id}): {schema}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_is_redacted_once_and_counted() {
+        // A GitHub token's shape, its random part generated here.
+        let mut x = 0x9e37_79b9_u64;
+        let token: String = (0..36)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let a = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+                a[(x >> 33) as usize % a.len()] as char
+            })
+            .collect();
+        let token = format!("ghp_{token}");
+        let mut c = Call {
+            outcome: "ok".into(),
+            reason: None,
+            answer: Some(serde_json::json!({"summary": format!("use {token}"),
+                "steps": [format!("export GH={token}")], "n": 1})),
+            usage: Usage::default(),
+            duration_ms: 0,
+            model: None,
+            log_path: None,
+            retried: false,
+            redactions: Counts::new(),
+        };
+        redact_answer(&mut c);
+        let text = c.answer.as_ref().unwrap().to_string();
+        assert!(!text.contains(&token), "{text}");
+        assert!(text.contains("[REDACTED:"), "{text}");
+        assert_eq!(
+            c.redactions.values().sum::<usize>(),
+            2,
+            "{:?}",
+            c.redactions
+        );
+        // A stored (already redacted) call read again is not counted twice.
+        let again = c.clone();
+        redact_answer(&mut c);
+        assert_eq!(c, again);
+    }
 
     #[test]
     fn only_transport_failures_are_retried() {

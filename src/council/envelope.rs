@@ -8,6 +8,7 @@ use super::deliberate::{CriticCall, Synthesis};
 use super::machine::Stage;
 use super::revise::Revision;
 use super::store::Record;
+use crate::ask::redact::Counts;
 use crate::error::Result;
 use crate::result::{SCHEMA_VERSION, Usage};
 
@@ -167,11 +168,22 @@ pub fn build(rec: &Record) -> Result<Value> {
         .collect();
     let plan = synthesis.as_ref().and_then(|s| s.plan.as_ref());
     let plan_path = rec.dir()?.join("plan.json");
+    // Once executed, the plan shown is the one executed, with the hash of
+    // the bytes it was parsed from (the approval refused any other).
+    let executed = |k: &str| execution.as_ref().and_then(|e| e.get(k)).cloned();
     let plan_out = plan.map(|p| {
         json!({"path": plan_path.exists().then(|| plan_path.display().to_string()),
-            "sha256": rec.plan_sha256, "by": synthesis.as_ref().map(|s| s.by.clone()),
-            "content": p})
+            "sha256": executed("plan_sha256").unwrap_or_else(|| json!(rec.plan_sha256)),
+            "by": synthesis.as_ref().map(|s| s.by.clone()),
+            "content": executed("plan").unwrap_or_else(|| json!(p))})
     });
+    let redactions = redactions(
+        &proposals,
+        &critiques,
+        &revisions,
+        synthesis.as_ref(),
+        execution.as_ref(),
+    );
     let unresolved: Vec<Value> = plan
         .map(|p| p.disagreements.iter().map(|d| json!(d)).collect())
         .unwrap_or_default();
@@ -213,6 +225,8 @@ pub fn build(rec: &Record) -> Result<Value> {
             "agent": rec.members[r.member].agent, "outcome": r.call.outcome,
             "kept_original": r.kept_original, "proposal": r.call.answer})).collect::<Vec<_>>(),
         "blinding": {"strips": synthesis.as_ref().map_or(0, |s| s.strips)},
+        "redacted_total": redactions.values().sum::<usize>(),
+        "redactions": redactions,
         "plan": plan_out,
         "approval": rec.approval,
         "disagreements_unresolved": unresolved,
@@ -237,6 +251,34 @@ pub fn build(rec: &Record) -> Result<Value> {
         }
     }
     Ok(v)
+}
+
+/// Secrets removed from the members' answers (and from the writer's diff
+/// and test output shown to reviewers), per kind, over every stage.
+fn redactions(
+    proposals: &[Option<Call>],
+    critiques: &[CriticCall],
+    revisions: &[Revision],
+    synthesis: Option<&Synthesis>,
+    execution: Option<&Value>,
+) -> Counts {
+    let mut all = Counts::new();
+    let calls = proposals
+        .iter()
+        .flatten()
+        .chain(critiques.iter().map(|c| &c.call))
+        .chain(revisions.iter().map(|r| &r.call))
+        .chain(synthesis.iter().flat_map(|s| s.calls.iter()));
+    for c in calls {
+        super::call::add_counts(&mut all, &c.redactions);
+    }
+    if let Some(e) = execution
+        .and_then(|e| e.get("redactions"))
+        .and_then(|r| serde_json::from_value::<Counts>(r.clone()).ok())
+    {
+        super::call::add_counts(&mut all, &e);
+    }
+    all
 }
 
 fn summary(rec: &Record, plan: Option<&str>) -> String {

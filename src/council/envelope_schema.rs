@@ -36,7 +36,7 @@ fn result() -> Value {
         "type": "object",
         "required": ["schema_version", "council_id", "kind", "status", "stage", "summary", "error",
             "warnings", "duration_ms", "usage", "usage_by_stage", "members", "label_map",
-            "proposals", "critiques", "plan", "approval", "worktree", "verification", "reviews",
+            "proposals", "critiques", "redactions", "redacted_total", "plan", "approval", "worktree", "verification", "reviews",
             "repair_rounds", "disagreements_unresolved", "merge_hint"],
         "properties": {
             "schema_version": {"type": "integer"},
@@ -49,7 +49,7 @@ fn result() -> Value {
                 "kind": {"type": "string", "description": "needs_human, council_failed or cancelled"},
                 "message": {"type": "string"}, "hint": {"type": ["string", "null"]}}},
             "warnings": {"type": "array", "items": {"type": "string"},
-                "description": "each starts with its kind: degraded_quorum, single_vendor, fallback_chair, chair_self_preference_suspected, coverage_gap"},
+                "description": "each starts with its kind: member_not_installed, degraded_quorum, single_vendor, fallback_chair, chair_self_preference_suspected, coverage_gap"},
             "duration_ms": {"type": "integer"},
             "usage": any,
             "usage_by_stage": {"type": "object"},
@@ -65,8 +65,12 @@ fn result() -> Value {
             "critiques": {"type": "array"},
             "revisions": {"type": "array", "description": "--depth deep: each author's revision of its proposal against the critiques; kept_original says why a revision did not count"},
             "blinding": {"type": "object", "properties": {"strips": {"type": "integer"}}},
+            "redactions": {"type": "object", "additionalProperties": {"type": "integer"},
+                "description": "secrets removed from members' answers before any other member or the chair saw them (and from the writer's diff and test output shown to reviewers), count per kind as in `baton ask`"},
+            "redacted_total": {"type": "integer", "description": "the sum of `redactions`"},
             "plan": {"type": ["object", "null"], "properties": {
-                "path": {"type": ["string", "null"]}, "sha256": {"type": ["string", "null"]},
+                "path": {"type": ["string", "null"]},
+                "sha256": {"type": ["string", "null"], "description": "once executed: the sha256 of the plan bytes executed (always the approval's; any other is refused as plan_changed)"},
                 "by": {"type": "string", "enum": ["chair", "fallback_chair", "mechanical"]},
                 "content": {"type": "object"}}},
             "approval": {"type": ["object", "null"], "properties": {

@@ -1,7 +1,6 @@
 //! Stages 6–9 driven in order (implementing, verifying, reviewing,
 //! repairing) with the `implement`/`verify`/`review`/`gate` functions, each round stored for resume.
 
-use std::path::Path;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -18,6 +17,7 @@ use super::review;
 use super::schema::{Plan, Review};
 use super::store::{Member, Record, read_json, write_json};
 use super::verify::{self, TestCmd, Verification};
+use crate::ask::redact::Counts;
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::process::Interrupts;
@@ -64,11 +64,23 @@ fn step(rec: &mut Record, from: &[Stage], event: Event) -> Result<()> {
     Ok(())
 }
 
+/// What stages 6–9 add up over their rounds, for `execution.json`.
+struct Tally<'a> {
+    /// The plan executed and the sha256 of the bytes it was parsed from.
+    plan: &'a Plan,
+    plan_sha256: &'a str,
+    usage_impl: Usage,
+    usage_rev: Usage,
+    /// Secrets removed from the reviewers' answers and from what the
+    /// writer's work shows the others (its diff, the test output).
+    redactions: Counts,
+}
+
 /// Run stages 6–9 from wherever the record stands, reusing stored rounds.
 pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<()> {
-    // The approved bytes, not a re-derivation: approval bound these.
-    let plan: Plan = read_json(&rec.dir()?.join("plan.json"))?
-        .ok_or_else(|| Error::Internal("the approved plan is missing".into()))?;
+    // Only bytes that hash to the approval, read once for every stage of
+    // this walk (a resume reads and checks them again).
+    let (plan, plan_sha256) = super::approve::approved_plan(rec)?;
     let w = writer(rec, d, &plan)?;
     let lock = CouncilLock::acquire(&rec.root, &rec.council_id)?;
     let stop = Stop::install()?;
@@ -94,8 +106,13 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
     let reviewers: Vec<usize> = (0..rec.members.len())
         .filter(|i| rec.members[*i] != w)
         .collect();
-    let mut usage_impl = Usage::default();
-    let mut usage_rev = Usage::default();
+    let mut tally = Tally {
+        plan: &plan,
+        plan_sha256: &plan_sha256,
+        usage_impl: Usage::default(),
+        usage_rev: Usage::default(),
+        redactions: Counts::new(),
+    };
     let mut prev_open = None;
     let mut last: Option<(
         Implemented,
@@ -136,7 +153,13 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                             gate::open_findings(merged).into_iter().cloned().collect();
                         let tail = (ver.command.is_some() && !ver.passed)
                             .then_some(ver.output_tail.as_str());
-                        let prompt = implement::repair_prompt(&open, tail);
+                        // Defence in depth, not counted: the findings were
+                        // redacted in the reviewers' calls and the test
+                        // output in the review prompt, where they came in.
+                        let prompt = call::redact_text(
+                            &implement::repair_prompt(&open, tail),
+                            &mut Counts::new(),
+                        );
                         implement::repair(prev, &prompt, &rdir, &lock, &mut one, &stop)
                     }
                 };
@@ -163,7 +186,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                 i
             }
         };
-        usage_impl.add(&imp.usage);
+        tally.usage_impl.add(&imp.usage);
         let ok = imp.commit.is_some() || imp.status == crate::result::Status::Success;
         if !ok {
             rec.reason = Some(format!(
@@ -179,17 +202,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
             Event::Implemented { ok },
         )?;
         if rec.stage == Stage::Failed {
-            save(
-                rec,
-                &dir,
-                &imp,
-                None,
-                &[],
-                &[],
-                round,
-                &usage_impl,
-                &usage_rev,
-            )?;
+            save(rec, &imp, None, &[], &[], round, &tally)?;
             return Ok(());
         }
         // Stage 7: baton's own oracle.
@@ -208,7 +221,12 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
             Some(head) => verify::diff_text(&imp.worktree.top, &imp.worktree.base, head)?,
             None => String::new(),
         };
-        let prompt = review::review_prompt(&plan, &diff, &ver);
+        // The writer's work reaches the reviewers through the diff and the
+        // test output: a key it read and wrote out is not handed on.
+        let prompt = call::redact_text(
+            &review::review_prompt(&plan, &diff, &ver),
+            &mut tally.redactions,
+        );
         let snapshot = rec.clone();
         let wt = imp.worktree_path.clone();
         let calls = parallel(reviewers.len(), ints, |k, ints| {
@@ -245,7 +263,8 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
             .filter_map(|(c, i)| c.map(|call| ReviewCall { member: *i, call }))
             .collect();
         for c in &rcalls {
-            usage_rev.add(&c.call.usage);
+            tally.usage_rev.add(&c.call.usage);
+            call::add_counts(&mut tally.redactions, &c.call.redactions);
         }
         let reviews: Vec<(String, String, Review)> = rcalls
             .iter()
@@ -263,17 +282,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
         let merged = gate::merged(&reviews);
         let verdict = gate::terminal(&ver, &reviews, &w.vendor, &imp.changed_files);
         let open = gate::open_set(&ver, &merged);
-        save(
-            rec,
-            &dir,
-            &imp,
-            Some(&ver),
-            &rcalls,
-            &merged,
-            round,
-            &usage_impl,
-            &usage_rev,
-        )?;
+        save(rec, &imp, Some(&ver), &rcalls, &merged, round, &tally)?;
         match verdict {
             Gate::Ready => {
                 step(
@@ -329,17 +338,14 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
 }
 
 /// `execution.json`: what the result shows of stages 6–9.
-#[allow(clippy::too_many_arguments)]
 fn save(
     rec: &Record,
-    dir: &Path,
     imp: &Implemented,
     ver: Option<&Verification>,
     reviews: &[ReviewCall],
     merged: &[review::MergedFinding],
     round: u32,
-    usage_impl: &Usage,
-    usage_rev: &Usage,
+    tally: &Tally<'_>,
 ) -> Result<()> {
     let mut outcomes = Map::new();
     for r in reviews {
@@ -360,9 +366,11 @@ fn save(
         "findings": merged,
         "repair_rounds": round,
         "merge_hint": format!("nothing was merged: review with `git diff {}...{branch}`, then `git merge {branch}` if you agree", imp.base),
-        "usage_by_stage": {"implementing": usage_impl, "reviewing": usage_rev},
+        "usage_by_stage": {"implementing": tally.usage_impl, "reviewing": tally.usage_rev},
         "member_outcomes": outcomes,
+        "plan": tally.plan,
+        "plan_sha256": tally.plan_sha256,
+        "redactions": tally.redactions,
     });
-    let _ = dir;
     write_json(&rec.dir()?.join("execution.json"), &v)
 }

@@ -154,6 +154,7 @@ where
                 model: None,
                 log_path: None,
                 retried: false,
+                redactions: Default::default(),
             })),
         }
     }

@@ -8,14 +8,15 @@
 //! 2. proposing (`proposal`), 3. critiquing (`critique`, blind: `blind`),
 //!    then with `--depth deep` a revision round (`revise`),
 //! 4. synthesizing (`chair`: a `schema::Plan`, or baton's mechanical merge),
-//! 5. awaiting_approval (`approve`: bound to the plan's sha256 and the base),
+//! 5. awaiting_approval (`approve`: bound to the plan's sha256 and the base;
+//!    stages 6–9 run only bytes that hash to it, `approve::approved_plan`),
 //! 6. implementing, 7. verifying, 8. reviewing, 9. repairing (`execute`,
 //!    with `implement`, `verify`, `review`, `gate`),
 //! 10. a terminal state: ready, needs_human, failed or cancelled (or done
 //!     for `discuss`).
 //!
 //! Every member call is stored under the sha256 of its exact prompt
-//! (`store`, `call`), and every prompt is a pure function of the record and
+//! (`store`, `call`; its answer redacted before anyone else sees it), and every prompt is a pure function of the record and
 //! earlier answers (the shuffles are seeded), so `resume` re-walks the
 //! stages and reuses every finished call: the result equals that of an
 //! uninterrupted run. Every gate is computed from structured fields.

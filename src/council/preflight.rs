@@ -51,12 +51,43 @@ fn installed(a: Agent) -> bool {
     find_program(a.binary()).is_some()
 }
 
+/// `a` must be installed: the 127 `run` gives for a missing CLI.
+fn require_installed(a: Agent) -> Result<()> {
+    if installed(a) {
+        return Ok(());
+    }
+    Err(Error::NotInstalled {
+        agent: a.name(),
+        binary: a.binary().into(),
+        hint: format!("install it: {}", a.install_hint()),
+    })
+}
+
 fn read_only(a: Agent) -> bool {
     a.supported_access().contains(&Access::ReadOnly)
 }
 
-/// The members: as named, or every installed adviser, at most 3, distinct vendors first.
-pub fn members(named: &[String]) -> Result<Vec<Member>> {
+/// At most 3 of `avail`, distinct vendors first.
+fn pick(avail: &[Member]) -> Vec<Member> {
+    let mut out: Vec<Member> = Vec::new();
+    for m in avail {
+        if out.len() < 3 && !out.iter().any(|o| o.vendor == m.vendor) {
+            out.push(m.clone());
+        }
+    }
+    for m in avail {
+        if out.len() < 3 && !out.contains(m) {
+            out.push(m.clone());
+        }
+    }
+    out
+}
+
+/// The members and a warning per default member that is not installed:
+/// as named (each must be installed: a member asked for by name is never
+/// dropped silently), or every installed adviser, at most 3, distinct
+/// vendors first.
+pub fn members(named: &[String]) -> Result<(Vec<Member>, Vec<String>)> {
     if !named.is_empty() {
         let mut out = Vec::new();
         for n in named {
@@ -70,30 +101,45 @@ pub fn members(named: &[String]) -> Result<Vec<Member>> {
                     "pick members from codex, claude, pi, gemini-cli, opencode, qwen",
                 ));
             }
-            if !installed(agent) {
-                continue;
-            }
+            require_installed(agent)?;
             out.push(m);
         }
-        return Ok(out);
+        return Ok((out, Vec::new()));
     }
-    let avail: Vec<Member> = PREFERRED
+    let advisers: Vec<(Agent, Member)> = PREFERRED
         .iter()
-        .filter(|a| read_only(**a) && installed(**a))
-        .map(|a| member(a.name()).map(|m| m.1))
+        .filter(|a| read_only(**a))
+        .map(|a| member(a.name()))
         .collect::<Result<_>>()?;
-    let mut out: Vec<Member> = Vec::new();
-    for m in &avail {
-        if out.len() < 3 && !out.iter().any(|o| o.vendor == m.vendor) {
-            out.push(m.clone());
-        }
-    }
-    for m in &avail {
-        if out.len() < 3 && !out.contains(m) {
-            out.push(m.clone());
-        }
-    }
-    Ok(out)
+    let avail: Vec<Member> = advisers
+        .iter()
+        .filter(|(a, _)| installed(*a))
+        .map(|(_, m)| m.clone())
+        .collect();
+    let out = pick(&avail);
+    // The members a default council takes where every adviser is
+    // installed: each one missing is said, not silently replaced or dropped.
+    let all: Vec<Member> = advisers.iter().map(|(_, m)| m.clone()).collect();
+    let names = out.iter().map(|m| m.agent.as_str()).collect::<Vec<_>>();
+    let warnings = pick(&all)
+        .iter()
+        .filter_map(|m| advisers.iter().find(|(_, x)| x == m))
+        .filter(|(a, _)| !installed(*a))
+        .map(|(a, _)| {
+            format!(
+                "member_not_installed: `{}`, a default member, is not installed (install it: {}); \
+                 the council runs with {}",
+                a.name(),
+                a.install_hint(),
+                if names.is_empty() {
+                    "no member".to_string()
+                } else {
+                    names.join(", ")
+                }
+            )
+        })
+        .collect();
+    Ok((out, warnings))
 }
 
 pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Preflight> {
@@ -112,7 +158,7 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
     if req.quorum == 0 {
         return Err(Error::usage("--quorum must be at least 1"));
     }
-    let members = members(&req.members)?;
+    let (members, mut warnings) = members(&req.members)?;
     if members.len() < req.quorum {
         return Err(Error::Refused {
             kind: "quorum_unreachable",
@@ -135,14 +181,7 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
         None => None,
     };
     for w in [&chair, &writer].into_iter().flatten() {
-        let a = Agent::parse(&w.agent)?;
-        if !installed(a) {
-            return Err(Error::NotInstalled {
-                agent: a.name(),
-                binary: a.binary().into(),
-                hint: format!("install it: {}", a.install_hint()),
-            });
-        }
+        require_installed(Agent::parse(&w.agent)?)?;
     }
     // The packet, exactly as `ask` builds it: credentials refused, secrets
     // redacted, the size limit enforced on the text sent.
@@ -172,7 +211,6 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
         .map(crate::duration::parse)
         .transpose()?
         .map(|d| d.as_millis() as u64);
-    let mut warnings = Vec::new();
     let vendors: std::collections::BTreeSet<&str> =
         members.iter().map(|m| m.vendor.as_str()).collect();
     if members.len() > 1 && vendors.len() == 1 {

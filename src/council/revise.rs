@@ -188,6 +188,7 @@ mod tests {
                 model: None,
                 log_path: None,
                 retried: false,
+                redactions: Default::default(),
             },
         }
     }

@@ -339,7 +339,8 @@ pub fn build(
     })
 }
 
-fn redact_value(v: &mut Value, r: &Redactor, counts: &mut Counts) {
+/// Every string of `v` redacted (also used on council members' answers).
+pub fn redact_value(v: &mut Value, r: &Redactor, counts: &mut Counts) {
     match v {
         Value::String(s) => {
             let red = r.redact(s, counts);
