@@ -10,6 +10,7 @@ pub mod council;
 pub mod doctor;
 pub mod duration;
 pub mod error;
+pub mod failure;
 pub mod fsutil;
 pub mod git;
 pub mod git_pin;

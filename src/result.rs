@@ -131,6 +131,10 @@ pub struct ErrorInfo {
     pub kind: String,
     pub message: String,
     pub hint: Option<String>,
+    /// `rate_limited`: seconds to wait before trying again, when the
+    /// provider or the CLI said so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_after_s: Option<u64>,
 }
 
 /// A tool call the peer CLI refused on its own (permission system, sandbox,
@@ -217,6 +221,7 @@ impl ErrorReport {
             status: Status::Error,
             summary: format!("baton: {err}"),
             error: ErrorInfo {
+                retry_after_s: None,
                 kind: err.kind().to_string(),
                 message: err.to_string(),
                 hint: err.hint(),

@@ -245,6 +245,7 @@ impl Parser {
                     .flatten()
             });
         Outcome {
+            failure: None,
             success: self.completed && self.failed.is_none(),
             error,
             session: self.session,

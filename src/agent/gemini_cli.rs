@@ -199,6 +199,7 @@ impl Parser {
                 .or_else(|| Some("gemini ended without a result".into()))
         };
         Outcome {
+            failure: None,
             success,
             error,
             session: self.session,

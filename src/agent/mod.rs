@@ -388,6 +388,9 @@ pub struct Outcome {
     pub success: bool,
     /// A failure reported by the CLI (model/API error), if any.
     pub error: Option<String>,
+    /// What kind of failure `error` is, when the CLI's output names it
+    /// beyond doubt (`None`: `agent_error`).
+    pub failure: Option<crate::failure::Named>,
     pub session: Option<String>,
     pub message: Option<String>,
     pub usage: Usage,

@@ -350,6 +350,7 @@ impl Parser {
             })
         };
         Outcome {
+            failure: None,
             success,
             error,
             session: self.session,

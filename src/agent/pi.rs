@@ -232,6 +232,7 @@ impl Parser {
             None
         };
         Outcome {
+            failure: None,
             success,
             error,
             session: self.session,

@@ -85,6 +85,7 @@ pub(super) fn consult(
                 result.agent
             );
             result.error = Some(ErrorInfo {
+                retry_after_s: None,
                 kind: "invalid_advice".into(),
                 message: format!(
                     "the adviser's answer is not valid advice after one repair attempt: {}",

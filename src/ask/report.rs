@@ -79,6 +79,7 @@ pub(super) fn error_result(agent: Agent, e: &Error, shared: &Shared) -> RunResul
         warnings: Vec::new(),
         denials: Vec::new(),
         error: Some(ErrorInfo {
+            retry_after_s: None,
             kind: e.kind().to_string(),
             message: e.to_string(),
             hint: e.hint(),

@@ -150,6 +150,7 @@ fn failed(spec: &Spec, job: &Job, e: &Error) -> RunResult {
         warnings,
         denials: Vec::new(),
         error: Some(ErrorInfo {
+            retry_after_s: None,
             kind: e.kind().to_string(),
             message: e.to_string(),
             hint: e.hint(),

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::agent::{Agent, CommandSpec};
 use crate::error::{Error, Result};
+use crate::failure::{Failure, Named};
 use crate::process::{self, EndReason, Interrupts, LogFiles};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
 use crate::{fsutil, git, models};
@@ -133,14 +134,16 @@ pub fn execute(
             if exited_ok && o.success {
                 (Status::Success, None)
             } else if let Some(e) = &o.error {
-                (
-                    Status::Failed,
-                    Some(info(
-                        "agent_error",
-                        e.clone(),
-                        "read the message; the full output is in log_path",
-                    )),
-                )
+                // The adapter names the failure only when the CLI's output
+                // leaves no doubt; otherwise it is `agent_error`.
+                let named = o.failure.unwrap_or(Named::new(Failure::AgentError));
+                let mut i = info(
+                    named.failure.kind(),
+                    e.clone(),
+                    &named.failure.hint(plan.agent.name()),
+                );
+                i.retry_after_s = named.retry_after_s;
+                (Status::Failed, Some(i))
             } else if o.unparsable {
                 (
                     Status::Failed,
@@ -232,6 +235,7 @@ pub(super) fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {
         kind: kind.into(),
         message,
         hint: Some(hint.into()),
+        retry_after_s: None,
     }
 }
 

@@ -89,6 +89,7 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
                 );
             }
             result.error = Some(ErrorInfo {
+                retry_after_s: None,
                 kind: e.kind().into(),
                 message: e.to_string(),
                 hint: e.hint(),
@@ -202,6 +203,7 @@ pub(super) fn verify_run(
             if let Some(sig) = checked.interrupted {
                 result.status = Status::Cancelled;
                 result.error = Some(ErrorInfo {
+                    retry_after_s: None,
                     kind: "cancelled".into(),
                     message: format!(
                         "stopped by {} while --test-cmd ran",

@@ -143,6 +143,7 @@ fn unstored(mut r: RunResult, e: &Error) -> RunResult {
     );
     r.message = None;
     r.error = Some(ErrorInfo {
+        retry_after_s: None,
         kind: "result_not_stored".into(),
         message: format!("baton could not store the job's result: {e}"),
         hint: Some(

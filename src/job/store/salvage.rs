@@ -32,6 +32,7 @@ impl Job {
                     s.agent, s.id
                 ),
                 ErrorInfo {
+                    retry_after_s: None,
                     kind: "lost".into(),
                     message: "the job's runner process ended without recording a result \
                               (killed, out of memory, or the machine restarted)"
@@ -47,6 +48,7 @@ impl Job {
                 Status::Cancelled,
                 format!("{} job {} cancelled after {took}", s.agent, s.id),
                 ErrorInfo {
+                    retry_after_s: None,
                     kind: "cancelled".into(),
                     message: "cancelled by `baton cancel`".into(),
                     hint: Some(
@@ -142,6 +144,7 @@ impl Job {
                 r.status = s.status.status();
                 r.summary = s.summary.clone().unwrap_or_default();
                 r.error = Some(ErrorInfo {
+                    retry_after_s: None,
                     kind: "result_not_stored".into(),
                     message: format!(
                         "job {} ended ({}) but its result.json could not be stored",

@@ -1,0 +1,191 @@
+//! Why a peer could not answer, named: the stable `error.kind` of a run that
+//! failed because of its provider, its credentials or its sandbox.
+//!
+//! A CLI's own message stays in `error.message`; the kind is what a host
+//! agent acts on (wait and retry, switch agent, fix a key, shorten the
+//! prompt). Kinds come from what is observable in a CLI's output (exit code,
+//! JSON error fields, stderr), classified per CLI by its adapter from
+//! recorded transcripts. A guess that could be wrong is `agent_error`:
+//! telling a host "rate limited" when the key is wrong costs it more than
+//! telling it nothing.
+
+use serde::{Deserialize, Serialize};
+
+/// A named failure. `AgentError` is everything that could not be named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// No credentials, wrong ones, or an expired login.
+    AuthRequired,
+    /// The provider said "too many requests" (HTTP 429 or its words for it).
+    RateLimited,
+    /// Billing, monthly or credit limits: retrying will not help soon.
+    QuotaExhausted,
+    /// The model asked for is unknown or not available to this account.
+    ModelNotFound,
+    /// The prompt (with history) is over the model's context window.
+    ContextTooLong,
+    /// The provider is down or overloaded (5xx, 529 "overloaded").
+    ProviderUnavailable,
+    /// The provider could not be reached: connection refused or reset,
+    /// DNS, TLS.
+    Network,
+    /// The CLI refused an action by its own access rules and could not
+    /// finish without it.
+    SandboxDenied,
+    /// baton runs inside a host agent's sandbox that blocks what the peer
+    /// needs (its network); detected before the peer starts.
+    HostSandbox,
+    /// A spending limit (`--max-usd`, `--budget-tokens`) would be crossed.
+    BudgetExceeded,
+    /// Anything else the peer reported as a failure.
+    AgentError,
+}
+
+impl Failure {
+    pub const ALL: [Failure; 11] = [
+        Failure::AuthRequired,
+        Failure::RateLimited,
+        Failure::QuotaExhausted,
+        Failure::ModelNotFound,
+        Failure::ContextTooLong,
+        Failure::ProviderUnavailable,
+        Failure::Network,
+        Failure::SandboxDenied,
+        Failure::HostSandbox,
+        Failure::BudgetExceeded,
+        Failure::AgentError,
+    ];
+
+    /// The stable `error.kind` string.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Failure::AuthRequired => "auth_required",
+            Failure::RateLimited => "rate_limited",
+            Failure::QuotaExhausted => "quota_exhausted",
+            Failure::ModelNotFound => "model_not_found",
+            Failure::ContextTooLong => "context_too_long",
+            Failure::ProviderUnavailable => "provider_unavailable",
+            Failure::Network => "network",
+            Failure::SandboxDenied => "sandbox_denied",
+            Failure::HostSandbox => "host_sandbox",
+            Failure::BudgetExceeded => "budget_exceeded",
+            Failure::AgentError => "agent_error",
+        }
+    }
+
+    pub fn from_kind(kind: &str) -> Option<Failure> {
+        Failure::ALL.into_iter().find(|f| f.kind() == kind)
+    }
+
+    /// What to do about it; `agent` is the CLI's name in baton (`codex`).
+    pub fn hint(self, agent: &str) -> String {
+        match self {
+            Failure::AuthRequired => format!(
+                "{agent} has no valid credentials: log in or set its API key \
+                 (`baton doctor --text` shows what is missing), or use another agent"
+            ),
+            Failure::RateLimited => format!(
+                "{agent}'s provider is rate-limiting: wait (retry_after_s when given) and run again, \
+                 use --retry N, or --fallback another agent"
+            ),
+            Failure::QuotaExhausted => format!(
+                "{agent}'s account has used up its quota or credit: add credit or wait for the \
+                 limit to reset, or use another agent (--fallback)"
+            ),
+            Failure::ModelNotFound => format!(
+                "{agent} does not know that model or this account cannot use it: pick another \
+                 (`baton agents --text` lists them) or drop --model"
+            ),
+            Failure::ContextTooLong => "the prompt is over the model's context window: \
+                 shorten the task or what it brings in, or pick a model with a larger window"
+                .to_string(),
+            Failure::ProviderUnavailable => format!(
+                "{agent}'s provider is down or overloaded: run again later, use --retry N, or \
+                 --fallback another agent"
+            ),
+            Failure::Network => format!(
+                "{agent} could not reach its provider: check the network, proxy and DNS \
+                 (`baton doctor --probe`)"
+            ),
+            Failure::SandboxDenied => format!(
+                "{agent}'s own sandbox refused what the task needed (see denials): give more \
+                 access (--access workspace or full) if that is what you want"
+            ),
+            Failure::HostSandbox => "baton is running inside a host agent's sandbox that \
+                 blocks the peer's network: run baton outside that sandbox or allow its \
+                 network (see error.message)"
+                .to_string(),
+            Failure::BudgetExceeded => "the spending limit would be crossed: raise \
+                 --max-usd / --budget-tokens, or narrow the task"
+                .to_string(),
+            Failure::AgentError => "read the message; the full output is in log_path".to_string(),
+        }
+    }
+
+    /// Kinds after which the same task may go to the next agent of a
+    /// `--fallback` chain: the peer could not start working at all.
+    pub fn falls_back(self) -> bool {
+        matches!(
+            self,
+            Failure::RateLimited
+                | Failure::QuotaExhausted
+                | Failure::ProviderUnavailable
+                | Failure::AuthRequired
+                | Failure::ModelNotFound
+        )
+    }
+
+    /// Kinds that `--retry N` retries on the same agent (they pass).
+    pub fn retries(self) -> bool {
+        matches!(self, Failure::RateLimited | Failure::ProviderUnavailable)
+    }
+}
+
+/// A failure a CLI's output named, with what the provider said about when
+/// to try again (`retry-after`), if it said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Named {
+    pub failure: Failure,
+    pub retry_after_s: Option<u64>,
+}
+
+impl Named {
+    pub fn new(failure: Failure) -> Named {
+        Named {
+            failure,
+            retry_after_s: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_unique_and_round_trip() {
+        let mut seen = std::collections::HashSet::new();
+        for f in Failure::ALL {
+            assert!(seen.insert(f.kind()), "duplicate kind {}", f.kind());
+            assert_eq!(Failure::from_kind(f.kind()), Some(f));
+            assert_eq!(
+                serde_json::to_value(f).unwrap(),
+                serde_json::Value::String(f.kind().into())
+            );
+            assert!(!f.hint("codex").is_empty());
+        }
+        assert_eq!(Failure::from_kind("nonsense"), None);
+    }
+
+    #[test]
+    fn only_failures_before_any_work_fall_back() {
+        assert!(Failure::RateLimited.falls_back());
+        assert!(Failure::AuthRequired.falls_back());
+        assert!(!Failure::ContextTooLong.falls_back());
+        assert!(!Failure::SandboxDenied.falls_back());
+        assert!(!Failure::AgentError.falls_back());
+        assert!(Failure::RateLimited.retries());
+        assert!(!Failure::QuotaExhausted.retries());
+    }
+}
