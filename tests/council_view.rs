@@ -172,6 +172,35 @@ fn serve_lists_the_council_streams_a_run_and_cancels_it() {
     let quoted = format!(r#""council_id":"{id}""#);
     let t = s.until("the council in the fleet", |t| t.contains(&quoted));
     assert!(t.contains(r#""councils":["#), "{t}");
+    // Its clock is read when the event is sent, not when the council last
+    // changed: a page opened later sees the time it has been running.
+    let elapsed = |t: &str| -> (u64, u64, u64) {
+        let d = t.split("event: snapshot\ndata: ").nth(1).unwrap();
+        let v: Value = serde_json::from_str(d.split('\n').next().unwrap()).unwrap();
+        let c = v["councils"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["council_id"] == id.as_str())
+            .unwrap_or_else(|| panic!("{v}"))
+            .clone();
+        let n = |x: &Value| x.as_u64().unwrap();
+        (n(&v["now_ms"]), n(&c["created_ms"]), n(&c["elapsed_ms"]))
+    };
+    let (now1, created, e1) = elapsed(&t);
+    assert_eq!(e1, now1 - created, "{t}");
+    // Wall time has to pass: that is what is tested.
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut again = srv.stream("/api/events", &session);
+    let t2 = again.until("a second snapshot", |t| {
+        t.split("event: snapshot\ndata: ")
+            .nth(1)
+            .is_some_and(|d| d.contains('\n'))
+    });
+    let (now2, _, e2) = elapsed(&t2);
+    assert_eq!(e2, now2 - created, "{t2}");
+    assert!(e2 >= e1 + 1500, "{e1} then {e2}");
+    drop(again);
     let snap = srv.get("/api/jobs", &session).json();
     let c = snap["councils"]
         .as_array()

@@ -731,3 +731,91 @@ fn a_transcript_starts_with_a_bounded_backlog() {
         msgs.len()
     );
 }
+
+/// The wall clock, in ms since the epoch.
+fn wall_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// The first `snapshot` event of a new fleet stream, and the wall-clock
+/// times just before the request and just after the event arrived.
+fn snapshot(srv: &Server, session: &str) -> (Value, u64, u64) {
+    let before = wall_ms();
+    let mut s = srv.stream("/api/events", session);
+    let text = s.until("the snapshot", |t| {
+        t.split("event: snapshot\ndata: ")
+            .nth(1)
+            .is_some_and(|d| d.contains('\n'))
+    });
+    let after = wall_ms();
+    let data = text.split("event: snapshot\ndata: ").nth(1).unwrap();
+    let data = data.split('\n').next().unwrap();
+    (serde_json::from_str(data).unwrap(), before, after)
+}
+
+fn job_in<'a>(snap: &'a Value, id: &str) -> &'a Value {
+    snap["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["job_id"] == id)
+        .unwrap_or_else(|| panic!("{id} not in {snap}"))
+}
+
+#[test]
+fn every_snapshot_reads_the_clocks_when_it_is_sent() {
+    // A page opened after a job last changed got the times of that change
+    // (a 74 s job shown as "1s", a job ended 2 minutes ago as "42s ago").
+    // The waits below are the point: wall time has to pass.
+    let env = Env::new();
+    gated(&env, "codex", "gate", "codex/codex-exec-basic.jsonl");
+    let id = start_job(&env, &["--agent", "codex", "slow"]);
+    let srv = Server::start(&env);
+    let session = srv.login();
+    let state = || -> Value {
+        let p = env.records("jobs").join(&id).join("state.json");
+        serde_json::from_slice(&fs::read(p).unwrap()).unwrap()
+    };
+    let created = state()["created_ms"].as_u64().unwrap();
+
+    // Running and silent: nothing changes, yet its elapsed time grows.
+    std::thread::sleep(Duration::from_millis(2500));
+    let (one, before, after) = snapshot(&srv, &session);
+    let now1 = one["now_ms"].as_u64().unwrap();
+    assert!((before..=after).contains(&now1), "{before} {now1} {after}");
+    let j = job_in(&one, &id);
+    assert_eq!(j["status"], "running");
+    let e1 = j["elapsed_ms"].as_u64().unwrap();
+    assert_eq!(e1, now1 - created, "elapsed at the time of sending: {j}");
+    assert!(e1 >= 2500, "{j}");
+    let a1 = j["last_activity_age_ms"].as_u64().unwrap();
+    assert!(a1 >= 2000, "silent for 2.5 s: {j}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let (two, _, _) = snapshot(&srv, &session);
+    let now2 = two["now_ms"].as_u64().unwrap();
+    let j = job_in(&two, &id);
+    assert_eq!(j["elapsed_ms"].as_u64().unwrap(), now2 - created, "{j}");
+    assert!(now2 - now1 >= 1500);
+    assert_eq!(
+        j["last_activity_age_ms"].as_u64().unwrap(),
+        a1 + (now2 - now1),
+        "the age of the last activity grows with the wall clock: {j}"
+    );
+
+    // Ended: its elapsed time stops, the age of its end keeps growing.
+    fs::write(env.fake_dir.join("gate"), "").unwrap();
+    assert_eq!(env.run(&["wait", &id]).code, 0);
+    let ended = state()["ended_ms"].as_u64().expect("ended_ms");
+    std::thread::sleep(Duration::from_millis(2000));
+    let (three, _, _) = snapshot(&srv, &session);
+    let now3 = three["now_ms"].as_u64().unwrap();
+    let j = job_in(&three, &id);
+    assert_eq!(j["status"], "success", "{j}");
+    assert_eq!(j["elapsed_ms"].as_u64().unwrap(), ended - created, "{j}");
+    let age = j["last_activity_age_ms"].as_u64().unwrap();
+    assert_eq!(age, now3 - ended, "ended {} ms ago: {j}", now3 - ended);
+    assert!(age >= 2000, "{j}");
+}

@@ -14,6 +14,7 @@
 //!   two actions, which call what `baton cancel` / `baton continue` call.
 //! - SIGINT or SIGTERM stops the server (exit 0); jobs are not touched.
 
+mod clock;
 mod councils;
 mod fleet;
 mod routes;

@@ -42,16 +42,21 @@ function tokens(u) {
   return u.cost_usd != null ? t + ' $' + u.cost_usd.toFixed(2) : t;
 }
 
-// Times advance in the page: the server pushes a view only when it changes.
+// Times advance in the page between pushes: every event carries its views'
+// clocks as they read when it was sent (`now_ms`), and the page adds the time
+// since it arrived. The rules are the server's (serve/clock.rs): an elapsed
+// time runs until the job ends, the age of the last activity always.
+const elapsedRuns = (s) => isLive(s) || s === 'corrupt';
 function elapsed(j) {
   const v = j.view;
-  return isLive(v.status) ? v.elapsed_ms + (performance.now() - j.at) : v.elapsed_ms;
+  return elapsedRuns(v.status) ? v.elapsed_ms + (performance.now() - j.at) : v.elapsed_ms;
 }
 function age(j) {
   const v = j.view;
   if (v.last_activity_age_ms == null) return null;
   return v.last_activity_age_ms + (performance.now() - j.at);
 }
+const ago = (a) => (a == null ? '-' : human(a) + ' ago');
 
 // Rows are kept by id and updated in place: replacing them on every frame
 // (50 peers streaming change every frame) costs the renderer a rebuild of
@@ -76,15 +81,20 @@ function row(id, kind, data) {
   return r;
 }
 
+// One cell's text, written only when it changed (text, never HTML).
+function cell(r, i, text) {
+  if (r.texts[i] !== text) {
+    r.texts[i] = text;
+    r.tds[i].textContent = text;
+  }
+}
+
 // Set a row's class and its eight cells' text and class, touching the DOM
-// only where something changed (text, never HTML).
+// only where something changed.
 function fill(r, className, texts, classes) {
   if (r.tr.className !== className) r.tr.className = className;
   for (let i = 0; i < 8; i++) {
-    if (r.texts[i] !== texts[i]) {
-      r.texts[i] = texts[i];
-      r.tds[i].textContent = texts[i];
-    }
+    cell(r, i, texts[i]);
     const c = classes[i] || '';
     if (r.classes[i] !== c) {
       r.classes[i] = c;
@@ -106,7 +116,7 @@ function jobRow(j) {
     (v.doing || '').split('\n')[0],
     String(v.files_changed.length),
     tokens(v.usage),
-    a == null ? '-' : human(a) + ' ago',
+    ago(a),
   ], ['status s-' + v.status, '', '', 'num t-elapsed', 'doing', NUM, NUM, 'num t-age']);
 }
 
@@ -115,19 +125,22 @@ function councilElapsed(c) {
   return c.status === 'running' ? c.elapsed_ms + (performance.now() - councils.at) : c.elapsed_ms;
 }
 function runElapsed(r) {
-  return isLive(r.status) ? r.elapsed_ms + (performance.now() - councils.at) : r.elapsed_ms;
+  // A lost run never recorded its end: its clock runs on, as on the server.
+  return isLive(r.status) || r.status === 'lost'
+    ? r.elapsed_ms + (performance.now() - councils.at) : r.elapsed_ms;
 }
 function runAge(r) {
   return r.last_activity_age_ms == null ? null : r.last_activity_age_ms + (performance.now() - councils.at);
 }
 
-// The rows of running councils and runs, with their clocks (advanced every second).
+// The rows of councils and their runs, with their clocks (advanced every second).
 let clocks = [];
 
 // A council is a group: its header row, then a row per member run, indented.
 function councilRows(c, out) {
   const sel = (id) => (selected && selected.id === id ? ' selected' : '');
-  const tr = fill(row(c.council_id, 'council'), 'council' + sel(c.council_id), [
+  const hr = row(c.council_id, 'council');
+  const tr = fill(hr, 'council' + sel(c.council_id), [
     (GLYPH[c.status] || '·') + ' ' + c.status,
     c.council_id,
     'council ' + c.kind,
@@ -137,13 +150,14 @@ function councilRows(c, out) {
     tokens(c.usage),
     '',
   ], ['status s-' + c.status, '', '', 'num t-elapsed', 'doing', NUM, NUM, 'num t-age']);
-  if (c.status === 'running') clocks.push([tr, { elapsed: () => councilElapsed(c) }]);
+  clocks.push([hr, { elapsed: () => councilElapsed(c) }]);
   out.push(tr);
   c.runs.forEach((r, i) => {
     const id = c.council_id + '/' + r.name;
     const who = r.who + (r.round != null ? ' r' + r.round : '');
     const a = runAge(r);
-    const rr = fill(row(id, 'run', { council: c.council_id, name: r.name }), 'run' + sel(id), [
+    const rc = row(id, 'run', { council: c.council_id, name: r.name });
+    const rr = fill(rc, 'run' + sel(id), [
       (GLYPH[r.status] || '·') + ' ' + r.status,
       (i + 1 === c.runs.length ? '└─ ' : '├─ ') + who,
       r.agent + (r.model ? ' / ' + r.model : ''),
@@ -151,9 +165,9 @@ function councilRows(c, out) {
       r.stage + (r.doing ? ' · ' + r.doing.split('\n')[0] : ''),
       '',
       tokens(r.usage),
-      a == null ? '-' : human(a) + ' ago',
+      ago(a),
     ], ['status s-' + r.status, 'tree', '', 'num t-elapsed', 'doing', NUM, NUM, 'num t-age']);
-    if (isLive(r.status)) clocks.push([rr, { elapsed: () => runElapsed(r), age: () => runAge(r) }]);
+    clocks.push([rc, { elapsed: () => runElapsed(r), age: () => runAge(r) }]);
     out.push(rr);
   });
 }
@@ -203,20 +217,18 @@ function queue() {
   }
 }
 
-// Only the clocks of running jobs move between pushes.
+// The clocks move between pushes: every row's age of its last activity, and
+// the elapsed time of what has not ended. Only changed texts touch the DOM.
 setInterval(() => {
-  for (const tr of $('jobs').children) {
-    if (tr.dataset.kind !== 'job') continue;
-    const j = jobs.get(tr.dataset.id);
-    if (!j || !isLive(j.view.status)) continue;
-    tr.querySelector('.t-elapsed').textContent = human(elapsed(j));
-    const a = age(j);
-    if (a != null) tr.querySelector('.t-age').textContent = human(a) + ' ago';
+  for (const j of jobs.values()) {
+    const r = rowCache.get(j.view.job_id);
+    if (!r) continue;
+    cell(r, 3, human(elapsed(j)));
+    cell(r, 7, ago(age(j)));
   }
-  for (const [tr, c] of clocks) {
-    tr.querySelector('.t-elapsed').textContent = human(c.elapsed());
-    const a = c.age && c.age();
-    if (a != null) tr.querySelector('.t-age').textContent = human(a) + ' ago';
+  for (const [r, c] of clocks) {
+    cell(r, 3, human(c.elapsed()));
+    if (c.age) cell(r, 7, ago(c.age()));
   }
 }, 1000);
 
