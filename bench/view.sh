@@ -135,10 +135,9 @@ token = url.split("#token=", 1)[1]
 origin = f"http://127.0.0.1:{port}"
 c = http.client.HTTPConnection("127.0.0.1", port)
 c.request("POST", "/api/session", json.dumps({"token": token}), {"Content-Type": "application/json", "Origin": origin})
-r = c.getresponse(); r.read()
-cookie = r.getheader("Set-Cookie").split(";", 1)[0]
+session = json.loads(c.getresponse().read())["session"]
 c = http.client.HTTPConnection("127.0.0.1", port)
-c.request("GET", "/api/events", headers={"Cookie": cookie})
+c.request("GET", "/api/events", headers={"Authorization": "Bearer " + session})
 r = c.getresponse()
 while r.fp.readline():
     pass
@@ -157,10 +156,9 @@ token = url.split("#token=", 1)[1]
 origin = f"http://127.0.0.1:{port}"
 c = http.client.HTTPConnection("127.0.0.1", port)
 c.request("POST", "/api/session", json.dumps({"token": token}), {"Content-Type": "application/json", "Origin": origin})
-r = c.getresponse(); r.read()
-cookie = r.getheader("Set-Cookie").split(";", 1)[0]
+session = json.loads(c.getresponse().read())["session"]
 c = http.client.HTTPConnection("127.0.0.1", port)
-c.request("GET", f"/api/jobs/{job}/events", headers={"Cookie": cookie})
+c.request("GET", f"/api/jobs/{job}/events", headers={"Authorization": "Bearer " + session})
 r = c.getresponse()
 time.sleep(1)  # past the backlog
 for i in range(10):

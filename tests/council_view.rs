@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::council::{AGENTS, council, good_scenario, setup};
-use crate::serve::Server;
+use crate::serve::{Server, bearer};
 use crate::support::council::Stage;
 use crate::support::wait_for;
 use crate::support::{Env, Run};
@@ -165,14 +165,43 @@ fn serve_lists_the_council_streams_a_run_and_cancels_it() {
         "codex never started"
     );
     let srv = Server::start(&env);
-    let cookie = srv.login();
+    let session = srv.login();
 
     // The fleet carries the council, first event and JSON route alike.
-    let mut s = srv.stream("/api/events", &cookie);
+    let mut s = srv.stream("/api/events", &session);
     let quoted = format!(r#""council_id":"{id}""#);
     let t = s.until("the council in the fleet", |t| t.contains(&quoted));
     assert!(t.contains(r#""councils":["#), "{t}");
-    let snap = srv.get("/api/jobs", &cookie).json();
+    // Its clock is read when the event is sent, not when the council last
+    // changed: a page opened later sees the time it has been running.
+    let elapsed = |t: &str| -> (u64, u64, u64) {
+        let d = t.split("event: snapshot\ndata: ").nth(1).unwrap();
+        let v: Value = serde_json::from_str(d.split('\n').next().unwrap()).unwrap();
+        let c = v["councils"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["council_id"] == id.as_str())
+            .unwrap_or_else(|| panic!("{v}"))
+            .clone();
+        let n = |x: &Value| x.as_u64().unwrap();
+        (n(&v["now_ms"]), n(&c["created_ms"]), n(&c["elapsed_ms"]))
+    };
+    let (now1, created, e1) = elapsed(&t);
+    assert_eq!(e1, now1 - created, "{t}");
+    // Wall time has to pass: that is what is tested.
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut again = srv.stream("/api/events", &session);
+    let t2 = again.until("a second snapshot", |t| {
+        t.split("event: snapshot\ndata: ")
+            .nth(1)
+            .is_some_and(|d| d.contains('\n'))
+    });
+    let (now2, _, e2) = elapsed(&t2);
+    assert_eq!(e2, now2 - created, "{t2}");
+    assert!(e2 >= e1 + 1500, "{e1} then {e2}");
+    drop(again);
+    let snap = srv.get("/api/jobs", &session).json();
     let c = snap["councils"]
         .as_array()
         .unwrap()
@@ -193,7 +222,7 @@ fn serve_lists_the_council_streams_a_run_and_cancels_it() {
     // The run's transcript follows its log.
     let mut tr = srv.stream(
         &format!("/api/councils/{id}/runs/proposing-m0/events"),
-        &cookie,
+        &session,
     );
     tr.until("the run's command", |t| t.contains("$ rg -n cache src"));
 
@@ -210,7 +239,7 @@ fn serve_lists_the_council_streams_a_run_and_cancels_it() {
             404,
         ),
     ] {
-        let r = srv.get(&path, &cookie);
+        let r = srv.get(&path, &session);
         assert_eq!(r.code, code, "{path}: {}", r.body);
         assert_eq!(r.json()["status"], "error", "{path}");
     }
@@ -220,24 +249,44 @@ fn serve_lists_the_council_streams_a_run_and_cancels_it() {
         &[],
         None,
     );
-    assert_eq!(r.code, 401, "the transcript needs the cookie");
+    assert_eq!(r.code, 401, "the transcript needs the session");
 
-    // Cancel needs the cookie and this page's Origin.
+    // Cancel needs the session, this page's Origin and a JSON body.
     let cancel = format!("/api/councils/{id}/cancel");
     let o = srv.origin();
+    let auth = bearer(&session);
     let r = srv.req("POST", &cancel, &[("Origin", &o)], Some("{}"));
-    assert_eq!(r.code, 401, "no cookie");
+    assert_eq!(r.code, 401, "no session");
+    let cookie = format!("baton_session={session}");
     let r = srv.req(
         "POST",
         &cancel,
-        &[("Cookie", &cookie), ("Origin", "http://evil.example")],
+        &[("Cookie", &cookie), ("Origin", &o)],
+        Some("{}"),
+    );
+    assert_eq!(r.code, 401, "a cookie is no session");
+    let r = srv.req(
+        "POST",
+        &cancel,
+        &[("Authorization", &auth), ("Origin", "http://evil.example")],
         Some("{}"),
     );
     assert_eq!(r.code, 403, "a foreign Origin");
-    let r = srv.req("POST", &cancel, &[("Cookie", &cookie)], Some("{}"));
+    let r = srv.req("POST", &cancel, &[("Authorization", &auth)], Some("{}"));
     assert_eq!(r.code, 403, "no Origin");
+    let r = srv.req(
+        "POST",
+        &cancel,
+        &[
+            ("Authorization", &auth),
+            ("Origin", &o),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        Some(""),
+    );
+    assert_eq!(r.code, 415, "a form: {}", r.body);
     assert_eq!(council(&env, &["status", &id]).json()["stage"], "proposing");
-    let r = srv.post(&cancel, &cookie, "{}");
+    let r = srv.post(&cancel, &session, "{}");
     assert_eq!(r.code, 200, "{}", r.body);
     assert_eq!(r.json()["stage"], "cancelled", "{}", r.body);
     assert_eq!(council(&env, &["status", &id]).json()["stage"], "cancelled");

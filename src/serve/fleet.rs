@@ -8,11 +8,13 @@
 //! whose files changed gets its new log bytes read (bounded, from the
 //! remembered offset) and its view rebuilt; its `stalled` flag and its runner's
 //! lock (a dead runner makes it `lost`) are rechecked on a slower clock. Each
-//! job's view is kept as its JSON text behind an `Arc`: a subscriber finds
-//! what changed by pointer, and times (`elapsed_ms`, ages) are advanced by the
-//! page itself, so a silent fleet publishes nothing. The project's councils
-//! are followed alongside (`view::council_watch`) and published as one JSON
-//! array that is replaced only when a council changes.
+//! job's view is published behind an `Arc` with the time its clocks were read
+//! (`clock::Timed`): a subscriber finds what changed by pointer, and the
+//! clocks (`elapsed_ms`, ages) are advanced to the moment an event is sent
+//! (`clock`), so a silent fleet publishes nothing and a page opened later
+//! still reads the time of now. The project's councils are followed
+//! alongside (`view::council_watch`) and published as one array that is
+//! replaced only when a council changes.
 
 use std::collections::HashMap;
 use std::os::unix::fs::MetadataExt;
@@ -22,10 +24,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
 
+use super::clock::{self, Timed};
 use super::wake::Waker;
 use crate::agent::Agent;
 use crate::job::store::{Job, Store, now_ms};
 use crate::view::Tail;
+use crate::view::council::CouncilView;
 use crate::view::council_watch::Councils;
 use crate::view::watch::{JobView, view};
 
@@ -43,34 +47,31 @@ const FIRST_READ: u64 = 8 << 20;
 /// looked at as a launch cut short (and repaired, as `watch --once` does).
 const LAUNCH_GRACE_MS: u64 = 10_000;
 
+/// One job's view as published, with the time its clocks were read.
+pub type JobEntry = Arc<Timed<JobView>>;
+
 /// Every job as the page shows it, in `watch`'s order.
 #[derive(Debug, Default)]
 pub struct Fleet {
-    /// When these views were taken (the page advances times from here).
-    pub now_ms: u64,
-    /// `(job id, the job's view as JSON)`; an unchanged job keeps its `Arc`.
-    pub jobs: Vec<(String, Arc<str>)>,
-    /// Every council (`view::council::CouncilView`) as one JSON array; the
-    /// same `Arc` while no council changed.
-    pub councils: Arc<str>,
+    /// `(job id, the job's view)`; an unchanged job keeps its `Arc`.
+    pub jobs: Vec<(String, JobEntry)>,
+    /// Every council, in `watch`'s order; the same `Arc` while no council changed.
+    pub councils: Arc<Vec<Timed<CouncilView>>>,
 }
 
 impl Fleet {
-    /// The whole fleet as one JSON object (the first SSE event).
-    pub fn to_json(&self) -> String {
-        let mut s = format!(r#"{{"now_ms":{},"jobs":["#, self.now_ms);
+    /// The whole fleet as one JSON object with its clocks at `now_ms` (the
+    /// first SSE event).
+    pub fn to_json(&self, now_ms: u64) -> String {
+        let mut s = format!(r#"{{"now_ms":{now_ms},"jobs":["#);
         for (i, (_, j)) in self.jobs.iter().enumerate() {
             if i > 0 {
                 s.push(',');
             }
-            s.push_str(j);
+            s.push_str(&clock::json(j, now_ms));
         }
         s.push_str("],\"councils\":");
-        s.push_str(if self.councils.is_empty() {
-            "[]"
-        } else {
-            &self.councils
-        });
+        s.push_str(&clock::json_array(&self.councils, now_ms));
         s.push('}');
         s
     }
@@ -93,8 +94,10 @@ fn sig(job: &Job) -> Sig {
 
 struct Tracked {
     job: Job,
+    /// The view as the watcher keeps it (its clocks re-read on every probe).
     view: JobView,
-    json: Arc<str>,
+    /// The view as last published: at its last change.
+    published: JobEntry,
     /// Only while running.
     live: Option<Running>,
 }
@@ -121,7 +124,7 @@ pub struct Watcher {
     dir_sig: Option<(i64, i64)>,
     last_probe: Instant,
     councils: Councils,
-    councils_json: Arc<str>,
+    councils_views: Arc<Vec<Timed<CouncilView>>>,
     councils_listed: Instant,
 }
 
@@ -135,7 +138,7 @@ impl Watcher {
             dir_sig: None,
             last_probe: Instant::now(),
             councils: Councils::new(councils),
-            councils_json: Arc::from("[]"),
+            councils_views: Arc::default(),
             councils_listed: Instant::now(),
         }
     }
@@ -157,9 +160,13 @@ impl Watcher {
             self.councils_listed = Instant::now();
         }
         if self.councils.refresh(now, relist) {
-            self.councils_json = serde_json::to_string(&self.councils.views())
-                .unwrap_or_else(|_| "[]".into())
-                .into();
+            self.councils_views = Arc::new(
+                self.councils
+                    .views_read_at()
+                    .into_iter()
+                    .map(|(view, at_ms)| Timed { view, at_ms })
+                    .collect(),
+            );
             changed = true;
         }
         changed
@@ -220,12 +227,11 @@ impl Watcher {
                 .then_with(|| b.job.id.cmp(&a.job.id))
         });
         Fleet {
-            now_ms: now_ms(),
             jobs: v
                 .iter()
-                .map(|t| (t.job.id.clone(), t.json.clone()))
+                .map(|t| (t.job.id.clone(), t.published.clone()))
                 .collect(),
-            councils: self.councils_json.clone(),
+            councils: self.councils_views.clone(),
         }
     }
 }
@@ -234,7 +240,7 @@ impl Tracked {
     fn new(job: Job, now: u64) -> Tracked {
         let v = view(&job, &job.read_state().ok(), now);
         let mut t = Tracked {
-            json: to_json(&v),
+            published: publish(&v, now),
             view: v,
             job,
             live: None,
@@ -291,7 +297,7 @@ impl Tracked {
         }
         let Some(r) = self.live.as_mut() else {
             // Ended: the view is final.
-            self.json = to_json(&self.view);
+            self.published = publish(&self.view, now);
             return true;
         };
         let before = self.view.status;
@@ -327,14 +333,18 @@ impl Tracked {
         }
         let changed = output_changed || state_changed || self.view.status != before;
         if changed {
-            self.json = to_json(&self.view);
+            self.published = publish(&self.view, now);
         }
         changed
     }
 }
 
-fn to_json(v: &JobView) -> Arc<str> {
-    serde_json::to_string(v).unwrap_or_default().into()
+/// `v`, whose clocks were read at `now`, as published.
+fn publish(v: &JobView, now: u64) -> JobEntry {
+    Arc::new(Timed {
+        view: v.clone(),
+        at_ms: now,
+    })
 }
 
 /// Run the watcher on its own thread until the receiver side is gone.
@@ -398,7 +408,7 @@ mod tests {
         w.update();
         assert!(!w.update());
         assert_eq!(
-            w.fleet().to_json().split(r#""jobs":"#).nth(1),
+            w.fleet().to_json(5).split(r#""jobs":"#).nth(1),
             Some(r#"[],"councils":[]}"#)
         );
     }

@@ -5,7 +5,8 @@
 //! - One current-thread tokio runtime serves HTTP/1.1 on 127.0.0.1 (a port
 //!   the OS picks unless `--port`). On start it prints one JSON line
 //!   `{"url", "port", "pid"}`; the URL carries a fresh 256-bit token in its
-//!   fragment (`security`), which the page trades for a session cookie.
+//!   fragment (`security`), which the page trades once for a session it
+//!   keeps in its own origin-scoped storage and sends as a header (no cookie).
 //! - `fleet` watches the store on its own thread (woken by `wake`) and
 //!   publishes only changes; `sse` turns them into events per page, and tails
 //!   one job's log for the page's detail pane.
@@ -13,6 +14,7 @@
 //!   two actions, which call what `baton cancel` / `baton continue` call.
 //! - SIGINT or SIGTERM stops the server (exit 0); jobs are not touched.
 
+mod clock;
 mod councils;
 mod fleet;
 mod routes;

@@ -101,14 +101,15 @@ struct TokenBody {
     token: String,
 }
 
-/// `POST /api/session {"token": …}`: the token for the session cookie.
-async fn session(State(app): State<App>, body: Option<Json<TokenBody>>) -> Response {
-    match body {
-        Some(Json(b)) if app.sec.token_ok(&b.token) => (
-            StatusCode::NO_CONTENT,
-            [(header::SET_COOKIE, app.sec.set_cookie())],
-        )
-            .into_response(),
+/// `POST /api/session {"token": …}` → `{"session": …}`: the start token
+/// for the session the page presents as `Authorization: Bearer`. No cookie:
+/// a browser would send it to every port of 127.0.0.1 (docs/serve.md).
+/// Any body that is not a token (malformed, no `token`) is a wrong token.
+async fn session(State(app): State<App>, body: axum::body::Bytes) -> Response {
+    match serde_json::from_slice::<TokenBody>(&body) {
+        Ok(b) if app.sec.token_ok(&b.token) => {
+            Json(serde_json::json!({ "session": app.sec.session })).into_response()
+        }
         _ => (StatusCode::UNAUTHORIZED, "baton serve: wrong token\n").into_response(),
     }
 }

@@ -1,14 +1,17 @@
-//! The server's gate: the start token, the session cookie it is exchanged
-//! for, the Host/Origin/cookie checks on every request, and the headers.
+//! The server's gate: the start token, the session token it is exchanged
+//! for, the Host/Origin/session/Content-Type checks on every request, and the headers.
 //!
 //! Why each check exists (docs/serve.md has the whole model):
 //! - Host: a page on another site can point its own name at 127.0.0.1 (DNS
 //!   rebinding) and then talk to us as "same origin"; it cannot make the
 //!   browser send `Host: 127.0.0.1:PORT`, so any other Host is refused.
 //! - Origin on POST: a cross-site form or fetch carries its own Origin.
-//! - Cookie: the token lives only in the URL fragment (never sent to a
-//!   server, never in a log); the page trades it once for an HttpOnly,
-//!   SameSite=Strict cookie that scripts cannot read and other sites cannot send.
+//! - Session in a header, never a cookie: a browser sends a cookie of
+//!   `127.0.0.1` to every port of that host, so any other local listener
+//!   would receive it. The page keeps the session in its own memory and
+//!   `sessionStorage` (both scoped to scheme, host *and* port) and sends it
+//!   as `Authorization: Bearer …`, which no browser adds by itself.
+//! - Content-Type on POST: a plain HTML form cannot send `application/json`.
 
 use std::io::Read;
 
@@ -20,22 +23,20 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::{Error, Result};
 
-/// The name of the session cookie.
-pub const COOKIE: &str = "baton_session";
-
 /// The headers every response carries.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
 connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; \
 frame-ancestors 'none'";
 
 /// What one start of the server knows: its port, the token printed in the
-/// URL, and the session value the cookie carries.
+/// URL, and the session the page presents on every API call.
 #[derive(Debug, Clone)]
 pub struct Secrets {
     pub port: u16,
     /// 256 bits, hex: printed once, in the URL's fragment.
     pub token: String,
-    /// 256 bits, hex: a different value, set as the cookie by `/api/session`.
+    /// 256 bits, hex: a different value, handed out by `/api/session` in
+    /// exchange for the token and presented as `Authorization: Bearer`.
     pub session: String,
 }
 
@@ -48,14 +49,20 @@ impl Secrets {
         })
     }
 
-    /// The hosts a browser on this machine sends for us.
-    fn host_ok(&self, host: &str) -> bool {
-        host == format!("127.0.0.1:{}", self.port) || host == format!("localhost:{}", self.port)
+    /// The hosts a browser on this machine sends for us. On port 80 a
+    /// browser leaves the port out (`Host: 127.0.0.1`), so that form is
+    /// ours there, and only there.
+    pub fn host_ok(&self, host: &str) -> bool {
+        ["127.0.0.1", "localhost"].iter().any(|name| {
+            host == format!("{name}:{}", self.port) || (self.port == 80 && host == *name)
+        })
     }
 
-    fn origin_ok(&self, origin: &str) -> bool {
-        origin == format!("http://127.0.0.1:{}", self.port)
-            || origin == format!("http://localhost:{}", self.port)
+    /// The origins of our own page (the port left out on 80, as browsers do).
+    pub fn origin_ok(&self, origin: &str) -> bool {
+        origin
+            .strip_prefix("http://")
+            .is_some_and(|host| self.host_ok(host))
     }
 
     /// Whether `token` is the start token (constant time).
@@ -63,24 +70,29 @@ impl Secrets {
         ct_eq(token.as_bytes(), self.token.as_bytes())
     }
 
-    /// Whether the request carries our session cookie (constant time).
-    fn cookie_ok(&self, headers: &HeaderMap) -> bool {
+    /// Whether the request presents our session as `Authorization: Bearer`
+    /// (constant time). A cookie is not looked at: none is ever set.
+    pub fn session_ok(&self, headers: &HeaderMap) -> bool {
         headers
-            .get_all(header::COOKIE)
+            .get_all(header::AUTHORIZATION)
             .iter()
             .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|kv| kv.trim().split_once('='))
-            .any(|(k, v)| k == COOKIE && ct_eq(v.as_bytes(), self.session.as_bytes()))
+            .filter_map(|v| v.trim().split_once(' '))
+            .any(|(scheme, v)| {
+                scheme.eq_ignore_ascii_case("bearer")
+                    && ct_eq(v.trim().as_bytes(), self.session.as_bytes())
+            })
     }
+}
 
-    /// The `Set-Cookie` value for a browser that showed the token.
-    pub fn set_cookie(&self) -> String {
-        format!(
-            "{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/",
-            self.session
-        )
-    }
+/// Whether the request's body is declared JSON (`application/json`, any
+/// parameters such as `charset` allowed).
+fn json_body(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
 }
 
 /// 32 bytes from the kernel's CSPRNG, as 64 hex digits.
@@ -110,8 +122,9 @@ fn refuse(code: StatusCode, why: &'static str) -> Response {
         .into_response()
 }
 
-/// Every request: Host, then Origin on a POST, then the cookie on `/api/`
-/// (except the token exchange itself, which proves the token instead).
+/// Every request: Host, then Origin on a POST, then the session on `/api/`
+/// (except the token exchange itself, which proves the token instead), then
+/// a JSON Content-Type on a POST.
 pub async fn gate(
     State(sec): State<std::sync::Arc<Secrets>>,
     req: Request,
@@ -150,7 +163,8 @@ fn check(sec: &Secrets, req: &Request) -> Option<Response> {
             "baton serve: this server answers only to 127.0.0.1 and localhost\n",
         ));
     }
-    if req.method() != Method::GET && req.method() != Method::HEAD {
+    let change = req.method() != Method::GET && req.method() != Method::HEAD;
+    if change {
         let origin = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok());
         if !origin.is_some_and(|o| sec.origin_ok(o)) {
             return Some(refuse(
@@ -160,10 +174,22 @@ fn check(sec: &Secrets, req: &Request) -> Option<Response> {
         }
     }
     let path = req.uri().path();
-    if path.starts_with("/api/") && path != "/api/session" && !sec.cookie_ok(headers) {
-        return Some(refuse(
+    if path.starts_with("/api/") && path != "/api/session" && !sec.session_ok(headers) {
+        let mut r = refuse(
             StatusCode::UNAUTHORIZED,
             "baton serve: no session; open the URL `baton serve` printed (with its #token)\n",
+        );
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"baton serve\""),
+        );
+        return Some(r);
+    }
+    // After the session check: a stranger learns nothing about the routes.
+    if change && !json_body(headers) {
+        return Some(refuse(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "baton serve: a change takes a JSON body (Content-Type: application/json)\n",
         ));
     }
     None
@@ -204,26 +230,71 @@ mod tests {
         let s = sec();
         assert!(s.host_ok("127.0.0.1:4242") && s.host_ok("localhost:4242"));
         assert!(!s.host_ok("evil.example:4242") && !s.host_ok("127.0.0.1:4243"));
-        assert!(!s.host_ok("127.0.0.1"));
-        assert!(s.origin_ok("http://localhost:4242"));
+        assert!(!s.host_ok("127.0.0.1"), "the bare host means port 80");
+        assert!(!s.host_ok("127.0.0.1:4242.evil.example") && !s.host_ok(""));
+        assert!(s.origin_ok("http://localhost:4242") && s.origin_ok("http://127.0.0.1:4242"));
         assert!(!s.origin_ok("https://127.0.0.1:4242") && !s.origin_ok("null"));
+        assert!(!s.origin_ok("http://127.0.0.1") && !s.origin_ok("http://127.0.0.1:4243"));
     }
 
     #[test]
-    fn the_cookie_must_be_ours() {
+    fn on_port_80_the_host_without_its_port_is_ours() {
+        // Browsers leave the default port out of Host and Origin.
+        let s = Secrets { port: 80, ..sec() };
+        assert!(s.host_ok("127.0.0.1") && s.host_ok("localhost"));
+        assert!(s.host_ok("127.0.0.1:80") && s.host_ok("localhost:80"));
+        assert!(s.origin_ok("http://127.0.0.1") && s.origin_ok("http://localhost"));
+        assert!(!s.host_ok("evil.example") && !s.host_ok("127.0.0.1:8080"));
+        assert!(!s.origin_ok("http://evil.example") && !s.origin_ok("https://127.0.0.1"));
+    }
+
+    #[test]
+    fn the_session_is_a_bearer_header_never_a_cookie() {
         let s = sec();
+        let session = "s".repeat(64);
         let mut h = HeaderMap::new();
-        assert!(!s.cookie_ok(&h));
+        assert!(!s.session_ok(&h));
         h.insert(
             header::COOKIE,
-            format!("a=b; {COOKIE}={}", "s".repeat(64)).parse().unwrap(),
+            format!("baton_session={session}").parse().unwrap(),
         );
-        assert!(s.cookie_ok(&h));
+        assert!(!s.session_ok(&h), "a cookie is not a session");
         h.insert(
-            header::COOKIE,
-            format!("{COOKIE}={}", "t".repeat(64)).parse().unwrap(),
+            header::AUTHORIZATION,
+            format!("Bearer {session}").parse().unwrap(),
         );
-        assert!(!s.cookie_ok(&h), "the token is not the session");
-        assert!(s.set_cookie().contains("HttpOnly; SameSite=Strict; Path=/"));
+        assert!(s.session_ok(&h));
+        h.insert(
+            header::AUTHORIZATION,
+            format!("bearer {session}").parse().unwrap(),
+        );
+        assert!(s.session_ok(&h), "the scheme is case-insensitive");
+        for wrong in [
+            format!("Bearer {}", "t".repeat(64)),
+            format!("Basic {session}"),
+            format!("Bearer {}", &session[1..]),
+            session.clone(),
+        ] {
+            h.insert(header::AUTHORIZATION, wrong.parse().unwrap());
+            assert!(!s.session_ok(&h), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn a_json_body_is_application_json() {
+        let mut h = HeaderMap::new();
+        assert!(!json_body(&h));
+        for (ct, ok) in [
+            ("application/json", true),
+            ("application/json; charset=utf-8", true),
+            ("Application/JSON", true),
+            ("application/x-www-form-urlencoded", false),
+            ("text/plain", false),
+            ("multipart/form-data; boundary=x", false),
+            ("application/jsonx", false),
+        ] {
+            h.insert(header::CONTENT_TYPE, ct.parse().unwrap());
+            assert_eq!(json_body(&h), ok, "{ct}");
+        }
     }
 }

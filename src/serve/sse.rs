@@ -4,7 +4,9 @@
 //! Fleet: one `snapshot` event, then a `job` event per job whose view
 //! changed and a `gone` event per removed job — found by comparing each
 //! job's `Arc` with the last one sent, so a silent fleet sends nothing —
-//! and a `councils` event (the whole array) when a council changed.
+//! and a `councils` event (the whole array) when a council changed. Every
+//! event carries `now_ms`, the time it was made, and its views' clocks as
+//! they read then (`clock`), however long ago the view last changed.
 //! Transcript (a job's, or a council run's: `Source`): the last `BACKLOG` activities from the reducer (a
 //! bounded read of its log's end), then new ones as they come, then `end`.
 //! A transcript is read by its own thread, which stops once the page is gone.
@@ -21,10 +23,12 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 
-use super::fleet::{Fleet, TICK};
+use super::clock;
+use super::fleet::{Fleet, JobEntry, TICK};
 use super::wake::Waker;
 use crate::agent::Agent;
 use crate::job::store::Job;
+use crate::job::store::now_ms;
 use crate::view::{Activity, Tail, render};
 
 /// Most activities sent before live ones (the page keeps about as many lines).
@@ -57,13 +61,14 @@ pub fn fleet(
     let (tx, out) = mpsc::channel(64);
     tokio::spawn(async move {
         let first = rx.borrow_and_update().clone();
-        let mut sent: HashMap<String, Arc<str>> = first
+        let mut sent: HashMap<String, JobEntry> = first
             .jobs
             .iter()
             .map(|(id, j)| (id.clone(), j.clone()))
             .collect();
+        let snapshot = first.to_json(now_ms());
         if tx
-            .send(Event::default().event("snapshot").data(first.to_json()))
+            .send(Event::default().event("snapshot").data(snapshot))
             .await
             .is_err()
         {
@@ -72,15 +77,19 @@ pub fn fleet(
         let mut councils = first.councils.clone();
         while rx.changed().await.is_ok() {
             let f = rx.borrow_and_update().clone();
+            let now = now_ms();
             let mut events = Vec::new();
             if !Arc::ptr_eq(&councils, &f.councils) {
                 councils = f.councils.clone();
-                let data = format!(r#"{{"now_ms":{},"councils":{councils}}}"#, f.now_ms);
+                let data = format!(
+                    r#"{{"now_ms":{now},"councils":{}}}"#,
+                    clock::json_array(&councils, now)
+                );
                 events.push(Event::default().event("councils").data(data));
             }
             for (id, j) in &f.jobs {
                 if sent.get(id).is_none_or(|old| !Arc::ptr_eq(old, j)) {
-                    let data = format!(r#"{{"now_ms":{},"job":{j}}}"#, f.now_ms);
+                    let data = format!(r#"{{"now_ms":{now},"job":{}}}"#, clock::json(j, now));
                     events.push(Event::default().event("job").data(data));
                     sent.insert(id.clone(), j.clone());
                 }

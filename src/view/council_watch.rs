@@ -32,6 +32,8 @@ struct Entry {
     runs: Vec<RunRecord>,
     alive: bool,
     view: CouncilView,
+    /// When `view`'s clocks were read (serve advances them from here).
+    at_ms: u64,
 }
 
 impl Entry {
@@ -115,6 +117,7 @@ impl Councils {
             let v = council::view(&e.rec, &e.runs, e.alive, now, &mut self.follow);
             changed |= timeless(&v) != timeless(&e.view);
             e.view = v;
+            e.at_ms = now;
             if e.running() {
                 running.extend(e.view.runs.iter().filter_map(|r| r.log.clone()));
             }
@@ -136,6 +139,7 @@ impl Councils {
             runs,
             alive,
             view,
+            at_ms: now,
         })
     }
 
@@ -144,6 +148,18 @@ impl Councils {
         let mut v: Vec<CouncilView> = self.entries.values().map(|e| e.view.clone()).collect();
         council::sort(&mut v);
         v
+    }
+
+    /// Every council as `views` orders them, each with the time its
+    /// clocks were read (an ended council is not re-read on every look).
+    pub fn views_read_at(&self) -> Vec<(CouncilView, u64)> {
+        self.views()
+            .into_iter()
+            .map(|v| {
+                let at = self.entries.get(&v.council_id).map_or(0, |e| e.at_ms);
+                (v, at)
+            })
+            .collect()
     }
 
     /// Directories whose changes matter: the councils folder, and each

@@ -1,6 +1,11 @@
 // The browser test of `baton serve` (`make e2e-browser`): Debian's headless
 // Chromium, driven over the DevTools protocol by a pinned playwright-core,
-// opens the page with its token, sees a fake job appear and finish, cancels
+// opens the page with its token (no cookie: a session kept in the page's
+// sessionStorage), checks that a page of another local port receives nothing
+// that works against the server, that a tab without the token gets nothing,
+// that the clocks read true in a tab opened late and move without events,
+// and that two servers side by side both keep working; sees a fake job
+// appear and finish, cancels
 // a running job (accepting the confirm), continues an ended one, keeps a
 // long live transcript within its 2,000-line bound, and saves a screenshot;
 // then a council (the council fake as codex, claude and pi, every member held
@@ -14,6 +19,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -35,8 +41,9 @@ const { chromium } = require('playwright-core');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-browser-'));
 const bin = path.join(tmp, 'bin');
 const work = path.join(tmp, 'work');
+const work2 = path.join(tmp, 'work2'); // the second server's project
 const fake = path.join(tmp, 'fake');
-for (const d of [bin, work, fake]) fs.mkdirSync(d, { recursive: true });
+for (const d of [bin, work, work2, fake]) fs.mkdirSync(d, { recursive: true });
 // The fake peer: it records its prompt, starts a command, waits for the gate
 // its prompt names (`gate:NAME`), then answers — with markup that must stay text.
 fs.writeFileSync(path.join(bin, 'codex'), `#!/bin/sh
@@ -63,23 +70,72 @@ const env = {
 };
 for (const k of ['BATON_AGENT', 'BATON_MODEL', 'BATON_ACCESS', 'BATON_DEPTH']) delete env[k];
 
-function baton(...args) {
-  const r = spawnSync(BATON, args, { cwd: work, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+function batonIn(cwd, ...args) {
+  const r = spawnSync(BATON, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status !== 0) fail(`baton ${args.join(' ')} exited ${r.status}: ${r.stdout}${r.stderr}`);
   return JSON.parse(r.stdout);
 }
-const startJob = (task) => baton('run', '--async', '--agent', 'codex', task).job_id;
+const baton = (...args) => batonIn(work, ...args);
+const startJob = (task, cwd = work) => batonIn(cwd, 'run', '--async', '--agent', 'codex', task).job_id;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Seconds from the page's "12s", "1m05s" or "2h03m" (an "ago" after it is ignored).
+function seconds(text) {
+  const m = /^(?:(\d+)h(\d+)m|(?:(\d+)m)?(\d+)s)/.exec(text.trim());
+  if (!m) fail(`not a duration: ${text}`);
+  return m[1] ? m[1] * 3600 + m[2] * 60 : (Number(m[3]) || 0) * 60 + Number(m[4]);
+}
 
-// --- the server ----------------------------------------------------------------
-const server = spawn(BATON, ['serve'], { cwd: work, env, stdio: ['ignore', 'pipe', 'inherit'] });
-const first = await new Promise((resolve, reject) => {
-  const rl = readline.createInterface({ input: server.stdout });
-  rl.once('line', resolve);
-  server.once('exit', (c) => reject(new Error(`baton serve exited ${c}`)));
-}).catch((e) => fail(e.message));
-const started = JSON.parse(first);
-if (!/^http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]{64}$/.test(started.url)) fail(`url: ${started.url}`);
+// --- the servers ---------------------------------------------------------------
+const servers = [];
+async function startServer(cwd) {
+  const srv = spawn(BATON, ['serve'], { cwd, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  servers.push(srv);
+  const line = await new Promise((resolve, reject) => {
+    const rl = readline.createInterface({ input: srv.stdout });
+    rl.once('line', resolve);
+    srv.once('exit', (c) => reject(new Error(`baton serve exited ${c}`)));
+  }).catch((e) => fail(e.message));
+  const s = JSON.parse(line);
+  if (!/^http:\/\/127\.0\.0\.1:\d+\/#token=[0-9a-f]{64}$/.test(s.url)) fail(`url: ${s.url}`);
+  s.token = s.url.split('#token=')[1];
+  return s;
+}
+// `fail` exits at once: the servers go with it.
+process.on('exit', () => { for (const srv of servers) srv.kill('SIGTERM'); });
+const started = await startServer(work);
 say(`server on port ${started.port}`);
+
+// One request to baton's server from outside any browser, with these headers.
+function raw(port, method, p, headers, body) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path: p, headers }, (res) => {
+      let text = '';
+      res.on('data', (c) => { text += c; });
+      res.on('end', () => resolve({ status: res.statusCode, text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// Another local listener (a dev server, another user's process): it records
+// every request the browser sends it.
+const seen = [];
+const other = http.createServer((req, res) => {
+  seen.push({ url: req.url, headers: req.headers });
+  if (req.url === '/') {
+    res.writeHead(200, { 'Content-Type': 'text/html' });
+    res.end('<!doctype html><title>other</title><script src="/other.js"></script><img src="/pixel.png">');
+  } else if (req.url === '/other.js') {
+    res.writeHead(200, { 'Content-Type': 'text/javascript' });
+    res.end("fetch('/probe', { credentials: 'include' }).then(() => { document.title = 'probed'; });");
+  } else {
+    res.writeHead(200, { 'Content-Type': 'text/plain' });
+    res.end('ok');
+  }
+});
+await new Promise((r) => other.listen(0, '127.0.0.1', r));
+const otherPort = other.address().port;
 
 const userData = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-chromium-'));
 let ctx;
@@ -95,10 +151,13 @@ try {
   });
   page = ctx.pages()[0] || await ctx.newPage();
   const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
-  page.on('pageerror', (e) => problems.push(String(e)));
-  // Nothing but our server: any other request fails the test.
-  await page.route('**/*', (route) => {
+  const watchPage = (p) => {
+    p.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+    p.on('pageerror', (e) => problems.push(String(e)));
+  };
+  watchPage(page);
+  // Nothing but 127.0.0.1, from any tab: any other request fails the test.
+  await ctx.route('**/*', (route) => {
     const u = new URL(route.request().url());
     if (u.hostname !== '127.0.0.1') {
       problems.push(`request to ${u.href}`);
@@ -106,17 +165,22 @@ try {
     }
     return route.continue();
   });
-  const row = (id) => page.locator(`#jobs tr[data-id="${id}"]`);
-  const status = (id, s) => row(id).locator(`td.status.s-${s}`).waitFor({ timeout: 20000 });
+  const rowIn = (p, id) => p.locator(`#jobs tr[data-id="${id}"]`);
+  const statusIn = (p, id, s) => rowIn(p, id).locator(`td.status.s-${s}`).waitFor({ timeout: 20000 });
+  const row = (id) => rowIn(page, id);
+  const status = (id, s) => statusIn(page, id, s);
+  const live = (p) => p.locator('#conn', { hasText: 'live' }).waitFor({ timeout: 10000 });
+  const sessionOf = (p) => p.evaluate(() => sessionStorage.getItem('baton-session'));
 
   await page.goto(started.url);
-  await page.locator('#conn', { hasText: 'live' }).waitFor({ timeout: 10000 });
+  await live(page);
   if (new URL(page.url()).hash !== '') fail(`the token stayed in the address bar: ${page.url()}`);
   const cookies = await ctx.cookies();
-  const c = cookies.find((k) => k.name === 'baton_session');
-  if (!c || !c.httpOnly || c.sameSite !== 'Strict') fail(`session cookie: ${JSON.stringify(cookies)}`);
-  if (await page.evaluate(() => document.cookie) !== '') fail('the page script can read the cookie');
-  say('token exchanged for an HttpOnly, SameSite=Strict cookie; fragment removed');
+  if (cookies.length !== 0) fail(`the page left cookies, which every port of 127.0.0.1 would get: ${JSON.stringify(cookies)}`);
+  if (await page.evaluate(() => document.cookie) !== '') fail('document.cookie is not empty');
+  const session = await sessionOf(page);
+  if (!/^[0-9a-f]{64}$/.test(session || '') || session === started.token) fail(`the session kept by the page: ${session}`);
+  say('token exchanged for a session in this origin\'s sessionStorage, no cookie; fragment removed');
 
   // A job appears, runs, and finishes.
   const a = startJob('<img src=x onerror=window.pwned=1> say hi gate:alpha');
@@ -125,6 +189,7 @@ try {
   await page.locator('#d-log div', { hasText: '$ make test' }).waitFor({ timeout: 10000 });
   fs.writeFileSync(path.join(fake, 'alpha'), '');
   await status(a, 'success');
+  const aEndedBy = Date.now(); // it ended before this
   await page.locator('#d-log div', { hasText: 'stays text' }).waitFor({ timeout: 10000 });
   await page.locator('#d-log .k-end').waitFor({ timeout: 10000 });
   say(`job ${a} appeared, streamed and finished`);
@@ -173,6 +238,130 @@ try {
   const prompts = fs.readFileSync(path.join(fake, 'prompts'), 'utf8');
   if (!prompts.includes('now the tests too')) fail(`the follow-up prompt never reached the peer: ${prompts}`);
   say(`job ${a} continued as ${next}`);
+
+  // --- another local port gets nothing that works against baton -----------
+  const held = startJob('held long gate:held');
+  const heldBy = Date.now(); // it was created before this
+  await status(held, 'running');
+  const p2 = await ctx.newPage();
+  // Its console reports baton's 401 to its cross-port fetch: that is the point.
+  p2.on('pageerror', (e) => problems.push(String(e)));
+  // Cross-port requests from that page to baton go out as the browser makes them.
+  const toBaton = [];
+  p2.on('request', (r) => { if (new URL(r.url()).port === String(started.port)) toBaton.push(r); });
+  await p2.goto(`http://127.0.0.1:${otherPort}/`);
+  await p2.waitForFunction(() => document.title === 'probed', null, { timeout: 10000 });
+  await p2.evaluate((u) => fetch(u, { credentials: 'include', mode: 'no-cors' }).catch(() => {}),
+    `http://127.0.0.1:${started.port}/api/jobs`);
+  if (await p2.evaluate(() => document.cookie + sessionStorage.length) !== '0') fail('the other port\'s page sees storage');
+  if (seen.length < 3) fail(`the other listener saw ${seen.length} requests`);
+  const all = JSON.stringify(seen);
+  if (all.includes(session) || all.includes(started.token)) fail(`the other port received the session or the token: ${all}`);
+  for (const r of seen) {
+    if (r.headers.cookie || r.headers.authorization) fail(`the other port received credentials: ${JSON.stringify(r)}`);
+  }
+  for (const r of toBaton) {
+    const h = await r.allHeaders();
+    if (h.cookie || h.authorization) fail(`a page of another port sent baton credentials: ${JSON.stringify(h)}`);
+    const res = await r.response();
+    if (res && res.status() !== 401) fail(`baton answered another port's page ${res.status()}`);
+  }
+  // Replaying everything the other port received, with Host and Origin forged
+  // as a non-browser client can: refused.
+  for (const r of seen) {
+    const h = { ...r.headers };
+    for (const k of ['host', 'origin', 'content-length', 'connection']) delete h[k];
+    Object.assign(h, { host: `127.0.0.1:${started.port}`, origin: `http://127.0.0.1:${started.port}` });
+    const list = await raw(started.port, 'GET', '/api/jobs', h);
+    if (list.status !== 401) fail(`replayed ${r.url}'s headers read the jobs: ${list.status}`);
+    const cancel = await raw(started.port, 'POST', `/api/jobs/${held}/cancel`,
+      { ...h, 'content-type': 'application/json' }, '{}');
+    if (cancel.status !== 401) fail(`replayed ${r.url}'s headers reached cancel: ${cancel.status} ${cancel.text}`);
+  }
+  if (baton('status', held).status !== 'running') fail('a replayed request cancelled the job');
+  await p2.close();
+  say(`another port (${otherPort}) got ${seen.length} requests without a credential; replayed against baton: 401`);
+
+  // --- a new tab needs the URL with its token; a reload keeps the session ----
+  const p3 = await ctx.newPage();
+  watchPage(p3);
+  await p3.goto(`http://127.0.0.1:${started.port}/`);
+  await p3.locator('#conn', { hasText: 'no session in this tab' }).waitFor({ timeout: 10000 });
+  if (await rowIn(p3, held).count() !== 0) fail('a tab without the token shows jobs');
+  say('a new tab without the token gets no session and shows nothing');
+
+  // --- the clocks: true in a tab opened late, moving without events --------
+  // `held` has been silent since it printed its first command: a tab opened
+  // now must show the time since it started, not since its last change.
+  await sleep(Math.max(0, 5000 - (Date.now() - heldBy)));
+  // The URL with its token pasted into this tab: only its fragment changes
+  // (no reload), and the page trades the token then.
+  await p3.goto(started.url);
+  await live(p3);
+  if (new URL(p3.url()).hash !== '') fail(`the token stayed in the address bar: ${p3.url()}`);
+  await statusIn(p3, held, 'running');
+  const elapsedCell = (id) => rowIn(p3, id).locator('td.t-elapsed').textContent();
+  const ageCell = (id) => rowIn(p3, id).locator('td.t-age').textContent();
+  const e1 = seconds(await elapsedCell(held));
+  const least = Math.floor((Date.now() - heldBy) / 1000) - 1;
+  if (e1 < least) fail(`a job running for ${least + 1}s shows ${e1}s in a tab opened late`);
+  const ageA = seconds(await ageCell(a));
+  const leastA = Math.floor((Date.now() - aEndedBy) / 1000) - 1;
+  if (ageA < leastA) fail(`a job ended over ${leastA + 1}s ago shows "${await ageCell(a)}"`);
+  const at1 = await p3.evaluate((id) => jobs.get(id).at, held);
+  // The page's clock ticks each second; a loaded machine may delay a tick.
+  const moved = await p3.waitForFunction(([id, least]) => {
+    const t = document.querySelector(`#jobs tr[data-id="${id}"] td.t-elapsed`).textContent;
+    const m = /^(?:(\d+)m)?(\d+)s$/.exec(t);
+    return m && (Number(m[1]) || 0) * 60 + Number(m[2]) >= least && t;
+  }, [held, e1 + 2], { timeout: 10000 }).then((h) => h.jsonValue(), () => null);
+  const e2 = seconds(moved || await elapsedCell(held));
+  const at2 = await p3.evaluate((id) => jobs.get(id).at, held);
+  if (at1 !== at2) fail('an event arrived for the silent job: the clock test proves nothing');
+  if (!moved) fail(`the elapsed time did not move without an event: ${e1}s, then ${e2}s 10 s later`);
+  say(`clocks: ${held} shows ${e1}s then ${e2}s (no event in between); ${a} ended "${await ageCell(a)}"`);
+  await p3.reload();
+  await live(p3);
+  await statusIn(p3, held, 'running');
+  say('a reload keeps the session (sessionStorage of this tab)');
+  await p3.close();
+  fs.writeFileSync(path.join(fake, 'held'), '');
+  await status(held, 'success');
+
+  // --- two servers side by side: both pages keep working ---------------------
+  const second = await startServer(work2);
+  const pB = await ctx.newPage();
+  watchPage(pB);
+  await pB.goto(second.url);
+  await live(pB);
+  if ((await ctx.cookies()).length !== 0) fail('the second server left a cookie');
+  const inA = startJob('in the first project gate:ga');
+  const inB = startJob('in the second project gate:gb', work2);
+  await status(inA, 'running');
+  await statusIn(pB, inB, 'running');
+  if (await row(inB).count() || await rowIn(pB, inA).count()) fail('a page shows the other server\'s job');
+  // Opening a transcript is a new request: it carries each page's own session.
+  await row(inA).click();
+  await page.locator('#d-log div', { hasText: '$ make test' }).waitFor({ timeout: 10000 });
+  await rowIn(pB, inB).click();
+  await pB.locator('#d-log div', { hasText: '$ make test' }).waitFor({ timeout: 10000 });
+  const listed = async (p) => p.evaluate(async () => {
+    const r = await fetch('/api/jobs', { headers: { Authorization: 'Bearer ' + sessionStorage.getItem('baton-session') } });
+    return r.ok ? (await r.json()).jobs.map((j) => j.job_id) : r.status;
+  });
+  const la = await listed(page);
+  const lb = await listed(pB);
+  if (!Array.isArray(la) || !la.includes(inA) || la.includes(inB)) fail(`the first page lists ${JSON.stringify(la)}`);
+  if (!Array.isArray(lb) || !lb.includes(inB) || lb.includes(inA)) fail(`the second page lists ${JSON.stringify(lb)}`);
+  if (await sessionOf(page) === await sessionOf(pB)) fail('two servers gave one session');
+  fs.writeFileSync(path.join(fake, 'ga'), '');
+  fs.writeFileSync(path.join(fake, 'gb'), '');
+  await status(inA, 'success');
+  await statusIn(pB, inB, 'success');
+  await page.locator('#d-log .k-end').waitFor({ timeout: 10000 });
+  await pB.locator('#d-log .k-end').waitFor({ timeout: 10000 });
+  await pB.close();
+  say(`two servers (ports ${started.port} and ${second.port}): each page lists and streams its own jobs`);
 
   // A council: a header row and a row per member run; a run's transcript; cancel.
   const councilFake = fileURLToPath(new URL('../support/council_fake.py', import.meta.url));
@@ -224,7 +413,8 @@ try {
   }
 } finally {
   if (ctx) await ctx.close().catch(() => {});
-  server.kill('SIGTERM');
+  for (const srv of servers) srv.kill('SIGTERM');
+  other.close();
   fs.rmSync(userData, { recursive: true, force: true });
 }
 if (!ok) fail('see above');

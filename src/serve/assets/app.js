@@ -1,6 +1,13 @@
 // baton serve: the page. No build step, no inline script (the CSP forbids it).
 // Everything that came from a job (its task, the peer's output) is inserted
 // with textContent, never as HTML.
+//
+// The credential: the URL's #token is traded once for a session, kept in this
+// page's memory and sessionStorage (both scoped to this scheme, host and
+// port; sessionStorage survives a reload of this tab) and sent as
+// `Authorization: Bearer` on every API call. No cookie: a browser sends a
+// cookie of 127.0.0.1 to every port of it. Event streams are read with fetch
+// (EventSource cannot send a header).
 'use strict';
 
 const MAX_LINES = 2000; // transcript lines kept in the page: memory stays flat
@@ -9,6 +16,9 @@ let councils = { list: [], at: 0 }; // every council (`councils` of the fleet), 
 // {id, es, kind: 'job' | 'council' | 'run', council, name}; a run's id is `council/name`
 let selected = null;
 let renderQueued = false;
+const SESSION_KEY = 'baton-session';
+let session = null;
+let connected = false; // whether the fleet stream is (being) held open
 
 const $ = (id) => document.getElementById(id);
 const GLYPH = { running: '●', stalled: '◐', success: '✓', failed: '✗', lost: '?', cancelled: '■',
@@ -32,16 +42,21 @@ function tokens(u) {
   return u.cost_usd != null ? t + ' $' + u.cost_usd.toFixed(2) : t;
 }
 
-// Times advance in the page: the server pushes a view only when it changes.
+// Times advance in the page between pushes: every event carries its views'
+// clocks as they read when it was sent (`now_ms`), and the page adds the time
+// since it arrived. The rules are the server's (serve/clock.rs): an elapsed
+// time runs until the job ends, the age of the last activity always.
+const elapsedRuns = (s) => isLive(s) || s === 'corrupt';
 function elapsed(j) {
   const v = j.view;
-  return isLive(v.status) ? v.elapsed_ms + (performance.now() - j.at) : v.elapsed_ms;
+  return elapsedRuns(v.status) ? v.elapsed_ms + (performance.now() - j.at) : v.elapsed_ms;
 }
 function age(j) {
   const v = j.view;
   if (v.last_activity_age_ms == null) return null;
   return v.last_activity_age_ms + (performance.now() - j.at);
 }
+const ago = (a) => (a == null ? '-' : human(a) + ' ago');
 
 // Rows are kept by id and updated in place: replacing them on every frame
 // (50 peers streaming change every frame) costs the renderer a rebuild of
@@ -66,15 +81,20 @@ function row(id, kind, data) {
   return r;
 }
 
+// One cell's text, written only when it changed (text, never HTML).
+function cell(r, i, text) {
+  if (r.texts[i] !== text) {
+    r.texts[i] = text;
+    r.tds[i].textContent = text;
+  }
+}
+
 // Set a row's class and its eight cells' text and class, touching the DOM
-// only where something changed (text, never HTML).
+// only where something changed.
 function fill(r, className, texts, classes) {
   if (r.tr.className !== className) r.tr.className = className;
   for (let i = 0; i < 8; i++) {
-    if (r.texts[i] !== texts[i]) {
-      r.texts[i] = texts[i];
-      r.tds[i].textContent = texts[i];
-    }
+    cell(r, i, texts[i]);
     const c = classes[i] || '';
     if (r.classes[i] !== c) {
       r.classes[i] = c;
@@ -96,7 +116,7 @@ function jobRow(j) {
     (v.doing || '').split('\n')[0],
     String(v.files_changed.length),
     tokens(v.usage),
-    a == null ? '-' : human(a) + ' ago',
+    ago(a),
   ], ['status s-' + v.status, '', '', 'num t-elapsed', 'doing', NUM, NUM, 'num t-age']);
 }
 
@@ -105,19 +125,22 @@ function councilElapsed(c) {
   return c.status === 'running' ? c.elapsed_ms + (performance.now() - councils.at) : c.elapsed_ms;
 }
 function runElapsed(r) {
-  return isLive(r.status) ? r.elapsed_ms + (performance.now() - councils.at) : r.elapsed_ms;
+  // A lost run never recorded its end: its clock runs on, as on the server.
+  return isLive(r.status) || r.status === 'lost'
+    ? r.elapsed_ms + (performance.now() - councils.at) : r.elapsed_ms;
 }
 function runAge(r) {
   return r.last_activity_age_ms == null ? null : r.last_activity_age_ms + (performance.now() - councils.at);
 }
 
-// The rows of running councils and runs, with their clocks (advanced every second).
+// The rows of councils and their runs, with their clocks (advanced every second).
 let clocks = [];
 
 // A council is a group: its header row, then a row per member run, indented.
 function councilRows(c, out) {
   const sel = (id) => (selected && selected.id === id ? ' selected' : '');
-  const tr = fill(row(c.council_id, 'council'), 'council' + sel(c.council_id), [
+  const hr = row(c.council_id, 'council');
+  const tr = fill(hr, 'council' + sel(c.council_id), [
     (GLYPH[c.status] || '·') + ' ' + c.status,
     c.council_id,
     'council ' + c.kind,
@@ -127,13 +150,14 @@ function councilRows(c, out) {
     tokens(c.usage),
     '',
   ], ['status s-' + c.status, '', '', 'num t-elapsed', 'doing', NUM, NUM, 'num t-age']);
-  if (c.status === 'running') clocks.push([tr, { elapsed: () => councilElapsed(c) }]);
+  clocks.push([hr, { elapsed: () => councilElapsed(c) }]);
   out.push(tr);
   c.runs.forEach((r, i) => {
     const id = c.council_id + '/' + r.name;
     const who = r.who + (r.round != null ? ' r' + r.round : '');
     const a = runAge(r);
-    const rr = fill(row(id, 'run', { council: c.council_id, name: r.name }), 'run' + sel(id), [
+    const rc = row(id, 'run', { council: c.council_id, name: r.name });
+    const rr = fill(rc, 'run' + sel(id), [
       (GLYPH[r.status] || '·') + ' ' + r.status,
       (i + 1 === c.runs.length ? '└─ ' : '├─ ') + who,
       r.agent + (r.model ? ' / ' + r.model : ''),
@@ -141,9 +165,9 @@ function councilRows(c, out) {
       r.stage + (r.doing ? ' · ' + r.doing.split('\n')[0] : ''),
       '',
       tokens(r.usage),
-      a == null ? '-' : human(a) + ' ago',
+      ago(a),
     ], ['status s-' + r.status, 'tree', '', 'num t-elapsed', 'doing', NUM, NUM, 'num t-age']);
-    if (isLive(r.status)) clocks.push([rr, { elapsed: () => runElapsed(r), age: () => runAge(r) }]);
+    clocks.push([rc, { elapsed: () => runElapsed(r), age: () => runAge(r) }]);
     out.push(rr);
   });
 }
@@ -193,20 +217,18 @@ function queue() {
   }
 }
 
-// Only the clocks of running jobs move between pushes.
+// The clocks move between pushes: every row's age of its last activity, and
+// the elapsed time of what has not ended. Only changed texts touch the DOM.
 setInterval(() => {
-  for (const tr of $('jobs').children) {
-    if (tr.dataset.kind !== 'job') continue;
-    const j = jobs.get(tr.dataset.id);
-    if (!j || !isLive(j.view.status)) continue;
-    tr.querySelector('.t-elapsed').textContent = human(elapsed(j));
-    const a = age(j);
-    if (a != null) tr.querySelector('.t-age').textContent = human(a) + ' ago';
+  for (const j of jobs.values()) {
+    const r = rowCache.get(j.view.job_id);
+    if (!r) continue;
+    cell(r, 3, human(elapsed(j)));
+    cell(r, 7, ago(age(j)));
   }
-  for (const [tr, c] of clocks) {
-    tr.querySelector('.t-elapsed').textContent = human(c.elapsed());
-    const a = c.age && c.age();
-    if (a != null) tr.querySelector('.t-age').textContent = human(a) + ' ago';
+  for (const [r, c] of clocks) {
+    cell(r, 3, human(c.elapsed()));
+    if (c.age) cell(r, 7, ago(c.age()));
   }
 }, 1000);
 
@@ -214,33 +236,125 @@ function put(view) {
   jobs.set(view.job_id, { view, at: performance.now() });
 }
 
+// --- the session and the API ---------------------------------------------------
+
+class Refused extends Error {}
+
+function saveSession(s) {
+  session = s;
+  try { sessionStorage.setItem(SESSION_KEY, s); } catch (_) { /* storage off: memory only */ }
+}
+
+function loadSession() {
+  try { return sessionStorage.getItem(SESSION_KEY); } catch (_) { return null; }
+}
+
+function noSession(why) {
+  session = null;
+  try { sessionStorage.removeItem(SESSION_KEY); } catch (_) { /* nothing kept */ }
+  $('conn').textContent = why + ': open the URL `baton serve` printed (with its #token); '
+    + 'every new tab needs it';
+  $('conn').className = 'conn bad';
+}
+
+function authed(headers) {
+  return session ? { ...headers, Authorization: 'Bearer ' + session } : headers;
+}
+
+// Server-Sent Events over fetch: `on[event](data)` per event, until the
+// stream ends or `signal` aborts it. A refusal (401) throws Refused.
+async function events(path, on, signal) {
+  const r = await fetch(path, {
+    headers: authed({ Accept: 'text/event-stream' }),
+    cache: 'no-store',
+    signal,
+  });
+  if (r.status === 401) throw new Refused('refused');
+  if (!r.ok) throw new Error((await r.text()).trim() || r.statusText);
+  const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    const blocks = (buf + value).split('\n\n');
+    buf = blocks.pop();
+    for (const block of blocks) {
+      let name = 'message';
+      const data = [];
+      for (const line of block.split('\n')) {
+        if (line === '' || line[0] === ':') continue; // a keep-alive comment
+        const k = line.indexOf(':');
+        const field = k < 0 ? line : line.slice(0, k);
+        let v = k < 0 ? '' : line.slice(k + 1);
+        if (v[0] === ' ') v = v.slice(1);
+        if (field === 'event') name = v;
+        else if (field === 'data') data.push(v);
+      }
+      if (data.length && on[name]) on[name](data.join('\n'));
+    }
+  }
+}
+
 function connect() {
-  const es = new EventSource('/api/events');
-  es.addEventListener('snapshot', (e) => {
-    const snap = JSON.parse(e.data);
-    jobs.clear();
-    for (const v of snap.jobs) put(v);
-    councils = { list: snap.councils || [], at: performance.now() };
-    $('conn').textContent = 'live';
-    $('conn').className = 'conn';
-    queue();
-  });
-  es.addEventListener('job', (e) => {
-    put(JSON.parse(e.data).job);
-    queue();
-  });
-  es.addEventListener('councils', (e) => {
-    councils = { list: JSON.parse(e.data).councils, at: performance.now() };
-    queue();
-  });
-  es.addEventListener('gone', (e) => {
-    jobs.delete(JSON.parse(e.data).job_id);
-    queue();
-  });
-  es.onerror = () => {
-    $('conn').textContent = 'disconnected — is `baton serve` still running? (reconnecting)';
+  const bad = (text) => {
+    $('conn').textContent = text;
     $('conn').className = 'conn bad';
   };
+  events('/api/events', {
+    snapshot: (d) => {
+      const snap = JSON.parse(d);
+      jobs.clear();
+      for (const v of snap.jobs) put(v);
+      councils = { list: snap.councils || [], at: performance.now() };
+      $('conn').textContent = 'live';
+      $('conn').className = 'conn';
+      queue();
+    },
+    job: (d) => {
+      put(JSON.parse(d).job);
+      queue();
+    },
+    councils: (d) => {
+      councils = { list: JSON.parse(d).councils, at: performance.now() };
+      queue();
+    },
+    gone: (d) => {
+      jobs.delete(JSON.parse(d).job_id);
+      queue();
+    },
+  }).then(() => {
+    bad('disconnected — is `baton serve` still running? (reconnecting)');
+    setTimeout(connect, 2000);
+  }, (e) => {
+    if (e instanceof Refused) {
+      connected = false; // the URL with a new token, pasted here, connects again
+      return noSession('the session was refused (was the server restarted?)');
+    }
+    bad('disconnected — is `baton serve` still running? (reconnecting)');
+    setTimeout(connect, 2000);
+  });
+}
+
+// A transcript in the detail pane: its lines, then its end; `what` names it.
+function transcript(path, what, onFail) {
+  const ctl = new AbortController();
+  let ended = false;
+  events(path, {
+    line: (d) => {
+      const l = JSON.parse(d);
+      logLine(l.text, l.kind);
+    },
+    end: (d) => {
+      ended = true;
+      ctl.abort();
+      logLine('— ' + what + ' ended: ' + JSON.parse(d).status + ' —', 'end');
+    },
+  }, ctl.signal).catch((e) => {
+    if (ended || ctl.signal.aborted) return;
+    if (e instanceof Refused) return noSession('the session was refused');
+    onFail(e);
+  });
+  return ctl;
 }
 
 function findCouncil(id) {
@@ -318,9 +432,13 @@ function flushLog() {
   if (follow) log.scrollTop = log.scrollHeight;
 }
 
+function closeSelected() {
+  if (selected && selected.ctl) selected.ctl.abort();
+}
+
 function selectCouncil(id) {
-  if (selected && selected.es) selected.es.close();
-  selected = { id, es: null, kind: 'council', council: id };
+  closeSelected();
+  selected = { id, ctl: null, kind: 'council', council: id };
   $('detail').hidden = false;
   $('d-title').textContent = 'council ' + id;
   clearLog();
@@ -329,45 +447,30 @@ function selectCouncil(id) {
 }
 
 function selectRun(council, name) {
-  if (selected && selected.es) selected.es.close();
+  closeSelected();
   const id = council + '/' + name;
-  selected = { id, es: null, kind: 'run', council, name };
+  selected = { id, ctl: null, kind: 'run', council, name };
   $('detail').hidden = false;
   $('d-title').textContent = id;
   clearLog();
   $('d-msg').textContent = '';
-  const es = new EventSource('/api/councils/' + encodeURIComponent(council) + '/runs/'
-    + encodeURIComponent(name) + '/events');
-  selected.es = es;
-  es.addEventListener('line', (e) => {
-    const l = JSON.parse(e.data);
-    logLine(l.text, l.kind);
+  selected.ctl = transcript('/api/councils/' + encodeURIComponent(council) + '/runs/'
+    + encodeURIComponent(name) + '/events', 'run', () => {
+    $('d-msg').textContent = 'this run has no transcript to show';
   });
-  es.addEventListener('end', (e) => {
-    es.close();
-    logLine('— run ended: ' + JSON.parse(e.data).status + ' —', 'end');
-  });
-  es.onerror = () => { es.close(); $('d-msg').textContent = 'this run has no transcript to show'; };
   queue();
 }
 
 function select(id) {
-  if (selected && selected.es) selected.es.close();
-  selected = { id, es: null, kind: 'job' };
+  closeSelected();
+  selected = { id, ctl: null, kind: 'job' };
   $('detail').hidden = false;
   $('d-title').textContent = id;
   clearLog();
   $('d-msg').textContent = '';
   $('d-prompt').value = '';
-  const es = new EventSource('/api/jobs/' + encodeURIComponent(id) + '/events');
-  selected.es = es;
-  es.addEventListener('line', (e) => {
-    const l = JSON.parse(e.data);
-    logLine(l.text, l.kind);
-  });
-  es.addEventListener('end', (e) => {
-    es.close(); // else EventSource would reconnect and replay the transcript
-    logLine('— job ended: ' + JSON.parse(e.data).status + ' —', 'end');
+  selected.ctl = transcript('/api/jobs/' + encodeURIComponent(id) + '/events', 'job', (e) => {
+    $('d-msg').textContent = 'the transcript stopped: ' + e.message;
   });
   queue();
 }
@@ -375,17 +478,16 @@ function select(id) {
 async function post(path, body) {
   const r = await fetch(path, {
     method: 'POST',
-    credentials: 'same-origin',
-    headers: { 'Content-Type': 'application/json' },
+    headers: authed({ 'Content-Type': 'application/json' }),
     body: JSON.stringify(body || {}),
   });
   const text = await r.text();
   let data = null;
   try { data = JSON.parse(text); } catch (_) { /* a plain-text refusal */ }
+  if (r.status === 401 && session) noSession('the session was refused');
   if (!r.ok) throw new Error(data && data.summary ? data.summary : text.trim() || r.statusText);
   return data;
 }
-
 async function cancelCouncil(id) {
   if (!window.confirm('Cancel council ' + id + '? Every member run is stopped.')) return;
   $('d-msg').textContent = 'cancelling council ' + id + '…';
@@ -424,29 +526,48 @@ async function continueSelected() {
   }
 }
 
+// The URL's #token, traded for a session; then the token leaves the address
+// bar and the history. Whether this tab holds a session afterwards.
+async function exchange() {
+  const m = /(?:^#|&)token=([0-9a-f]+)/.exec(location.hash);
+  if (!m) return session != null;
+  try {
+    saveSession((await post('/api/session', { token: m[1] })).session);
+    return true;
+  } catch (e) {
+    noSession('the token was refused (was the server restarted?)');
+    return false;
+  } finally {
+    history.replaceState(null, '', location.pathname);
+  }
+}
+
 async function start() {
   $('d-cancel').addEventListener('click', cancelSelected);
   $('d-send').addEventListener('click', continueSelected);
   $('d-prompt').addEventListener('keydown', (e) => { if (e.key === 'Enter') continueSelected(); });
   $('d-close').addEventListener('click', () => {
-    if (selected && selected.es) selected.es.close();
+    closeSelected();
     selected = null;
     $('detail').hidden = true;
     queue();
   });
-  const m = /(?:^#|&)token=([0-9a-f]+)/.exec(location.hash);
-  if (m) {
-    try {
-      await post('/api/session', { token: m[1] });
-    } catch (e) {
-      $('conn').textContent = 'the token was refused: open the URL `baton serve` printed last';
-      $('conn').className = 'conn bad';
-      return;
-    } finally {
-      // The token leaves the address bar and the history either way.
-      history.replaceState(null, '', location.pathname);
+  // The URL with its token pasted into a tab already showing this page
+  // changes only the fragment: no reload, so the page trades it here.
+  window.addEventListener('hashchange', async () => {
+    if (await exchange() && !connected) {
+      connected = true;
+      connect();
     }
+  });
+  // Without a token: a reload of this tab, whose sessionStorage kept the session.
+  const hadToken = /(?:^#|&)token=/.test(location.hash);
+  if (!hadToken) session = loadSession();
+  if (!(await exchange())) {
+    if (!hadToken) noSession('no session in this tab');
+    return;
   }
+  connected = true;
   connect();
 }
 
