@@ -123,6 +123,11 @@ pub enum Error {
         what: String,
     },
 
+    /// A worktree id that is well-formed but not one of this repository's
+    /// (`baton worktree remove`).
+    #[error("no worktree `{id}` in {store}")]
+    WorktreeNotFound { id: String, store: PathBuf },
+
     /// A bug in baton. Please report it.
     #[error("internal error: {0}")]
     Internal(String),
@@ -168,6 +173,7 @@ impl Error {
             Error::Refused { kind, .. } => kind,
             Error::Config { .. } => "config",
             Error::WorktreeTampered { .. } => "worktree_tampered",
+            Error::WorktreeNotFound { .. } => "worktree_not_found",
             Error::Internal(_) => "internal",
         }
     }
@@ -181,7 +187,7 @@ impl Error {
             | Error::Refused { .. }
             | Error::Config { .. } => exit::USAGE,
             Error::NotInstalled { .. } => exit::NOT_INSTALLED,
-            Error::JobNotFound { .. } => exit::JOB_NOT_FOUND,
+            Error::JobNotFound { .. } | Error::WorktreeNotFound { .. } => exit::JOB_NOT_FOUND,
             Error::Interrupted { .. } => exit::INTERRUPTED,
             Error::Spawn { .. }
             | Error::Io { .. }
@@ -227,6 +233,9 @@ impl Error {
                  removes it safely; baton made no commit on baton/{id} for this run",
                 path.display()
             )),
+            Error::WorktreeNotFound { .. } => {
+                Some("run `baton worktree list` in the same repository to list worktree ids".into())
+            }
             Error::Internal(_) => Some("this is a bug in baton; please report it".into()),
         }
     }

@@ -1057,6 +1057,8 @@ fn worktree_list_and_remove() {
     assert_eq!(list.len(), 1, "{l}");
     let e = &list[0];
     assert_eq!(e["id"], id.as_str());
+    // A foreground run's worktree has no job: the key is there, null.
+    assert_eq!(e.get("job_id"), Some(&Value::Null), "{e}");
     assert_eq!(e["branch"], format!("baton/{id}"));
     assert_eq!(e["state"], "finished");
     assert_eq!(e["status"], "success");
@@ -1123,8 +1125,17 @@ fn worktree_list_and_remove() {
         &["rev-parse", "--verify", &format!("baton/{id}")]
     ));
 
-    // Unknown and malformed ids.
-    assert_eq!(baton(&env, &["worktree", "remove", &id]).code, 4);
+    // Unknown and malformed ids. An unknown one is a worktree, not a job.
+    let r = baton(&env, &["worktree", "remove", &id]);
+    assert_eq!(r.code, 4, "{}", r.stdout);
+    let e = &r.json()["error"];
+    assert_eq!(e["kind"], "worktree_not_found", "{e}");
+    let msg = e["message"].as_str().unwrap();
+    assert!(msg.contains("worktree") && !msg.contains("job"), "{msg}");
+    assert!(
+        e["hint"].as_str().unwrap().contains("baton worktree list"),
+        "{e}"
+    );
     let r = baton(&env, &["worktree", "remove", "../../etc"]);
     assert_eq!(r.code, 2);
     assert_eq!(r.json()["error"]["kind"], "invalid_job_id");

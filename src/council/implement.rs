@@ -261,7 +261,7 @@ fn discard_interrupted(root: &Path, wid: &str) -> Result<Option<String>> {
                 .map(|h| format!(" (its tip {h} is recoverable: `git branch <name> {h}`)"))
                 .unwrap_or_default()
         ))),
-        Err(Error::JobNotFound { .. }) => Ok(None),
+        Err(Error::WorktreeNotFound { .. }) => Ok(None),
         Err(e) => Err(e),
     }
 }

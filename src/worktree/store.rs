@@ -205,7 +205,7 @@ pub fn pid_alive(pid: u32) -> bool {
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry {
     pub id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The background job that ran in it; null for a foreground run.
     pub job_id: Option<String>,
     pub agent: Option<String>,
     pub branch: String,
@@ -349,7 +349,7 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
     .map(|(_, sha)| sha);
     let known = rec.is_some() || registered || path.exists() || (delete_branch && head.is_some());
     if !known {
-        return Err(Error::JobNotFound {
+        return Err(Error::WorktreeNotFound {
             id: id.to_string(),
             store: dir(root),
         });
