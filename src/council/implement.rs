@@ -282,7 +282,8 @@ pub fn repair(
         .strip_prefix("council-")
         .unwrap_or(&previous.worktree.id);
     held(lock, council_id)?;
-    let session = &previous.worktree;
+    // Its changed_files are this round's, not the earlier rounds' too.
+    let session = &previous.worktree.again();
     if !session.path.is_dir() {
         return Err(Error::usage_hint(
             format!(

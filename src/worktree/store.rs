@@ -98,11 +98,17 @@ pub fn load(root: &Path, id: &str) -> Option<Record> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Forget worktree `id` (its record and its lock).
+/// Forget worktree `id` (its record, its lock, and any index a baton that
+/// died while committing left: `staging`).
 pub fn forget(root: &Path, id: &str) {
     if let Some(p) = record_path(root, id) {
-        let _ = std::fs::remove_file(&p);
-        let _ = std::fs::remove_file(p.with_extension("lock"));
+        for f in [
+            p.clone(),
+            p.with_extension("lock"),
+            p.with_extension("index"),
+        ] {
+            let _ = std::fs::remove_file(f);
+        }
     }
 }
 
