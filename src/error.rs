@@ -123,6 +123,29 @@ pub enum Error {
         what: String,
     },
 
+    /// baton could not commit what a peer left in its worktree (a git call
+    /// failed: the peer locked the branch, made a file unreadable, removed
+    /// the worktree, …). The run is `failed`; the files stay where the
+    /// peer left them and the branch holds only what was committed before.
+    #[error(
+        "baton could not commit the peer's work on `{branch}` ({reason}); {}",
+        left_where(path, uncommitted.as_deref())
+    )]
+    WorktreeCommitFailed {
+        id: String,
+        path: PathBuf,
+        branch: String,
+        reason: String,
+        /// Paths on disk that differ from the branch (`None`: not known,
+        /// say because the worktree is gone).
+        uncommitted: Option<Vec<String>>,
+    },
+
+    /// A worktree id that is well-formed but not one of this repository's
+    /// (`baton worktree remove`).
+    #[error("no worktree `{id}` in {store}")]
+    WorktreeNotFound { id: String, store: PathBuf },
+
     /// A bug in baton. Please report it.
     #[error("internal error: {0}")]
     Internal(String),
@@ -168,6 +191,8 @@ impl Error {
             Error::Refused { kind, .. } => kind,
             Error::Config { .. } => "config",
             Error::WorktreeTampered { .. } => "worktree_tampered",
+            Error::WorktreeCommitFailed { .. } => "worktree_commit_failed",
+            Error::WorktreeNotFound { .. } => "worktree_not_found",
             Error::Internal(_) => "internal",
         }
     }
@@ -181,12 +206,13 @@ impl Error {
             | Error::Refused { .. }
             | Error::Config { .. } => exit::USAGE,
             Error::NotInstalled { .. } => exit::NOT_INSTALLED,
-            Error::JobNotFound { .. } => exit::JOB_NOT_FOUND,
+            Error::JobNotFound { .. } | Error::WorktreeNotFound { .. } => exit::JOB_NOT_FOUND,
             Error::Interrupted { .. } => exit::INTERRUPTED,
             Error::Spawn { .. }
             | Error::Io { .. }
             | Error::CorruptJob { .. }
             | Error::WorktreeTampered { .. }
+            | Error::WorktreeCommitFailed { .. }
             | Error::Internal(_) => exit::FAILED,
         }
     }
@@ -227,7 +253,48 @@ impl Error {
                  removes it safely; baton made no commit on baton/{id} for this run",
                 path.display()
             )),
+            Error::WorktreeCommitFailed {
+                id, path, branch, ..
+            } => Some(if path.is_dir() {
+                format!(
+                    "your checkout is untouched. Look at the files in {} and commit them there \
+                     yourself, or discard them with `baton worktree remove {id} --force`; \
+                     {branch} holds only what was committed before (the peer's own commits, if \
+                     any)",
+                    path.display()
+                )
+            } else {
+                format!(
+                    "your checkout is untouched; {branch} holds only the peer's own commits, if \
+                     any; `baton worktree remove {id}` forgets the worktree"
+                )
+            }),
+            Error::WorktreeNotFound { .. } => {
+                Some("run `baton worktree list` in the same repository to list worktree ids".into())
+            }
             Error::Internal(_) => Some("this is a bug in baton; please report it".into()),
+        }
+    }
+}
+
+/// Where a worktree's uncommitted work was left, for `WorktreeCommitFailed`.
+fn left_where(path: &std::path::Path, uncommitted: Option<&[String]>) -> String {
+    match uncommitted {
+        None if !path.exists() => format!("nothing is left in {}", path.display()),
+        None => format!("what the peer left is in {}", path.display()),
+        Some([]) => format!("nothing is left uncommitted in {}", path.display()),
+        Some(paths) => {
+            let shown: Vec<&str> = paths.iter().take(20).map(String::as_str).collect();
+            let more = match paths.len() - shown.len() {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            format!(
+                "{} path(s) left uncommitted in {}: {}{more}",
+                paths.len(),
+                path.display(),
+                shown.join(", ")
+            )
         }
     }
 }

@@ -126,8 +126,9 @@ impl Usage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorInfo {
     /// Stable name: `agent_error`, `timeout`, `idle_timeout`, `cancelled`,
-    /// `unparsable_output`, `nonzero_exit`, `lost`, `worktree_tampered`, or
-    /// a tool error kind (`usage`, `agent_not_installed`, …).
+    /// `unparsable_output`, `nonzero_exit`, `lost`, `worktree_tampered`,
+    /// `worktree_commit_failed`, or a tool error kind (`usage`,
+    /// `agent_not_installed`, …).
     pub kind: String,
     pub message: String,
     pub hint: Option<String>,

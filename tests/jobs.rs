@@ -813,6 +813,14 @@ fn async_worktree_job_commits_on_its_branch_and_continues_there() {
     let w2 = git_env(&env, &["wait", &next]);
     assert_eq!(w2.json()["status"], "success", "{}", w2.stdout);
     assert_eq!(w2.json()["worktree"]["branch"], format!("baton/{id}"));
+    // What this run changed, not the first run's work too (counted from
+    // the files on disk, against the branch as this run found it).
+    assert_eq!(
+        w2.json()["changed_files"],
+        serde_json::json!(["turn-1.txt"]),
+        "{}",
+        w2.stdout
+    );
     let tree = git_out(
         &env.work,
         &["ls-tree", "--name-only", &format!("baton/{id}")],

@@ -261,7 +261,7 @@ fn discard_interrupted(root: &Path, wid: &str) -> Result<Option<String>> {
                 .map(|h| format!(" (its tip {h} is recoverable: `git branch <name> {h}`)"))
                 .unwrap_or_default()
         ))),
-        Err(Error::JobNotFound { .. }) => Ok(None),
+        Err(Error::WorktreeNotFound { .. }) => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -282,7 +282,8 @@ pub fn repair(
         .strip_prefix("council-")
         .unwrap_or(&previous.worktree.id);
     held(lock, council_id)?;
-    let session = &previous.worktree;
+    // Its changed_files are this round's, not the earlier rounds' too.
+    let session = &previous.worktree.again();
     if !session.path.is_dir() {
         return Err(Error::usage_hint(
             format!(

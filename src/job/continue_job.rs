@@ -73,7 +73,8 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
             plan.writable_dirs = p.writable_dirs.clone();
             plan.protected_paths = p.protected_paths.clone();
             plan.git_pin = w.pin.clone();
-            Place::Worktree(Box::new(w))
+            // Its changed_files are its own, not the first run's too.
+            Place::Worktree(Box::new(w.again()))
         }
         None => Place::Cwd,
     };

@@ -239,7 +239,10 @@ pub(super) fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {
     }
 }
 
-pub(super) fn summarize(
+/// The result's one line for people. `changed` is the length of the
+/// `changed_files` it goes with (a worktree run counts again after its
+/// `--allow` revert).
+pub fn summarize(
     agent: Agent,
     status: Status,
     d: Duration,

@@ -20,7 +20,7 @@ use crate::{config, duration, fsutil, ids, models, prompt};
 mod execute;
 pub mod observe;
 
-pub use execute::{execute, save_result};
+pub use execute::{execute, save_result, summarize};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);

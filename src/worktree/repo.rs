@@ -83,12 +83,19 @@ pub fn run(mut cmd: Command, purpose: &str, stdin: Option<&[u8]>) -> Result<Vec<
         .map_err(|e| Error::io(purpose, e))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let msg = err
+        let lines: Vec<&str> = err
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
-            .collect::<Vec<_>>()
-            .join("; ");
+            .collect();
+        // git's own verdict, without the advice it wraps around it (a
+        // stale lock comes with six lines about editors and crashes).
+        let verdict: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+            .collect();
+        let msg = if verdict.is_empty() { lines } else { verdict }.join("; ");
         let msg = if msg.is_empty() {
             format!("git exited with {}", out.status)
         } else {
