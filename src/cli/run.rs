@@ -131,6 +131,8 @@ pub fn request(a: RunArgs) -> RunRequest {
         provider: a.provider,
         raw: a.raw,
         task: a.task,
+        // Every value is the flag of its name.
+        origins: Default::default(),
     }
 }
 

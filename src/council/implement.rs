@@ -296,9 +296,19 @@ pub fn repair(
         ));
     }
     let mut wplan = previous.run_plan.clone();
-    match &previous.session {
+    // The writer's own output named its session: one that `agent::argv`
+    // would refuse is not resumed; the repair starts a fresh session.
+    let usable = previous
+        .session
+        .as_ref()
+        .filter(|id| crate::agent::argv::check(id).is_ok());
+    match usable {
         Some(id) => {
             wplan.resume = Some(id.clone());
+            wplan.origins.resume = Some(crate::agent::argv::Origin::Recorded {
+                what: "the session the council's writer reported".into(),
+                hint: "start a new council".into(),
+            });
             wplan.prompt = instructions.to_string();
         }
         None => {
@@ -325,6 +335,13 @@ pub fn repair(
     let spec = wplan.command()?;
     let program = wplan.program(&spec)?;
     let mut result = run::execute(&wplan, &spec, &program, Some(dir), interrupts, &mut |_| {})?;
+    if previous.session.is_some() && usable.is_none() {
+        result.warnings.push(
+            "the writer reported a session id that baton does not pass to a CLI; the repair \
+             round started a fresh session"
+                .into(),
+        );
+    }
     worktree::finish(session, &wplan, &mut result, dir, stop);
     let mut next = implemented(previous.round + 1, result, session.clone(), wplan);
     // A resumed session keeps its id; a fresh one may report a new one.
@@ -502,6 +519,7 @@ echo '{"type":"agent_end"}'
             writable_dirs: vec![],
             protected_paths: vec![],
             git_pin: None,
+            origins: Default::default(),
         };
         Fixture {
             _tmp: tmp,

@@ -20,7 +20,7 @@ use crate::output;
 use crate::process;
 use crate::result::SCHEMA_VERSION;
 
-use super::continue_job::check_worktree;
+use super::continue_job::{check_worktree, recorded};
 use super::store::Store;
 
 /// What `attach` would start: the CLI, its argv and where.
@@ -64,7 +64,11 @@ pub fn prepare(id: &OsStr) -> Result<Attach> {
     let spec = job.read_spec()?;
     check_worktree(&job.id, &spec)?;
     let plan = spec.plan;
-    let mut cmd = plan.agent.interactive_resume(&plan.request(), &session)?;
+    let mut req = plan.request();
+    // The session id comes from the peer's own transcript: it is checked
+    // (`agent::argv`) like every value that reaches an argv.
+    req.origins = recorded(&job.id);
+    let mut cmd = plan.agent.interactive_resume(&req, &session)?;
     // The CLI the job ran (config `agents.<name>.command`), as `run` does.
     if let Some(prefix) = &plan.command {
         cmd.program = prefix[0].clone();
