@@ -4,6 +4,7 @@
 mod support;
 
 mod agents;
+mod argv;
 mod ask;
 mod attach;
 mod cli_snapshots;
