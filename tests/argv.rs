@@ -443,3 +443,40 @@ fn the_provider_of_every_agent_that_takes_one_comes_from_the_config() {
         );
     }
 }
+
+/// A council member's model (`--members NAME:MODEL`) is refused before
+/// the council starts, naming `--members`.
+#[test]
+fn a_council_member_model_that_looks_like_an_option_is_refused_at_once() {
+    let env = Env::new();
+    env.git_init();
+    logging_fake(&env, "codex");
+    logging_fake(&env, "claude");
+    for args in [
+        &[
+            "council",
+            "discuss",
+            "--members",
+            "codex:--yolo,claude",
+            "q",
+        ][..],
+        &[
+            "council",
+            "discuss",
+            "--dry-run",
+            "--members",
+            "claude,codex:--yolo",
+            "q",
+        ][..],
+    ] {
+        let r = env.run(args);
+        assert_refused(
+            &r,
+            &format!("{args:?}"),
+            "--yolo",
+            "--members",
+            &["unsafe_value"],
+        );
+    }
+    assert!(calls(&env, "codex").is_empty() && calls(&env, "claude").is_empty());
+}

@@ -15,6 +15,7 @@ mod council_fake;
 mod council_more;
 mod council_view;
 mod doctor;
+mod dry_run;
 mod edges;
 mod identity;
 mod jobs;

@@ -150,29 +150,8 @@ impl Agent {
         if !self.supported_access().contains(&req.access) {
             return Err(self.access_refusal(req.access));
         }
-        if self == Agent::Gemini && req.prompt.starts_with('-') {
-            // agy takes the prompt as the value of `--print` (only `--raw`
-            // leaves the task first; baton's brief never starts with `-`).
-            return Err(Error::usage_hint(
-                "agy takes the prompt as the value of its `--print`, and a prompt that starts \
-                 with `-` would be read as an option of agy's",
-                "start the task with another character, or drop --raw",
-            ));
-        }
-        if self == Agent::Gemini && req.prompt.len() >= agy::MAX_PROMPT_ARG {
-            // Refused here rather than as an obscure E2BIG from exec.
-            return Err(Error::usage_hint(
-                format!(
-                    "the prompt is {} bytes; agy takes it as one argument, and Linux allows \
-                     less than {} KiB in one argument",
-                    req.prompt.len(),
-                    agy::MAX_PROMPT_ARG / 1024
-                ),
-                "shorten the task (point to files instead of pasting them), or use an agent \
-                 that reads the prompt on stdin",
-            ));
-        }
         match self {
+            Agent::Gemini => agy::check(req)?,
             Agent::Opencode => opencode::check(req)?,
             Agent::Qwen => qwen::check(req)?,
             _ => {}
@@ -648,7 +627,8 @@ mod tests {
         let bad = ["--yolo", "-m", "", "gpt 5", "x\ny", "\u{2013}yolo"];
         for agent in Agent::ALL {
             for v in bad {
-                let set: [(&str, fn(&mut Request, String)); 5] = [
+                type Set = fn(&mut Request, String);
+                let set: [(&str, Set); 5] = [
                     ("model", |r, v| r.model = Some(v)),
                     ("effort", |r, v| r.effort = Some(v)),
                     ("profile", |r, v| r.profile = Some(v)),

@@ -16,7 +16,7 @@ use std::process::Command;
 
 use crate::agent::{Agent, CommandSpec};
 use crate::error::{Error, Result};
-use crate::output;
+use crate::output::Mode;
 use crate::process;
 use crate::result::SCHEMA_VERSION;
 
@@ -123,10 +123,10 @@ pub fn dry_run_json(a: &Attach) -> serde_json::Value {
 
 /// `baton attach ID [--dry-run]`. Without `--dry-run` this returns only on
 /// failure: on success the process *is* the peer CLI from then on.
-pub fn attach(id: &OsStr, dry_run: bool) -> Result<i32> {
+pub fn attach(id: &OsStr, dry_run: bool, mode: Mode) -> Result<i32> {
     let a = prepare(id)?;
     if dry_run {
-        output::json_line(&dry_run_json(&a))?;
+        crate::dry_run::print(&dry_run_json(&a), mode)?;
         return Ok(0);
     }
     if !a.cwd.is_dir() {
