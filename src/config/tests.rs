@@ -279,6 +279,12 @@ fn the_templates_are_valid_and_change_nothing() {
         let l = file::parse(Path::new("t.toml"), &on, scope)
             .unwrap_or_else(|e| panic!("{scope:?} template uncommented: {e}\n{on}"));
         assert!(l.values.contains_key("agent"), "{scope:?}");
+        // Every agent that takes a provider shows how.
+        for a in ["opencode", "qwen"] {
+            let key = format!("agents.{a}.provider");
+            assert!(l.values.contains_key(&key), "{scope:?}: {key}");
+        }
+        assert!(text.contains("gemini-cli, opencode, qwen") || scope == Scope::Project);
     }
 }
 
