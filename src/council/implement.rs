@@ -813,6 +813,32 @@ echo '{"type":"agent_end"}'
         );
     }
 
+    /// The writer's own output named the session: one that would reach pi's
+    /// argv as an option (`--session --yolo`) is not resumed.
+    #[test]
+    fn a_repair_does_not_resume_a_session_that_looks_like_an_option() {
+        let f = fixture();
+        let lock = CouncilLock::acquire(&f.top, &f.id).unwrap();
+        let mut first = first_round(&f, &lock);
+        first.session = Some("--yolo".into());
+        let (mut ints, stop) = signals();
+        let second = implement::repair(&first, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
+        assert_eq!(second.status, Status::Success);
+        let argv = read(f.log.join("argv-2.txt"));
+        assert!(
+            !argv.contains("--session") && !argv.contains("--yolo"),
+            "{argv}"
+        );
+        assert!(
+            second
+                .warnings
+                .iter()
+                .any(|w| w.contains("does not pass to a CLI")),
+            "{:?}",
+            second.warnings
+        );
+    }
+
     #[test]
     fn the_council_lock_refuses_a_second_council_and_guards_the_stages() {
         let f = fixture();
