@@ -333,6 +333,8 @@ fn attach_and_continue_refuse_a_recorded_session_that_looks_like_an_option() {
             "opencode/opencode-run-json-basic.jsonl",
         ),
         ("qwen", "qwen", "qwen/qwen-stream-plain.jsonl"),
+        // agy has no interactive resume, but `continue` resumes it.
+        ("gemini", "agy", "agy/agy-json-success.json"),
     ];
     for (agent, bin, transcript) in cases {
         let id = job_with_session(&env, agent, bin, transcript, session);
