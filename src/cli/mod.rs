@@ -251,7 +251,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Watch(a)) => watch::command(a, mode),
         Some(Command::Serve(a)) => serve::command(a, mode),
         Some(Command::Continue(a)) => jobs::continue_job(a, mode),
-        Some(Command::Attach(a)) => attach::command(a),
+        Some(Command::Attach(a)) => attach::command(a, mode),
         Some(Command::Prune(a)) => jobs::prune(a, mode),
         Some(Command::Setup(a)) => setup::setup(a, mode),
         Some(Command::Completions(a)) => setup::completions(a),

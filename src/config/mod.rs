@@ -17,6 +17,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
+use crate::agent::argv::Origin;
 use crate::agent::{Access, Agent};
 use crate::error::{Error, Result};
 pub use file::{Layer, Scope, Val};
@@ -46,6 +47,22 @@ impl std::fmt::Display for Source {
             Source::File { scope, path, line } => {
                 write!(f, "{} {}:{line}", scope.as_str(), path.display())
             }
+        }
+    }
+}
+
+impl Source {
+    /// The same, as the origin of a value that reaches a CLI's argv (`key`
+    /// is the config key it was read for). Built-in defaults have none.
+    pub fn origin(&self, key: &str) -> Option<Origin> {
+        match self {
+            Source::Default => None,
+            Source::Env(v) => Some(Origin::Env(v)),
+            Source::File { scope, path, line } => Some(Origin::File {
+                key: key.to_string(),
+                at: format!("{}:{line}", path.display()),
+                scope: scope.as_str(),
+            }),
         }
     }
 }

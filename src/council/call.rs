@@ -167,6 +167,7 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
     let spec = AdviserSpec {
         agent,
         model: a.member.model.clone(),
+        model_from: Some(crate::agent::argv::Origin::Flag("--members")),
     };
     let (scope, cwd) = match a.repo {
         Some(d) => (Scope::Repo, d),

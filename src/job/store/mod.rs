@@ -501,6 +501,7 @@ mod tests {
                 writable_dirs: vec![],
                 protected_paths: vec![],
                 git_pin: None,
+                origins: Default::default(),
             },
             command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
             program: PathBuf::from("/bin/true"),
