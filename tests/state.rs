@@ -284,6 +284,71 @@ fn a_corrupt_record_is_reported_as_such_and_pruned() {
     assert!(!dir.exists(), "{}", p.stdout);
 }
 
+/// A job folder whose `state.json` names another job (copied or renamed by
+/// hand) is corrupt: listed once under its own id, never as a second row of
+/// the job it names.
+#[test]
+fn a_folder_whose_state_names_another_job_is_corrupt() {
+    let env = Env::new();
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    let r = env.run(&["run", "--async", "--agent", "codex", "x"]);
+    let id = r.json()["job_id"].as_str().unwrap().to_string();
+    assert_eq!(env.run(&["wait", &id]).code, 0);
+    let dir = job_dir(&env, &id);
+    // A copy under another (valid, older) id.
+    let other = "0123456789abc";
+    let copy = dir.parent().unwrap().join(other);
+    fs::create_dir(&copy).unwrap();
+    for e in fs::read_dir(&dir).unwrap() {
+        let e = e.unwrap();
+        fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+    }
+
+    let rows = |j: &Value| -> Vec<(String, String)> {
+        j["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["job_id"].as_str().unwrap().to_string(),
+                    v["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let want = vec![
+        (id.clone(), "success".to_string()),
+        (other.to_string(), "corrupt".to_string()),
+    ];
+    let l = env.run(&["jobs", "--all"]);
+    assert_eq!(l.code, 0, "{}", l.stdout);
+    assert_eq!(rows(&l.json()), want, "{}", l.stdout);
+    let w = env.run(&["watch", "--once", "--json"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let (mut got, mut want) = (rows(&w.json()), want);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{}", w.stdout);
+
+    let s = env.run(&["status", other]);
+    assert_eq!(s.code, 1, "{}", s.stdout);
+    let j = s.json();
+    assert_eq!(j["error"]["kind"], "corrupt_job", "{j}");
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("it names job `{id}`, not `{other}`")),
+        "{j}"
+    );
+    // The job it names is untouched.
+    assert_eq!(env.run(&["status", &id]).json()["status"], "success");
+    let p = env.run(&["prune", "--older-than", "0"]);
+    assert_eq!(p.code, 0, "{}", p.stdout);
+    assert!(!copy.exists(), "{}", p.stdout);
+}
+
 #[test]
 fn a_zombie_baton_does_not_keep_its_worktree_busy() {
     let env = Env::new();

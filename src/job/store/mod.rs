@@ -224,12 +224,19 @@ impl Job {
         self.dir.join("runner.log")
     }
 
+    /// The job's state; `corrupt_job` when it does not parse or names
+    /// another job (a folder copied or renamed by hand would otherwise be
+    /// listed under the other job's id, twice).
     pub fn read_state(&self) -> Result<State> {
-        self.read_json(&self.state_path())
+        let s: State = self.read_json(&self.state_path())?;
+        self.check_names_me(&self.state_path(), &s.id)?;
+        Ok(s)
     }
 
     pub fn read_spec(&self) -> Result<Spec> {
-        self.read_json(&self.spec_path())
+        let s: Spec = self.read_json(&self.spec_path())?;
+        self.check_names_me(&self.spec_path(), &s.id)?;
+        Ok(s)
     }
 
     fn read_json<T: serde::de::DeserializeOwned>(&self, p: &Path) -> Result<T> {
@@ -427,11 +434,12 @@ fn read_state_at(dir: &File, id: &str, buf: &mut Vec<u8>) -> Option<State> {
     buf.resize(STATE_READ, 0);
     let n = f.read(buf).ok()?;
     buf.truncate(n);
-    if let Ok(s) = serde_json::from_slice(buf) {
-        return Some(s);
+    // A state that names another job is corrupt (`Job::read_state`).
+    if let Ok(s) = serde_json::from_slice::<State>(buf) {
+        return (s.id == id).then_some(s);
     }
     f.read_to_end(buf).ok()?;
-    serde_json::from_slice(buf).ok()
+    serde_json::from_slice(buf).ok().filter(|s: &State| s.id == id)
 }
 
 /// One read's worth for a `state.json` (they are well under 1 KiB).
