@@ -391,3 +391,75 @@ fn a_zombie_baton_does_not_keep_its_worktree_busy() {
     assert_eq!(rm.code, 0, "stdout {}\nstderr {}", rm.stdout, rm.stderr);
     child.wait().unwrap();
 }
+
+/// A symlink planted inside the state directory (`repos/<p>/runs` →
+/// elsewhere) is never followed: `run` refuses before the peer starts and
+/// writes nothing where the link points; the same for `jobs`.
+#[test]
+fn a_symlink_planted_in_the_state_directory_is_refused() {
+    let env = Env::new();
+    env.git_init();
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    let r = env.run(&["--agent", "codex", "first"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let runs = env.records("runs");
+    let elsewhere = env.tmp.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    fs::remove_dir_all(&runs).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &runs).unwrap();
+    fs::remove_file(env.fake_dir.join("codex.argv")).unwrap();
+
+    let r = env.run(&["--agent", "codex", "second"]);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["error"]["kind"], "unsafe_state_dir", "{j}");
+    let msg = j["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!("{} is a symlink", runs.display())),
+        "{msg}"
+    );
+    assert!(j["error"]["hint"].as_str().unwrap().contains("rm "), "{j}");
+    assert!(!env.called("codex"), "the peer must not start");
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+    // Every command that uses the folder says the same.
+    for args in [
+        &["jobs"][..],
+        &["run", "--async", "--agent", "codex", "x"][..],
+        &["prune"][..],
+    ] {
+        let r = env.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stdout);
+        assert_eq!(r.json()["error"]["kind"], "unsafe_state_dir", "{args:?}");
+    }
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+    // Removing the link is the fix.
+    fs::remove_file(&runs).unwrap();
+    assert_eq!(env.run(&["--agent", "codex", "third"]).code, 0);
+}
+
+/// A state directory that others may write is refused, as ssh refuses a
+/// key file others can write, with the `chmod` that fixes it.
+#[test]
+fn a_state_directory_writable_by_others_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    fs::create_dir(&env.state).unwrap();
+    fs::set_permissions(&env.state, fs::Permissions::from_mode(0o777)).unwrap();
+    for args in [&["--agent", "codex", "x"][..], &["jobs"][..]] {
+        let r = env.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}\n{}", r.stdout, r.stderr);
+        let j = r.json();
+        assert_eq!(j["error"]["kind"], "unsafe_state_dir", "{j}");
+        let msg = j["error"]["message"].as_str().unwrap();
+        assert!(msg.contains("writable by group and others (mode 0777)"), "{msg}");
+        assert_eq!(
+            j["error"]["hint"].as_str().unwrap(),
+            format!("chmod 700 {}", env.state.display())
+        );
+    }
+    assert!(!env.called("codex"));
+    fs::set_permissions(&env.state, fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(env.run(&["--agent", "codex", "x"]).code, 0);
+}

@@ -450,15 +450,18 @@ pub fn new_run_dir(root: &Path) -> Result<(String, PathBuf)> {
 }
 
 /// A run directory, or none with the warning that says why (a full or
-/// read-only disk must not stop the run: its result is on stdout).
-pub fn run_dir_or_warning(root: &Path) -> (Option<PathBuf>, Option<String>) {
+/// read-only disk must not stop the run: its result is on stdout). A state
+/// directory others could change (`state_dir::UNSAFE`) is an error: the
+/// peer has not started yet, and the user should fix it, not lose records.
+pub fn run_dir_or_warning(root: &Path) -> Result<(Option<PathBuf>, Option<String>)> {
     match new_run_dir(root) {
-        Ok((_, d)) => (Some(d), None),
-        Err(e) => (
+        Ok((_, d)) => Ok((Some(d), None)),
+        Err(e) if e.kind() == crate::state_dir::UNSAFE => Err(e),
+        Err(e) => Ok((
             None,
             Some(format!(
                 "nothing of this run is saved (no prompt.txt, logs or result.json): {e}"
             )),
-        ),
+        )),
     }
 }

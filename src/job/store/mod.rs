@@ -127,8 +127,21 @@ impl Store {
         let id = check_id(raw)?;
         let job = self.job(&id);
         // A directory without `state.json` is still a job: a launch cut
-        // short, which `refresh` records as lost.
-        if !job.dir.is_dir() {
+        // short, which `refresh` records as lost. A symlink is not one baton
+        // made: never followed (its target could be anywhere).
+        let meta = fs::symlink_metadata(&job.dir);
+        if meta.as_ref().is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::Refused {
+                kind: crate::state_dir::UNSAFE,
+                message: format!(
+                    "{} is a symlink inside baton's state directory; baton never makes one \
+                     there, so it does not follow it",
+                    job.dir.display()
+                ),
+                hint: format!("remove the link: rm {}", job.dir.display()),
+            });
+        }
+        if !meta.is_ok_and(|m| m.is_dir()) {
             return Err(Error::JobNotFound {
                 id,
                 store: self.dir.clone(),
@@ -177,7 +190,8 @@ impl Store {
     }
 
     /// Ids of the job directories, newest first. Entries that are not ids
-    /// (temp files, trash being removed) are skipped.
+    /// (temp files, trash being removed) or not directories (a planted
+    /// symlink: baton makes none) are skipped.
     pub fn ids(&self) -> Result<Vec<String>> {
         let rd = match fs::read_dir(&self.dir) {
             Ok(rd) => rd,
@@ -186,6 +200,7 @@ impl Store {
         };
         let mut ids: Vec<String> = rd
             .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter_map(|e| e.file_name().into_string().ok())
             .filter(|n| ids::is_valid(n))
             .collect();
