@@ -267,7 +267,10 @@ mod tests {
             let dir = ensure_project(&root).unwrap();
             for sub in ["runs", "jobs", "councils", "worktrees"] {
                 symlink(&elsewhere, dir.join(sub)).unwrap();
-                for e in [project(&root).unwrap_err(), ensure_sub(&root, sub).unwrap_err()] {
+                for e in [
+                    project(&root).unwrap_err(),
+                    ensure_sub(&root, sub).unwrap_err(),
+                ] {
                     assert_eq!(e.kind(), UNSAFE, "{sub}: {e}");
                     assert!(e.to_string().contains("is a symlink"), "{e}");
                     assert!(e.hint().unwrap().contains("rm "), "{e:?}");

@@ -284,8 +284,18 @@ fn run_within(env: &Env, args: &[&str], secs: u64) -> Run {
     }
     let status = child.wait().unwrap();
     let (mut out, mut err) = (String::new(), String::new());
-    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     Run {
         code: status.code().unwrap_or(-1),
         stdout: out,
@@ -370,7 +380,12 @@ fn a_baton_toml_that_is_no_regular_file_in_the_repo_is_refused() {
     fake_cli(&env, "codex", "codex/codex-exec-basic.jsonl", None, 0);
     let r = run_within(&env, &["ask", "--dry-run", "is it right?"], 20);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    assert!(r.json()["config_files"][0].as_str().unwrap().ends_with("baton.toml"));
+    assert!(
+        r.json()["config_files"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("baton.toml")
+    );
 }
 
 /// The user file gets the same limits (it may live anywhere).
@@ -387,10 +402,18 @@ fn a_user_file_that_is_a_fifo_or_too_big_is_refused() {
     let r = run_within(&env, &["config", "show"], 20);
     assert_eq!(r.code, 2, "{}", r.stdout);
     let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
-    assert!(msg.contains("user-config.toml: `(file)`: not read: it is a FIFO"), "{msg}");
+    assert!(
+        msg.contains("user-config.toml: `(file)`: not read: it is a FIFO"),
+        "{msg}"
+    );
     fs::remove_file(&p).unwrap();
     fs::write(&p, vec![b'#'; 2 << 20]).unwrap();
     let r = run_within(&env, &["run", "--dry-run", "x"], 20);
     assert_eq!(r.code, 2, "{}", r.stdout);
-    assert!(r.json()["error"]["message"].as_str().unwrap().contains("over the 1 MiB"));
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("over the 1 MiB")
+    );
 }

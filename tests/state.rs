@@ -453,7 +453,10 @@ fn a_state_directory_writable_by_others_is_refused() {
         let j = r.json();
         assert_eq!(j["error"]["kind"], "unsafe_state_dir", "{j}");
         let msg = j["error"]["message"].as_str().unwrap();
-        assert!(msg.contains("writable by group and others (mode 0777)"), "{msg}");
+        assert!(
+            msg.contains("writable by group and others (mode 0777)"),
+            "{msg}"
+        );
         assert_eq!(
             j["error"]["hint"].as_str().unwrap(),
             format!("chmod 700 {}", env.state.display())

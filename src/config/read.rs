@@ -96,7 +96,10 @@ pub fn read(path: &Path, scope: Scope, root: &Path) -> Result<Option<String>> {
     }
     String::from_utf8(bytes).map(Some).map_err(|e| {
         refuse(
-            format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()),
+            format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ),
             "save it as UTF-8".into(),
         )
     })
@@ -128,7 +131,10 @@ fn not_regular(path: &Path, meta: &Metadata) -> String {
 }
 
 fn link_target(path: &Path) -> Option<PathBuf> {
-    let is_link = std::fs::symlink_metadata(path).ok()?.file_type().is_symlink();
+    let is_link = std::fs::symlink_metadata(path)
+        .ok()?
+        .file_type()
+        .is_symlink();
     is_link.then(|| std::fs::canonicalize(path).ok()).flatten()
 }
 
@@ -161,8 +167,8 @@ fn check_inside(
             ),
         ));
     }
-    let same = std::fs::metadata(&real)
-        .is_ok_and(|m| m.dev() == opened.dev() && m.ino() == opened.ino());
+    let same =
+        std::fs::metadata(&real).is_ok_and(|m| m.dev() == opened.dev() && m.ino() == opened.ino());
     if !same {
         return Err((
             "it changed while it was being read".into(),
@@ -215,7 +221,10 @@ mod tests {
         let p = root.join("baton.toml");
         symlink("/dev/zero", &p).unwrap();
         let m = refused(read(&p, Scope::Project, &root));
-        assert!(m.contains("symlink to /dev/zero, a character device"), "{m}");
+        assert!(
+            m.contains("symlink to /dev/zero, a character device"),
+            "{m}"
+        );
         fs::remove_file(&p).unwrap();
         let fifo = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
         // SAFETY: a valid NUL-terminated path.

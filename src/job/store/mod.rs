@@ -454,7 +454,9 @@ fn read_state_at(dir: &File, id: &str, buf: &mut Vec<u8>) -> Option<State> {
         return (s.id == id).then_some(s);
     }
     f.read_to_end(buf).ok()?;
-    serde_json::from_slice(buf).ok().filter(|s: &State| s.id == id)
+    serde_json::from_slice(buf)
+        .ok()
+        .filter(|s: &State| s.id == id)
 }
 
 /// One read's worth for a `state.json` (they are well under 1 KiB).
