@@ -62,7 +62,7 @@ pub struct ContinueArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct PruneArgs {
-    /// Remove jobs that ended longer ago than this (e.g. 12h, 7d, 0 for all).
+    /// Remove what ended longer ago than this (e.g. 12h, 7d, 0 for all that ended).
     #[arg(long, value_name = "DURATION", default_value = "7d")]
     pub older_than: String,
     /// Show what would be removed, remove nothing.
