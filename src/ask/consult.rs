@@ -27,7 +27,7 @@ pub(super) fn consult(
         let path = schema_path(&shared.root)?;
         fsutil::write_atomic(&path, advice::SCHEMA.as_bytes())?;
     }
-    let (dir, not_saved) = run::run_dir_or_warning(&shared.root);
+    let (dir, not_saved) = run::run_dir_or_warning(&shared.root)?;
     let repair_with = Repair {
         in_session: &advice::repair_in_session,
         fresh: &advice::repair_fresh,

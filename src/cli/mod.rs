@@ -120,7 +120,7 @@ pub enum Command {
     Continue(job::ContinueArgs),
     /// Take over an ended job's session in the peer CLI's own interactive interface.
     Attach(attach::AttachArgs),
-    /// Remove ended jobs and their logs.
+    /// Remove what ended long ago: jobs and their logs, run records, councils.
     Prune(job::PruneArgs),
     /// Install the `peer` skill for claude, codex, pi and gemini without a marketplace.
     Setup(setup::SetupArgs),
