@@ -93,6 +93,11 @@ pub fn execute(
     let usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
 
     let secs = |ms: u64| ms as f64 / 1000.0;
+    // A background job's runner replaces this with `baton continue ID`.
+    let resume_hint = match o.session.as_ref().or(plan.resume.as_ref()) {
+        Some(s) => format!("run it again, or continue its session with `--resume {s}`"),
+        None => "run it again (the peer reported no session to continue)".to_string(),
+    };
     let (status, error) = match finished.reason {
         EndReason::Timeout => (
             Status::Timeout,
@@ -118,7 +123,7 @@ pub fn execute(
             Some(info(
                 "cancelled",
                 format!("stopped by {}", process::signal_name(sig)),
-                "run it again, or continue the session with --resume",
+                &resume_hint,
             )),
         ),
         EndReason::Exited | EndReason::HungAfterFinal => {

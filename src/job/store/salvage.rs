@@ -49,9 +49,7 @@ impl Job {
                 ErrorInfo {
                     kind: "cancelled".into(),
                     message: "cancelled by `baton cancel`".into(),
-                    hint: Some(
-                        "run it again, or continue the session with `baton continue`".into(),
-                    ),
+                    hint: Some(crate::job::handoff::ended_hint(&s.id, true)),
                 },
             ),
         };
