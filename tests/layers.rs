@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Feature modules: they take plain requests and never see the command line.
 const FEATURES: &[&str] = &[
-    "run", "job", "ask", "worktree", "council", "view", "doctor", "setup", "config",
+    "run", "job", "ask", "worktree", "council", "view", "doctor", "setup", "config", "schema",
 ];
 
 /// The most non-test lines a file under `src/` may have.
@@ -35,7 +35,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Every `.rs` file under `src/`: its path relative to `src/` and its non-test text.
-fn sources() -> Vec<(String, String)> {
+pub(crate) fn sources() -> Vec<(String, String)> {
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
     files.sort();

@@ -18,6 +18,7 @@ mod edges;
 mod identity;
 mod jobs;
 mod json;
+mod json_cases;
 mod layers;
 mod opencode_qwen;
 mod parsers;

@@ -58,7 +58,7 @@ mod manage;
 
 pub use check::check;
 pub use create::{abandon, prepare};
-pub use finish::{Report, finish};
+pub use finish::{NotCommitted, Report, finish};
 pub use manage::{Manage, command};
 
 /// Everything `check` established; creates nothing.
