@@ -13,6 +13,7 @@ mod council;
 mod council_fake;
 mod council_more;
 mod council_view;
+mod docs;
 mod doctor;
 mod edges;
 mod identity;
