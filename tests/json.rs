@@ -64,6 +64,10 @@ pub enum Shape {
     Council,
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 pub fn published(name: &str) -> Value {
     let r = Env::new().run(&["schema", name]);
     assert_eq!(r.code, 0, "baton schema {name}: {}", r.stderr);
@@ -109,7 +113,10 @@ impl Contract {
             Shape::Envelope => &self.envelope,
             Shape::Council => &self.council,
         };
-        if let Err(e) = validator.lock().unwrap().validate(v) {
+        // Checked with the lock held, reported after it is released: one
+        // group's failure must not poison the validator for the others.
+        let checked = lock(validator).validate(v);
+        if let Err(e) = checked {
             panic!(
                 "{case}: the output does not match the published schema:\n  {}\n{v}",
                 e.join("\n  ")
@@ -125,7 +132,7 @@ impl Contract {
             Shape::Council => {}
             _ => found.extend(v["error"]["kind"].as_str()),
         }
-        let mut kinds = self.kinds.lock().unwrap();
+        let mut kinds = lock(&self.kinds);
         for k in found {
             kinds
                 .entry(k.to_string())
@@ -171,8 +178,8 @@ fn every_kind_of_output_matches_the_published_schema() {
     );
 
     // Every kind the schema lists has a case, or a reason it cannot.
-    let seen = c.kinds.lock().unwrap().clone();
-    let skipped = c.skipped.lock().unwrap().clone();
+    let seen = lock(&c.kinds).clone();
+    let skipped = lock(&c.skipped).clone();
     for (k, why) in &skipped {
         eprintln!("not produced here: `{k}`: {why}");
     }
@@ -201,7 +208,7 @@ fn every_kind_of_output_matches_the_published_schema() {
     assert!(unlisted.is_empty(), "{unlisted:?}");
 
     // Every field the result schema describes was in some real result.
-    let v = c.result.lock().unwrap();
+    let v = lock(&c.result);
     let never: Vec<String> = v.described().difference(&v.seen).cloned().collect();
     assert!(
         never.is_empty(),
