@@ -227,7 +227,8 @@ pub struct RunResult {
     pub effort: Option<String>,
     pub access: String,
     pub cwd: String,
-    /// The peer's own session id: pass it to `--resume` to continue the dialogue.
+    /// The peer's own session id: pass it to `--resume` to continue the
+    /// dialogue (a background job's: `baton continue ID`).
     pub session: Option<String>,
     /// Files whose content changed during the run (git repositories only).
     pub changed_files: Vec<String>,
