@@ -16,8 +16,10 @@
 //! so no part of a secret found by any rule survives.
 
 mod gates;
+mod lines;
 mod pem;
 mod rules;
+mod tfstate;
 
 use std::collections::BTreeMap;
 use std::sync::{LazyLock, OnceLock};
@@ -28,6 +30,7 @@ use regex::bytes::Regex;
 use self::gates::{accept, identifier_at};
 use self::rules::{Check, End, RULES, Rule};
 
+pub use self::lines::{htpasswd_line, pgpass_line};
 pub use self::pem::{begins as private_key_begins, ends as private_key_ends};
 
 /// Redaction counts, per kind (`api_key`, `env:GITHUB_TOKEN`, …).
@@ -95,6 +98,8 @@ struct Compiled {
     keywords: AhoCorasick,
     /// For each keyword (by Aho-Corasick pattern id), the rules it enables.
     rules_of: Vec<Vec<usize>>,
+    /// The pattern id of `random_password`, which starts `tfstate.rs`.
+    tfstate: usize,
     regexes: Vec<OnceLock<Regex>>,
 }
 
@@ -114,6 +119,9 @@ fn compile() -> Compiled {
             }
         }
     }
+    let tfstate = words.len();
+    words.push("random_password");
+    rules_of.push(Vec::new());
     // A DFA: the overlapping search over the whole text is the cost clean
     // text pays, and ~200 short keywords build in about a millisecond.
     let keywords = AhoCorasick::builder()
@@ -124,6 +132,7 @@ fn compile() -> Compiled {
     Compiled {
         keywords,
         rules_of,
+        tfstate,
         regexes: RULES.iter().map(|_| OnceLock::new()).collect(),
     }
 }
@@ -187,7 +196,12 @@ fn find_all(text: &str) -> Vec<Found> {
     let bytes = text.as_bytes();
     // Per rule, the windows around its keywords' hits, in text order.
     let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); RULES.len()];
+    let mut tf_hits = Vec::new();
     for m in c.keywords.find_overlapping_iter(bytes) {
+        if m.pattern().as_usize() == c.tfstate {
+            tf_hits.push(m.start());
+            continue;
+        }
         let rules = &c.rules_of[m.pattern().as_usize()];
         let w = window(bytes, m.start(), m.end());
         for &r in rules {
@@ -217,7 +231,27 @@ fn find_all(text: &str) -> Vec<Found> {
             }));
         }
     }
+    // Structural finds, ranked after every rule: a rule that claims the
+    // same text names it.
+    let structural = lines::pgpass(text)
+        .into_iter()
+        .chain(tfstate::find(text, &tf_hits));
+    found.extend(structural.map(|(start, end)| Found {
+        start,
+        end,
+        rank: RULES.len() + 1,
+        kind: "password",
+    }));
     merge(found)
+}
+
+/// Whether rule `id` finds exactly the whole of `text` (the `.htpasswd`
+/// check of stdin).
+fn whole_match(id: &str, text: &str) -> bool {
+    RULES
+        .iter()
+        .position(|r| r.id == id)
+        .is_some_and(|i| rule_matches(i, text).any(|(s, e)| s == 0 && e == text.len()))
 }
 
 /// The text a rule needs to see around a keyword at `start..end`: the line
