@@ -1,10 +1,14 @@
 //! `make bench-redact`: recall and false positives per family on the
-//! generated corpus, and redaction throughput on a 10 MB packet.
+//! generated corpus, redaction throughput on a 10 MB packet, and the
+//! council's blinding (names stripped per shape, text that names nobody
+//! kept).
 //!
 //! Run by `cargo bench --bench redact` (release profile). Under `cargo test`
 //! (no `--bench` argument) it runs a small smoke version so the harness-less
 //! target still checks itself.
 
+#[path = "../tests/support/names.rs"]
+mod names;
 #[path = "../tests/support/secrets.rs"]
 mod secrets;
 
@@ -12,6 +16,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use baton::ask::redact::{Counts, Redactor};
+use baton::council::blind::Stripper;
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
@@ -94,6 +99,8 @@ fn main() {
         println!("{e}");
     }
 
+    blinding();
+
     // Throughput: a packet of this repository's own source, with a secret
     // every ~100 KB, and the same size of plain prose.
     let mb = if full { 10 } else { 1 };
@@ -121,6 +128,55 @@ fn main() {
             counts.values().sum::<usize>()
         );
     }
+}
+
+/// The council's name stripping: each shape of name, in sentences, must
+/// become `[name removed]` and nothing more; text naming nobody must stay.
+fn blinding() {
+    let s = Stripper::new(&[]);
+    let mut per: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    let mut misses = Vec::new();
+    for case in names::corpus() {
+        let (out, n) = s.strip(&case.text);
+        let e = per.entry(case.shape).or_default();
+        e.0 += 1;
+        if out == case.want && n == 1 {
+            e.1 += 1;
+        } else if misses.len() < 5 {
+            misses.push(format!(
+                "  missed {}: {:?} -> {out:?}",
+                case.shape, case.text
+            ));
+        }
+    }
+    println!("\nblinding (council) on generated names:");
+    println!(
+        "{:<24} {:>8} {:>9} {:>8}",
+        "shape", "samples", "stripped", "recall"
+    );
+    let (mut all, mut hit) = (0, 0);
+    for (shape, (n, k)) in &per {
+        println!(
+            "{shape:<24} {n:>8} {k:>9} {:>7.2}%",
+            100.0 * *k as f64 / *n as f64
+        );
+        all += n;
+        hit += k;
+    }
+    println!(
+        "{:<24} {all:>8} {hit:>9} {:>7.2}%",
+        "ALL",
+        100.0 * hit as f64 / all as f64
+    );
+    for m in &misses {
+        println!("{m}");
+    }
+    let changed: Vec<&&str> = names::KEPT.iter().filter(|t| s.strip(t).0 != **t).collect();
+    println!(
+        "false positives on text naming nobody: {} of {} texts changed {changed:?}",
+        changed.len(),
+        names::KEPT.len()
+    );
 }
 
 /// Time this thread has spent on a CPU (Linux `/proc/thread-self/schedstat`,

@@ -6,6 +6,7 @@ mod support;
 mod agents;
 mod ask;
 mod attach;
+mod blinding;
 mod cli_snapshots;
 mod completions;
 mod config;
