@@ -3,9 +3,15 @@
 //! council's blinding (names stripped per shape, text that names nobody
 //! kept).
 //!
-//! Run by `cargo bench --bench redact` (release profile). Under `cargo test`
-//! (no `--bench` argument) it runs a small smoke version so the harness-less
-//! target still checks itself.
+//! Run by `cargo bench --bench redact` (the bench profile, which inherits
+//! the release profile's settings, per-package opt-levels included: what
+//! ships). Under `cargo test` (no `--bench` argument) it runs a small smoke
+//! version so the harness-less target still checks itself.
+//!
+//! `-- --throughput-only` skips the corpora and repeats the throughput runs
+//! (for `perf record`); `BENCH_REDACT_SRC=DIR` builds the source packet from
+//! `DIR` instead of this checkout's `src/`, so two builds can be compared on
+//! the same bytes.
 
 #[path = "../tests/support/names.rs"]
 mod names;
@@ -20,8 +26,13 @@ use baton::council::blind::Stripper;
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
+    let only_throughput = std::env::args().any(|a| a == "--throughput-only");
     let seeds: Vec<u64> = if full { (1..=10).collect() } else { vec![1] };
     let r = Redactor::with_env(Vec::<(String, String)>::new());
+    if only_throughput {
+        throughput(&r, full, 50);
+        return;
+    }
 
     let t0 = Instant::now();
     r.redact("warm-up", &mut Counts::new());
@@ -100,16 +111,19 @@ fn main() {
     }
 
     blinding();
+    throughput(&r, full, if full { 5 } else { 1 });
+}
 
-    // Throughput: a packet of this repository's own source, with a secret
-    // every ~100 KB, and the same size of plain prose.
+/// Throughput: a packet of this repository's own source, with a secret
+/// every ~100 KB, and the same size of plain prose; best of `runs`.
+fn throughput(r: &Redactor, full: bool, runs: usize) {
     let mb = if full { 10 } else { 1 };
     let code = packet_of_source(mb << 20);
     let prose = prose(mb << 20);
     for (name, text) in [("source code + secrets", &code), ("prose", &prose)] {
         let (mut best, mut best_cpu) = (f64::MAX, f64::MAX);
         let mut counts = Counts::new();
-        for _ in 0..if full { 5 } else { 1 } {
+        for _ in 0..runs {
             counts.clear();
             let (t, c) = (Instant::now(), cpu_seconds());
             let out = r.redact(text, &mut counts);
@@ -190,9 +204,10 @@ fn cpu_seconds() -> f64 {
 }
 
 fn packet_of_source(size: usize) -> String {
-    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/src");
+    let root = std::env::var("BENCH_REDACT_SRC")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/src").to_string());
     let mut files = Vec::new();
-    collect(std::path::Path::new(root), &mut files);
+    collect(std::path::Path::new(&root), &mut files);
     files.sort();
     let mut rng = secrets::Rng::new(42);
     let mut out = String::with_capacity(size + 4096);

@@ -2,14 +2,13 @@
 //! (`host:port:database:user:password`), and `.htpasswd` entries
 //! (`user:<hash>`) for the stdin check.
 //!
-//! A `.pgpass` line has nothing the keyword pre-filter could look for, so it
-//! is found by its structure: a colon followed by a port (`:5432:`) or a
-//! wildcard (`:*:`), then the whole line must be exactly five colon-separated
-//! fields of the right shapes. Colons are found with `memchr` (vectorised);
-//! in source code most are `::` or `: `, rejected on the next byte, so clean
-//! text pays about one pass of `memchr` over it.
+//! A `.pgpass` line has no word the keyword pre-filter could look for, so it
+//! is found by its structure: the keyword pass reports each colon followed
+//! by a port or a wildcard (`:5`, `:*`; in source code most colons are `::`
+//! or `: `), and the whole line around it must then be exactly five
+//! colon-separated fields of the right shapes.
 
-use memchr::{memchr, memchr_iter, memrchr};
+use memchr::{memchr, memrchr};
 
 use super::gates::{filler, placeholder, word_like};
 
@@ -18,17 +17,28 @@ use super::gates::{filler, placeholder, word_like};
 const MAX_LINE: usize = 1024;
 
 /// Byte ranges of the passwords of `.pgpass` lines in `text`.
+#[cfg(test)]
 pub fn pgpass(text: &str) -> Vec<(usize, usize)> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
-    // Every colon of a line is a candidate; a line is examined once.
-    let mut examined_to = 0;
-    for i in memchr_iter(b':', b) {
-        if i < examined_to
-            || !b
-                .get(i + 1)
+    let colons: Vec<usize> = memchr::memchr_iter(b':', b)
+        .filter(|&i| {
+            b.get(i + 1)
                 .is_some_and(|c| c.is_ascii_digit() || *c == b'*')
-        {
+        })
+        .collect();
+    pgpass_at(text, &colons)
+}
+
+/// Byte ranges of the passwords of `.pgpass` lines in `text`, given the
+/// colons that a port or `*` follows (the keyword pass finds them: `:5`,
+/// `:*`), in order.
+pub fn pgpass_at(text: &str, colons: &[usize]) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    // A line is examined once, whichever of its colons comes first.
+    let mut examined_to = 0;
+    for &i in colons {
+        if i < examined_to {
             continue;
         }
         let start = memrchr(b'\n', &b[..i]).map_or(0, |p| p + 1);
