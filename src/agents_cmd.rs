@@ -23,6 +23,8 @@ pub struct AgentInfo {
     pub default_effort: Option<&'static str>,
     pub efforts: &'static [&'static str],
     pub access: Vec<&'static str>,
+    /// How baton can talk to it; the first is the default (`--transport`).
+    pub transports: Vec<&'static str>,
     pub notes: Vec<String>,
     pub install_hint: &'static str,
 }
@@ -49,7 +51,7 @@ pub fn list(mode: Mode) -> crate::error::Result<i32> {
             let mut t = String::new();
             for a in &infos {
                 t.push_str(&format!(
-                    "{:<11} {:<7} {:<10} {:<28} model {:<17} effort {:<6} [{}]  access: {}\n",
+                    "{:<11} {:<7} {:<10} {:<28} model {:<17} effort {:<6} [{}]  access: {}  transport: {}\n",
                     a.name,
                     a.binary,
                     if a.installed { "installed" } else { "missing" },
@@ -57,7 +59,8 @@ pub fn list(mode: Mode) -> crate::error::Result<i32> {
                     a.default_model.unwrap_or("(cli default)"),
                     a.default_effort.unwrap_or("-"),
                     a.efforts.join("|"),
-                    a.access.join(", ")
+                    a.access.join(", "),
+                    a.transports.join(", ")
                 ));
                 for n in &a.notes {
                     t.push_str(&format!("            note: {n}\n"));
@@ -116,6 +119,11 @@ fn info(a: Agent) -> AgentInfo {
              commands; full is yolo"
                 .into(),
         ),
+        Agent::Copilot => notes.push(
+            "ACP only: baton answers each permission request (read-only rejects every edit and \
+             command; workspace allows edits inside the cwd and rejects commands)"
+                .into(),
+        ),
         _ => {}
     }
     AgentInfo {
@@ -129,6 +137,7 @@ fn info(a: Agent) -> AgentInfo {
         default_effort: t.default_effort,
         efforts: t.efforts,
         access: a.supported_access().iter().map(|x| x.as_str()).collect(),
+        transports: a.transports().iter().map(|t| t.as_str()).collect(),
         notes,
         install_hint: a.install_hint(),
     }

@@ -39,7 +39,8 @@ fn agents_lists_installed_clis_with_their_versions() {
             "pi",
             "gemini-cli",
             "opencode",
-            "qwen"
+            "qwen",
+            "copilot"
         ]
     );
     let get = |n: &str| agents.iter().find(|a| a["name"] == n).unwrap();
@@ -83,6 +84,13 @@ fn agents_lists_installed_clis_with_their_versions() {
             .contains("Antigravity")
     );
     assert_eq!(agy["access"], serde_json::json!(["workspace", "full"]));
+    // Each agent names its transports, the default first.
+    assert_eq!(codex["transports"], serde_json::json!(["headless"]));
+    assert_eq!(
+        get("qwen")["transports"],
+        serde_json::json!(["headless", "acp"])
+    );
+    assert_eq!(get("copilot")["transports"], serde_json::json!(["acp"]));
     assert_eq!(agy["default_model"], "gemini-3.7-flash");
 }
 

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::agent::{Access, Agent, CommandSpec, Extra, Request};
+use crate::agent::{Access, Agent, CommandSpec, Extra, Request, Transport};
 use crate::error::{Error, Result};
 use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
@@ -19,8 +19,11 @@ use crate::{config, duration, fsutil, ids, models, prompt};
 
 mod execute;
 pub mod observe;
+mod transport;
 
 pub use execute::{execute, save_result};
+pub use transport::resolve_transport;
+use transport::{ACP_AFTER_FINAL, acp_init_timeout};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
@@ -57,6 +60,9 @@ pub struct Plan {
     pub raw: bool,
     pub profile: Option<String>,
     pub provider: Option<String>,
+    /// How baton talks to the agent (its CLI's headless mode, or ACP).
+    #[serde(default)]
+    pub transport: Transport,
     /// The argv prefix that starts the CLI (config `agents.<name>.command`),
     /// in place of its binary on PATH.
     #[serde(default)]
@@ -102,6 +108,9 @@ pub struct RunRequest {
     pub idle_timeout: Option<String>,
     pub profile: Option<String>,
     pub provider: Option<String>,
+    /// `--transport`: headless or acp (`None`: the config's
+    /// `agents.<name>.transport`, else the agent's default).
+    pub transport: Option<String>,
     pub raw: bool,
     /// The task as words (joined by spaces).
     pub task: Vec<String>,
@@ -295,6 +304,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     {
         return Err(Error::usage(format!("--resume `{r}` is not a session id")));
     }
+    let transport = resolve_transport(agent, per_agent("transport", &args.transport))?;
     let cwd_str = cwd.display().to_string();
     let prompt = if args.raw {
         task.clone()
@@ -314,6 +324,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         raw: args.raw,
         profile: args.profile.clone().or(profile),
         provider: args.provider.clone().or(provider),
+        transport,
         command: cfg.command(agent),
         timeout_ms: duration::millis(timeout),
         idle_timeout_ms: duration::millis(idle),
@@ -343,6 +354,7 @@ impl Plan {
             // SAFETY: geteuid has no preconditions.
             is_root: unsafe { libc::geteuid() } == 0,
             missing_sandbox_deps: missing_sandbox_deps(self.agent, self.access),
+            transport: self.transport,
             extra: Extra {
                 writable_dirs: self.writable_dirs.clone(),
                 protected_paths: self.protected_paths.clone(),
@@ -379,8 +391,14 @@ impl Plan {
             timeout: Duration::from_millis(self.timeout_ms),
             idle_timeout: (self.agent.streams_progress() && self.idle_timeout_ms > 0)
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
-            after_final: after_final_grace(),
+            // An ACP agent's turn is over when its prompt is answered; one
+            // that lingers after its stdin closed is stopped sooner.
+            after_final: match self.transport {
+                Transport::Acp => after_final_grace().min(ACP_AFTER_FINAL),
+                Transport::Headless => after_final_grace(),
+            },
             kill_grace: KILL_GRACE,
+            handshake: (self.transport == Transport::Acp).then(acp_init_timeout),
         }
     }
 
@@ -437,6 +455,8 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "warnings": plan.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
         // Which config files decided the defaults above.
         "config_files": config::active().files_read(),
+        "transport": plan.transport.as_str(),
+        "acp": transport::dry_run_acp(plan),
     })
 }
 
