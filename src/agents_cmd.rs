@@ -119,6 +119,11 @@ fn info(a: Agent) -> AgentInfo {
              commands; full is yolo"
                 .into(),
         ),
+        Agent::Kilo => notes.push(
+            "ACP only: baton sets kilo's permission rules to ask (KILO_CONFIG_CONTENT) and \
+             answers each request like copilot's"
+                .into(),
+        ),
         Agent::Copilot => notes.push(
             "ACP only: baton answers each permission request (read-only rejects every edit and \
              command; workspace allows edits inside the cwd and rejects commands)"

@@ -349,3 +349,82 @@ fn dry_run_shows_the_acp_messages_and_the_policy() {
         "{j}"
     );
 }
+
+#[test]
+fn the_transport_comes_from_the_flag_or_the_config_and_is_checked() {
+    let env = Env::new();
+    env.fake("qwen", "exit 0");
+    env.fake("codex", "exit 0");
+    // Headless by default.
+    let j = env
+        .run(&["run", "--agent", "qwen", "--dry-run", "x"])
+        .json();
+    assert_eq!(j["transport"], "headless", "{j}");
+    assert_eq!(j["acp"], Value::Null);
+    // The user's config picks ACP; qwen is then set to its `default` mode
+    // (its ACP default, `auto`, writes without asking: measured).
+    fs::write(
+        env.tmp.path().join("user-config.toml"),
+        "[agents.qwen]\ntransport = \"acp\"\n",
+    )
+    .unwrap();
+    let j = env
+        .run(&["run", "--agent", "qwen", "--read-only", "--dry-run", "x"])
+        .json();
+    assert_eq!(j["transport"], "acp", "{j}");
+    assert_eq!(j["argv"], serde_json::json!(["qwen", "--acp"]));
+    assert_eq!(j["acp"]["session_mode"], "default");
+    let methods: Vec<&str> = j["acp"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["method"].as_str())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "initialize",
+            "session/new",
+            "session/set_mode",
+            "session/prompt"
+        ]
+    );
+    // The flag wins over the config.
+    let j = env
+        .run(&[
+            "run",
+            "--agent",
+            "qwen",
+            "--transport",
+            "headless",
+            "--dry-run",
+            "x",
+        ])
+        .json();
+    assert_eq!(j["transport"], "headless");
+    // An agent without that transport is a usage error, from the flag…
+    let r = env.run(&[
+        "run",
+        "--agent",
+        "codex",
+        "--transport",
+        "acp",
+        "--dry-run",
+        "x",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("codex has no acp transport"),
+        "{}",
+        r.stdout
+    );
+    // …and from the config, with the file and line.
+    fs::write(
+        env.tmp.path().join("user-config.toml"),
+        "[agents.codex]\ntransport = \"acp\"\n",
+    )
+    .unwrap();
+    let r = env.run(&["run", "--agent", "codex", "--dry-run", "x"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(r.stdout.contains("user-config.toml:2"), "{}", r.stdout);
+}

@@ -40,7 +40,8 @@ fn agents_lists_installed_clis_with_their_versions() {
             "gemini-cli",
             "opencode",
             "qwen",
-            "copilot"
+            "copilot",
+            "kilo"
         ]
     );
     let get = |n: &str| agents.iter().find(|a| a["name"] == n).unwrap();

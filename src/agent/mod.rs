@@ -47,10 +47,12 @@ pub enum Agent {
     Qwen,
     /// GitHub Copilot CLI: `copilot --acp --stdio` (ACP only).
     Copilot,
+    /// Kilo Code's CLI: `kilo acp` (ACP only).
+    Kilo,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 9] = [
+    pub const ALL: [Agent; 10] = [
         Agent::Codex,
         Agent::Claude,
         Agent::Gemini,
@@ -60,6 +62,7 @@ impl Agent {
         Agent::Opencode,
         Agent::Qwen,
         Agent::Copilot,
+        Agent::Kilo,
     ];
 
     /// Agents whose CLI takes baton's `--provider` (pi's provider,
@@ -77,6 +80,7 @@ impl Agent {
             Agent::Opencode => "opencode",
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
+            Agent::Kilo => "kilo",
         }
     }
 
@@ -93,10 +97,11 @@ impl Agent {
             "opencode" | "open-code" => Agent::Opencode,
             "qwen" | "qwen-code" | "qwencode" => Agent::Qwen,
             "copilot" | "github-copilot" | "copilot-cli" => Agent::Copilot,
+            "kilo" | "kilocode" | "kilo-code" => Agent::Kilo,
             _ => {
                 return Err(Error::usage_hint(
                     format!("unknown agent `{s}`"),
-                    "use one of: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen, copilot",
+                    "use one of: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen, copilot, kilo",
                 ));
             }
         })
@@ -113,6 +118,7 @@ impl Agent {
             Agent::Opencode => "opencode",
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
+            Agent::Kilo => "kilo",
         }
     }
 
@@ -129,6 +135,7 @@ impl Agent {
             Agent::Opencode => "npm install -g opencode-ai",
             Agent::Qwen => "npm install -g @qwen-code/qwen-code",
             Agent::Copilot => "npm install -g @github/copilot",
+            Agent::Kilo => "npm install -g @kilocode/cli",
         }
     }
 
@@ -191,7 +198,7 @@ impl Agent {
                 opencode::command(req, std::env::var(opencode::CONFIG_ENV).ok().as_deref())
             }
             Agent::Qwen => qwen::command(req),
-            Agent::Copilot => return acp::command(&self.acp_profile()?, req),
+            Agent::Copilot | Agent::Kilo => return acp::command(&self.acp_profile()?, req),
         })
     }
 
@@ -216,6 +223,7 @@ impl Agent {
             ),
             Agent::Qwen => qwen::interactive_resume(req, session),
             Agent::Copilot => acp::copilot_interactive_resume(req, session),
+            Agent::Kilo => acp::kilo_interactive_resume(req, session),
             Agent::Gemini => {
                 return Err(Error::usage_hint(
                     "agy (gemini) has no command-line switch that opens its interactive \
@@ -252,7 +260,7 @@ impl Agent {
             Agent::GeminiCli => Parser::GeminiCli(gemini_cli::Parser::default()),
             Agent::Opencode => Parser::Opencode(opencode::Parser::default()),
             Agent::Qwen => Parser::Qwen(qwen::Parser::default()),
-            Agent::Copilot => self.parser_for(Transport::Acp),
+            Agent::Copilot | Agent::Kilo => self.parser_for(Transport::Acp),
         }
     }
 
@@ -514,7 +522,7 @@ mod tests {
                         Agent::GeminiCli => "default",
                         Agent::Opencode => opencode::READ_ONLY_AGENT,
                         Agent::Qwen => "plan",
-                        Agent::Gemini | Agent::Copilot => continue,
+                        Agent::Gemini | Agent::Copilot | Agent::Kilo => continue,
                     };
                     assert_eq!(
                         argv.iter().any(|a| a == read_only_switch),

@@ -379,6 +379,12 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
             (Agent::Copilot, Access::Workspace) => {
                 "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials)"
             }
+            (Agent::Kilo, Access::ReadOnly) => {
+                "over ACP (its rules set to ask): baton rejects every edit and command kilo asks to make (listed in denials)"
+            }
+            (Agent::Kilo, Access::Workspace) => {
+                "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials)"
+            }
             (_, Access::Full) => "nothing is enforced: the CLI's permission checks are skipped",
         }
     };

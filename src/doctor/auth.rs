@@ -70,6 +70,13 @@ pub fn key_vars(agent: Agent) -> &'static [&'static str] {
             "GH_TOKEN",
             "GITHUB_TOKEN",
         ],
+        // kilo reaches many providers; these are the common ones.
+        Agent::Kilo => &[
+            "KILO_API_KEY",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "OPENROUTER_API_KEY",
+        ],
     }
 }
 
@@ -95,6 +102,9 @@ pub fn login_file(agent: Agent, env: Env) -> Option<PathBuf> {
         // `copilot login` keeps its token in the OS keyring, or in
         // ~/.copilot/config.json where there is none.
         Agent::Copilot => dir("COPILOT_HOME", home.join(".copilot")).join("config.json"),
+        Agent::Kilo => dir("XDG_DATA_HOME", home.join(".local/share"))
+            .join("kilo")
+            .join("auth.json"),
         // agy keeps its login in the OS keyring.
         Agent::Gemini => return None,
     })
@@ -121,6 +131,7 @@ fn login_hint(agent: Agent) -> &'static str {
         Agent::Copilot => {
             "run `copilot login`, or set COPILOT_PROVIDER_BASE_URL and COPILOT_PROVIDER_API_KEY"
         }
+        Agent::Kilo => "run `kilo auth login`, or add a provider to kilo's config",
     }
 }
 

@@ -57,6 +57,7 @@ pub fn package(agent: Agent) -> Option<&'static str> {
         Agent::Opencode => "opencode-ai",
         Agent::Qwen => "@qwen-code/qwen-code",
         Agent::Copilot => "@github/copilot",
+        Agent::Kilo => "@kilocode/cli",
         Agent::Gemini => return None,
     })
 }

@@ -212,7 +212,7 @@ impl Reducer {
             return out;
         };
         // An ACP log (any agent driven over ACP) is read by its protocol.
-        if self.agent == Agent::Copilot || v.get("jsonrpc").is_some() {
+        if v.get("jsonrpc").is_some() {
             return self.acp(line, &v);
         }
         let mut out = match self.agent {
@@ -221,7 +221,7 @@ impl Reducer {
             Agent::Opencode => events::opencode(&v),
             Agent::Zai | Agent::Pi => events::pi(&v),
             Agent::GeminiCli => self.gemini_cli(&v),
-            Agent::Gemini | Agent::Copilot => Vec::new(),
+            Agent::Gemini | Agent::Copilot | Agent::Kilo => Vec::new(),
         };
         if let Some(p) = self.parser.as_mut() {
             p.feed(line);

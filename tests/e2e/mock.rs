@@ -1021,6 +1021,8 @@ enum ChatCli {
     Opencode,
     Qwen,
     Copilot,
+    /// Kilo Code (an opencode fork: opencode's tool names).
+    Kilo,
 }
 
 fn system_text(body: &Value) -> String {
@@ -1044,6 +1046,8 @@ fn chat_cli(body: &Value) -> ChatCli {
         ChatCli::Qwen
     } else if sys.contains("You are GitHub Copilot") {
         ChatCli::Copilot
+    } else if sys.contains("You are Kilo") {
+        ChatCli::Kilo
     } else {
         ChatCli::Pi
     }
@@ -1111,7 +1115,9 @@ fn chat_stream(
         Action::Write { path, content } => {
             let (name, args) = match cli {
                 ChatCli::Pi => ("write", json!({"path": path, "content": content})),
-                ChatCli::Opencode => ("write", json!({"filePath": path, "content": content})),
+                ChatCli::Opencode | ChatCli::Kilo => {
+                    ("write", json!({"filePath": path, "content": content}))
+                }
                 ChatCli::Qwen => ("write_file", json!({"file_path": path, "content": content})),
                 ChatCli::Copilot => ("create", json!({"path": path, "file_text": content})),
             };
@@ -1121,7 +1127,9 @@ fn chat_stream(
         Action::Shell(cmd) => {
             let (name, args) = match cli {
                 ChatCli::Pi => ("bash", json!({"command": cmd})),
-                ChatCli::Opencode => ("bash", json!({"command": cmd, "description": "run it"})),
+                ChatCli::Opencode | ChatCli::Kilo => {
+                    ("bash", json!({"command": cmd, "description": "run it"}))
+                }
                 ChatCli::Qwen => ("run_shell_command", json!({"command": cmd})),
                 ChatCli::Copilot => ("bash", json!({"command": cmd, "description": "run it"})),
             };

@@ -59,6 +59,11 @@ fn assert_wire(agent: Agent, r: &Recorded) {
             "authorization",
             "Bearer e2e-copilot-key",
         ),
+        Agent::Kilo => (
+            "/v1/chat/completions",
+            "authorization",
+            "Bearer e2e-kilo-key",
+        ),
         Agent::GeminiCli | Agent::GeminiCliAcp => ("", "x-goog-api-key", "e2e-gemini-key"),
     };
     if agent.cli() == Agent::GeminiCli {
@@ -74,7 +79,12 @@ fn assert_wire(agent: Agent, r: &Recorded) {
     let model = r.body["model"].as_str();
     match agent {
         Agent::Zai => assert_eq!(model, Some("glm-5.2")),
-        Agent::Pi | Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::Copilot => {
+        Agent::Pi
+        | Agent::Opencode
+        | Agent::Qwen
+        | Agent::QwenAcp
+        | Agent::Copilot
+        | Agent::Kilo => {
             assert_eq!(model, Some("mock-model"))
         }
         _ => {}
@@ -119,7 +129,11 @@ fn write_workspace(agent: Agent) {
     );
     assert_eq!(o.changed_files(), ["out.txt"], "{}", o.dump());
     assert!(o.message().starts_with("WRITE-DONE"), "{}", o.dump());
-    assert_eq!(turns(&id).len(), 2, "tool call, then the final answer");
+    assert_eq!(
+        main_turns(agent, &id).len(),
+        2,
+        "tool call, then the final answer"
+    );
     usage_ok(agent, &o, &id);
 }
 
@@ -139,11 +153,16 @@ fn write_read_only(agent: Agent) {
 /// memory-extraction call out: there the main turns are compared
 /// (docs/agents-acp.md).
 fn usage_ok(agent: Agent, o: &Outcome, run: &str) {
-    if !matches!(agent, Agent::GeminiCliAcp | Agent::QwenAcp) {
+    if !matches!(agent, Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo) {
         return assert_usage(o, mock().usage_for(run));
     }
     let mut main = MockUsage::default();
-    for r in turns(run) {
+    let mut counted = main_turns(agent, run);
+    if agent == Agent::Kilo {
+        // Kilo (like opencode over ACP) reports the last model call only.
+        counted = counted.split_off(counted.len().saturating_sub(1));
+    }
+    for r in counted {
         if let Some(u) = r.usage {
             main.add(&u);
         }
@@ -166,6 +185,17 @@ fn usage_ok(agent: Agent, o: &Outcome, run: &str) {
     );
 }
 
+/// The model requests of a run's turn. Over ACP, qwen asks the model for a
+/// follow-up suggestion once the turn is over (its
+/// `qwen/notify/session/prompt-suggestion`); that request carries no
+/// scenario marker, so the mock answers it with its default.
+fn main_turns(agent: Agent, run: &str) -> Vec<Recorded> {
+    turns(run)
+        .into_iter()
+        .filter(|r| agent != Agent::QwenAcp || r.scenario != "default")
+        .collect()
+}
+
 fn assert_refused(p: &Peer, run: &str, o: &crate::support::Outcome) {
     assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
     assert!(
@@ -174,10 +204,15 @@ fn assert_refused(p: &Peer, run: &str, o: &crate::support::Outcome) {
         o.dump()
     );
     assert!(o.changed_files().is_empty(), "{}", o.dump());
-    let t = turns(run);
-    // Copilot ends the turn when a tool call is rejected ("Info: Operation
-    // cancelled by user"): the model is not asked again (measured).
-    let expected = if p.agent == Agent::Copilot { 1 } else { 2 };
+    let t = main_turns(p.agent, run);
+    // Copilot and qwen (over ACP) end the turn when a tool call is rejected
+    // (copilot: "Info: Operation cancelled by user"): the model is not asked
+    // again (measured).
+    let expected = if matches!(p.agent, Agent::Copilot | Agent::QwenAcp | Agent::Kilo) {
+        1
+    } else {
+        2
+    };
     assert_eq!(
         t.len(),
         expected,
@@ -250,7 +285,7 @@ fn model_error(agent: Agent) {
         // "Error: 400 …"); the agent then exits at the end of its input, or
         // is stopped.
         Agent::Copilot => assert_eq!(peer_exit, Some(0), "{}", o.dump()),
-        Agent::GeminiCliAcp | Agent::QwenAcp => {}
+        Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo => {}
         Agent::Codex | Agent::Claude | Agent::Opencode | Agent::Qwen => {
             assert_eq!(peer_exit, Some(1), "{}", o.dump())
         }
@@ -295,12 +330,20 @@ fn timeout(agent: Agent) {
 
 per_agent!(
     [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli,
-     opencode => Opencode, qwen => Qwen, copilot => Copilot, gemini_cli_acp => GeminiCliAcp,
-     qwen_acp => QwenAcp]
+     opencode => Opencode, qwen => Qwen, copilot => Copilot, kilo => Kilo,
+     gemini_cli_acp => GeminiCliAcp, qwen_acp => QwenAcp]
     plain,
     write_workspace,
     write_read_only,
-    resume,
     model_error,
     timeout
+);
+
+// Not gemini-cli over ACP: its `session/load` answered "No previous
+// sessions found for this project" for a session saved moments before
+// (measured twice, docs/agents-acp.md); its headless `--resume` works.
+per_agent!(
+    [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli,
+     opencode => Opencode, qwen => Qwen, copilot => Copilot, kilo => Kilo, qwen_acp => QwenAcp]
+    resume
 );

@@ -67,6 +67,8 @@ pub enum Agent {
     Qwen,
     /// GitHub Copilot CLI (ACP only).
     Copilot,
+    /// Kilo Code's CLI (ACP only).
+    Kilo,
     /// gemini-cli and qwen driven over ACP (`--transport acp`), side by side
     /// with their headless adapters.
     GeminiCliAcp,
@@ -84,6 +86,7 @@ impl Agent {
             Agent::Opencode => "opencode",
             Agent::Qwen | Agent::QwenAcp => "qwen",
             Agent::Copilot => "copilot",
+            Agent::Kilo => "kilo",
             Agent::GeminiCliAcp => "gemini-cli",
         }
     }
@@ -99,7 +102,10 @@ impl Agent {
 
     /// Driven over ACP.
     pub fn acp(self) -> bool {
-        matches!(self, Agent::Copilot | Agent::GeminiCliAcp | Agent::QwenAcp)
+        matches!(
+            self,
+            Agent::Copilot | Agent::Kilo | Agent::GeminiCliAcp | Agent::QwenAcp
+        )
     }
 
     /// The headless twin of an ACP variant (same CLI, same configuration).
@@ -122,14 +128,16 @@ impl Agent {
             Agent::Zai | Agent::Pi | Agent::GeminiCli | Agent::Copilot => "50s",
             // opencode and qwen take tens of seconds to start on a loaded
             // 2-core machine (measured: 40 s, and over 150 s at a load of 19).
-            Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp => "240s",
+            Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp | Agent::Kilo => {
+                "240s"
+            }
         }
     }
 
     /// How long the CLI may take to start and send its first model request.
     pub fn startup_limit(self) -> Duration {
         match self {
-            Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp => {
+            Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp | Agent::Kilo => {
                 Duration::from_secs(230)
             }
             _ => Duration::from_secs(60),
@@ -139,7 +147,9 @@ impl Agent {
     /// The guard `--timeout` of ordinary runs (no test may hang the suite).
     pub fn guard_timeout(self) -> &'static str {
         match self {
-            Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp => "400s",
+            Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp | Agent::Kilo => {
+                "400s"
+            }
             _ => "180s",
         }
     }
@@ -526,6 +536,30 @@ stream_max_retries = 0
             kv("COPILOT_MODEL", "mock-model"),
             kv("COPILOT_OFFLINE", "true"),
         ],
+        // Kilo is an opencode fork: the same provider block, in its own
+        // config dir; the model is chosen there (baton passes none).
+        Agent::Kilo => {
+            let config = home.join(".config");
+            let dir = config.join("kilo");
+            fs::create_dir_all(&dir).unwrap();
+            let cfg = json!({
+                "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "mock",
+                    "options": {"baseURL": format!("{url}/v1"), "apiKey": "{env:MOCK_API_KEY}"},
+                    "models": {"mock-model": {"name": "mock-model"}}}},
+                "model": "mock/mock-model",
+                "autoupdate": false,
+                "share": "disabled"
+            });
+            fs::write(dir.join("kilo.json"), cfg.to_string()).unwrap();
+            let xdg = |k: &str, sub: &str| kv(k, &home.join(sub).display().to_string());
+            vec![
+                xdg("XDG_CONFIG_HOME", ".config"),
+                xdg("XDG_DATA_HOME", ".local/share"),
+                xdg("XDG_CACHE_HOME", ".cache"),
+                xdg("XDG_STATE_HOME", ".local/state"),
+                kv("MOCK_API_KEY", "e2e-kilo-key"),
+            ]
+        }
         Agent::GeminiCliAcp => unreachable!("configured as gemini-cli"),
     }
 }

@@ -116,6 +116,9 @@ pub struct Profile {
     pub model_flag: Option<&'static str>,
     /// How the agent authenticates, for people (`agents`, `doctor`).
     pub auth: &'static str,
+    /// A variable holding inline JSON config, and the object baton merges
+    /// into it (the caller's own keys are kept, baton's win).
+    pub config_env: Option<(&'static str, &'static str)>,
 }
 
 impl Profile {
@@ -142,6 +145,7 @@ impl Profile {
             error_prefix: None,
             model_flag: None,
             auth: "as the agent's own documentation says (`baton doctor` lists its auth methods)",
+            config_env: None,
         }
     }
 }
@@ -151,7 +155,7 @@ impl Agent {
     /// Headless stays the default where it is proven (docs/agents-acp.md).
     pub fn transports(self) -> &'static [Transport] {
         match self {
-            Agent::Copilot => &[Transport::Acp],
+            Agent::Copilot | Agent::Kilo => &[Transport::Acp],
             Agent::GeminiCli | Agent::Qwen => &[Transport::Headless, Transport::Acp],
             _ => &[Transport::Headless],
         }
@@ -175,7 +179,9 @@ impl Agent {
             (Transport::Acp, None) => {
                 Parser::Acp(Box::new(Client::passive(Profile::custom(self.name(), &[]))))
             }
-            (Transport::Headless, _) if self == Agent::Copilot => self.parser_for(Transport::Acp),
+            (Transport::Headless, _) if !self.transports().contains(&Transport::Headless) => {
+                self.parser_for(Transport::Acp)
+            }
             (Transport::Headless, _) => self.parser(),
         }
     }
@@ -217,6 +223,7 @@ pub fn builtin(agent: Agent) -> Option<Profile> {
         error_prefix: None,
         model_flag: Some("--model"),
         auth: "",
+        config_env: None,
     };
     Some(match agent {
         // Measured (docs/agents-acp.md): in its default `agent` mode every
@@ -242,8 +249,32 @@ pub fn builtin(agent: Agent) -> Option<Profile> {
             auth: "OPENAI_API_KEY/OPENAI_BASE_URL (or qwen's own login)",
             ..p("qwen", &["--acp"])
         },
+        // Kilo (an opencode fork) acts without asking unless its permission
+        // rules say "ask": baton's rules go in KILO_CONFIG_CONTENT (merged
+        // into the caller's own), so every edit, command, fetch and path
+        // outside the project asks (measured).
+        Agent::Kilo => Profile {
+            config_env: Some(("KILO_CONFIG_CONTENT", ASK_EVERYTHING)),
+            usage: UsageStyle::InputExcludesCached,
+            auth: "a provider in kilo's config (~/.config/kilo/kilo.json), or `kilo auth login`",
+            ..p("kilo", &["acp"])
+        },
         _ => return None,
     })
+}
+
+/// opencode-style permission rules that make every change ask.
+const ASK_EVERYTHING: &str = r#"{"permission":{"edit":"ask","bash":"ask","webfetch":"ask","external_directory":"ask","doom_loop":"ask"}}"#;
+
+/// `baton attach` for kilo: its own interface on the session
+/// (`kilo --session <id>`); the person answers its permission prompts.
+pub fn kilo_interactive_resume(req: &Request, session: &str) -> CommandSpec {
+    let mut c = CommandSpec::new("kilo");
+    if let Some(m) = &req.model {
+        c.args(["--model", m]);
+    }
+    c.args(["--session", session]);
+    c
 }
 
 /// The command that starts an ACP agent: its program and switches, the
@@ -264,6 +295,12 @@ pub fn command(profile: &Profile, req: &Request) -> Result<CommandSpec> {
         c.args([flag, m.as_str()]);
     }
     c.env_set.extend(profile.env_set.iter().cloned());
+    if let Some((var, ours)) = profile.config_env {
+        c.env_set.push((
+            var.to_string(),
+            merge_config(std::env::var(var).ok().as_deref(), ours),
+        ));
+    }
     if req.access == Access::Workspace && !req.extra.no_tools {
         c.warnings.push(
             "over ACP, workspace access refuses every command the agent asks to run (baton \
@@ -272,6 +309,22 @@ pub fn command(profile: &Profile, req: &Request) -> Result<CommandSpec> {
         );
     }
     Ok(c)
+}
+
+/// The caller's inline JSON config with baton's keys laid over it (a value
+/// that is not a JSON object is replaced).
+fn merge_config(theirs: Option<&str>, ours: &str) -> String {
+    let ours: serde_json::Value = serde_json::from_str(ours).unwrap_or_default();
+    let mut base = theirs
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(t).ok())
+        .filter(serde_json::Value::is_object)
+        .unwrap_or_else(|| serde_json::json!({}));
+    if let (Some(b), Some(o)) = (base.as_object_mut(), ours.as_object()) {
+        for (k, v) in o {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    base.to_string()
 }
 
 /// Error names are `&'static str`; a custom agent's name lives for the run.

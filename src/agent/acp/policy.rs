@@ -260,6 +260,7 @@ const PATH_KEYS: &[&str] = &[
     "paths",
     "file_path",
     "filePath",
+    "filepath",
     "fileName",
     "file_name",
     "filename",
