@@ -428,3 +428,46 @@ fn the_transport_comes_from_the_flag_or_the_config_and_is_checked() {
     assert_eq!(r.code, 2, "{}", r.stdout);
     assert!(r.stdout.contains("user-config.toml:2"), "{}", r.stdout);
 }
+
+/// Over ACP every agent reports usage per prompt: a resumed qwen run must
+/// not have the session's earlier usage subtracted (qwen's headless total is
+/// per session, its ACP counts are not). The recorded copilot exchanges
+/// stand in for qwen here (the same session id in both runs).
+#[test]
+fn a_resumed_acp_run_reports_its_own_usage_not_a_difference() {
+    let env = copilot("plain", "");
+    let script = env.fake_dir.join("fake_acp.py");
+    let rec = |n: &str| {
+        fixture(&format!("acp/copilot/{n}.acp"))
+            .display()
+            .to_string()
+    };
+    env.fake(
+        "qwen",
+        &format!(
+            "exec python3 '{}' \"$(cat \"$FAKE_DIR/next\")\" --no-modes",
+            script.display()
+        ),
+    );
+    fs::write(env.fake_dir.join("next"), rec("plain")).unwrap();
+    let args = [
+        "run",
+        "--agent",
+        "qwen",
+        "--transport",
+        "acp",
+        "--timeout",
+        "60s",
+    ];
+    let first = env.run(&[&args[..], &["hello"]].concat()).json();
+    assert_eq!(first["status"], "success", "{first}");
+    assert_eq!(first["usage"]["input_tokens"], 1234);
+    let sid = first["session"].as_str().unwrap().to_string();
+    fs::write(env.fake_dir.join("next"), rec("load")).unwrap();
+    let second = env
+        .run(&[&args[..], &["--resume", &sid, "again"]].concat())
+        .json();
+    assert_eq!(second["status"], "success", "{second}");
+    assert_eq!(second["usage"]["input_tokens"], 1234, "{second}");
+    assert_eq!(second["usage"]["output_tokens"], 56, "{second}");
+}

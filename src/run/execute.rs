@@ -296,7 +296,9 @@ pub(super) fn session_usage(
     usage: &Usage,
     warnings: &mut Vec<String>,
 ) -> Usage {
-    if !plan.agent.usage_is_cumulative() {
+    // Over ACP every agent reports per prompt (qwen's headless total is
+    // per session; its ACP `_meta.usage` is per model call: measured).
+    if !plan.agent.usage_is_cumulative() || plan.transport == Transport::Acp {
         return usage.clone();
     }
     let Some(session) =

@@ -10,12 +10,14 @@ replay stops with exit 3: the test then fails on baton's result). Each `<<`
 line is printed, with the recorded working directory (/home/user/proj)
 replaced by the session's, and a response's id replaced by the id of the
 client's request it answers. When the client allows an edit whose recorded
-tool call carries a diff, the file is written, as the real agent did.
+tool call carries a diff, the file is written, as the real agent did. A
+`session/set_mode` the recording lacks is answered with an empty result.
 
 Argv: the recording, then optional switches:
   --hang-init        read `initialize` and never answer
   --crash-after-init answer `initialize`, then exit 3 with a message on stderr
   --garbage          print a line that is not JSON and one that is not JSON-RPC first
+  --no-modes         leave `modes` out of the agent's answers
   --record FILE      append every line the client sent to FILE
 """
 import json
@@ -72,6 +74,11 @@ for raw in open(recording):
     if raw.startswith(">> "):
         want = json.loads(raw[3:])
         got = read_client()
+        # A mode switch the recording lacks (the agent replayed under
+        # another agent's profile) is accepted.
+        while got.get("method") == "session/set_mode" and want.get("method") != "session/set_mode":
+            out(json.dumps({"jsonrpc": "2.0", "id": got["id"], "result": {}}))
+            got = read_client()
         if want.get("method"):
             if got.get("method") != want["method"]:
                 sys.stderr.write(f"fake_acp: expected {want['method']}, got {got}\n")
@@ -101,6 +108,8 @@ for raw in open(recording):
     msg = json.loads(raw[3:].replace(RECORDED_CWD, cwd))
     if "method" not in msg and "id" in msg and last_request_id is not None:
         msg["id"] = last_request_id
+    if "--no-modes" in flags and isinstance(msg.get("result"), dict):
+        msg["result"].pop("modes", None)
     if msg.get("method") == "session/request_permission":
         last_permission_options = msg["params"].get("options", [])
         tc = msg["params"].get("toolCall", {})
