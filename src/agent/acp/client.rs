@@ -256,6 +256,20 @@ impl Client {
                 .and_then(Value::as_str)
                 .map(str::to_string);
         }
+        // A `usage` the typed schema refused (a field it requires missing):
+        // its counts as they are.
+        if !self.usage_final
+            && let Some(u) = result.get("usage").filter(|u| u.is_object())
+        {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64);
+            if let (Some(i), Some(o)) = (n("inputTokens"), n("outputTokens")) {
+                self.usage =
+                    self.profile
+                        .usage
+                        .normalise(i, n("cachedReadTokens"), o, n("thoughtTokens"));
+                self.usage_final = true;
+            }
+        }
         // gemini-cli: `_meta.quota.token_count` {input_tokens, output_tokens}.
         if !self.usage_final
             && let Some(t) = result.pointer("/_meta/quota/token_count")
