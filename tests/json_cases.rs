@@ -109,6 +109,23 @@ pub fn runs(c: &Contract) {
     assert_eq!(v["access"], "read-only");
     assert!(!v["denials"].as_array().unwrap().is_empty(), "{v}");
 
+    // An agent over ACP that never answers `initialize`.
+    let acp = crate::acp::copilot("plain", "--hang-init");
+    let r = Run::from(
+        acp.baton()
+            .env("BATON_ACP_INIT_TIMEOUT_MS", "1000")
+            .args(["run", "--agent", "copilot", "--timeout", "60s", "x"])
+            .output()
+            .unwrap(),
+    );
+    c.expect_kind("acp handshake", Shape::Result, &r, "acp_handshake_timeout");
+    let acp = crate::acp::copilot("plain", "");
+    c.check(
+        "copilot over acp",
+        Shape::Result,
+        &acp.run(&["--agent", "copilot", "x"]),
+    );
+
     env.replay("claude", "claude/claude-api-error.json", 1);
     c.expect_kind(
         "agent error",

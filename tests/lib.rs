@@ -3,6 +3,7 @@
 
 mod support;
 
+mod acp;
 mod agents;
 mod argv;
 mod ask;
