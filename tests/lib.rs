@@ -20,6 +20,7 @@ mod identity;
 mod jobs;
 mod json;
 mod layers;
+mod mcp;
 mod opencode_qwen;
 mod parsers;
 mod plugin;
