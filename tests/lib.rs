@@ -29,6 +29,7 @@ mod redact;
 mod run;
 mod serve;
 mod setup;
+mod setup_mcp;
 mod shim;
 mod state;
 mod supervise;

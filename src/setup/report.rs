@@ -42,7 +42,8 @@ pub struct HostReport {
 pub struct Skipped {
     pub path: PathBuf,
     /// `unchanged`, `not_ours` (conflict), `changed` (conflict on
-    /// uninstall: edited since setup wrote it) or `gone`.
+    /// uninstall: edited since setup wrote it), `unreadable` (conflict: a
+    /// host's config file that is not valid JSON or TOML) or `gone`.
     pub reason: &'static str,
 }
 
@@ -67,7 +68,7 @@ impl HostReport {
 }
 
 fn is_conflict(reason: &str) -> bool {
-    matches!(reason, "not_ours" | "changed")
+    matches!(reason, "not_ours" | "changed" | "unreadable")
 }
 
 impl Report {
@@ -102,6 +103,7 @@ impl crate::render::Render for Report {
                     "unchanged" => "already up to date",
                     "not_ours" => "CONFLICT: not written by baton setup",
                     "changed" => "CONFLICT: changed since baton setup wrote it",
+                    "unreadable" => "CONFLICT: not valid JSON or TOML, left alone",
                     _ => "already gone",
                 };
                 out.push_str(&format!("  skipped {} ({why})\n", s.path.display()));
