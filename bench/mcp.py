@@ -13,6 +13,7 @@ fake peer is a shell script on PATH. Usage: bench/mcp.py [BATON] [ROUNDS]
 
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -78,9 +79,19 @@ def ms(xs):
                                              sorted(xs)[int(len(xs) * 0.9) - 1])
 
 
+def children_cpu_ms():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (r.ru_utime + r.ru_stime) * 1000
+
+
 def startup(env, cwd):
+    """Wall time to the tools, and the server's CPU time for it (user +
+    system, whole process life: on a loaded machine the CPU time is the
+    steadier figure, and the wall time on an idle one is close to it)."""
     times = []
+    cpu = []
     for _ in range(ROUNDS):
+        c0 = children_cpu_ms()
         t0 = time.perf_counter()
         s = Server(env, cwd)
         s.send(INIT)
@@ -90,7 +101,8 @@ def startup(env, cwd):
         times.append((time.perf_counter() - t0) * 1000)
         assert len(r["result"]["tools"]) >= 15
         s.close()
-    return times
+        cpu.append(children_cpu_ms() - c0)
+    return times, cpu
 
 
 def cpu_ticks(pid):
@@ -140,7 +152,10 @@ def main():
         cwd = os.path.join(tmp, "work")
         os.makedirs(cwd)
         print("baton:", BATON, "rounds:", ROUNDS)
-        print("start-up (spawn + initialize + tools/list):", ms(startup(env, cwd)))
+        wall, cpu = startup(env, cwd)
+        print("start-up (spawn + initialize + tools/list):", ms(wall))
+        print("start-up CPU time (user + system, whole life):", ms(cpu))
+        print("load average:", " ".join("%.1f" % x for x in os.getloadavg()))
         print("idle CPU over 10 s: %.3f %%" % idle(env, cwd))
         cli, mcp = run_overhead(env, cwd)
         print("run from the CLI:  ", ms(cli))
