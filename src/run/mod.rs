@@ -17,9 +17,11 @@ use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
 use crate::{config, duration, fsutil, ids, models, prompt};
 
+mod cap;
 mod execute;
 pub mod observe;
 
+pub use cap::{MAX_ACCESS_VAR, check_access_cap};
 pub use execute::{execute, save_result};
 
 /// How long a peer may linger after its own "turn finished" event.
@@ -150,55 +152,6 @@ pub fn resolve_access(args: &RunRequest) -> Result<Access> {
             Some(a) => Access::parse(&a),
             None => Ok(Access::Workspace),
         },
-    }
-}
-
-/// Caps the access any run of this process may take (`read-only`,
-/// `workspace` or `full`). `baton mcp` sets it for every call it makes, so a
-/// host cannot ask for more than the server was started with; every path to
-/// a peer (run, job, continue, ask, council) plans through here.
-pub const MAX_ACCESS_VAR: &str = "BATON_MAX_ACCESS";
-
-fn rank(a: Access) -> u8 {
-    match a {
-        Access::ReadOnly => 0,
-        Access::Workspace => 1,
-        Access::Full => 2,
-    }
-}
-
-/// `access_capped` when `access` is over `BATON_MAX_ACCESS`.
-pub fn check_access_cap(access: Access) -> Result<()> {
-    let Some(raw) = std::env::var_os(MAX_ACCESS_VAR) else {
-        return Ok(());
-    };
-    // A cap that cannot be read caps everything: refusing is the safe side.
-    let cap = raw.to_str().map(Access::parse);
-    match cap {
-        Some(Ok(cap)) if rank(access) <= rank(cap) => Ok(()),
-        Some(Ok(cap)) => Err(Error::Refused {
-            kind: "access_capped",
-            message: format!(
-                "`--access {}` is over the cap {MAX_ACCESS_VAR}={}",
-                access.as_str(),
-                cap.as_str()
-            ),
-            hint: match cap {
-                Access::ReadOnly => "ask for read-only access".into(),
-                _ => format!(
-                    "ask for {} access at most (`baton mcp` allows full access only with --allow-full-access)",
-                    cap.as_str()
-                ),
-            },
-        }),
-        _ => Err(Error::Refused {
-            kind: "access_capped",
-            message: format!(
-                "{MAX_ACCESS_VAR}={} is not an access mode",
-                raw.to_string_lossy()
-            ),
-            hint: "set it to read-only, workspace or full".into(),
-        }),
     }
 }
 
