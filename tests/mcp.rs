@@ -380,6 +380,38 @@ fn progress_streams_the_peers_activity_and_the_result_follows() {
 }
 
 #[test]
+fn job_wait_streams_the_jobs_activity_while_it_waits() {
+    let env = Env::new();
+    gated_codex(&env);
+    let mut c = Client::start(&env, &[]);
+    c.initialize();
+    let started = c.call("job_start", json!({"task": "t", "agent": "codex"}));
+    let id = structured(&started)["job_id"].as_str().unwrap().to_string();
+    peer_pid(&env);
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {
+        "name": "job_wait", "arguments": {"id": id, "timeout": "2s"},
+        "_meta": {"progressToken": 5}}}),
+    );
+    let r = c.response(50, LONG).expect("job_wait answers");
+    assert_eq!(r["result"]["structuredContent"]["status"], "running", "{r}");
+    let seen: Vec<&Value> = c
+        .notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress" && n["params"]["progressToken"] == 5)
+        .collect();
+    assert!(
+        seen.iter()
+            .any(|n| n["params"]["message"] == "codex: $ cargo test"),
+        "{:?}",
+        c.notes
+    );
+    fs::write(env.fake_dir.join("gate"), "").unwrap();
+    let w = c.call("job_wait", json!({"id": id, "timeout": "20s"}));
+    assert_eq!(structured(&w)["status"], "success");
+}
+
+#[test]
 fn cancel_stops_the_peer_and_leaves_no_process() {
     let env = Env::new();
     gated_codex(&env);

@@ -16,7 +16,8 @@
 //! - Progress: the child runs with `BATON_PROGRESS=lines` and writes the
 //!   activity line of its live status (`view::progress`) to stderr; the
 //!   server sends each change as `notifications/progress`, at most four a
-//!   second, when the client gave a progress token.
+//!   second, when the client gave a progress token. For `job_wait` the
+//!   server follows the job's log itself (`follow`): the same reducers.
 //! - Cancel (`notifications/cancelled`) or the client's going (stdin closed)
 //!   sends SIGTERM to the child's group: the child's own supervisor stops
 //!   the peer's group and records `cancelled`; SIGKILL follows if it lingers.
@@ -27,6 +28,7 @@
 //!   stderr goes on to the server's stderr.
 
 mod child;
+mod follow;
 mod guard;
 pub mod input;
 mod reply;

@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::child::{self, Ended, Event, Spawn};
+use super::follow::JobLog;
 use super::tools::Described;
 use super::{input, reply};
 
@@ -80,6 +81,7 @@ impl Server {
         &self,
         s: Spawn,
         token: Option<ProgressToken>,
+        mut job_log: Option<JobLog>,
         ctx: &RequestContext<RoleServer>,
     ) -> Ended {
         self.active.fetch_add(1, Ordering::SeqCst);
@@ -94,6 +96,8 @@ impl Server {
         let mut sent_at: Option<Instant> = None;
         let mut sent = 0u32;
         let far = Instant::now() + Duration::from_secs(365 * 24 * 3600);
+        let mut last_seen = String::new();
+        let mut tick = tokio::time::interval(PROGRESS_EVERY);
         loop {
             let flush_at = sent_at.map_or_else(Instant::now, |t| t + PROGRESS_EVERY);
             let kill_at = stopping.map_or(far, |t| t + STOP_GRACE);
@@ -131,6 +135,14 @@ impl Server {
                         let p = ProgressNotificationParam::new(t.clone(), f64::from(sent))
                             .with_message(msg);
                         let _ = ctx.peer.notify_progress(p).await;
+                    }
+                }
+                _ = tick.tick(), if job_log.is_some() && token.is_some() => {
+                    if let Some(a) = job_log.as_mut().and_then(JobLog::poll)
+                        && a != last_seen
+                    {
+                        last_seen.clone_from(&a);
+                        pending = Some(a);
                     }
                 }
                 _ = tokio::time::sleep_until(kill_at), if stopping.is_some() && !killed => {
@@ -202,7 +214,15 @@ impl ServerHandler for Server {
             argv,
             env: self.env.clone(),
         };
-        let ended = self.follow(spawn, token, &context).await;
+        // job_wait: the job's own log, read here (the child only waits).
+        let job_log = (t.def.name == "job_wait" && token.is_some())
+            .then(|| {
+                args.get("id")
+                    .and_then(|v| v.as_str())
+                    .and_then(JobLog::open)
+            })
+            .flatten();
+        let ended = self.follow(spawn, token, job_log, &context).await;
         Ok(reply::from_child(t.def.output, &ended).into())
     }
 }

@@ -194,7 +194,7 @@ while the status is `running`. A run's result (`baton schema`) or a council's \
 (`baton schema council`), as the id names.",
         output: Output::Unpublished,
         effect: Effect::ReadOnly,
-        progress: false,
+        progress: true,
     },
     ToolDef {
         name: "job_result",
