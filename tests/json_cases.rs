@@ -242,6 +242,14 @@ pub fn tool_errors(c: &Contract) {
                 .unwrap(),
         );
         c.expect_kind("unsafe model", Shape::Error, &r, "unsafe_value");
+        let r = Run::from(
+            env.baton()
+                .env("BATON_MAX_ACCESS", "read-only")
+                .args(["--agent", "codex", "--access", "workspace", "x"])
+                .output()
+                .unwrap(),
+        );
+        c.expect_kind("access over the cap", Shape::Error, &r, "access_capped");
         fs::create_dir_all(&env.state).unwrap();
         fs::set_permissions(&env.state, fs::Permissions::from_mode(0o777)).unwrap();
         let r = env.run(&["--agent", "codex", "x"]);

@@ -18,11 +18,13 @@ use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
 use crate::{config, duration, fsutil, models, prompt};
 
+mod cap;
 mod execute;
 pub mod observe;
 mod records;
 mod transport;
 
+pub use cap::{Depth, MAX_ACCESS_VAR, check_access_cap};
 pub use execute::{execute, save_result, summarize};
 pub use records::{RUN_LOCK, new_run_dir, run_dir_or_warning};
 pub use transport::resolve_transport;
@@ -124,36 +126,6 @@ pub struct RunRequest {
     /// Where model, effort, profile, provider and resume came from when not
     /// from the flag of that name (`ask --agents`, `continue`'s job record).
     pub origins: Origins,
-}
-
-/// Environment knobs, read once.
-pub struct Depth {
-    pub depth: u32,
-    pub max: u32,
-}
-
-impl Depth {
-    pub fn from_env() -> Depth {
-        let get = |k: &str| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.trim().parse::<u32>().ok())
-        };
-        Depth {
-            depth: get("BATON_DEPTH").unwrap_or(0),
-            max: get("BATON_MAX_DEPTH").unwrap_or(1),
-        }
-    }
-
-    pub fn check(&self) -> Result<()> {
-        if self.depth >= self.max {
-            return Err(Error::RecursionLimit {
-                depth: self.depth,
-                max: self.max,
-            });
-        }
-        Ok(())
-    }
 }
 
 pub fn resolve_access(args: &RunRequest) -> Result<Access> {
@@ -265,6 +237,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     let (model, model_from) = pick("model", &args.model, &o.model, "--model");
     let (effort, effort_from) = pick("effort", &args.effort, &o.effort, "--effort");
     let access = resolve_access(args)?;
+    check_access_cap(access)?;
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     // The model alone first, so that an error names the source of the
     // value it is about.
