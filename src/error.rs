@@ -146,6 +146,14 @@ pub enum Error {
     #[error("no worktree `{id}` in {store}")]
     WorktreeNotFound { id: String, store: PathBuf },
 
+    /// baton runs inside a host agent's sandbox that keeps peers from their
+    /// models: no network at all (Codex's `workspace-write`), or only
+    /// through the host's allowlisting proxy (Claude Code's sandbox). Found
+    /// before any peer starts (`host_sandbox::check`); `message` names the
+    /// sandbox and what it blocks, `hint` how that host gets out of it.
+    #[error("{message}")]
+    HostSandbox { message: String, hint: String },
+
     /// A bug in baton. Please report it.
     #[error("internal error: {0}")]
     Internal(String),
@@ -193,6 +201,7 @@ impl Error {
             Error::WorktreeTampered { .. } => "worktree_tampered",
             Error::WorktreeCommitFailed { .. } => "worktree_commit_failed",
             Error::WorktreeNotFound { .. } => "worktree_not_found",
+            Error::HostSandbox { .. } => crate::failure::Failure::HostSandbox.kind(),
             Error::Internal(_) => "internal",
         }
     }
@@ -213,6 +222,7 @@ impl Error {
             | Error::CorruptJob { .. }
             | Error::WorktreeTampered { .. }
             | Error::WorktreeCommitFailed { .. }
+            | Error::HostSandbox { .. }
             | Error::Internal(_) => exit::FAILED,
         }
     }
@@ -272,6 +282,7 @@ impl Error {
             Error::WorktreeNotFound { .. } => {
                 Some("run `baton worktree list` in the same repository to list worktree ids".into())
             }
+            Error::HostSandbox { hint, .. } => Some(hint.clone()),
             Error::Internal(_) => Some("this is a bug in baton; please report it".into()),
         }
     }
