@@ -268,6 +268,10 @@ pub const KINDS: &[(&str, &str)] = &[
         "base_moved",
         "the repository moved from the council plan's base commit",
     ),
+    (
+        "host_sandbox",
+        "baton runs inside a host agent's sandbox that keeps peers from their models (Codex's workspace-write without network, Claude Code's sandbox): nothing was started; the hint says how that host runs baton outside it",
+    ),
 ];
 
 impl Error {
@@ -310,7 +314,8 @@ impl Error {
             Error::WorktreeTampered { .. } => "worktree_tampered",
             Error::WorktreeCommitFailed { .. } => "worktree_commit_failed",
             Error::WorktreeNotFound { .. } => "worktree_not_found",
-            Error::HostSandbox { .. } => crate::failure::Failure::HostSandbox.kind(),
+            // = `Failure::HostSandbox.kind()` (a unit test keeps them one).
+            Error::HostSandbox { .. } => "host_sandbox",
             Error::Internal(_) => "internal",
         }
     }

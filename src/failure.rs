@@ -249,6 +249,12 @@ mod tests {
             Failure::HostSandbox.hint("codex"),
             Failure::host_sandbox_hint(SandboxHost::Unknown)
         );
+        // The tool error baton raises before a peer starts is this kind.
+        let e = crate::error::Error::HostSandbox {
+            message: String::new(),
+            hint: String::new(),
+        };
+        assert_eq!(e.kind(), Failure::HostSandbox.kind());
     }
 
     #[test]

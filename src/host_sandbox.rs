@@ -189,6 +189,37 @@ pub fn host() -> Option<SandboxHost> {
     host_with(&env_var)
 }
 
+/// The warning of a background job started inside Codex's sandbox, which
+/// does not let a process outlive the command that started it (measured
+/// with Codex 0.171: the job's runner is gone 0.4 s later and `wait`, in
+/// the next command, reports it `lost`). Told apart from a command Codex
+/// ran outside its sandbox by the seccomp filter the sandbox installs.
+pub fn job_note() -> Option<String> {
+    if host()? != SandboxHost::Codex || !seccomp_filtered(&proc_status()?) {
+        return None;
+    }
+    Some(
+        "this job runs inside Codex's sandbox, which ends every process a command started \
+         when that command ends: its runner will be stopped and the job reported `lost`. Run \
+         baton in the foreground instead (Codex keeps a long command running across tool \
+         calls), or outside the sandbox"
+            .to_string(),
+    )
+}
+
+fn proc_status() -> Option<String> {
+    std::fs::read_to_string("/proc/self/status").ok()
+}
+
+/// `Seccomp: 2` in /proc/self/status: a seccomp filter confines this
+/// process (0 is none, 1 strict mode).
+fn seccomp_filtered(status: &str) -> bool {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Seccomp:"))
+        .is_some_and(|v| v.trim() == "2")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +329,14 @@ mod tests {
             None,
             "an empty marker is no marker"
         );
+    }
+
+    #[test]
+    fn a_seccomp_filter_is_read_from_the_status() {
+        let status = "Name:\tbaton\nNoNewPrivs:\t1\nSeccomp:\t2\nSeccomp_filters:\t1\n";
+        assert!(seccomp_filtered(status));
+        assert!(!seccomp_filtered("Seccomp:\t0\nSeccomp_filters:\t0\n"));
+        assert!(!seccomp_filtered("Name:\tbaton\n"));
     }
 
     /// The cost a run pays: the environment read and one socket opened and

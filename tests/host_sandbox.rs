@@ -22,6 +22,13 @@ use crate::support::{BATON, Env, Run, record};
 /// `socket()` with EPERM, as Codex's workspace-write sandbox does on Linux;
 /// every other system call passes.
 fn without_network(cmd: &mut Command) -> &mut Command {
+    seccomp(cmd, true)
+}
+
+/// A seccomp filter that denies IPv4/IPv6 `socket()` (`deny_inet`) or
+/// nothing at all (Codex's sandbox with network access: a filter is there,
+/// the network works).
+fn seccomp(cmd: &mut Command, deny_inet: bool) -> &mut Command {
     #[cfg(target_arch = "x86_64")]
     const ARCH: u32 = 0xC000_003E; // AUDIT_ARCH_X86_64
     #[cfg(target_arch = "aarch64")]
@@ -41,7 +48,16 @@ fn without_network(cmd: &mut Command) -> &mut Command {
         op(LD_ABS, 0, 0, 16),
         op(JEQ, 1, 0, libc::AF_INET as u32),
         op(JEQ, 0, 1, libc::AF_INET6 as u32),
-        op(RET, 0, 0, RET_ERRNO | libc::EPERM as u32),
+        op(
+            RET,
+            0,
+            0,
+            if deny_inet {
+                RET_ERRNO | libc::EPERM as u32
+            } else {
+                RET_ALLOW
+            },
+        ),
         op(RET, 0, 0, RET_ALLOW),
     ];
     // SAFETY: between fork and exec only prctl(2) runs, which is
@@ -270,6 +286,43 @@ fn codexs_marker_with_a_working_network_runs() {
     assert!(
         !j["warnings"].to_string().contains("records are kept in"),
         "{j}"
+    );
+}
+
+#[test]
+fn a_job_started_inside_codexs_sandbox_is_told_it_will_be_lost() {
+    let env = Env::new();
+    codex_peer(&env);
+    let note = "ends every process a command started";
+    // Codex's sandbox with network access: a seccomp filter, and its marker.
+    let mut c = env.baton();
+    seccomp(&mut c, false)
+        .env("CODEX_THREAD_ID", "019a-host-thread")
+        .args(["run", "--async", "--agent", "codex", "say hi"]);
+    let (r, _) = timed(&mut c);
+    let j = r.json();
+    assert_eq!(j["status"], "running", "{j}");
+    let w = j["warnings"].to_string();
+    assert!(w.contains(note) && w.contains("in the foreground"), "{w}");
+    let id = j["job_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        env.run(&["wait", &id, "--timeout", "30s"]).json()["status"],
+        "success"
+    );
+    // Run by Codex outside its sandbox (no filter): nothing to warn about.
+    let r = Run::from(
+        env.baton()
+            .env("CODEX_THREAD_ID", "019a-host-thread")
+            .args(["run", "--async", "--agent", "codex", "say hi"])
+            .output()
+            .unwrap(),
+    );
+    let j = r.json();
+    assert!(!j["warnings"].to_string().contains(note), "{j}");
+    let id = j["job_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        env.run(&["wait", &id, "--timeout", "30s"]).json()["status"],
+        "success"
     );
 }
 

@@ -102,6 +102,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
             }
             let mut r = job.running_result(&state);
             r.warnings.extend(crate::state_dir::fallback_note());
+            r.warnings.extend(crate::host_sandbox::job_note());
             Ok(r)
         }
         Err(e) => {
