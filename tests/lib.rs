@@ -7,6 +7,7 @@ mod agents;
 mod argv;
 mod ask;
 mod attach;
+mod blinding;
 mod cli_snapshots;
 mod completions;
 mod config;
