@@ -146,6 +146,14 @@ pub enum Error {
     #[error("no worktree `{id}` in {store}")]
     WorktreeNotFound { id: String, store: PathBuf },
 
+    /// baton runs inside a host agent's sandbox that keeps peers from their
+    /// models: no network at all (Codex's `workspace-write`), or only
+    /// through the host's allowlisting proxy (Claude Code's sandbox). Found
+    /// before any peer starts (`host_sandbox::check`); `message` names the
+    /// sandbox and what it blocks, `hint` how that host gets out of it.
+    #[error("{message}")]
+    HostSandbox { message: String, hint: String },
+
     /// A bug in baton. Please report it.
     #[error("internal error: {0}")]
     Internal(String),
@@ -264,6 +272,10 @@ pub const KINDS: &[(&str, &str)] = &[
         "base_moved",
         "the repository moved from the council plan's base commit",
     ),
+    (
+        "host_sandbox",
+        "baton runs inside a host agent's sandbox that keeps peers from their models (Codex's workspace-write without network, Claude Code's sandbox): nothing was started; the hint says how that host runs baton outside it",
+    ),
 ];
 
 impl Error {
@@ -306,6 +318,8 @@ impl Error {
             Error::WorktreeTampered { .. } => "worktree_tampered",
             Error::WorktreeCommitFailed { .. } => "worktree_commit_failed",
             Error::WorktreeNotFound { .. } => "worktree_not_found",
+            // = `Failure::HostSandbox.kind()` (a unit test keeps them one).
+            Error::HostSandbox { .. } => "host_sandbox",
             Error::Internal(_) => "internal",
         }
     }
@@ -326,6 +340,7 @@ impl Error {
             | Error::CorruptJob { .. }
             | Error::WorktreeTampered { .. }
             | Error::WorktreeCommitFailed { .. }
+            | Error::HostSandbox { .. }
             | Error::Internal(_) => exit::FAILED,
         }
     }
@@ -385,6 +400,7 @@ impl Error {
             Error::WorktreeNotFound { .. } => {
                 Some("run `baton worktree list` in the same repository to list worktree ids".into())
             }
+            Error::HostSandbox { hint, .. } => Some(hint.clone()),
             Error::Internal(_) => Some("this is a bug in baton; please report it".into()),
         }
     }

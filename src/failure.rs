@@ -112,14 +112,36 @@ impl Failure {
                 "{agent}'s own sandbox refused what the task needed (see denials): give more \
                  access (--access workspace or full) if that is what you want"
             ),
-            Failure::HostSandbox => "baton is running inside a host agent's sandbox that \
-                 blocks the peer's network: run baton outside that sandbox or allow its \
-                 network (see error.message)"
-                .to_string(),
+            Failure::HostSandbox => Failure::host_sandbox_hint(SandboxHost::Unknown),
             Failure::BudgetExceeded => "the spending limit would be crossed: raise \
                  --max-usd / --budget-tokens, or narrow the task"
                 .to_string(),
             Failure::AgentError => "read the message; the full output is in log_path".to_string(),
+        }
+    }
+
+    /// What a host agent (or its user) does so that baton, run through the
+    /// host's shell tool, can reach the network its peers need: run it
+    /// outside the host's sandbox, or open the sandbox's network. The
+    /// setting names are the hosts' own (Codex 0.171, Claude Code 2.1.332).
+    pub fn host_sandbox_hint(host: SandboxHost) -> String {
+        match host {
+            SandboxHost::Codex => "run baton outside Codex's sandbox: ask to run this command \
+                 unsandboxed (`sandbox_permissions: \"require_escalated\"` with a justification; \
+                 the user approves), or have the user enable network access for workspace-write: \
+                 `[sandbox_workspace_write]` `network_access = true` in ~/.codex/config.toml, or \
+                 start codex with `-c sandbox_workspace_write.network_access=true`; do not retry \
+                 inside the sandbox"
+                .to_string(),
+            SandboxHost::ClaudeCode => "run baton outside Claude Code's sandbox: re-run this \
+                 Bash command with `dangerouslyDisableSandbox: true` (the user approves it), or \
+                 have the user add `\"excludedCommands\": [\"baton:*\"]` under `sandbox` in \
+                 ~/.claude/settings.json or .claude/settings.json and run baton as a plain command \
+                 (no `cd`, `$(…)` or redirect in the same call); do not retry inside the sandbox"
+                .to_string(),
+            SandboxHost::Unknown => "run baton outside the sandbox it is in, or allow that \
+                 sandbox network access for baton's commands; the peer needs its model's server"
+                .to_string(),
         }
     }
 
@@ -139,6 +161,31 @@ impl Failure {
     /// Kinds that `--retry N` retries on the same agent (they pass).
     pub fn retries(self) -> bool {
         matches!(self, Failure::RateLimited | Failure::ProviderUnavailable)
+    }
+}
+
+/// The host agent whose sandbox baton found itself in (`host_sandbox`),
+/// named by the markers it puts in its commands' environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxHost {
+    /// Codex's shell tool under `workspace-write` or `read-only` without
+    /// network access.
+    Codex,
+    /// Claude Code's Bash tool with its sandbox on.
+    ClaudeCode,
+    /// A sandbox without a marker baton knows; its network is blocked all
+    /// the same.
+    Unknown,
+}
+
+impl SandboxHost {
+    /// How messages name it: "Codex's sandbox".
+    pub fn sandbox_name(self) -> &'static str {
+        match self {
+            SandboxHost::Codex => "Codex's sandbox",
+            SandboxHost::ClaudeCode => "Claude Code's sandbox",
+            SandboxHost::Unknown => "a sandbox",
+        }
     }
 }
 
@@ -176,6 +223,38 @@ mod tests {
             assert!(!f.hint("codex").is_empty());
         }
         assert_eq!(Failure::from_kind("nonsense"), None);
+    }
+
+    #[test]
+    fn each_host_is_told_its_own_way_out() {
+        let codex = Failure::host_sandbox_hint(SandboxHost::Codex);
+        for want in [
+            "require_escalated",
+            "[sandbox_workspace_write]",
+            "network_access = true",
+            "-c sandbox_workspace_write.network_access=true",
+        ] {
+            assert!(codex.contains(want), "{want}: {codex}");
+        }
+        let claude = Failure::host_sandbox_hint(SandboxHost::ClaudeCode);
+        for want in [
+            "dangerouslyDisableSandbox: true",
+            "excludedCommands",
+            "baton:*",
+        ] {
+            assert!(claude.contains(want), "{want}: {claude}");
+        }
+        assert!(!codex.contains("dangerouslyDisableSandbox") && !claude.contains("network_access"));
+        assert_eq!(
+            Failure::HostSandbox.hint("codex"),
+            Failure::host_sandbox_hint(SandboxHost::Unknown)
+        );
+        // The tool error baton raises before a peer starts is this kind.
+        let e = crate::error::Error::HostSandbox {
+            message: String::new(),
+            hint: String::new(),
+        };
+        assert_eq!(e.kind(), Failure::HostSandbox.kind());
     }
 
     #[test]

@@ -15,6 +15,7 @@ pub mod failure;
 pub mod fsutil;
 pub mod git;
 pub mod git_pin;
+pub mod host_sandbox;
 pub mod ids;
 pub mod job;
 pub mod json_cut;

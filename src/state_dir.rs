@@ -18,6 +18,17 @@
 //! `repos/<p>/runs` made `run` write wherever it pointed). Checked that way,
 //! a path cannot be swapped after the check by anyone but the user: no
 //! openat walk is needed. The base itself may be a link (a user's choice).
+//!
+//! Inside a host agent's sandbox (baton run by Codex's or Claude Code's
+//! shell tool, `host_sandbox::host`) the platform's base is often outside
+//! what the sandbox lets a command write (Codex's workspace-write: the
+//! home is read-only, `/tmp` is not). There, and only when `BATON_STATE_DIR`
+//! is not set, baton keeps its records in `$TMPDIR/baton-<uid>` (else
+//! `/tmp/baton-<uid>`) — a folder it makes itself, refused if it is a link
+//! or someone else's — and each result says so (`fallback_note`). The same
+//! sandbox gives the same answer on every call, so `run --async` and a
+//! later `wait` find the same store. Not the work tree: a peer's
+//! `git clean -fdx` would delete the records there.
 
 use std::path::{Path, PathBuf};
 
@@ -36,7 +47,8 @@ thread_local! {
     pub static TEST_BASE: std::cell::RefCell<Option<PathBuf>> = const { std::cell::RefCell::new(None) };
 }
 
-/// The base directory, without creating it.
+/// The base directory, without creating it (except inside a host agent's
+/// sandbox, where finding out whether it can be written creates it).
 pub fn base() -> Result<PathBuf> {
     #[cfg(test)]
     if let Some(d) = TEST_BASE.with(|b| b.borrow().clone()) {
@@ -52,6 +64,15 @@ pub fn base() -> Result<PathBuf> {
         }
         return Ok(d);
     }
+    let platform = platform()?;
+    Ok(match fallback(&platform) {
+        Some(f) => f.used.clone(),
+        None => platform,
+    })
+}
+
+/// The platform's state directory for baton.
+fn platform() -> Result<PathBuf> {
     let dirs = directories::ProjectDirs::from("", "", "baton").ok_or_else(|| {
         Error::usage_hint(
             "no home directory to keep baton's records in",
@@ -62,6 +83,111 @@ pub fn base() -> Result<PathBuf> {
         .state_dir()
         .unwrap_or_else(|| dirs.data_local_dir())
         .to_path_buf())
+}
+
+/// The state directory baton uses in place of the platform's inside a host
+/// agent's sandbox that does not let it write there.
+struct Fallback {
+    platform: PathBuf,
+    used: PathBuf,
+    host: crate::failure::SandboxHost,
+    why: std::io::Error,
+}
+
+/// Decided once per process: the environment does not change, and every
+/// record of one command must land in one place.
+fn fallback(platform: &Path) -> Option<&'static Fallback> {
+    static FALLBACK: std::sync::OnceLock<Option<Fallback>> = std::sync::OnceLock::new();
+    FALLBACK
+        .get_or_init(|| {
+            // Outside a host's tool nothing is moved: a full or read-only
+            // disk is reported as it always was.
+            let host = crate::host_sandbox::host()?;
+            let why = writable(platform).err()?;
+            let tmp = std::env::var_os("TMPDIR")
+                .map(PathBuf::from)
+                .filter(|t| t.is_absolute())
+                .unwrap_or_else(|| PathBuf::from("/tmp"));
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            let used = tmp.join(format!("baton-{}", unsafe { libc::geteuid() }));
+            own_private_dir(&used).ok()?;
+            writable(&used).ok()?;
+            Some(Fallback {
+                platform: platform.to_path_buf(),
+                used,
+                host,
+                why,
+            })
+        })
+        .as_ref()
+}
+
+/// `dir` exists (made private if new) and a file can be made in it.
+fn writable(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    if !dir.is_dir() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    // Writable permission bits say nothing under a read-only bind mount or
+    // a sandbox's rules: only a real write does.
+    let probe = dir.join(format!(".baton-write-probe-{}", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&probe)?;
+    std::fs::remove_file(&probe)
+}
+
+/// `dir` in a shared directory such as `/tmp`: made by us with mode 0700,
+/// or already there as a real directory of ours that only we can write.
+/// A link (planted by someone else before we made it) is refused.
+fn own_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let private = meta.permissions().mode() & 0o022 == 0;
+    if meta.file_type().is_dir() && meta.uid() == me && private {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "{} is not a private directory of this user",
+            dir.display()
+        )))
+    }
+}
+
+/// The warning every result carries while records are kept in the
+/// fallback (`None` when they are where they always are).
+pub fn fallback_note() -> Option<String> {
+    #[cfg(test)]
+    if TEST_BASE.with(|b| b.borrow().is_some()) {
+        return None;
+    }
+    if std::env::var_os(ENV).is_some_and(|d| !d.is_empty()) {
+        return None;
+    }
+    let f = fallback(&platform().ok()?)?;
+    Some(format!(
+        "records are kept in {} because baton cannot write its state directory {} inside {} \
+         ({}): they go when that temporary directory is cleared, `baton jobs` run outside the \
+         sandbox does not list them (BATON_STATE_DIR={} does), and a peer that may write there \
+         could change them",
+        f.used.display(),
+        f.platform.display(),
+        f.host.sandbox_name(),
+        f.why,
+        f.used.display()
+    ))
 }
 
 /// The folders baton keeps in a project's record folder (each is checked

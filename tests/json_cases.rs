@@ -222,6 +222,18 @@ pub fn tool_errors(c: &Contract) {
     );
     c.expect_kind("recursion", Shape::Error, &r, "recursion_limit");
 
+    // Claude Code's sandbox, by its marker (tests/host_sandbox.rs has
+    // Codex's, under a real seccomp filter).
+    let r = Run::from(
+        env.baton()
+            .env("SANDBOX_RUNTIME", "1")
+            .env("CLAUDECODE", "1")
+            .args(["--agent", "codex", "x"])
+            .output()
+            .unwrap(),
+    );
+    c.expect_kind("host sandbox", Shape::Error, &r, "host_sandbox");
+
     e(
         "unknown worktree",
         &["worktree", "remove", "0000000000000"],

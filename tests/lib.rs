@@ -21,6 +21,7 @@ mod docs;
 mod doctor;
 mod dry_run;
 mod edges;
+mod host_sandbox;
 mod identity;
 mod jobs;
 mod json;

@@ -239,6 +239,9 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
             signal: crate::process::signal_name(sig),
         });
     }
+    // Before a consultation of the budget is spent on advisers that could
+    // not reach their models.
+    crate::host_sandbox::check()?;
     let budget = match (&built.task_id, limit) {
         (Some(t), Some(l)) => Some(budget::consume(&budget::dir(&root)?, t, l, &request_id)?),
         _ => None,

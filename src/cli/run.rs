@@ -172,6 +172,9 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
         }
         return Ok(0);
     }
+    // Before a job, a worktree or a run folder exists: inside a host's
+    // sandbox without network the peer could only fail, slowly.
+    crate::host_sandbox::check()?;
     if detach {
         let place = match &worktree {
             Some(c) => job::Place::NewWorktree(c),

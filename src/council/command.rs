@@ -96,6 +96,7 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
                     "approve it first: `baton council approve ID --plan-sha256 HEX`",
                 ));
             }
+            crate::host_sandbox::check()?;
             flow::drive(&mut rec)?;
             finish(&rec, mode)
         }
@@ -110,6 +111,7 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
             if rec.stage.is_terminal() || rec.stage == Stage::AwaitingApproval {
                 return finish(&rec, mode);
             }
+            crate::host_sandbox::check()?;
             flow::drive(&mut rec)?;
             finish(&rec, mode)
         }
@@ -163,6 +165,8 @@ fn start(
         crate::dry_run::print(&preflight::dry_run(&pre), mode)?;
         return Ok(0);
     }
+    // Before the council is recorded: its members could not reach their models.
+    crate::host_sandbox::check()?;
     let mut rec = pre.record;
     rec.save()?;
     fsutil::write_atomic(&rec.dir()?.join("packet.txt"), pre.packet.as_bytes())?;

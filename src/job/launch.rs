@@ -44,7 +44,9 @@ pub enum Place<'a> {
 /// Start `plan` as a background job; returns its `running` result.
 pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<RunResult> {
     // Before anything exists: an unenforceable access mode is exit 2, a
-    // missing CLI exit 127, as for `run`.
+    // missing CLI exit 127, as for `run`; a host's sandbox without network
+    // `host_sandbox`, which the runner would only meet later.
+    crate::host_sandbox::check()?;
     let program = plan.program(&plan.command()?)?;
     let store = Store::here()?;
     store.create()?;
@@ -98,7 +100,10 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
             if let (Some(s), Some(pid)) = (&session, state.runner_pid) {
                 claim_worktree(s, &job, pid);
             }
-            Ok(job.running_result(&state))
+            let mut r = job.running_result(&state);
+            r.warnings.extend(crate::state_dir::fallback_note());
+            r.warnings.extend(crate::host_sandbox::job_note());
+            Ok(r)
         }
         Err(e) => {
             // A job that never started leaves nothing behind.

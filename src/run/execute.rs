@@ -23,6 +23,10 @@ pub fn execute(
     interrupts: &mut Interrupts,
     on_spawn: &mut dyn FnMut(u32),
 ) -> Result<RunResult> {
+    // Every peer passes here (run, jobs, ask, council): none starts where it
+    // could not reach its model. The front doors checked already, before
+    // making anything; this one costs nothing more (the answer is cached).
+    crate::host_sandbox::check()?;
     let mut not_saved = Vec::new();
     if let Some(d) = dir
         && let Err(e) = fsutil::replace_file(&d.join("prompt.txt"), plan.prompt.as_bytes())
@@ -84,6 +88,7 @@ pub fn execute(
     warnings.extend(spec.warnings.iter().cloned());
     warnings.extend(o.warnings.iter().cloned());
     warnings.extend(not_saved);
+    warnings.extend(crate::state_dir::fallback_note());
     warnings.extend(finished.warnings);
     if before.is_none() {
         warnings.push("cwd is not in a git repository: changed_files is not tracked".into());

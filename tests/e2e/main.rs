@@ -41,6 +41,7 @@ mod attach;
 mod claude_sandbox;
 mod council;
 mod doctor;
+mod host_sandbox;
 mod jobs;
 mod mcp;
 mod plugin;

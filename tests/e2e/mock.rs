@@ -340,6 +340,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
         .cloned()
         .unwrap_or(json!({"say": "E2E default answer."}));
     let ctx = Ctx {
+        id: run.clone().unwrap_or_default(),
         dir: token(&prompt, "dir=").unwrap_or_default(),
         cwd: token(&prompt, BRIEF_CWD)
             .or_else(|| token(&prompt, "dir="))
@@ -718,6 +719,8 @@ fn conversation(api: Api, body: &Value) -> Conv {
 const BRIEF_CWD: &str = "Work in this directory: ";
 
 struct Ctx {
+    /// The prompt's `id=` token (a step can give a nested run its own id).
+    id: String,
     dir: String,
     /// Where baton told the peer to work (a worktree), else `dir`.
     cwd: String,
@@ -728,6 +731,7 @@ struct Ctx {
 impl Ctx {
     fn fill(&self, s: &str) -> String {
         let mut out = s
+            .replace("{id}", &self.id)
             .replace("{dir}", &self.dir)
             .replace("{cwd}", &self.cwd)
             .replace("{tool_output}", self.tool_output.trim());
@@ -925,7 +929,11 @@ fn responses_stream(
 fn shell_call(tools: &[(String, String)], cmd: &str) -> Value {
     let has = |n: &str| tools.iter().any(|(_, t)| t == n);
     let (name, args) = if has("exec_command") || !(has("shell_command") || has("shell")) {
-        ("exec_command", json!({"cmd": cmd}))
+        // Codex answers "still running" after `yield_time_ms` (10 s by
+        // default); a command that delegates to a peer (host_sandbox.rs)
+        // takes longer on a loaded machine. Shorter commands return when
+        // they end, so the longer wait changes nothing for them.
+        ("exec_command", json!({"cmd": cmd, "yield_time_ms": 30000}))
     } else if has("shell_command") {
         ("shell_command", json!({"command": cmd}))
     } else {
@@ -1311,6 +1319,7 @@ mod tests {
     #[test]
     fn history_placeholder() {
         let c = Ctx {
+            id: "run-1".into(),
             dir: String::new(),
             cwd: String::new(),
             tool_output: String::new(),
@@ -1320,5 +1329,6 @@ mod tests {
             c.fill("has={history_has:PAPAYA-7} no={history_has:KIWI}"),
             "has=yes no=no"
         );
+        assert_eq!(c.fill("id={id}-peer"), "id=run-1-peer");
     }
 }

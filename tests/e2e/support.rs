@@ -240,6 +240,11 @@ impl Peer {
         b
     }
 
+    /// The environment this peer's CLI needs (its config home, keys).
+    pub fn env_vars(&self) -> &[(String, String)] {
+        &self.env
+    }
+
     /// A CLI of `node_modules/.bin` (or any program) run directly, with only
     /// this peer's env, in its work dir (tests of the CLIs themselves, not
     /// of baton).
