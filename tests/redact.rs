@@ -113,6 +113,11 @@ fn issue_20_leaks_stay_fixed() {
         ("redis_pass = \"Qm9vZ2xlUmFu\"", "Qm9vZ2xlUmFu"),
         ("db.example.com:5432:appdb:app:Pg5pAss9Wq", "Pg5pAss9Wq"),
         ("*:*:*:postgres:hunter2hunter2", "hunter2hunter2"),
+        // Random base64 without a digit that reads as camelCase.
+        (
+            "db.example.com:5432:appdb:app:f/URzyoctBrufjKt",
+            "f/URzyoctBrufjKt",
+        ),
         (
             "admin:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/",
             "$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/",

@@ -127,8 +127,17 @@ fn pgpass_password(line: &str) -> Option<(usize, usize)> {
         && password.len() <= 256
         && !filler(password)
         && !placeholder(password)
-        && !word_like(password);
+        && !(word_like(password) && one_case(password));
     ok.then_some((c4 + 1, line.len()))
+}
+
+/// Lower- or upper-case letters only, besides other characters: the words
+/// of a compiler's or a cache's colon line (`main.c:10:5:warning:unused`).
+/// Mixed case is not a word there: random base64 without a digit can read
+/// as camelCase (`f/URzyoctBrufjKt`, found by the property test), and the
+/// line's own shape already says it is an entry.
+fn one_case(s: &str) -> bool {
+    !(s.bytes().any(|c| c.is_ascii_lowercase()) && s.bytes().any(|c| c.is_ascii_uppercase()))
 }
 
 /// Whether `line` is an `.htpasswd` entry: `user:` and a password hash of a
