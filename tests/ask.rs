@@ -510,9 +510,7 @@ fn parallel_advisers_side_by_side_one_failing() {
         .install("claude", &rendezvous("claude", "codex", "sleep 1"))
         .reply("claude", 1, "", 1);
     fs::write(env.fake_dir.join("claude.err.1"), "Error: claude is down\n").unwrap();
-    let t = Instant::now();
     let r = ask(&env, &["--agents", "codex,claude", "q"]);
-    let wall = t.elapsed();
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
     let j = r.json();
     assert_eq!(j["status"], "partial");
@@ -537,21 +535,16 @@ fn parallel_advisers_side_by_side_one_failing() {
     );
     // Each adviser had its own empty directory.
     assert_ne!(a.cwd("codex", 1), a.cwd("claude", 1));
-    // Wall time is about the slowest adviser, not the sum (loosely).
+    // The rendezvous proves the advisers ran side by side (one after the
+    // other, the first fails "never met"); the durations only have to be
+    // consistent: the whole is at least its slowest part. No ratio of
+    // timings here: on a loaded machine they are noise (see bench/).
     let d: Vec<u64> = rs
         .iter()
         .map(|r| r["duration_ms"].as_u64().unwrap())
         .collect();
     let total = j["duration_ms"].as_u64().unwrap();
     assert!(total >= *d.iter().max().unwrap(), "{total} vs {d:?}");
-    assert!(
-        total * 4 < (d[0] + d[1]) * 3,
-        "not parallel: {total}ms vs {d:?}"
-    );
-    assert!(
-        wall < Duration::from_millis(d[0] + d[1]),
-        "{wall:?} vs {d:?}"
-    );
 }
 
 #[test]
@@ -605,19 +598,16 @@ fn interrupt(env: &Env, args: &[&str], names: &[&str]) -> Run {
         .spawn()
         .unwrap();
     let pid_file = |n: &str| env.fake_dir.join(format!("{n}.1.pid"));
+    // A pid file is written by `echo $$ >`: it exists before it is full.
+    let pid_of = |n: &str| {
+        fs::read_to_string(pid_file(n))
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+    };
     assert!(wait_for(Duration::from_secs(20), || names
         .iter()
-        .all(|n| pid_file(n).exists())));
-    let pids: Vec<i32> = names
-        .iter()
-        .map(|n| {
-            fs::read_to_string(pid_file(n))
-                .unwrap()
-                .trim()
-                .parse()
-                .unwrap()
-        })
-        .collect();
+        .all(|n| pid_of(n).is_some())));
+    let pids: Vec<i32> = names.iter().map(|n| pid_of(n).unwrap()).collect();
     let ok = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
