@@ -14,6 +14,7 @@ pub mod failure;
 pub mod fsutil;
 pub mod git;
 pub mod git_pin;
+pub mod group;
 pub mod ids;
 pub mod job;
 pub mod json_cut;

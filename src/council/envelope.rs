@@ -4,7 +4,8 @@
 use serde_json::{Map, Value, json};
 
 use super::call::Call;
-use super::deliberate::{CriticCall, Synthesis};
+use super::critique::CriticCall;
+use super::deliberate::Synthesis;
 use super::machine::Stage;
 use super::revise::Revision;
 use super::store::Record;

@@ -14,9 +14,9 @@ use axum::response::{IntoResponse, Response};
 use super::routes::{App, blocking};
 use super::sse::{self, Source};
 use crate::agent::Agent;
-use crate::council::runs;
 use crate::council::store::Record;
 use crate::error::{Error, Result};
+use crate::group::runs;
 use crate::job::store::Store;
 use crate::view::council as view;
 
@@ -83,7 +83,7 @@ pub async fn run_events(
     let ended = {
         let (dir, record) = (dir.clone(), record.clone());
         move || {
-            let ended = crate::council::store::read_json::<runs::RunRecord>(&record)
+            let ended = crate::group::read_json::<runs::RunRecord>(&record)
                 .ok()
                 .flatten()
                 .is_none_or(|r| r.ended_ms.is_some());
@@ -91,7 +91,7 @@ pub async fn run_events(
         }
     };
     let end = move || {
-        let status = crate::council::store::read_json::<runs::RunRecord>(&record)
+        let status = crate::group::read_json::<runs::RunRecord>(&record)
             .ok()
             .flatten()
             .map_or("lost".to_string(), |r| {

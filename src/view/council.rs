@@ -1,5 +1,5 @@
 //! A council seen as a group of its members' runs: its record and run
-//! records (`council::runs`) turned into `CouncilView`s for every face.
+//! records (`group::runs`) turned into `CouncilView`s for every face.
 //!
 //! The council's status comes from its record and its runner's pid, never
 //! guessed: `running` while the runner lives and the stage is not terminal or
@@ -18,8 +18,8 @@ use super::watch::stalled;
 use crate::agent::Agent;
 use crate::council::envelope::alive;
 use crate::council::machine::Stage;
-use crate::council::runs::{self, RunRecord};
 use crate::council::store::{Record, read_json};
+use crate::group::runs::{self, RunRecord};
 use crate::result::Usage;
 
 /// Most of a running run's log read the first time it is seen (its end).

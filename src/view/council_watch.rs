@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::council::{self, CouncilView, Follow};
-use crate::council::runs::{self, RunRecord};
 use crate::council::store::Record;
+use crate::group::runs::{self, RunRecord};
 
 /// Most of one running run's log read per look.
 const READ_PER_LOOK: usize = 256 << 10;
@@ -227,7 +227,7 @@ mod tests {
             model: None,
             vendor: "openai".into(),
         };
-        let s = runs::start(&c, "proposing", "m0", &m, None).unwrap();
+        let s = runs::start(&c, "proposing", "m0", m.who(), None).unwrap();
         assert!(w.refresh(7000, false), "a run started");
         assert_eq!(w.views()[0].runs[0].status, "running");
         assert!(w.watch_dirs().contains(&c.join("runs")));

@@ -31,12 +31,19 @@
 //! baton never merges, pushes or deletes a branch on its own; `baton
 //! worktree remove <id> --branch` is the explicit way.
 //!
+//! Seams for the features that write through worktrees: `attempt` is one
+//! writer's first round and the rounds that resume it in the same worktree
+//! (a council's writer, a fan-out's candidates); `oracle` is baton's own
+//! check of an attempt (the test command, `git diff --check`).
+//!
 //! Seams for background jobs: a job stores the `Plan` that `prepare`
 //! returned and the serialisable `Session`; its runner calls `run::execute`
 //! and then `finish` with a `verify::Stop` it installed before the peer
 //! started. `store::list` / `store::remove` serve `baton prune`.
 
 pub mod allow;
+pub mod attempt;
+pub mod oracle;
 pub mod repo;
 pub mod store;
 pub mod verify;
