@@ -11,6 +11,7 @@ pub mod doctor;
 pub mod duration;
 pub mod error;
 pub mod failure;
+pub mod fanout;
 pub mod fsutil;
 pub mod git;
 pub mod git_pin;

@@ -77,24 +77,11 @@ fn walk(rec: &mut Record, ints: &Interrupts, started: Instant) -> Result<()> {
 /// The `--async` runner: `baton __council-runner ID` in its own session,
 /// its output in the council's folder.
 pub fn spawn_runner(rec: &Record) -> Result<u32> {
-    use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe().map_err(|e| Error::io("finding baton's own path", e))?;
-    let d = rec.dir()?;
-    let log = crate::fsutil::create_private(&d.join("runner.log"))?;
-    let err = log
-        .try_clone()
-        .map_err(|e| Error::io("opening the runner's log", e))?;
-    let mut c = std::process::Command::new(exe);
-    c.args(["__council-runner", &rec.council_id, "--root"])
-        .arg(&rec.root)
-        .current_dir(&rec.cwd)
-        .stdin(std::process::Stdio::null())
-        .stdout(log)
-        .stderr(err)
-        .process_group(0);
-    let child = c.spawn().map_err(|e| Error::Spawn {
-        binary: "baton".into(),
-        source: e,
-    })?;
-    Ok(child.id())
+    crate::group::background::spawn_runner(
+        "__council-runner",
+        &rec.council_id,
+        &rec.root,
+        &rec.cwd,
+        &rec.dir()?,
+    )
 }

@@ -5,7 +5,9 @@
 //! - `runs`: a record per run of the group (`<group>/runs/*.json`), written
 //!   at its start and end, from which `watch` and `serve` show the group.
 //! - `files`: the group's JSON files (atomic, private) and its clock.
+//! - `background`: a group as a background job (its runner; alive, wait, stop).
 
+pub mod background;
 pub mod files;
 pub mod parallel;
 pub mod runs;

@@ -16,9 +16,9 @@ use serde::Serialize;
 use super::tail::{Live, Tail};
 use super::watch::stalled;
 use crate::agent::Agent;
-use crate::council::envelope::alive;
 use crate::council::machine::Stage;
 use crate::council::store::{Record, read_json};
+use crate::group::background::alive;
 use crate::group::runs::{self, RunRecord};
 use crate::result::Usage;
 

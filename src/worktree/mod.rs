@@ -207,14 +207,18 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode, peer_ended: &mut dyn FnMut()) ->
 /// What `--dry-run --worktree` prints: the run as it would be, in a
 /// worktree that is not created (its id is a placeholder).
 pub fn dry_run_json(c: &Checked, plan: &Plan) -> Result<Value> {
-    let id = ids::new_id();
-    let path = store::dir(&plan.root).join(&id);
+    dry_run_json_as(c, plan, &ids::new_id())
+}
+
+/// `dry_run_json` for worktree `id` (a fan-out names its candidates').
+pub fn dry_run_json_as(c: &Checked, plan: &Plan, id: &str) -> Result<Value> {
+    let path = store::dir(&plan.root).join(id);
     let branch = format!("baton/{id}");
     let p = c.plan_for(
         plan,
         &path,
         &branch,
-        c.writable_dirs(&c.common_dir.join("worktrees").join(&id)),
+        c.writable_dirs(&c.common_dir.join("worktrees").join(id)),
     );
     let spec = p.command()?;
     let mut j = run::dry_run_json(&p, &spec);
@@ -231,7 +235,7 @@ pub fn dry_run_json(c: &Checked, plan: &Plan) -> Result<Value> {
 }
 
 /// `run --worktree` and its options, as asked for.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WorktreeOptions {
     /// Run in a new worktree at all.
     pub enabled: bool,
