@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod council;
 pub mod doctor;
+pub mod dry_run;
 pub mod duration;
 pub mod error;
 pub mod failure;

@@ -430,6 +430,37 @@ fn without_a_session_the_repair_is_a_fresh_run_shown_its_answer() {
     );
 }
 
+/// The adviser's own output names the session a repair resumes: one that
+/// would reach codex's argv as an option is not resumed (`agent::argv`).
+#[test]
+fn a_reported_session_that_looks_like_an_option_is_not_resumed() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    let hostile = "--dangerously-bypass-approvals-and-sandbox";
+    a.install("codex", "")
+        .reply("codex", 1, &codex_reply(hostile, "Retry it.", 10), 0)
+        .reply(
+            "codex",
+            2,
+            &codex_reply("t-2", &good_advice().to_string(), 10),
+            0,
+        );
+    let r = ask(&env, &["--agent", "codex", "q"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["repair"]["mode"], "fresh");
+    let argv = a.argv("codex", 2);
+    assert!(
+        !argv.iter().any(|x| x == hostile || x == "resume"),
+        "{argv:?}"
+    );
+    assert!(
+        j["warnings"].to_string().contains("does not pass to a CLI"),
+        "{}",
+        j["warnings"]
+    );
+}
+
 #[test]
 fn adviser_failure_is_a_failed_result_without_repair() {
     let env = Env::new();

@@ -4,6 +4,7 @@
 mod support;
 
 mod agents;
+mod argv;
 mod ask;
 mod attach;
 mod cli_snapshots;
@@ -15,6 +16,7 @@ mod council_more;
 mod council_trust;
 mod council_view;
 mod doctor;
+mod dry_run;
 mod edges;
 mod identity;
 mod jobs;

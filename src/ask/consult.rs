@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::agent::argv::{self, Origin};
 use crate::agent::{Agent, qwen};
 use crate::error::Result;
 use crate::fsutil;
@@ -26,7 +27,7 @@ pub(super) fn consult(
         let path = schema_path(&shared.root)?;
         fsutil::write_atomic(&path, advice::SCHEMA.as_bytes())?;
     }
-    let (dir, not_saved) = run::run_dir_or_warning(&shared.root);
+    let (dir, not_saved) = run::run_dir_or_warning(&shared.root)?;
     let repair_with = Repair {
         in_session: &advice::repair_in_session,
         fresh: &advice::repair_fresh,
@@ -150,9 +151,26 @@ pub fn answer<T>(
     };
     let raw = first.message.clone().unwrap_or_default();
     let mut plan = p.plan.clone();
-    let how = match &first.session {
+    // The session id comes from the adviser's own output: one that
+    // `agent::argv` would refuse is not resumed; the repair starts fresh.
+    let unsafe_session = first
+        .session
+        .as_ref()
+        .filter(|s| argv::check(s).is_err())
+        .map(|s| {
+            format!(
+                "the adviser reported a session id that baton does not pass to a CLI (`{}`); \
+                 the repair round started a fresh session",
+                crate::agent::clip(&s.escape_debug().to_string(), 80)
+            )
+        });
+    let how = match first.session.as_ref().filter(|_| unsafe_session.is_none()) {
         Some(s) => {
             plan.resume = Some(s.clone());
+            plan.origins.resume = Some(Origin::Recorded {
+                what: "the session the adviser reported".into(),
+                hint: "ask again without the repair round".into(),
+            });
             plan.prompt = (repair_with.in_session)(&errors);
             "resume"
         }
@@ -175,6 +193,7 @@ pub fn answer<T>(
         interrupts,
         &mut |_| {},
     )?;
+    second.warnings.extend(unsafe_session);
     run::save_result(rdir.as_deref(), &mut second);
     let repair = Some(json!({
         "mode": how,

@@ -225,7 +225,8 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
     }
 
     if args.dry_run {
-        output::json_line(&dry_run(&request_id, &context, &prompt, &built, &prepared))?;
+        let v = dry_run(&request_id, &context, &prompt, &built, &prepared);
+        crate::dry_run::print(&v, mode)?;
         return Ok(0);
     }
 

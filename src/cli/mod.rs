@@ -120,7 +120,7 @@ pub enum Command {
     Continue(job::ContinueArgs),
     /// Take over an ended job's session in the peer CLI's own interactive interface.
     Attach(attach::AttachArgs),
-    /// Remove ended jobs and their logs.
+    /// Remove what ended long ago: jobs and their logs, run records, councils.
     Prune(job::PruneArgs),
     /// Install the `peer` skill for claude, codex, pi and gemini without a marketplace.
     Setup(setup::SetupArgs),
@@ -257,7 +257,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Watch(a)) => watch::command(a, mode),
         Some(Command::Serve(a)) => serve::command(a, mode),
         Some(Command::Continue(a)) => jobs::continue_job(a, mode),
-        Some(Command::Attach(a)) => attach::command(a),
+        Some(Command::Attach(a)) => attach::command(a, mode),
         Some(Command::Prune(a)) => jobs::prune(a, mode),
         Some(Command::Setup(a)) => setup::setup(a, mode),
         Some(Command::Completions(a)) => setup::completions(a),

@@ -10,7 +10,7 @@ use crate::fanout::FanoutRequest;
 use crate::output::{self, Mode};
 use crate::run::{self, RunRequest};
 use crate::worktree::{self, WorktreeOptions};
-use crate::{fanout, job, process, view};
+use crate::{dry_run, fanout, job, process, view};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
@@ -216,6 +216,8 @@ pub fn request(a: RunArgs) -> RunRequest {
         provider: a.provider,
         raw: a.raw,
         task: a.task,
+        // Every value is the flag of its name.
+        origins: Default::default(),
     }
 }
 
@@ -289,8 +291,8 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     let spec = plan.command()?;
     if dry_run {
         match &worktree {
-            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?)?,
-            None => output::json_line(&run::dry_run_json(&plan, &spec))?,
+            Some(c) => dry_run::print(&worktree::dry_run_json(c, &plan)?, mode)?,
+            None => dry_run::print(&run::dry_run_json(&plan, &spec), mode)?,
         }
         return Ok(0);
     }
@@ -312,7 +314,7 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     let program = plan.program(&spec)?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
-    let (dir, not_saved) = run::run_dir_or_warning(&plan.root);
+    let (dir, not_saved) = run::run_dir_or_warning(&plan.root)?;
     // The line tails the run's log (`run::observe`), so it needs a run directory.
     let progress = dir
         .as_ref()

@@ -379,6 +379,7 @@ echo '{"type":"agent_end"}'
             writable_dirs: vec![],
             protected_paths: vec![],
             git_pin: None,
+            origins: Default::default(),
         };
         Fixture {
             _tmp: tmp,
@@ -669,6 +670,32 @@ echo '{"type":"agent_end"}'
         assert!(
             prompt.contains("## Repair round 1") && prompt.ends_with("FIX IT"),
             "{prompt}"
+        );
+    }
+
+    /// The writer's own output named the session: one that would reach pi's
+    /// argv as an option (`--session --yolo`) is not resumed.
+    #[test]
+    fn a_repair_does_not_resume_a_session_that_looks_like_an_option() {
+        let f = fixture();
+        let lock = CouncilLock::acquire(&f.top, &f.id).unwrap();
+        let mut first = first_round(&f, &lock);
+        first.session = Some("--yolo".into());
+        let (mut ints, stop) = signals();
+        let second = implement::repair(&first, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
+        assert_eq!(second.status, Status::Success);
+        let argv = read(f.log.join("argv-2.txt"));
+        assert!(
+            !argv.contains("--session") && !argv.contains("--yolo"),
+            "{argv}"
+        );
+        assert!(
+            second
+                .warnings
+                .iter()
+                .any(|w| w.contains("does not pass to a CLI")),
+            "{:?}",
+            second.warnings
         );
     }
 

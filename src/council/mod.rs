@@ -54,6 +54,7 @@ pub mod gate;
 pub mod implement;
 pub mod lock;
 pub mod proposal;
+pub mod prune;
 pub mod report;
 pub mod request;
 pub mod review;

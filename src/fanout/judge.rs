@@ -201,6 +201,12 @@ fn call(
     let spec = AdviserSpec {
         agent: a,
         model: model.map(str::to_string),
+        model_from: model.map(|_| {
+            crate::agent::argv::Origin::Flag(match &s.judge {
+                Judge::Agent { .. } => "--judge",
+                _ => "--agents",
+            })
+        }),
     };
     let p = prepare_with(
         &spec,
@@ -211,7 +217,7 @@ fn call(
         prompt,
         (review::SCHEMA, schema_path),
     )?;
-    let (dir, _) = run::run_dir_or_warning(ctx.root);
+    let (dir, _) = run::run_dir_or_warning(ctx.root)?;
     let labels: Vec<String> = shown.iter().map(|s| s.0.clone()).collect();
     let extract = |t: &str| review::extract(t, &labels);
     let repair = Repair {

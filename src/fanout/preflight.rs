@@ -88,11 +88,14 @@ pub fn preflight(req: &FanoutRequest, task: String) -> Result<Preflight> {
     let mut candidates = Vec::with_capacity(n);
     for spec in &specs {
         let (name, model) = split_spec(spec);
-        let rr = run::RunRequest {
+        let mut rr = run::RunRequest {
             agent: Some(name.to_string()),
             model: model.map(str::to_string).or_else(|| req.run.model.clone()),
             ..req.run.clone()
         };
+        if model.is_some() {
+            rr.origins.model = Some(crate::agent::argv::Origin::Flag("--agents"));
+        }
         let plan = run::plan(&rr, task.clone())?;
         // A CLI that is missing is exit 127 now, not one failed candidate later.
         plan.program(&plan.command()?)?;

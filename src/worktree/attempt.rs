@@ -125,9 +125,19 @@ pub fn again(
         ));
     }
     let mut wplan = previous.run_plan.clone();
-    match &previous.session {
+    // The writer's own output named its session: one that `agent::argv`
+    // would refuse is not resumed; the round starts a fresh session.
+    let usable = previous
+        .session
+        .as_ref()
+        .filter(|id| crate::agent::argv::check(id).is_ok());
+    match usable {
         Some(id) => {
             wplan.resume = Some(id.clone());
+            wplan.origins.resume = Some(crate::agent::argv::Origin::Recorded {
+                what: "the session the writer reported in its earlier round".into(),
+                hint: "start anew from its branch".into(),
+            });
             wplan.prompt = instructions.to_string();
         }
         None => {
@@ -154,6 +164,13 @@ pub fn again(
     let spec = wplan.command()?;
     let program = wplan.program(&spec)?;
     let mut result = run::execute(&wplan, &spec, &program, Some(dir), interrupts, &mut |_| {})?;
+    if previous.session.is_some() && usable.is_none() {
+        result.warnings.push(
+            "the writer reported a session id that baton does not pass to a CLI; the repair \
+             round started a fresh session"
+                .into(),
+        );
+    }
     finish(session, &wplan, &mut result, dir, stop);
     let mut next = Attempt::from_run(previous.round + 1, result, session.clone(), wplan);
     // A resumed session keeps its id; a fresh one may report a new one.
