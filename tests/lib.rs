@@ -18,6 +18,7 @@ mod council_view;
 mod doctor;
 mod dry_run;
 mod edges;
+mod fanout;
 mod identity;
 mod jobs;
 mod json;
