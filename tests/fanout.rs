@@ -116,7 +116,7 @@ fn the_passing_candidate_wins_the_failing_and_the_tamperer_are_excluded() {
     assert_eq!(c3["error"]["kind"], "worktree_tampered");
     // Only the winner's branch and worktree stay; nothing was merged.
     let branch = j["winner"]["branch"].as_str().unwrap().to_string();
-    assert_eq!(branches(&env), [branch.clone()]);
+    assert_eq!(branches(&env), std::slice::from_ref(&branch));
     assert!(!c2["kept"].as_bool().unwrap() && !c3["kept"].as_bool().unwrap());
     assert!(!std::path::Path::new(c2["worktree"].as_str().unwrap()).exists());
     assert!(
