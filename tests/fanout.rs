@@ -455,6 +455,40 @@ fn async_then_cancel_stops_every_candidate() {
     );
     let s = baton(&env, &["status", &id]).json();
     assert_eq!(s["status"], "running", "{s}");
+    // `watch` shows it as a group of its candidates' runs, as a council.
+    let w = baton(&env, &["watch", "--once"]).json();
+    let g = w["councils"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["council_id"] == id.as_str())
+        .unwrap_or_else(|| panic!("{w}"))
+        .clone();
+    assert_eq!(
+        (g["kind"].as_str(), g["status"].as_str()),
+        (Some("fanout"), Some("running"))
+    );
+    let runs: Vec<(&str, &str, &str)> = g["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["who"].as_str().unwrap(),
+                r["stage"].as_str().unwrap(),
+                r["status"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let mut whos: Vec<&str> = runs.iter().map(|r| r.0).collect();
+    whos.sort();
+    assert_eq!(whos, ["c1", "c2", "c3"], "{g}");
+    assert!(
+        runs.iter().all(|r| r.1 == "writing" && r.2 == "running"),
+        "{g}"
+    );
+    let t = baton(&env, &["watch", "--once", "--text"]);
+    assert!(t.stdout.contains(&format!("fan-out {id}")), "{}", t.stdout);
     let c = baton(&env, &["cancel", &id]);
     let cj = c.json();
     assert_eq!(cj["status"], "cancelled", "{cj}");
