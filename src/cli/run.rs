@@ -100,19 +100,19 @@ pub struct WorktreeArgs {
     #[arg(long = "worktree", id = "worktree")]
     pub enabled: bool,
 
-    /// --worktree: the commit to branch from (default: HEAD).
+    /// --worktree, --agents: the commit to branch from (default: HEAD).
     #[arg(long, value_name = "REF")]
     pub base: Option<String>,
 
-    /// --worktree: start from your uncommitted changes too (staged, unstaged, untracked).
+    /// --worktree, --agents: start from your uncommitted changes too (staged, unstaged, untracked).
     #[arg(long)]
     pub include_dirty: bool,
 
-    /// --worktree: the only paths the peer may change (repeatable); other changes are reverted.
+    /// --worktree, --agents: the only paths the peer may change (repeatable); other changes are reverted.
     #[arg(long = "allow", value_name = "GLOB")]
     pub allow: Vec<String>,
 
-    /// --worktree: a check to run in the worktree after the peer (run with `sh -c`).
+    /// --worktree, --agents: a check to run in the worktree after the peer (run with `sh -c`).
     #[arg(long, value_name = "COMMAND")]
     pub test_cmd: Option<String>,
 }
