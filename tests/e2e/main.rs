@@ -41,6 +41,7 @@ mod attach;
 mod claude_sandbox;
 mod council;
 mod doctor;
+mod fanout;
 mod jobs;
 mod plugin;
 mod run;
