@@ -117,7 +117,7 @@ fn check(path: &Path, follow: Follow) -> Result<()> {
     };
     let shown = path.display();
     let refuse = |message: String, hint: String| Error::Refused {
-        kind: UNSAFE,
+        kind: "unsafe_state_dir",
         message,
         hint,
     };

@@ -18,17 +18,17 @@ const AGENTS: [&str; 3] = ["codex", "claude", "pi"];
 
 /// The test command every case uses: `answer.txt` must say `good`; on
 /// failure it says what it found (what a repair round is shown).
-const TEST: &str =
+pub(crate) const TEST: &str =
     "grep -q good answer.txt || { echo \"MARKER: answer.txt says $(cat answer.txt)\"; exit 3; }";
 
-fn setup() -> (Env, CouncilFake) {
+pub(crate) fn setup() -> (Env, CouncilFake) {
     let env = Env::new();
     repo(&env);
     let fake = CouncilFake::install(&env, &AGENTS);
     (env, fake)
 }
 
-fn write_answer(content: &str) -> Step {
+pub(crate) fn write_answer(content: &str) -> Step {
     Step::say("done").edit("answer.txt", content)
 }
 

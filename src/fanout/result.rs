@@ -219,19 +219,6 @@ impl FanoutResult {
     }
 }
 
-/// JSON Schema of the result (`baton schema fanout`).
-pub fn schema() -> serde_json::Value {
-    let mut s =
-        serde_json::to_value(schemars::schema_for!(FanoutResult)).expect("schema serialises");
-    if let Some(o) = s.as_object_mut() {
-        o.insert(
-            "$id".into(),
-            format!("https://baton.dev/schema/fanout-v{SCHEMA_VERSION}.json").into(),
-        );
-    }
-    s
-}
-
 fn tokens(u: &Usage) -> String {
     match (u.input_tokens, u.output_tokens) {
         (None, None) => "-".into(),

@@ -6,8 +6,11 @@
 //!   at its start and end, from which `watch` and `serve` show the group.
 //! - `files`: the group's JSON files (atomic, private) and its clock.
 //! - `background`: a group as a background job (its runner; alive, wait, stop).
+//! - `blind`: names stripped, labels from a seeded shuffle, for whoever
+//!   judges several peers' work without knowing whose it is.
 
 pub mod background;
+pub mod blind;
 pub mod files;
 pub mod parallel;
 pub mod runs;

@@ -116,15 +116,7 @@ pub fn forget(root: &Path, id: &str) {
 /// writer (its branch is `baton/council-<id>`), or `<id>-<n>` for a
 /// fan-out's candidate n (its branch is `baton/<id>-<n>`).
 pub fn is_id(id: &str) -> bool {
-    ids::is_valid(id)
-        || id.strip_prefix("council-").is_some_and(ids::is_valid)
-        || id.rsplit_once('-').is_some_and(|(f, n)| {
-            ids::is_valid(f)
-                && !n.is_empty()
-                && n.len() <= 4
-                && n.bytes().all(|b| b.is_ascii_digit())
-                && !n.starts_with('0')
-        })
+    ids::is_valid(id) || id.strip_prefix("council-").is_some_and(ids::is_valid) || ids::is_nth(id)
 }
 
 /// Mark worktree `id` as being worked in by this process, for as long as

@@ -132,7 +132,7 @@ impl Store {
         let meta = fs::symlink_metadata(&job.dir);
         if meta.as_ref().is_ok_and(|m| m.file_type().is_symlink()) {
             return Err(Error::Refused {
-                kind: crate::state_dir::UNSAFE,
+                kind: "unsafe_state_dir",
                 message: format!(
                     "{} is a symlink inside baton's state directory; baton never makes one \
                      there, so it does not follow it",
