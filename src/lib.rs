@@ -20,6 +20,7 @@ pub mod group;
 pub mod ids;
 pub mod job;
 pub mod json_cut;
+pub mod mcp;
 pub mod models;
 pub mod output;
 pub mod process;

@@ -43,6 +43,7 @@ mod council;
 mod doctor;
 mod fanout;
 mod jobs;
+mod mcp;
 mod plugin;
 mod run;
 mod setup;
