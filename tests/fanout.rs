@@ -733,3 +733,72 @@ fn the_text_table_marks_the_winner() {
     );
     assert!(lines[3].contains("FAILED (3)"), "{}", r.stdout);
 }
+
+/// `BATON_MAX_ACCESS` (set by `baton mcp`) holds every candidate: each is
+/// planned as an ordinary run, so a fan-out cannot ask for more than one run
+/// may, and a refusal comes before any worktree or peer exists.
+#[test]
+fn every_candidate_is_held_to_the_access_cap() {
+    let (env, fake) = setup();
+    fake.write(
+        &Scenario::new()
+            .on("codex", Stage::Implement, Step::say("codex thinks A"))
+            .on("claude", Stage::Implement, Step::say("claude thinks B")),
+    );
+    let capped = |cap: &str, args: &[&str]| {
+        Run::from(
+            baton_cmd(&env, args)
+                .env("BATON_MAX_ACCESS", cap)
+                .output()
+                .unwrap(),
+        )
+    };
+    for (cap, args) in [
+        (
+            "read-only",
+            &["run", "--agents", "codex,claude", "--test-cmd", "true", "x"][..],
+        ),
+        (
+            "workspace",
+            &[
+                "run",
+                "--agents",
+                "codex,claude",
+                "--full-access",
+                "--test-cmd",
+                "true",
+                "x",
+            ],
+        ),
+        (
+            "workspace",
+            &[
+                "run",
+                "--agent",
+                "codex",
+                "--attempts",
+                "2",
+                "--access",
+                "full",
+                "--test-cmd",
+                "true",
+                "--async",
+                "x",
+            ],
+        ),
+    ] {
+        let r = capped(cap, args);
+        assert_eq!(r.code, 2, "{cap} {args:?}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(r.json()["error"]["kind"], "access_capped", "{args:?}");
+    }
+    assert!(fake.calls().is_empty());
+    assert!(!env.work.join(".baton").exists());
+    assert!(branches(&env).is_empty());
+    // Under the cap, the same fan-out runs.
+    let r = capped(
+        "read-only",
+        &["run", "--agents", "codex,claude", "--read-only", "which?"],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["candidates"].as_array().unwrap().len(), 2);
+}
