@@ -271,6 +271,7 @@ mod tests {
             idle_timeout_ms: 1000,
             warnings: vec![],
             child_depth: 1,
+            transport: Default::default(),
             writable_dirs: vec![],
             protected_paths: vec![],
             git_pin: None,
