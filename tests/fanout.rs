@@ -508,6 +508,17 @@ fn async_then_cancel_stops_every_candidate() {
     );
     let w = baton(&env, &["wait", &id]).json();
     assert_eq!(w["status"], "cancelled");
+    // `result` and `logs` answer for a fan-out's id as for a job's.
+    let res = baton(&env, &["result", &id]);
+    let rj = res.json();
+    assert_eq!(
+        (rj["kind"].as_str(), rj["status"].as_str()),
+        (Some("fanout"), Some("cancelled")),
+        "{rj}"
+    );
+    let logs = baton(&env, &["logs", &id]);
+    assert_eq!(logs.code, 0, "{}\n{}", logs.stdout, logs.stderr);
+    assert!(!logs.stdout.trim().is_empty());
 }
 
 #[test]
