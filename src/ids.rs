@@ -50,6 +50,17 @@ pub fn is_valid(id: &str) -> bool {
     id.len() == ID_LEN && id.bytes().all(|b| ALPHABET.contains(&b))
 }
 
+/// `<id>-<n>`: the n-th of something made under one id (a fan-out's
+/// candidate n), n from 1 to 9999 without leading zeros.
+pub fn is_nth(s: &str) -> bool {
+    s.rsplit_once('-').is_some_and(|(id, n)| {
+        is_valid(id)
+            && (1..=4).contains(&n.len())
+            && !n.starts_with('0')
+            && n.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,10 +12,13 @@ pub mod dry_run;
 pub mod duration;
 pub mod error;
 pub mod failure;
+pub mod fanout;
 pub mod fsutil;
 pub mod git;
 pub mod git_pin;
 pub mod host_sandbox;
+
+pub mod group;
 pub mod ids;
 pub mod job;
 pub mod json_cut;

@@ -163,6 +163,15 @@ pub const OUTCOME_KINDS: &[(&str, &str)] = &[
         "invalid_advice",
         "`ask`: the adviser's answer was not valid advice after one repair round",
     ),
+    (
+        "no_eligible_candidate",
+        "`run --agents`: no candidate's change passed its tests untampered (each \
+         candidate's `excluded_reason` says why)",
+    ),
+    (
+        "no_answer",
+        "`run --agents --read-only`: none of the candidates answered",
+    ),
 ];
 
 /// Why a run was not successful, or why baton could not run it.

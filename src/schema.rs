@@ -27,6 +27,8 @@ pub const NAMES: &[&str] = &[
     "council-critique",
     "council-plan",
     "council-review",
+    "fanout",
+    "fanout-review",
 ];
 
 /// The schema called `name` (`None`: the result's).
@@ -35,6 +37,8 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         None | Some("result" | "run") => Some(result()),
         Some("error") => Some(error()),
         Some("ask-envelope") => Some(ask_envelope()),
+        Some("fanout") => Some(fanout()),
+        Some("fanout-review") => Some(crate::fanout::review::schema_value()),
         Some(n) => crate::council::envelope_schema::named(n),
     }
 }
@@ -65,6 +69,14 @@ pub fn result() -> Value {
     let mut s = g.root_schema_for::<RunResult>().to_value();
     add_extras(&mut s, extras);
     with_id(s, "result")
+}
+
+/// `run --agents …`: a fan-out's result (docs/fanout.md).
+pub fn fanout() -> Value {
+    let s = generator()
+        .root_schema_for::<crate::fanout::result::FanoutResult>()
+        .to_value();
+    with_id(s, "fanout")
 }
 
 /// What baton prints when it could not do its job at all.

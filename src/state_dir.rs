@@ -196,6 +196,7 @@ const SUBS: &[&str] = &[
     "runs",
     "jobs",
     "councils",
+    "fanouts",
     "worktrees",
     "sessions",
     "ask-budget",
@@ -391,7 +392,7 @@ mod tests {
         std::fs::create_dir_all(&elsewhere).unwrap();
         with_base(&base, || {
             let dir = ensure_project(&root).unwrap();
-            for sub in ["runs", "jobs", "councils", "worktrees"] {
+            for sub in ["runs", "jobs", "councils", "fanouts", "worktrees"] {
                 symlink(&elsewhere, dir.join(sub)).unwrap();
                 for e in [
                     project(&root).unwrap_err(),

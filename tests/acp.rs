@@ -471,3 +471,78 @@ fn a_resumed_acp_run_reports_its_own_usage_not_a_difference() {
     assert_eq!(second["usage"]["input_tokens"], 1234, "{second}");
     assert_eq!(second["usage"]["output_tokens"], 56, "{second}");
 }
+
+/// ACP agents are fan-out candidates like any other (issue 21 × 23): each
+/// runs in its own worktree (the session's `cwd` is the worktree, so the
+/// agent's edit lands there and not in the user's checkout) and baton's own
+/// test command picks the winner.
+#[test]
+fn acp_agents_are_fanout_candidates_each_in_its_own_worktree() {
+    let env = copilot("write-allowed", "");
+    let script = env.fake_dir.join("fake_acp.py");
+    // kilo answers without editing.
+    env.fake(
+        "kilo",
+        &format!(
+            "exec python3 '{}' '{}' --record \"$FAKE_DIR/kilo.jsonl\"",
+            script.display(),
+            fixture("acp/copilot/plain.acp").display()
+        ),
+    );
+    let r = env.run(&[
+        "run",
+        "--agents",
+        "kilo,copilot",
+        "--judge",
+        "none",
+        "--test-cmd",
+        "grep -q x out.txt",
+        "--timeout",
+        "60s",
+        "write it",
+    ]);
+    let j = r.json();
+    assert_eq!(
+        (r.code, j["status"].as_str()),
+        (0, Some("success")),
+        "{j}\n{}",
+        r.stderr
+    );
+    assert_eq!(j["kind"], "fanout");
+    assert_eq!(j["winner"]["agent"], "copilot", "{j}");
+    let cands = j["candidates"].as_array().unwrap();
+    let kilo = cands.iter().find(|c| c["agent"] == "kilo").unwrap();
+    assert_eq!(kilo["eligible"], false, "{kilo}");
+    // It left nothing to test: excluded for that, its tests failing too.
+    assert_eq!(kilo["excluded_reason"], "it changed nothing", "{kilo}");
+    assert_eq!(kilo["tests"]["passed"], false, "{kilo}");
+    let cop = cands.iter().find(|c| c["agent"] == "copilot").unwrap();
+    assert_eq!(
+        cop["changed_files"],
+        serde_json::json!(["out.txt"]),
+        "{cop}"
+    );
+    assert_eq!(cop["session"], "d58add59-e11a-4345-b317-008369ec5d0e");
+    // The edit is on the winner's branch, in its worktree, not in the checkout.
+    assert!(!env.work.join("out.txt").exists());
+    let wt = PathBuf::from(cop["worktree"].as_str().unwrap());
+    assert_eq!(fs::read_to_string(wt.join("out.txt")).unwrap(), "x\n");
+    // Each agent's session was opened in its own worktree, over ACP.
+    let cwd_of = |file: &str| -> PathBuf {
+        let lines = fs::read_to_string(env.fake_dir.join(file)).unwrap();
+        let new = lines
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|m| m["method"] == "session/new")
+            .expect("session/new");
+        PathBuf::from(new["params"]["cwd"].as_str().unwrap())
+    };
+    assert_eq!(cwd_of("sent.jsonl"), wt.canonicalize().unwrap());
+    let kilo_cwd = cwd_of("kilo.jsonl");
+    assert_ne!(kilo_cwd, wt.canonicalize().unwrap());
+    assert!(
+        kilo_cwd.to_string_lossy().contains(".baton"),
+        "{}",
+        kilo_cwd.display()
+    );
+}

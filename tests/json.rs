@@ -46,6 +46,7 @@ pub struct Contract {
     error: Mutex<Validator>,
     envelope: Mutex<Validator>,
     council: Mutex<Validator>,
+    fanout: Mutex<Validator>,
     /// Each `error.kind` seen, with the first case that produced it.
     kinds: Mutex<BTreeMap<String, String>>,
     /// Kinds a case could not produce on this machine (no user namespaces).
@@ -62,6 +63,8 @@ pub enum Shape {
     Envelope,
     /// `baton schema council`.
     Council,
+    /// `baton schema fanout`.
+    Fanout,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -93,6 +96,7 @@ impl Contract {
             error: v("error"),
             envelope: v("ask-envelope"),
             council: v("council"),
+            fanout: v("fanout"),
             kinds: Mutex::default(),
             skipped: Mutex::default(),
         }
@@ -112,6 +116,7 @@ impl Contract {
             Shape::Error => &self.error,
             Shape::Envelope => &self.envelope,
             Shape::Council => &self.council,
+            Shape::Fanout => &self.fanout,
         };
         // Checked with the lock held, reported after it is released: one
         // group's failure must not poison the validator for the others.
@@ -153,13 +158,14 @@ fn every_kind_of_output_matches_the_published_schema() {
     let c = Contract::load();
     // Each group in its own repository and state directory; many of them
     // wait on peers or timeouts, so they run side by side.
-    let groups: [(&str, Group); 7] = [
+    let groups: [(&str, Group); 8] = [
         ("runs", json_cases::runs),
         ("tool errors", json_cases::tool_errors),
         ("jobs", json_cases::jobs),
         ("worktrees", json_cases::worktrees),
         ("asks", json_cases::asks),
         ("councils", json_cases::councils),
+        ("fan-outs", json_cases::fanouts),
         ("a full disk", json_cases::full_disk),
     ];
     let failed: Vec<String> = std::thread::scope(|s| {
@@ -207,12 +213,19 @@ fn every_kind_of_output_matches_the_published_schema() {
     let unlisted: Vec<&String> = seen.keys().filter(|k| !listed.contains(*k)).collect();
     assert!(unlisted.is_empty(), "{unlisted:?}");
 
-    // Every field the result schema describes was in some real result.
+    // Every field the result schema describes was in some real result;
+    // the same for a fan-out's.
     let v = lock(&c.result);
     let never: Vec<String> = v.described().difference(&v.seen).cloned().collect();
     assert!(
         never.is_empty(),
         "described by `baton schema` but in no result of these cases: {never:?}"
+    );
+    let f = lock(&c.fanout);
+    let never: Vec<String> = f.described().difference(&f.seen).cloned().collect();
+    assert!(
+        never.is_empty(),
+        "described by `baton schema fanout` but in no fan-out of these cases: {never:?}"
     );
 }
 

@@ -634,6 +634,95 @@ pub fn councils(c: &Contract) {
     assert!(!v["reviews"].as_array().unwrap().is_empty(), "{v}");
 }
 
+/// `run --agents`: a winner chosen by judges (one candidate tampers), no
+/// eligible candidate, a background fan-out (its start line and result),
+/// read-only answers side by side, and none answering.
+pub fn fanouts(c: &Contract) {
+    use crate::fanout::{TEST, setup, write_answer};
+    use crate::support::council::{Scenario, Stage, Step};
+    let (env, fake) = setup();
+    let review = json!({"candidates": [
+        {"label": "A", "verdict": "accept", "summary": "fine", "findings": [
+            {"severity": "nit", "file": "answer.txt", "line": 1, "description": "terse"}]}],
+        "ranking": ["A"]});
+    fake.write(
+        &Scenario::new()
+            .on("codex", Stage::Implement, write_answer("good\n"))
+            .on(
+                "claude",
+                Stage::Implement,
+                write_answer("good, longer\nanswer\n"),
+            )
+            .on(
+                "pi",
+                Stage::Implement,
+                write_answer("good\n").edit(".git", "gitdir: /tmp\n"),
+            )
+            .all(
+                &["codex", "claude", "pi"],
+                Stage::FanoutReview,
+                Step::json(review),
+            ),
+    );
+    let fan = |extra: &[&str]| {
+        let mut a = vec!["run", "--test-cmd", TEST];
+        a.extend_from_slice(extra);
+        a.push("write the answer");
+        env.run(&a)
+    };
+    let v = c.check(
+        "fan-out",
+        Shape::Fanout,
+        &fan(&["--agents", "codex,claude,pi"]),
+    );
+    assert_eq!(v["status"], "success", "{v}");
+    // pi's candidate tampered, yet pi judges the other two (and, shown two
+    // labels, gives the one-label answer: abstained after its repair).
+    let outcomes: Vec<&str> = v["judge"]["reviews"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["ok", "ok", "abstained"], "{v}");
+    let r = fan(&["--agents", "codex,claude", "--async"]);
+    let v = c.check("fan-out --async", Shape::Fanout, &r);
+    let id = v["job_id"].as_str().unwrap().to_string();
+    c.check("fan-out wait", Shape::Fanout, &env.run(&["wait", &id]));
+    fake.write(&Scenario::new().all(
+        &["codex", "claude"],
+        Stage::Implement,
+        write_answer("bad\n"),
+    ));
+    c.expect_kind(
+        "no eligible candidate",
+        Shape::Fanout,
+        &fan(&[
+            "--agents",
+            "codex,claude",
+            "--until-green",
+            "1",
+            "--pick",
+            "first-green",
+        ]),
+        "no_eligible_candidate",
+    );
+    fake.write(&Scenario::new().on("codex", Stage::Implement, Step::say("A")));
+    let v = c.check(
+        "read-only fan-out",
+        Shape::Fanout,
+        &env.run(&["run", "--agents", "codex", "--read-only", "which?"]),
+    );
+    assert_eq!(v["mode"], "read-only", "{v}");
+    fake.write(&Scenario::new().on("codex", Stage::Implement, Step::fail("down")));
+    c.expect_kind(
+        "no answer",
+        Shape::Fanout,
+        &env.run(&["run", "--agents", "codex", "--read-only", "which?"]),
+        "no_answer",
+    );
+}
+
 /// A job whose result cannot be stored: a real full disk (a tmpfs in a
 /// private mount namespace, as `state.rs` makes one).
 pub fn full_disk(c: &Contract) {

@@ -1,5 +1,6 @@
 //! The house rules, checked on the source: no import cycle among the
-//! top-level modules of `src/`, no clap below `cli`, no file over 500 lines.
+//! top-level modules of `src/`, none among the files of a feature folder
+//! (`NO_CYCLE_INSIDE`), no clap below `cli`, no file over 500 lines.
 //!
 //! Only non-test code counts: a file is read up to its first `#[cfg(test)]`
 //! line (unit tests sit at the bottom of each file and may use anything).
@@ -10,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 /// Feature modules: they take plain requests and never see the command line.
 const FEATURES: &[&str] = &[
-    "run", "job", "ask", "worktree", "council", "view", "doctor", "setup", "config", "schema",
+    "run", "job", "ask", "worktree", "council", "fanout", "group", "view", "doctor", "setup",
+    "config", "schema",
     // A surface beside `cli`, not a feature, but held to the same rule: it
     // gets each command's flags from `cli` as plain data and never sees clap.
     "mcp",
@@ -76,6 +78,15 @@ fn top_module(rel: &str) -> Option<String> {
 /// grouped ones (`use crate::{a, b::C}`, nested and over several lines)
 /// included, and in paths in code (`crate::agent::clip(…)`).
 fn crate_refs(text: &str) -> BTreeSet<String> {
+    let mut refs = path_refs(text, "crate::");
+    refs.remove("self");
+    refs
+}
+
+/// The first segments of the paths `text` names after `prefix` (`crate::`,
+/// `super::`, `crate::council::`), comments left out: in `use` lines,
+/// grouped (`prefix{a, b::C}`, nested, over several lines), and in code.
+fn path_refs(text: &str, prefix: &str) -> BTreeSet<String> {
     let code: String = text
         .lines()
         .map(|l| match l.find("//") {
@@ -85,12 +96,14 @@ fn crate_refs(text: &str) -> BTreeSet<String> {
         .collect::<Vec<_>>()
         .join("\n");
     let mut refs = BTreeSet::new();
-    let mut rest = code.as_str();
-    while let Some(i) = rest.find("crate::") {
-        let before = rest[..i].chars().last();
-        rest = &rest[i + "crate::".len()..];
-        // `$crate::` or `foo_crate::` is not ours.
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+    let mut at = 0;
+    while let Some(i) = code[at..].find(prefix) {
+        let before = code[..at + i].chars().last();
+        at += i + prefix.len();
+        let rest = &code[at..];
+        // `$crate::` or `foo_crate::` is not ours, nor the `super::` that
+        // ends `super::super::` (a path that climbs higher).
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$' || c == ':') {
             continue;
         }
         let rest_trim = rest.trim_start();
@@ -132,7 +145,6 @@ fn crate_refs(text: &str) -> BTreeSet<String> {
             refs.insert(n);
         }
     }
-    refs.remove("self");
     refs
 }
 
@@ -175,6 +187,49 @@ fn graph() -> BTreeMap<String, BTreeMap<String, String>> {
         let edges = g.entry(from.clone()).or_default();
         for to in crate_refs(text) {
             if to != from && tops.contains(&to) {
+                edges.entry(to).or_insert_with(|| rel.clone());
+            }
+        }
+    }
+    g
+}
+
+/// Feature folders whose files must not import each other in a circle:
+/// the driver sits at the top, what several files share below them.
+const NO_CYCLE_INSIDE: &[&str] = &["council", "fanout", "group"];
+
+/// The module of `folder` a file belongs to (`council/flow.rs` → `flow`,
+/// `ask/packet/diff.rs` → `packet`), and how deep below it the file is;
+/// `None` for the folder's `mod.rs` (it only declares and re-exports).
+fn sub_module(rel: &str, folder: &str) -> Option<(String, usize)> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    if parts.len() < 2 || parts[0] != folder || rel == format!("{folder}/mod.rs") {
+        return None;
+    }
+    let name = parts[1].strip_suffix(".rs").unwrap_or(parts[1]);
+    Some((name.to_string(), parts.len() - 2))
+}
+
+/// Edges among the modules inside `folder`, each with one file that makes
+/// it: paths through `crate::<folder>::`, and `super::` from a file just
+/// below the folder (`super::super::` from one a level deeper).
+fn folder_graph(folder: &str) -> BTreeMap<String, BTreeMap<String, String>> {
+    let all = sources();
+    let subs: BTreeSet<String> = all
+        .iter()
+        .filter_map(|(rel, _)| sub_module(rel, folder).map(|(m, _)| m))
+        .collect();
+    let mut g: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for (rel, text) in &all {
+        let Some((from, depth)) = sub_module(rel, folder) else {
+            continue;
+        };
+        let mut refs = path_refs(text, &format!("crate::{folder}::"));
+        let up = "super::".repeat(depth + 1);
+        refs.extend(path_refs(text, &up).into_iter().filter(|r| r != "super"));
+        let edges = g.entry(from.clone()).or_default();
+        for to in refs {
+            if to != from && subs.contains(&to) {
                 edges.entry(to).or_insert_with(|| rel.clone());
             }
         }
@@ -250,6 +305,27 @@ fn no_import_cycle_among_top_level_modules() {
 }
 
 #[test]
+fn no_import_cycle_inside_a_feature_folder() {
+    let mut bad = Vec::new();
+    for folder in NO_CYCLE_INSIDE {
+        let g = folder_graph(folder);
+        if let Some(cycle) = find_cycle(&g) {
+            bad.push(format!(
+                "src/{folder}/: {}\n  {}",
+                cycle.join(" -> "),
+                describe(&cycle, &g)
+            ));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "the files of a feature folder import each other in a circle (move what they share \
+         into a module below them):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
 fn features_never_see_the_command_line() {
     let mut bad = Vec::new();
     for (rel, text) in sources() {
@@ -320,6 +396,29 @@ fn the_checker_sees_grouped_nested_and_inline_paths() {
     let mut g2 = g.clone();
     g2.get_mut("z").unwrap().clear();
     assert!(find_cycle(&g2).is_none());
+    // Inside a folder: `super::` from its files, `crate::<folder>::` paths.
+    let inner = "use super::{call::Call, store};\nuse crate::council::flow::drive;\n\
+                 use super::super::up;\n";
+    let got: Vec<String> = path_refs(inner, "super::").into_iter().collect();
+    assert_eq!(got, ["call", "store", "super"]);
+    let got: Vec<String> = path_refs(inner, "super::super::").into_iter().collect();
+    assert_eq!(got, ["up"]);
+    assert_eq!(
+        path_refs(inner, "crate::council::")
+            .into_iter()
+            .collect::<Vec<_>>(),
+        ["flow"]
+    );
+    assert_eq!(
+        sub_module("council/flow.rs", "council"),
+        Some(("flow".into(), 0))
+    );
+    assert_eq!(
+        sub_module("ask/packet/diff.rs", "ask"),
+        Some(("packet".into(), 1))
+    );
+    assert_eq!(sub_module("council/mod.rs", "council"), None);
+    assert_eq!(sub_module("run/mod.rs", "council"), None);
     assert!(uses_clap("use clap::Args;\n"));
     assert!(!uses_clap("// no clap:: here\nuse serde;\n"));
 }

@@ -22,6 +22,8 @@ mod doctor;
 mod dry_run;
 mod edges;
 mod host_sandbox;
+
+mod fanout;
 mod identity;
 mod jobs;
 mod json;

@@ -238,10 +238,36 @@ fn initialize_then_tools_list_names_every_tool_with_its_schemas() {
     assert_eq!(run["inputSchema"]["required"], json!(["task"]));
     assert_eq!(run["inputSchema"]["additionalProperties"], false);
     assert_eq!(run["inputSchema"]["properties"]["allow"]["type"], "array");
-    // The output schema is what `baton schema` publishes.
+    // The output schema is what `baton schema` publishes, or, for a call
+    // that fans out (`agents`, `attempts`), what `baton schema fanout` does.
     let published: Value =
         serde_json::from_str(&env.run(&["schema"]).stdout).expect("baton schema");
-    assert_eq!(run["outputSchema"], published);
+    let out = &run["outputSchema"];
+    assert_eq!(out["type"], "object");
+    assert_eq!(
+        out["anyOf"],
+        json!([{"$ref": "#/$defs/RunResult"}, {"$ref": "#/$defs/FanoutResult"}])
+    );
+    assert_eq!(
+        out["$defs"]["RunResult"]["properties"],
+        published["properties"]
+    );
+    let fanout: Value =
+        serde_json::from_str(&env.run(&["schema", "fanout"]).stdout).expect("schema fanout");
+    assert_eq!(out["$defs"]["FanoutResult"]["required"], fanout["required"]);
+    for flag in [
+        "agents",
+        "attempts",
+        "test_cmd",
+        "until_green",
+        "pick",
+        "judge",
+    ] {
+        assert!(
+            run["inputSchema"]["properties"].get(flag).is_some(),
+            "{flag}"
+        );
+    }
     let council: Value =
         serde_json::from_str(&env.run(&["schema", "council"]).stdout).expect("schema council");
     assert_eq!(tool("council_plan")["outputSchema"], council);
@@ -705,4 +731,42 @@ mod fuzz {
             prop_assert!(!err.contains("panicked"), "{}", err);
         }
     }
+}
+
+/// Issue 24 × 21: the `run` tool fans out when the call names `agents`
+/// (with `test_cmd`, `judge`, …): the fan-out's result comes back as the
+/// structured content, one of the two shapes the output schema admits.
+#[test]
+fn the_run_tool_fans_out_with_agents_and_test_cmd() {
+    use crate::fanout::{TEST, setup, write_answer};
+    use crate::support::council::{Scenario, Stage};
+    let (env, fake) = setup();
+    fake.write(
+        &Scenario::new()
+            .on("codex", Stage::Implement, write_answer("bad\n"))
+            .on("claude", Stage::Implement, write_answer("good\n")),
+    );
+    let mut c = Client::spawn(crate::worktree::baton_cmd(&env, &["mcp"]));
+    c.initialize();
+    let r = c.call(
+        "run",
+        json!({
+            "task": "write the answer",
+            "agents": ["codex", "claude"],
+            "test_cmd": TEST,
+            "until_green": 0,
+            "pick": "best",
+            "judge": "none",
+        }),
+    );
+    let s = structured(&r);
+    assert_eq!(s["kind"], "fanout", "{s}");
+    assert_eq!(s["status"], "success", "{s}");
+    assert_eq!(s["winner"]["agent"], "claude", "{s}");
+    assert_eq!(s["candidates"].as_array().unwrap().len(), 2);
+    assert_eq!(s["judge"]["mode"], "none", "{s}");
+    let text = r["content"][0]["text"].as_str().unwrap();
+    assert_eq!(text, s["summary"].as_str().unwrap());
+    assert_eq!(fake.calls().len(), 2);
+    assert!(c.close().success());
 }

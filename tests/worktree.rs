@@ -34,7 +34,7 @@ fn git_cmd(dir: &Path) -> Command {
     c
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = git_cmd(dir).args(args).output().unwrap();
     assert!(
         out.status.success(),
@@ -55,7 +55,7 @@ fn git_ok(dir: &Path, args: &[&str]) -> bool {
 }
 
 /// A repository with a few files (one binary, one executable) and one commit.
-fn repo(env: &Env) -> PathBuf {
+pub(crate) fn repo(env: &Env) -> PathBuf {
     let w = env.work.clone();
     git(&w, &["init", "-q", "-b", "main"]);
     write(&w, "README.md", "# demo\n\nline two\n");
@@ -75,7 +75,7 @@ fn repo(env: &Env) -> PathBuf {
     w
 }
 
-fn write(root: &Path, rel: &str, text: &str) {
+pub(crate) fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     fs::write(p, text).unwrap();
@@ -102,7 +102,7 @@ fn peer_with(env: &Env, body: &str, transcript: &str, code: i32) {
     );
 }
 
-fn baton_cmd(env: &Env, args: &[&str]) -> Command {
+pub(crate) fn baton_cmd(env: &Env, args: &[&str]) -> Command {
     let mut c = env.baton();
     c.args(args)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -116,7 +116,7 @@ fn baton_cmd(env: &Env, args: &[&str]) -> Command {
     c
 }
 
-fn baton(env: &Env, args: &[&str]) -> Run {
+pub(crate) fn baton(env: &Env, args: &[&str]) -> Run {
     Run::from(baton_cmd(env, args).output().unwrap())
 }
 
@@ -133,7 +133,7 @@ fn wt_run(env: &Env, extra: &[&str]) -> (Run, Value) {
 /// (content, symlink target, mode) outside `.git` and `.baton`, the index,
 /// HEAD, config, every ref but baton's own branches, and what `git status`
 /// and `git stash list` say.
-fn fingerprint(work: &Path) -> BTreeMap<String, String> {
+pub(crate) fn fingerprint(work: &Path) -> BTreeMap<String, String> {
     fn walk(root: &Path, dir: &Path, skip_top: &[&str], out: &mut BTreeMap<String, String>) {
         let mut entries: Vec<_> = fs::read_dir(dir).unwrap().map(|e| e.unwrap()).collect();
         entries.sort_by_key(|e| e.file_name());

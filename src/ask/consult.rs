@@ -215,6 +215,28 @@ pub fn answer<T>(
     Ok((merge(first, second), verdict, repair))
 }
 
+/// The repair turn in the same session for an answer that must follow the
+/// schema `id` (`schema`): a council member's, a fan-out reviewer's.
+pub fn schema_repair_in_session(errors: &[String], id: &str, schema: &str) -> String {
+    format!(
+        "Your answer could not be used: {}.\nReply again with only the JSON object the schema \
+{id} below describes: one object, no prose, no code fences. Keep your answer; do not add fields.\n\
+JSON Schema ({id}): {schema}\n",
+        errors.join("; ")
+    )
+}
+
+/// The repair in a fresh run, shown its own `answer`, for the schema `id`.
+pub fn schema_repair_fresh(errors: &[String], answer: &str, id: &str, schema: &str) -> String {
+    format!(
+        "Below is an answer that was meant to be one JSON object following the schema {id} \
+further down, but it could not be used: {}.\nRestate it as that JSON object only: no prose, no \
+code fences. Keep its content and add nothing new.\nJSON Schema ({id}): {schema}\n\
+\n<answer>\n{answer}\n</answer>\n",
+        errors.join("; ")
+    )
+}
+
 /// The result's `repair`: what the one repair round did.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RepairReport {

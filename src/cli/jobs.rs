@@ -12,6 +12,7 @@ use clap::Args;
 
 use crate::council::as_job;
 use crate::error::{Error, Result};
+use crate::fanout::as_job as fanout_job;
 use crate::output::Mode;
 use crate::{duration, job};
 
@@ -79,13 +80,17 @@ pub struct RunnerArgs {
     pub lock_fd: Option<i32>,
 }
 
-// An id may name a background council (`council::as_job`): councils keep
-// their own record, so the job commands look there first.
+// An id may name a background council (`council::as_job`) or fan-out
+// (`fanout::as_job`): they keep their own records, so the job commands
+// look there first.
 
 pub fn wait(a: WaitArgs, mode: Mode) -> Result<i32> {
     let timeout = a.timeout.as_deref().map(duration::parse).transpose()?;
     if let Some(rec) = as_job::find(&a.id) {
         return as_job::wait(rec, timeout, mode);
+    }
+    if let Some(rec) = fanout_job::find(&a.id) {
+        return fanout_job::wait(rec, timeout, mode);
     }
     job::wait(&a.id, timeout, mode)
 }
@@ -94,12 +99,18 @@ pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
     if let Some(rec) = as_job::find(&a.id) {
         return as_job::status(&rec, mode);
     }
+    if let Some(rec) = fanout_job::find(&a.id) {
+        return fanout_job::status(&rec, mode);
+    }
     job::status(&a.id, mode)
 }
 
 pub fn result(a: IdArgs, mode: Mode) -> Result<i32> {
     if let Some(rec) = as_job::find(&a.id) {
         return as_job::result(&rec, mode);
+    }
+    if let Some(rec) = fanout_job::find(&a.id) {
+        return fanout_job::result(&rec, mode);
     }
     job::result(&a.id, mode)
 }
@@ -108,16 +119,24 @@ pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
     if let Some(rec) = as_job::find(&a.id) {
         return as_job::cancel(rec, mode);
     }
+    if let Some(rec) = fanout_job::find(&a.id) {
+        return fanout_job::cancel(rec, mode);
+    }
     job::cancel(&a.id, mode)
 }
 
 pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
-    job::list_with(a.all, mode, as_job::views()?)
+    let mut groups = as_job::views()?;
+    groups.extend(fanout_job::views()?);
+    job::list_with(a.all, mode, groups)
 }
 
 pub fn logs(a: LogsArgs, mode: Mode) -> Result<i32> {
     if let Some(rec) = as_job::find(&a.id) {
         return as_job::logs(&rec);
+    }
+    if let Some(rec) = fanout_job::find(&a.id) {
+        return fanout_job::logs(&rec);
     }
     crate::view::logs::logs(&a.id, a.follow, a.raw, mode)
 }

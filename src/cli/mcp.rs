@@ -159,6 +159,17 @@ mod tests {
             "include_dirty",
             "allow",
             "test_cmd",
+            // The fan-out's (issue 21): a call naming `agents` or
+            // `attempts` is best of N.
+            "agents",
+            "attempts",
+            "until_green",
+            "pick",
+            "judge",
+            "seed",
+            "keep_all",
+            "budget_tokens",
+            "max_wall",
             "task",
         ];
         assert_eq!(names("run"), want);

@@ -91,7 +91,7 @@ pub enum Command {
     /// Several peers propose, critique each other blind, a chair plans, one writes, the others review.
     #[command(subcommand)]
     Council(council::CouncilCommand),
-    /// Print the JSON Schema of the result, or: error, ask-envelope, council, council-proposal, council-critique, council-plan, council-review.
+    /// Print the JSON Schema of the result, or: error, ask-envelope, council, council-proposal, council-critique, council-plan, council-review, fanout, fanout-review.
     Schema(SchemaArgs),
     /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
     Doctor(doctor::DoctorArgs),
@@ -140,6 +140,9 @@ pub enum Command {
     /// The background job runner (started by `run --async`).
     #[command(name = "__job-runner", hide = true)]
     JobRunner(job::RunnerArgs),
+    /// The background fan-out runner (started by `run --agents … --async`).
+    #[command(name = "__fanout-runner", hide = true)]
+    FanoutRunner(council::RunnerArgs),
 }
 
 /// Entry point: parse `args`, run the command, return the exit code.
@@ -241,6 +244,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         }
         Some(Command::Council(c)) => council::command(c, mode),
         Some(Command::CouncilRunner(a)) => council::runner(a),
+        Some(Command::FanoutRunner(a)) => crate::fanout::runner(&a.id, &a.root),
         Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
         Some(Command::Wait(a)) => jobs::wait(a, mode),
         Some(Command::Status(a)) => jobs::status(a, mode),

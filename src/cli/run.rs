@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
+use crate::fanout::FanoutRequest;
 use crate::output::{self, Mode};
 use crate::run::{self, RunRequest};
 use crate::worktree::{self, WorktreeOptions};
-use crate::{dry_run, job, process, view};
+use crate::{dry_run, fanout, job, process, view};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
@@ -89,6 +90,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub worktree: WorktreeArgs,
 
+    #[command(flatten)]
+    pub fanout: FanoutArgs,
+
     /// The task (or give --prompt-file, or pipe it on stdin).
     #[arg(value_name = "TASK", allow_hyphen_values = false)]
     pub task: Vec<String>,
@@ -101,21 +105,102 @@ pub struct WorktreeArgs {
     #[arg(long = "worktree", id = "worktree")]
     pub enabled: bool,
 
-    /// --worktree: the commit to branch from (default: HEAD).
-    #[arg(long, value_name = "REF", requires = "worktree")]
+    /// --worktree, --agents: the commit to branch from (default: HEAD).
+    #[arg(long, value_name = "REF")]
     pub base: Option<String>,
 
-    /// --worktree: start from your uncommitted changes too (staged, unstaged, untracked).
-    #[arg(long, requires = "worktree")]
+    /// --worktree, --agents: start from your uncommitted changes too (staged, unstaged, untracked).
+    #[arg(long)]
     pub include_dirty: bool,
 
-    /// --worktree: the only paths the peer may change (repeatable); other changes are reverted.
-    #[arg(long = "allow", value_name = "GLOB", requires = "worktree")]
+    /// --worktree, --agents: the only paths the peer may change (repeatable); other changes are reverted.
+    #[arg(long = "allow", value_name = "GLOB")]
     pub allow: Vec<String>,
 
-    /// --worktree: a check to run in the worktree after the peer (run with `sh -c`).
-    #[arg(long, value_name = "COMMAND", requires = "worktree")]
+    /// --worktree, --agents: a check to run in the worktree after the peer (run with `sh -c`).
+    #[arg(long, value_name = "COMMAND")]
     pub test_cmd: Option<String>,
+}
+
+/// Best of N: several writers at once, each in its own worktree (see `fanout`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct FanoutArgs {
+    /// Fan out: these agents attempt the task at once, each in its own worktree (`NAME:MODEL` picks a model).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        conflicts_with = "agent"
+    )]
+    pub agents: Vec<String>,
+
+    /// Fan out: each agent attempts the task this many times (`--agent codex --attempts 3`: best of 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub attempts: Option<u32>,
+
+    /// Fan out: a candidate whose tests fail gets their output as its next turn, at most R times [default: 0].
+    #[arg(long, value_name = "R")]
+    pub until_green: Option<u32>,
+
+    /// Fan out: best (rank the eligible candidates) or first-green (the first eligible wins, the others stop) [default: best].
+    #[arg(long, value_name = "HOW")]
+    pub pick: Option<String>,
+
+    /// Fan out: who ranks: peers (each agent ranks the others' candidates, blind), none, or an agent [default: peers with two vendors or more, else none].
+    #[arg(long, value_name = "WHO")]
+    pub judge: Option<String>,
+
+    /// Fan out: the seed of the judges' blind shuffles (replays them).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Fan out: keep every candidate's branch and worktree, not only the winner's.
+    #[arg(long)]
+    pub keep_all: bool,
+
+    /// Fan out: start no repair round or judge once the projected tokens would cross N.
+    #[arg(long, value_name = "N")]
+    pub budget_tokens: Option<u64>,
+
+    /// Fan out: start no repair round or judge once this much wall time would be crossed (e.g. 30m).
+    #[arg(long, value_name = "DURATION")]
+    pub max_wall: Option<String>,
+}
+
+impl FanoutArgs {
+    /// Whether the flags ask for a fan-out at all.
+    fn wanted(&self) -> bool {
+        !self.agents.is_empty() || self.attempts.is_some()
+    }
+
+    /// The first fan-out-only flag given, if any.
+    fn given(&self) -> Option<&'static str> {
+        [
+            (self.until_green.is_some(), "--until-green"),
+            (self.pick.is_some(), "--pick"),
+            (self.judge.is_some(), "--judge"),
+            (self.seed.is_some(), "--seed"),
+            (self.keep_all, "--keep-all"),
+            (self.budget_tokens.is_some(), "--budget-tokens"),
+            (self.max_wall.is_some(), "--max-wall"),
+        ]
+        .into_iter()
+        .find_map(|(g, f)| g.then_some(f))
+    }
+}
+
+impl WorktreeArgs {
+    /// The first option of worktree mode given, if any.
+    fn given(&self) -> Option<&'static str> {
+        [
+            (self.base.is_some(), "--base"),
+            (self.include_dirty, "--include-dirty"),
+            (!self.allow.is_empty(), "--allow"),
+            (self.test_cmd.is_some(), "--test-cmd"),
+        ]
+        .into_iter()
+        .find_map(|(g, f)| g.then_some(f))
+    }
 }
 
 /// The flags as a request the `run` module understands (no clap there).
@@ -152,11 +237,56 @@ pub fn worktree_options(w: WorktreeArgs) -> WorktreeOptions {
     }
 }
 
+/// A fan-out's flags as the request `fanout` understands.
+pub fn fanout_request(a: RunArgs) -> FanoutRequest {
+    let f = a.fanout.clone();
+    let (dry_run, run_async) = (a.dry_run, a.detach);
+    let worktree = worktree_options(a.worktree.clone());
+    FanoutRequest {
+        run: request(a),
+        agents: f.agents,
+        attempts: f.attempts.unwrap_or(1),
+        worktree,
+        until_green: f.until_green.unwrap_or(0),
+        pick: f.pick,
+        judge: f.judge,
+        seed: f.seed,
+        keep_all: f.keep_all,
+        budget_tokens: f.budget_tokens,
+        max_wall: f.max_wall,
+        run_async,
+        dry_run,
+    }
+}
+
 /// Plan the run, then do what the flags ask: print the plan (`--dry-run`),
-/// start a job (`--async`), run in a new worktree, or run here.
+/// start a job (`--async`), fan out, run in a new worktree, or run here.
 pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     // Two small files at most, nothing spawned: start-up stays fast.
     crate::config::install(crate::config::Config::load(args.cwd.as_deref())?);
+    if args.fanout.wanted() {
+        if args.resume.is_some() {
+            return Err(Error::usage_hint(
+                "--resume continues one session; a fan-out starts one per candidate",
+                "drop --resume, or drop --agents/--attempts",
+            ));
+        }
+        return fanout::command(fanout_request(args), mode);
+    }
+    if let Some(flag) = args.fanout.given() {
+        return Err(Error::usage_hint(
+            format!("{flag} is an option of a fan-out"),
+            "fan out with --agents a,b,c or --attempts N, or drop it",
+        ));
+    }
+    if !args.worktree.enabled
+        && let Some(flag) = args.worktree.given()
+    {
+        return Err(Error::usage_hint(
+            format!("{flag} is an option of worktree mode"),
+            "add --worktree (or fan out with --agents), or drop it",
+        ));
+    }
     let (dry_run, detach, quiet) = (args.dry_run, args.detach, args.quiet);
     let options = worktree_options(args.worktree.clone());
     let request = request(args);

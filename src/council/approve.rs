@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 /// `mode`: `explicit` (`approve`) or `auto` (`plan --yes`).
 pub fn approve(rec: &mut Record, plan_sha256: &str, mode: &str) -> Result<()> {
     if rec.stage != Stage::AwaitingApproval {
-        return Err(super::command::not_now(
+        return Err(super::store::not_now(
             rec,
             "be approved",
             "only a plan waiting for approval can be approved; `baton council status ID` shows where it is",

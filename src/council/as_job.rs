@@ -8,26 +8,16 @@
 //! id up among the councils first and fall back to the job store.
 
 use std::ffi::OsStr;
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::command::{cancel as cancel_council, finish};
-use super::envelope::{self, alive};
+use super::envelope;
 use super::store::{self, Record};
 use crate::error::Result;
+use crate::group::background::{self, alive, project_root as root};
+use crate::ids;
 use crate::job::View;
 use crate::output::{self, Mode};
-use crate::{fsutil, ids};
-
-/// How often `wait` re-reads the record: the runner is no child of ours, so
-/// nothing wakes us when it exits; a read every 200 ms costs no CPU to speak of.
-const TICK: Duration = Duration::from_millis(200);
-
-fn root() -> Result<PathBuf> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| crate::error::Error::io("reading the current directory", e))?;
-    Ok(fsutil::project_root(&cwd))
-}
 
 /// The council with this id in the current project, if there is one.
 pub fn find(id: &OsStr) -> Option<Record> {
@@ -60,18 +50,17 @@ pub fn result(rec: &Record, mode: Mode) -> Result<i32> {
 /// `baton wait ID [--timeout D]`: until the council stops (a terminal stage,
 /// awaiting approval, or its runner gone), then its envelope.
 pub fn wait(rec: Record, timeout: Option<Duration>, mode: Mode) -> Result<i32> {
-    let deadline = timeout.map(|t| Instant::now() + t);
-    let mut rec = rec;
-    loop {
-        let stopped = rec.stage.is_terminal()
-            || rec.stage == super::machine::Stage::AwaitingApproval
-            || !rec.pid.is_some_and(alive);
-        if stopped || deadline.is_some_and(|d| Instant::now() >= d) {
-            return finish(&rec, mode);
-        }
-        std::thread::sleep(TICK);
-        rec = Record::load(&rec.root, &rec.council_id)?;
-    }
+    let rec = background::wait(
+        rec,
+        timeout,
+        |r| {
+            r.stage.is_terminal()
+                || r.stage == super::machine::Stage::AwaitingApproval
+                || !r.pid.is_some_and(alive)
+        },
+        |r| Record::load(&r.root, &r.council_id),
+    )?;
+    finish(&rec, mode)
 }
 
 /// `baton cancel ID`: signal the runner (it stops every member's process
@@ -87,12 +76,8 @@ pub fn stop(mut rec: Record) -> Result<Record> {
     let runner = rec.pid.filter(|p| *p != std::process::id());
     cancel_council(&mut rec)?;
     if let Some(pid) = runner {
-        // The runner kills its members' groups before it exits; 10 s is the
-        // grace the process supervisor allows them.
-        let until = Instant::now() + Duration::from_secs(10);
-        while alive(pid) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        // The runner kills its members' groups before it exits.
+        background::wait_gone(pid);
     }
     Record::load(&rec.root, &rec.council_id)
 }

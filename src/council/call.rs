@@ -9,7 +9,7 @@ use crate::agent::Agent;
 use crate::ask::AskRequest;
 use crate::ask::advice::Scope;
 use crate::ask::adviser::{AdviserSpec, prepare_with};
-use crate::ask::consult::{Repair, Verdict, answer};
+use crate::ask::consult::{Repair, Verdict, answer, schema_repair_fresh, schema_repair_in_session};
 use crate::ask::packet::redact_value;
 use crate::ask::redact::{Counts, Redactor};
 use crate::error::{Error, Result};
@@ -109,6 +109,90 @@ pub struct Ask<'a, T> {
     pub repo: Option<&'a std::path::Path>,
 }
 
+/// Run `f` for each member index on its own thread (`group::parallel`); a
+/// member's tool error becomes its `error` outcome, an interrupt stops
+/// everything.
+pub fn parallel<F>(n: usize, ints: &Interrupts, f: F) -> Result<Vec<Option<Call>>>
+where
+    F: Fn(usize, &mut Interrupts) -> Result<Option<Call>> + Sync,
+{
+    let out = crate::group::parallel::each(n, ints, f)?;
+    Ok(out
+        .into_iter()
+        .map(|r| match r {
+            Ok(c) => c,
+            Err(e) => Some(Call {
+                outcome: "error".into(),
+                reason: Some(format!("{}: {e}", e.kind())),
+                answer: None,
+                usage: Default::default(),
+                duration_ms: 0,
+                model: None,
+                log_path: None,
+                retried: false,
+                redactions: Default::default(),
+            }),
+        })
+        .collect())
+}
+
+/// One member's call for a stage.
+pub fn ask<T: serde::Serialize>(
+    rec: &Record,
+    m: &Member,
+    (stage, who): (&str, String),
+    prompt: String,
+    schema: (&str, &str, &str),
+    extract: &(dyn Fn(&str) -> std::result::Result<T, Vec<String>> + Sync),
+    ints: &mut Interrupts,
+) -> Result<Call> {
+    call(
+        &Ask {
+            rec,
+            member: m,
+            stage,
+            who,
+            prompt,
+            schema: Schema {
+                name: schema.0,
+                id: schema.1,
+                text: schema.2,
+            },
+            extract,
+            repo: None,
+        },
+        ints,
+    )
+}
+
+/// A member's argv for `--dry-run` (the proposing call).
+pub fn member_argv(rec: &Record, m: &Member, prompt: &str) -> Result<Vec<String>> {
+    let agent = Agent::parse(&m.agent)?;
+    let req = AskRequest {
+        effort: rec.settings.effort.clone(),
+        timeout: rec.settings.timeout.clone(),
+        idle_timeout: rec.settings.idle_timeout.clone(),
+        ..Default::default()
+    };
+    let path = std::env::temp_dir().join("baton-council-proposal-schema.json");
+    let p = prepare_with(
+        &AdviserSpec {
+            agent,
+            model: m.model.clone(),
+            model_from: Some(crate::agent::argv::Origin::Flag("--members")),
+        },
+        &req,
+        Scope::Packet,
+        &rec.cwd,
+        &rec.root,
+        prompt,
+        (super::proposal::SCHEMA, &path),
+    )?;
+    let mut argv = vec![p.program.display().to_string()];
+    argv.extend(p.spec.args_lossy());
+    Ok(argv)
+}
+
 /// Run (or reuse) the call.
 pub fn call<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<Call> {
     let path = a.rec.call_path(a.stage, &a.who, &a.prompt)?;
@@ -184,11 +268,12 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
     )?;
     let (dir, _) = run::run_dir_or_warning(&rec.root)?;
     let repair = Repair {
-        in_session: &|errs| repair_in_session(errs, a.schema.id, a.schema.text),
-        fresh: &|errs, raw| repair_fresh(errs, raw, a.schema.id, a.schema.text),
+        in_session: &|errs| schema_repair_in_session(errs, a.schema.id, a.schema.text),
+        fresh: &|errs, raw| schema_repair_fresh(errs, raw, a.schema.id, a.schema.text),
     };
     let log = dir.as_ref().map(|d| d.join("stdout.log"));
-    let started = super::runs::start(&rec.dir()?, a.stage, &a.who, a.member, log.as_deref());
+    let started =
+        crate::group::runs::start(&rec.dir()?, a.stage, &a.who, a.member.who(), log.as_deref());
     let (r, verdict, _) = match answer(&p, dir.as_deref(), interrupts, a.extract, &repair) {
         Ok(x) => x,
         Err(e) => {
@@ -240,25 +325,6 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
         s.end(outcome, &c.usage, c.model.as_deref());
     }
     Ok(c)
-}
-
-fn repair_in_session(errors: &[String], id: &str, schema: &str) -> String {
-    format!(
-        "Your answer could not be used: {}.\nReply again with only the JSON object the schema \
-{id} below describes: one object, no prose, no code fences. Keep your answer; do not add fields.\n\
-JSON Schema ({id}): {schema}\n",
-        errors.join("; ")
-    )
-}
-
-fn repair_fresh(errors: &[String], answer: &str, id: &str, schema: &str) -> String {
-    format!(
-        "Below is an answer that was meant to be one JSON object following the schema {id} \
-further down, but it could not be used: {}.\nRestate it as that JSON object only: no prose, no \
-code fences. Keep its content and add nothing new.\nJSON Schema ({id}): {schema}\n\
-\n<answer>\n{answer}\n</answer>\n",
-        errors.join("; ")
-    )
 }
 
 #[cfg(test)]

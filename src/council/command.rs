@@ -1,75 +1,15 @@
-//! The council commands as plain requests (`CouncilRequest`, `Action`) and
-//! their dispatch: start, approve, execute, status, result, report, cancel, resume, list.
+//! The council commands' dispatch: start, approve, execute, status, result,
+//! report, cancel, resume, list (the requests are in `request`).
 
 use std::path::PathBuf;
 
 use super::machine::{Event, Stage};
+use super::request::{Action, CouncilRequest};
 use super::store::{self, Record};
 use super::{approve, envelope, flow, preflight, report};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::output::{self, Mode};
 use crate::{fsutil, run};
-
-/// A new council, as asked for (`discuss` or `plan`).
-#[derive(Debug, Clone, Default)]
-pub struct CouncilRequest {
-    /// `discuss` or `plan`.
-    pub kind: String,
-    pub members: Vec<String>,
-    pub chair: Option<String>,
-    pub writer: Option<String>,
-    pub depth: String,
-    pub repair_rounds: u32,
-    pub quorum: usize,
-    pub seed: Option<u64>,
-    pub max_wall: Option<String>,
-    pub budget_tokens: Option<u64>,
-    pub test_cmd: Option<String>,
-    pub allow: Vec<String>,
-    /// Approve at once and execute (`plan --yes`).
-    pub yes: bool,
-    pub run_async: bool,
-    pub dry_run: bool,
-    pub effort: Option<String>,
-    pub timeout: String,
-    pub idle_timeout: String,
-    /// The packet flags of `baton ask` (question = the task).
-    pub packet: crate::ask::AskRequest,
-}
-
-/// What to do.
-#[derive(Debug, Clone)]
-pub enum Action {
-    Start(Box<CouncilRequest>),
-    Approve {
-        id: String,
-        plan_sha256: String,
-    },
-    Execute {
-        id: String,
-    },
-    Status {
-        id: String,
-    },
-    Result {
-        id: String,
-    },
-    Report {
-        id: String,
-    },
-    Cancel {
-        id: String,
-    },
-    Resume {
-        id: String,
-    },
-    List,
-    /// The background runner of `--async` (hidden command).
-    Runner {
-        id: String,
-        root: PathBuf,
-    },
-}
 
 pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> {
     let cwd = run::resolve_cwd(cwd.as_deref())?;
@@ -90,7 +30,7 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
                 Stage::Repairing,
             ];
             if !running.contains(&rec.stage) {
-                return Err(not_now(
+                return Err(store::not_now(
                     &rec,
                     "execute",
                     "approve it first: `baton council approve ID --plan-sha256 HEX`",
@@ -207,15 +147,4 @@ pub fn cancel(rec: &mut Record) -> Result<()> {
     rec.pid = None;
     rec.stop(Event::Cancel, "cancelled by `baton council cancel`")?;
     Ok(())
-}
-
-pub fn not_now(rec: &Record, what: &str, hint: &str) -> Error {
-    Error::usage_hint(
-        format!(
-            "council `{}` is at stage `{}`: it cannot {what} now",
-            rec.council_id,
-            rec.stage.as_str()
-        ),
-        hint,
-    )
 }

@@ -4,8 +4,17 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::call::Call;
 use super::check::{self, Obj};
 use super::schema::Severity;
+
+/// One critic's call and what it was shown (its labels → member indexes).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CriticCall {
+    pub critic: usize,
+    pub shown: Vec<(String, usize)>,
+    pub call: Call,
+}
 
 pub const ID: &str = "baton.council.critique/1";
 

@@ -6,10 +6,10 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::blind::{self, Rng, Stripper};
-use super::call::Call;
+use super::budget::over_budget;
+use super::call::{Call, ask, parallel};
 use super::chair;
-use super::critique::{self, Critique};
-use super::flow::{ask, over_budget, parallel};
+use super::critique::{self, CriticCall, Critique};
 use super::machine::{Event, Stage};
 use super::proposal::{self, Proposal};
 use super::revise;
@@ -17,14 +17,6 @@ use super::schema::Plan;
 use super::store::{Member, Record, sha256_hex};
 use crate::error::Result;
 use crate::process::Interrupts;
-
-/// One critic's call and what it was shown (its labels → member indexes).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct CriticCall {
-    pub critic: usize,
-    pub shown: Vec<(String, usize)>,
-    pub call: Call,
-}
 
 /// The synthesis: the plan, who made it, and the chair's labels.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -4,7 +4,8 @@
 use serde_json::{Map, Value, json};
 
 use super::call::Call;
-use super::deliberate::{CriticCall, Synthesis};
+use super::critique::CriticCall;
+use super::deliberate::Synthesis;
 use super::machine::Stage;
 use super::revise::Revision;
 use super::store::Record;
@@ -22,21 +23,10 @@ pub fn status(rec: &Record) -> Value {
         "task": crate::agent::clip(&rec.task, 120),
         "members": rec.members.iter().map(|m| m.agent.as_str()).collect::<Vec<_>>(),
         "reason": rec.reason,
-        "running": rec.pid.is_some_and(alive),
+        "running": rec.pid.is_some_and(crate::group::background::alive),
         "created_ms": rec.created_ms,
         "plan_sha256": rec.plan_sha256,
     })
-}
-
-pub fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    let exists = unsafe { libc::kill(pid as i32, 0) == 0 };
-    // A zombie (exited, not yet reaped by whoever adopted it) is gone.
-    exists
-        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-            s.rsplit_once(')')
-                .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
-        })
 }
 
 fn add(usage: &mut Usage, calls: &[&Call]) {

@@ -1,14 +1,13 @@
 //! Stages 6–9 driven in order (implementing, verifying, reviewing,
-//! repairing) with the `implement`/`verify`/`review`/`gate` functions, each round stored for resume.
+//! repairing) with `implement`, the oracle (`worktree::oracle`), `review` and `gate`, each round stored for resume.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::call::{self, Ask, Call, Schema};
+use super::call::{self, Ask, Call, Schema, parallel};
 use super::deliberate::Deliberation;
-use super::flow::parallel;
 use super::gate::{self, Gate, Repair};
 use super::implement::{self, Implemented, WriteRequest};
 use super::lock::CouncilLock;
@@ -16,12 +15,12 @@ use super::machine::{self, Event, Stage};
 use super::review;
 use super::schema::{Plan, Review};
 use super::store::{Member, Record, read_json, write_json};
-use super::verify::{self, TestCmd, Verification};
 use crate::ask::redact::Counts;
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::process::Interrupts;
 use crate::result::Usage;
+use crate::worktree::oracle::{self as verify, TestCmd, Verification};
 use crate::worktree::verify::Stop;
 
 /// One reviewer's call in one round.
@@ -138,7 +137,8 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                     n => format!("repairing{n}"),
                 };
                 let log = rdir.join("stdout.log");
-                let started = super::runs::start(&rec.dir()?, &stage, "writer", &w, Some(&log));
+                let started =
+                    crate::group::runs::start(&rec.dir()?, &stage, "writer", w.who(), Some(&log));
                 let i = match &last {
                     None => implement::implement(
                         &WriteRequest {

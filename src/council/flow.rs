@@ -3,9 +3,8 @@
 
 use std::time::Instant;
 
-use super::call::{self, Ask, Call, Schema};
 use super::machine::{Event, Stage};
-use super::store::{Member, Record};
+use super::store::Record;
 use super::{approve, deliberate, execute};
 use crate::error::{Error, Result};
 use crate::process::Interrupts;
@@ -75,170 +74,14 @@ fn walk(rec: &mut Record, ints: &Interrupts, started: Instant) -> Result<()> {
     Ok(())
 }
 
-/// Stop with `needs_human` when the projected token use would cross the
-/// budget, or the wall-time limit has passed. `remaining`: calls still to
-/// come in the stages ahead.
-pub fn over_budget(
-    rec: &mut Record,
-    spent: &[Call],
-    remaining: u64,
-    started: Instant,
-) -> Result<bool> {
-    if rec.stage.is_terminal() {
-        return Ok(true);
-    }
-    if let Some(max) = rec.settings.max_wall_ms {
-        let wall = started.elapsed().as_millis() as u64;
-        if wall > max {
-            rec.stop(
-                Event::OverBudget,
-                format!("--max-wall: {wall} ms spent, the limit is {max} ms"),
-            )?;
-            return Ok(true);
-        }
-    }
-    let Some(budget) = rec.settings.budget_tokens else {
-        return Ok(false);
-    };
-    let used = call::tokens(spent);
-    let per_call = if spent.is_empty() {
-        0
-    } else {
-        used / spent.len() as u64
-    };
-    let projected = used + per_call * remaining;
-    if projected > budget {
-        rec.stop(
-            Event::OverBudget,
-            format!(
-                "--budget-tokens {budget}: {used} tokens used, {projected} projected with the {remaining} call(s) ahead"
-            ),
-        )?;
-        return Ok(true);
-    }
-    Ok(false)
-}
-
-/// Run `f` for each index on its own thread; a member's tool error becomes
-/// its `error` outcome, an interrupt stops everything.
-pub fn parallel<F>(n: usize, ints: &Interrupts, f: F) -> Result<Vec<Option<Call>>>
-where
-    F: Fn(usize, &mut Interrupts) -> Result<Option<Call>> + Sync,
-{
-    let out: Vec<Result<Option<Call>>> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..n)
-            .map(|i| {
-                let mut ints = ints.clone();
-                let f = &f;
-                s.spawn(move || f(i, &mut ints))
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::Internal("a member's thread panicked".into())))
-            })
-            .collect()
-    });
-    let mut calls = Vec::new();
-    for r in out {
-        match r {
-            Ok(c) => calls.push(c),
-            Err(e @ Error::Interrupted { .. }) => return Err(e),
-            Err(e) => calls.push(Some(Call {
-                outcome: "error".into(),
-                reason: Some(format!("{}: {e}", e.kind())),
-                answer: None,
-                usage: Default::default(),
-                duration_ms: 0,
-                model: None,
-                log_path: None,
-                retried: false,
-                redactions: Default::default(),
-            })),
-        }
-    }
-    Ok(calls)
-}
-
-/// One member's call for a stage.
-pub fn ask<T: serde::Serialize>(
-    rec: &Record,
-    m: &Member,
-    (stage, who): (&str, String),
-    prompt: String,
-    schema: (&str, &str, &str),
-    extract: &(dyn Fn(&str) -> std::result::Result<T, Vec<String>> + Sync),
-    ints: &mut Interrupts,
-) -> Result<Call> {
-    call::call(
-        &Ask {
-            rec,
-            member: m,
-            stage,
-            who,
-            prompt,
-            schema: Schema {
-                name: schema.0,
-                id: schema.1,
-                text: schema.2,
-            },
-            extract,
-            repo: None,
-        },
-        ints,
-    )
-}
-
-/// A member's argv for `--dry-run` (the proposing call).
-pub fn member_argv(rec: &Record, m: &Member, prompt: &str) -> Result<Vec<String>> {
-    let agent = crate::agent::Agent::parse(&m.agent)?;
-    let req = crate::ask::AskRequest {
-        effort: rec.settings.effort.clone(),
-        timeout: rec.settings.timeout.clone(),
-        idle_timeout: rec.settings.idle_timeout.clone(),
-        ..Default::default()
-    };
-    let path = std::env::temp_dir().join("baton-council-proposal-schema.json");
-    let p = crate::ask::adviser::prepare_with(
-        &crate::ask::adviser::AdviserSpec {
-            agent,
-            model: m.model.clone(),
-            model_from: Some(crate::agent::argv::Origin::Flag("--members")),
-        },
-        &req,
-        crate::ask::advice::Scope::Packet,
-        &rec.cwd,
-        &rec.root,
-        prompt,
-        (super::proposal::SCHEMA, &path),
-    )?;
-    let mut argv = vec![p.program.display().to_string()];
-    argv.extend(p.spec.args_lossy());
-    Ok(argv)
-}
-
 /// The `--async` runner: `baton __council-runner ID` in its own session,
 /// its output in the council's folder.
 pub fn spawn_runner(rec: &Record) -> Result<u32> {
-    use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe().map_err(|e| Error::io("finding baton's own path", e))?;
-    let d = rec.dir()?;
-    let log = crate::fsutil::create_private(&d.join("runner.log"))?;
-    let err = log
-        .try_clone()
-        .map_err(|e| Error::io("opening the runner's log", e))?;
-    let mut c = std::process::Command::new(exe);
-    c.args(["__council-runner", &rec.council_id, "--root"])
-        .arg(&rec.root)
-        .current_dir(&rec.cwd)
-        .stdin(std::process::Stdio::null())
-        .stdout(log)
-        .stderr(err)
-        .process_group(0);
-    let child = c.spawn().map_err(|e| Error::Spawn {
-        binary: "baton".into(),
-        source: e,
-    })?;
-    Ok(child.id())
+    crate::group::background::spawn_runner(
+        "__council-runner",
+        &rec.council_id,
+        &rec.root,
+        &rec.cwd,
+        &rec.dir()?,
+    )
 }

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::review::{MergedFinding, dedup, normalize_path};
 use super::schema::{Review, Severity, Verdict};
-use super::verify::Verification;
 use crate::agent::vendor::UNKNOWN;
+use crate::worktree::oracle::Verification;
 
 /// How the council ends, as far as the gates decide (`failed` and
 /// `cancelled` come from the run itself, not from here).

@@ -2,66 +2,31 @@
 //! semantics on `baton/council-<id>`, and continues there in repair rounds.
 //!
 //! Built on worktree mode, not beside it: `worktree::check` validates the
-//! repository and the plan's `authorized_files` as `--allow` globs,
-//! `worktree::prepare` makes the worktree from the approved base commit,
-//! `run::execute` runs the writer and `worktree::finish` commits what it
-//! left, reverting (and listing) every path outside `authorized_files`.
-//! The test command is not given to `finish`: stage 7 (`verify`) runs it.
-//! The branch is never merged; the user's checkout is never written.
-//!
-//! A repair round runs in the same worktree: it resumes the writer's
-//! session when the first run reported one (every adapter can resume),
-//! else it starts afresh with the original brief and is told that its
-//! earlier work is already committed there.
+//! repository and the plan's `authorized_files` as `--allow` globs, and
+//! `worktree::attempt` runs the writer (`first`: prepare, execute, finish,
+//! from the approved base commit; `again`: a repair round resuming its
+//! session in the same worktree), reverting (and listing) every path
+//! outside `authorized_files`. The test command is not given to `finish`:
+//! stage 7 (`worktree::oracle`) runs it. The branch is never merged; the
+//! user's checkout is never written. This file adds what is the council's
+//! own: the writer's brief, the repair instructions, the council's lock,
+//! and the restart of a stage a crash interrupted.
 
-use std::path::{Path, PathBuf};
-
-use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::process::Interrupts;
-use crate::result::{ErrorInfo, RunResult, Status, Usage};
 use crate::run;
+use crate::worktree::attempt::{self, Attempt};
 use crate::worktree::verify::Stop;
-use crate::worktree::{self, Report, Session, WorktreeOptions};
+use crate::worktree::{self, WorktreeOptions};
 
 use super::lock::CouncilLock;
 use super::review::MergedFinding;
 use super::schema::Plan;
 
-/// What one writer call did, serialisable so the orchestrator can persist
-/// it and skip the call on resume.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Implemented {
-    /// 0: the implementation; n: repair round n.
-    pub round: u32,
-    // The run's result, as `baton run` reports it.
-    pub status: Status,
-    pub summary: String,
-    pub message: Option<String>,
-    pub error: Option<ErrorInfo>,
-    /// The writer's session id (what a repair round resumes).
-    pub session: Option<String>,
-    pub duration_ms: u64,
-    pub log_path: Option<String>,
-    pub warnings: Vec<String>,
-    /// Every path that differs between base and branch (all rounds so far).
-    pub changed_files: Vec<String>,
-    /// Paths changed outside `authorized_files` in this round, reverted.
-    pub reverted: Vec<String>,
-    /// The branch tip after baton's commit; `None` when nothing could be
-    /// committed (see `warnings` and `error`).
-    pub commit: Option<String>,
-    pub branch: String,
-    pub base: String,
-    pub worktree_path: PathBuf,
-    pub usage: Usage,
-    /// The prepared worktree, for the next round and for `verify`.
-    pub worktree: Session,
-    /// The writer's run, moved into the worktree (agent, model, cwd, the
-    /// first round's prompt): a repair round starts from it.
-    pub run_plan: run::Plan,
-}
+/// A writer's round, as the council stores it (`implemented.json`).
+pub type Implemented = Attempt;
 
 /// The worktree id (and branch `baton/<it>`) of council `id`.
 pub fn worktree_id(council_id: &str) -> String {
@@ -224,26 +189,9 @@ pub fn implement(
         .ok_or_else(|| Error::Internal("worktree check returned nothing".into()))?;
     let wid = worktree_id(council_id);
     let discarded = discard_interrupted(&writer.root, &wid)?;
-    let (wplan, session) = worktree::prepare(&checked, &writer, &wid, None)?;
-    let spec = wplan.command()?;
-    let program = match wplan.program(&spec) {
-        Ok(p) => p,
-        Err(e) => {
-            worktree::abandon(&session);
-            return Err(e);
-        }
-    };
-    let mut result = match run::execute(&wplan, &spec, &program, Some(dir), interrupts, &mut |_| {})
-    {
-        Ok(r) => r,
-        Err(e) => {
-            worktree::abandon(&session);
-            return Err(e);
-        }
-    };
-    worktree::finish(&session, &wplan, &mut result, dir, stop);
-    result.warnings.extend(discarded);
-    Ok(implemented(0, result, session, wplan))
+    let mut imp = attempt::first(&checked, &writer, &wid, None, dir, interrupts, stop)?;
+    imp.warnings.extend(discarded);
+    Ok(imp)
 }
 
 /// A council resumed after its writer's stage was interrupted (a crash,
@@ -282,75 +230,19 @@ pub fn repair(
         .strip_prefix("council-")
         .unwrap_or(&previous.worktree.id);
     held(lock, council_id)?;
-    // Its changed_files are this round's, not the earlier rounds' too.
-    let session = &previous.worktree.again();
-    if !session.path.is_dir() {
+    if !previous.worktree.path.is_dir() {
         return Err(Error::usage_hint(
             format!(
                 "the council's worktree {} is gone; the repair round cannot continue there",
-                session.path.display()
+                previous.worktree.path.display()
             ),
             format!(
                 "its branch {} still holds the work; start a new council from it",
-                session.branch
+                previous.worktree.branch
             ),
         ));
     }
-    let mut wplan = previous.run_plan.clone();
-    // The writer's own output named its session: one that `agent::argv`
-    // would refuse is not resumed; the repair starts a fresh session.
-    let usable = previous
-        .session
-        .as_ref()
-        .filter(|id| crate::agent::argv::check(id).is_ok());
-    match usable {
-        Some(id) => {
-            wplan.resume = Some(id.clone());
-            wplan.origins.resume = Some(crate::agent::argv::Origin::Recorded {
-                what: "the session the council's writer reported".into(),
-                hint: "start a new council".into(),
-            });
-            wplan.prompt = instructions.to_string();
-        }
-        None => {
-            // No session to resume: the first brief again, then the repair.
-            wplan.resume = None;
-            wplan.prompt = format!(
-                "{}\n\n## Repair round {}\nAn earlier run of yours already carried out this \
-                 plan here; its work is committed on this branch (see `git log` and `git diff \
-                 {}..HEAD`).\n\n{instructions}",
-                previous.run_plan.prompt,
-                previous.round + 1,
-                session.base
-            );
-        }
-    }
-    // The worktree's record says a baton is working in it again.
-    if let Some(mut r) = worktree::store::load(&session.root, &session.id) {
-        r.finished_ms = None;
-        r.status = None;
-        r.pid = Some(std::process::id());
-        r.lock = worktree::store::hold(&session.root, &session.id).ok();
-        let _ = worktree::store::save(&session.root, &r);
-    }
-    let spec = wplan.command()?;
-    let program = wplan.program(&spec)?;
-    let mut result = run::execute(&wplan, &spec, &program, Some(dir), interrupts, &mut |_| {})?;
-    if previous.session.is_some() && usable.is_none() {
-        result.warnings.push(
-            "the writer reported a session id that baton does not pass to a CLI; the repair \
-             round started a fresh session"
-                .into(),
-        );
-    }
-    worktree::finish(session, &wplan, &mut result, dir, stop);
-    let mut next = implemented(previous.round + 1, result, session.clone(), wplan);
-    // A resumed session keeps its id; a fresh one may report a new one.
-    next.session = next.session.or_else(|| previous.session.clone());
-    // The next round starts from the first round's brief, not this repair.
-    next.run_plan.prompt = previous.run_plan.prompt.clone();
-    next.run_plan.resume = None;
-    Ok(next)
+    attempt::again(previous, instructions, dir, interrupts, stop)
 }
 
 fn held(lock: &CouncilLock, council_id: &str) -> Result<()> {
@@ -361,39 +253,6 @@ fn held(lock: &CouncilLock, council_id: &str) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-fn implemented(round: u32, r: RunResult, session: Session, wplan: run::Plan) -> Implemented {
-    let report: Option<Report> = r
-        .extra
-        .get("worktree")
-        .filter(|w| w.get("error").is_none())
-        .and_then(|w| serde_json::from_value(w.clone()).ok());
-    Implemented {
-        round,
-        status: r.status,
-        summary: r.summary,
-        message: r.message,
-        error: r.error,
-        session: r.session,
-        duration_ms: r.duration_ms,
-        log_path: r.log_path,
-        warnings: r.warnings,
-        changed_files: report
-            .as_ref()
-            .map_or(r.changed_files, |w| w.changed_files.clone()),
-        reverted: report
-            .as_ref()
-            .map(|w| w.reverted.clone())
-            .unwrap_or_default(),
-        commit: report.as_ref().map(|w| w.head.clone()),
-        branch: session.branch.clone(),
-        base: session.base.clone(),
-        worktree_path: session.path.clone(),
-        usage: r.usage,
-        worktree: session,
-        run_plan: wplan,
-    }
 }
 
 #[cfg(test)]
@@ -415,9 +274,9 @@ mod tests {
     use crate::council::lock::CouncilLock;
     use crate::council::review::MergedFinding;
     use crate::council::schema::{Finding, Plan, Severity};
-    use crate::council::verify::{TestCmd, verify};
     use crate::process::Interrupts;
     use crate::result::Status;
+    use crate::worktree::oracle::{TestCmd, verify};
     use crate::worktree::verify::Stop;
     use crate::{ids, run, state_dir};
 
@@ -598,7 +457,7 @@ echo '{"type":"agent_end"}'
         cmd: &str,
         shell: bool,
         timeout: Duration,
-    ) -> crate::council::verify::Verification {
+    ) -> crate::worktree::oracle::Verification {
         let (_ints, stop) = signals();
         let test = TestCmd {
             text: cmd.into(),
@@ -903,7 +762,7 @@ echo '{"type":"agent_end"}'
         let (mut ints, stop) = signals();
         let second = implement::repair(&first, "fix", &f.logs, &lock, &mut ints, &stop).unwrap();
         let v = oracle(&f, &second, "sh check.sh", false, Duration::from_secs(30));
-        let diff = crate::council::verify::diff_text(
+        let diff = crate::worktree::oracle::diff_text(
             &f.top,
             &second.base,
             second.commit.as_ref().unwrap(),

@@ -11,42 +11,58 @@
 //! 5. awaiting_approval (`approve`: bound to the plan's sha256 and the base;
 //!    stages 6–9 run only bytes that hash to it, `approve::approved_plan`),
 //! 6. implementing, 7. verifying, 8. reviewing, 9. repairing (`execute`,
-//!    with `implement`, `verify`, `review`, `gate`),
+//!    with `implement` on `worktree::attempt`, the oracle
+//!    `worktree::oracle`, `review`, `gate`),
 //! 10. a terminal state: ready, needs_human, failed or cancelled (or done
 //!     for `discuss`).
 //!
 //! Every member call is stored under the sha256 of its exact prompt
-//! (`store`, `call`; its answer redacted before anyone else sees it), and every prompt is a pure function of the record and
+//! (`store`, `call`; its answer redacted before anyone else sees it), and
+//! every prompt is a pure function of the record and
 //! earlier answers (the shuffles are seeded), so `resume` re-walks the
 //! stages and reuses every finished call: the result equals that of an
 //! uninterrupted run. Every gate is computed from structured fields.
 
-pub mod approve;
+// Read top-down: a group imports only from itself and the groups below.
+//
+// The commands: dispatch, and the job commands' view of a council.
 pub mod as_job;
+pub mod command;
+
+// The walk: `flow::drive` runs the stages in order.
+pub mod flow;
+
+// The stages: 2–4 deliberating (with the revision round), 5 approving,
+// 6–9 executing; the result built from what they stored.
+pub mod approve;
+pub mod deliberate;
+pub mod envelope;
+pub mod execute;
+pub mod preflight;
+pub mod revise;
+
+// What the stages share: the request, a member's call, the budget, the
+// writer, the lock, the blinding, the schemas and their checks, the gate.
 pub mod blind;
+pub mod budget;
 pub mod call;
 pub mod chair;
 pub mod check;
-pub mod command;
 pub mod critique;
-pub mod deliberate;
-pub mod envelope;
 pub mod envelope_schema;
-pub mod execute;
-pub mod flow;
 pub mod gate;
 pub mod implement;
 pub mod lock;
-pub mod machine;
-pub mod preflight;
 pub mod proposal;
 pub mod prune;
 pub mod report;
+pub mod request;
 pub mod review;
-pub mod revise;
-pub mod runs;
 pub mod schema;
-pub mod store;
-pub mod verify;
 
-pub use command::{Action, CouncilRequest, command};
+// The record on disk and the pure state machine.
+pub mod machine;
+pub mod store;
+
+pub use command::command;
+pub use request::{Action, CouncilRequest};

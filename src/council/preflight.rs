@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::command::CouncilRequest;
 use super::machine::Stage;
+use super::request::CouncilRequest;
 use super::store::{self, Member, Record, Settings};
 use crate::agent::{Access, Agent};
 use crate::ask::packet::{self, DiffSource};
@@ -300,7 +300,7 @@ pub fn dry_run(p: &Preflight) -> Value {
         .iter()
         .map(|m| {
             let argv =
-                super::flow::member_argv(rec, m, &super::proposal::prompt(&rec.kind, &p.packet))
+                super::call::member_argv(rec, m, &super::proposal::prompt(&rec.kind, &p.packet))
                     .unwrap_or_else(|e| vec![format!("<{e}>")]);
             json!({"agent": m.agent, "model": m.model, "vendor": m.vendor, "argv": argv})
         })

@@ -5,10 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use super::envelope::alive;
-use super::runs;
 use super::store::{Record, read_json};
 use crate::error::Result;
+use crate::group::background::alive;
+use crate::group::runs;
 use crate::ids;
 use crate::job::CouncilEntry;
 

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::schema::{Finding, Plan, Review, Severity, Verdict};
-use super::verify::Verification;
+use crate::worktree::oracle::Verification;
 
 /// The schema id the prompt names.
 pub const REVIEW_SCHEMA_ID: &str = "baton.council.review/1";

@@ -4,10 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::blind::{Rng, Stripper};
-use super::call::Call;
-use super::critique::{CritFinding, Critique};
-use super::deliberate::CriticCall;
-use super::flow::{ask, parallel};
+use super::call::{Call, ask, parallel};
+use super::critique::{CritFinding, CriticCall, Critique};
 use super::proposal::{self, Proposal};
 use super::store::Record;
 use crate::error::Result;

@@ -8,6 +8,8 @@ use sha2::{Digest, Sha256};
 
 use super::machine::{Event, Stage};
 use crate::error::{Error, Result};
+use crate::group::runs::Who;
+pub use crate::group::{now_ms, read_json, write_json};
 use crate::{fsutil, ids, state_dir};
 
 /// One member as resolved at preflight.
@@ -16,6 +18,16 @@ pub struct Member {
     pub agent: String,
     pub model: Option<String>,
     pub vendor: String,
+}
+
+impl Member {
+    /// The member as its run records name it.
+    pub fn who(&self) -> Who<'_> {
+        Who {
+            agent: &self.agent,
+            model: self.model.as_deref(),
+        }
+    }
 }
 
 /// What the council was asked, fixed at preflight (resume uses these, not
@@ -86,13 +98,6 @@ pub struct Record {
     pub cancelled_in: Option<Stage>,
 }
 
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
-
 pub fn sha256_hex(data: &[u8]) -> String {
     let d = Sha256::digest(data);
     d.iter().map(|b| format!("{b:02x}")).collect()
@@ -115,27 +120,16 @@ pub fn dir(root: &Path, id: &str) -> Result<PathBuf> {
     Ok(base(root)?.join(id))
 }
 
-pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
-    let data = serde_json::to_vec_pretty(v).map_err(|e| Error::Internal(e.to_string()))?;
-    fsutil::write_atomic(path, &data)
-}
-
-pub fn read_json<T: DeserializeOwned>(path: &Path) -> Result<Option<T>> {
-    match std::fs::read(path) {
-        Ok(b) => serde_json::from_slice(&b)
-            .map(Some)
-            .map_err(|e| Error::CorruptJob {
-                id: path
-                    .parent()
-                    .and_then(|p| p.file_name())
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-                path: path.to_path_buf(),
-                detail: e.to_string(),
-            }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
-    }
+/// A command that the council's stage does not allow now.
+pub fn not_now(rec: &Record, what: &str, hint: &str) -> Error {
+    Error::usage_hint(
+        format!(
+            "council `{}` is at stage `{}`: it cannot {what} now",
+            rec.council_id,
+            rec.stage.as_str()
+        ),
+        hint,
+    )
 }
 
 impl Record {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use serde_json::Value;
+use serde_json::{Map, Value, json};
 
 use super::input::{self, Field};
 use crate::agent::Access;
@@ -300,7 +300,7 @@ impl Described {
 /// The output schema `baton schema …` publishes for this kind of output.
 pub fn output_schema(o: Output) -> Option<JsonObject> {
     let v = match o {
-        Output::Result => crate::schema::result(),
+        Output::Result => run_or_fanout(),
         Output::Council => crate::schema::named(Some("council"))?,
         Output::Unpublished => return None,
     };
@@ -308,6 +308,65 @@ pub fn output_schema(o: Output) -> Option<JsonObject> {
         Value::Object(m) => Some(m),
         _ => None,
     }
+}
+
+/// `run`, `job_start` and `continue` answer with a run's result (`baton
+/// schema`), or with a fan-out's (`baton schema fanout`) when the call names
+/// `agents` or `attempts`: a host that checks `structuredContent` against the
+/// output schema must accept both, so the schema is either one (`anyOf`),
+/// each under its own name in `$defs`. A definition both name differently
+/// (`DiffStat`) keeps the run's name; the fan-out's is renamed `Fanout…`.
+pub fn run_or_fanout() -> Value {
+    let split = |v: Value| -> (Map<String, Value>, Map<String, Value>) {
+        let Value::Object(mut root) = v else {
+            return Default::default();
+        };
+        let defs = match root.remove("$defs") {
+            Some(Value::Object(d)) => d,
+            _ => Map::new(),
+        };
+        for k in ["$schema", "$id"] {
+            root.remove(k);
+        }
+        (root, defs)
+    };
+    let (run, mut defs) = split(crate::schema::result());
+    let (fanout, fanout_defs) = split(crate::schema::fanout());
+    let clashes: Vec<String> = fanout_defs
+        .iter()
+        .filter(|(k, v)| defs.get(*k).is_some_and(|mine| mine != *v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    let rename = |v: Value| -> Value {
+        let mut text = v.to_string();
+        for k in &clashes {
+            text = text.replace(
+                &format!("\"#/$defs/{k}\""),
+                &format!("\"#/$defs/Fanout{k}\""),
+            );
+        }
+        serde_json::from_str(&text).unwrap_or(v)
+    };
+    for (k, v) in fanout_defs.clone() {
+        let name = if clashes.contains(&k) {
+            format!("Fanout{k}")
+        } else {
+            k
+        };
+        defs.entry(name).or_insert_with(|| rename(v));
+    }
+    defs.insert("RunResult".into(), Value::Object(run));
+    defs.insert("FanoutResult".into(), rename(Value::Object(fanout)));
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": format!("https://baton.dev/schema/run-or-fanout-v{}.json", crate::result::SCHEMA_VERSION),
+        "title": "RunResult or FanoutResult",
+        "description": "A run's result (`baton schema`), or a fan-out's (`baton schema fanout`) \
+                        when the call names `agents` or `attempts`.",
+        "type": "object",
+        "anyOf": [{"$ref": "#/$defs/RunResult"}, {"$ref": "#/$defs/FanoutResult"}],
+        "$defs": defs,
+    })
 }
 
 fn annotations(d: &ToolDef, cap: Access) -> ToolAnnotations {
@@ -361,10 +420,48 @@ mod tests {
     #[test]
     fn output_schemas_are_the_published_ones() {
         let run = described("run").tool(Access::Workspace);
+        let out = Value::Object((*run.output_schema.unwrap()).clone());
+        assert_eq!(out, run_or_fanout());
+        // Either published schema, whole: the run's as it is, the fan-out's
+        // with its clashing definitions renamed.
+        let mut result = crate::schema::result();
+        let rdefs = result.as_object_mut().unwrap().remove("$defs").unwrap();
+        for k in ["$schema", "$id"] {
+            result.as_object_mut().unwrap().remove(k);
+        }
+        assert_eq!(out["$defs"]["RunResult"], result);
+        for (k, v) in rdefs.as_object().unwrap() {
+            assert_eq!(&out["$defs"][k], v, "{k}");
+        }
         assert_eq!(
-            Value::Object((*run.output_schema.unwrap()).clone()),
-            crate::schema::result()
+            out["$defs"]["FanoutResult"]["properties"]["kind"]["type"],
+            "string"
         );
+        let fdefs = crate::schema::fanout()["$defs"].clone();
+        for (k, v) in fdefs.as_object().unwrap() {
+            let mine = if rdefs.get(k).is_some_and(|r| r != v) {
+                format!("Fanout{k}")
+            } else {
+                k.clone()
+            };
+            let keys = |d: &Value| -> Vec<String> {
+                d["properties"]
+                    .as_object()
+                    .map(|o| o.keys().cloned().collect())
+                    .unwrap_or_default()
+            };
+            assert_eq!(keys(&out["$defs"][&mine]), keys(v), "{k}");
+        }
+        let text = out.to_string();
+        assert!(
+            text.contains("\"#/$defs/FanoutDiffStat\""),
+            "the clash is renamed"
+        );
+        // Every reference names a definition that is there.
+        for r in text.split("\"#/$defs/").skip(1) {
+            let name = &r[..r.find('"').unwrap()];
+            assert!(out["$defs"].get(name).is_some(), "dangling #/$defs/{name}");
+        }
         let c = described("council_plan").tool(Access::Workspace);
         assert_eq!(
             Value::Object((*c.output_schema.unwrap()).clone()),

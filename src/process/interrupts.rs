@@ -16,13 +16,17 @@ use crate::error::{Error, Result};
 /// remembered (`fired`), so a supervisor that starts afterwards stops its
 /// peer at once instead of missing the Ctrl-C. Clones share the handlers,
 /// which are removed when the last clone is dropped.
+///
+/// A `child` is the same for one of several peers that baton may stop on
+/// its own (a fan-out's candidate, stopped when another won): it gets
+/// every signal its parent gets, and `fire` stops its peers alone.
 #[derive(Clone)]
 pub struct Interrupts {
     hub: Arc<Hub>,
     _close: Arc<CloseOnDrop>,
 }
 
-pub(super) type Subscriber = Box<dyn Fn(i32) + Send>;
+pub type Subscriber = Box<dyn Fn(i32) + Send>;
 
 #[derive(Default)]
 pub(super) struct Hub {
@@ -32,11 +36,46 @@ pub(super) struct Hub {
     pub(super) fired: AtomicI32,
 }
 
-pub(super) struct CloseOnDrop(pub(super) signal_hook::iterator::Handle);
+/// What ends with the last clone: the signal handlers, or a child's place
+/// among its parent's subscribers.
+pub(super) enum CloseOnDrop {
+    Signals(signal_hook::iterator::Handle),
+    #[allow(dead_code)] // Held for its drop.
+    Child(Forward),
+}
 
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
-        self.0.close();
+        if let CloseOnDrop::Signals(h) = self {
+            h.close();
+        }
+    }
+}
+
+/// A subscription that owns its place (`Interrupts::forward`): removed
+/// from the hub when dropped.
+pub struct Forward {
+    hub: Arc<Hub>,
+    id: u64,
+}
+
+impl Drop for Forward {
+    fn drop(&mut self) {
+        self.hub
+            .subscribers
+            .lock()
+            .unwrap()
+            .retain(|(i, _)| *i != self.id);
+    }
+}
+
+impl Hub {
+    /// A signal arrived (or was fired): remember it, tell every subscriber.
+    fn deliver(&self, s: i32) {
+        self.fired.store(s, Ordering::SeqCst);
+        for (_, notify) in self.subscribers.lock().unwrap().iter() {
+            notify(s);
+        }
     }
 }
 
@@ -51,17 +90,56 @@ impl Interrupts {
             let hub = hub.clone();
             thread::spawn(move || {
                 for s in signals.forever() {
-                    hub.fired.store(s, Ordering::SeqCst);
-                    for (_, notify) in hub.subscribers.lock().unwrap().iter() {
-                        notify(s);
-                    }
+                    hub.deliver(s);
                 }
             });
         }
         Ok(Interrupts {
             hub,
-            _close: Arc::new(CloseOnDrop(handle)),
+            _close: Arc::new(CloseOnDrop::Signals(handle)),
         })
+    }
+
+    /// Interrupts of their own for one peer among several: every signal of
+    /// `self` reaches them (one that already arrived too), and `fire` on
+    /// them reaches no one else.
+    pub fn child(&self) -> Interrupts {
+        let hub = Arc::new(Hub::default());
+        let fwd = {
+            let hub = hub.clone();
+            self.forward(Box::new(move |s| hub.deliver(s)))
+        };
+        Interrupts {
+            hub,
+            _close: Arc::new(CloseOnDrop::Child(fwd)),
+        }
+    }
+
+    /// Call `notify` for every signal (and at once for one that already
+    /// arrived) until the returned `Forward` is dropped: how something
+    /// other than a peer's supervisor (a test command's) follows these
+    /// interrupts. A signal that lands while this subscribes may be told twice.
+    pub fn forward(&self, notify: Subscriber) -> Forward {
+        let id = self.hub.next_id.fetch_add(1, Ordering::Relaxed);
+        self.hub.subscribers.lock().unwrap().push((id, notify));
+        let f = Forward {
+            hub: self.hub.clone(),
+            id,
+        };
+        if let Some(s) = self.fired() {
+            for (i, n) in self.hub.subscribers.lock().unwrap().iter() {
+                if *i == id {
+                    n(s);
+                }
+            }
+        }
+        f
+    }
+
+    /// Act as if `sig` had arrived: every peer supervised with these
+    /// interrupts (or a child of them) is stopped, and `fired` says so.
+    pub fn fire(&self, sig: i32) {
+        self.hub.deliver(sig);
     }
 
     /// The last signal received since `install`, if any.
@@ -102,5 +180,34 @@ pub fn signal_name(sig: i32) -> &'static str {
         libc::SIGHUP => "SIGHUP",
         libc::SIGKILL => "SIGKILL",
         _ => "a signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicI32;
+
+    #[test]
+    fn a_child_hears_its_parent_and_fires_alone() {
+        let parent = Interrupts::install().unwrap();
+        let a = parent.child();
+        let b = parent.child();
+        let heard = Arc::new(AtomicI32::new(0));
+        let h = heard.clone();
+        let _sub = b.subscribe(Box::new(move |s| h.store(s, Ordering::SeqCst)));
+        a.fire(libc::SIGTERM);
+        assert_eq!(a.fired(), Some(libc::SIGTERM));
+        assert_eq!((parent.fired(), b.fired()), (None, None));
+        assert_eq!(heard.load(Ordering::SeqCst), 0);
+        parent.fire(libc::SIGINT);
+        assert_eq!(b.fired(), Some(libc::SIGINT));
+        assert_eq!(heard.load(Ordering::SeqCst), libc::SIGINT);
+        // A child made after the signal knows of it at once.
+        assert_eq!(parent.child().fired(), Some(libc::SIGINT));
+        // A dropped child leaves its parent's subscribers.
+        let before = parent.hub.subscribers.lock().unwrap().len();
+        drop(a);
+        assert_eq!(parent.hub.subscribers.lock().unwrap().len(), before - 1);
     }
 }

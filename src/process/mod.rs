@@ -52,7 +52,7 @@ mod pump;
 
 use group::become_subreaper;
 pub use group::{group_alive, killpg, stop_group_leftovers, stop_leader};
-pub use interrupts::{Interrupts, signal_name};
+pub use interrupts::{Forward, Interrupts, Subscriber, signal_name};
 pub use orphans::PEER_TOKEN_VAR;
 use orphans::{NEXT_TOKEN, stop_orphans};
 use pump::{Log, Pump, enlarge_pipe, pump_stderr, pump_stdout};

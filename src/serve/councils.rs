@@ -1,10 +1,11 @@
-//! The council routes: one member run's transcript as Server-Sent Events
-//! (`/api/councils/{id}/runs/{name}/events`) and cancel (`/api/councils/{id}/cancel`).
+//! The group routes (councils and fan-outs): one run's transcript as
+//! Server-Sent Events (`/api/councils/{id}/runs/{name}/events`) and cancel
+//! (`/api/councils/{id}/cancel`).
 //!
 //! No path from the client is joined unchecked: the id must be a valid id
-//! of a council of this project, and the run name must be one its record
-//! lists (the log path is the record's, never the client's). Cancel calls
-//! what `baton cancel ID` calls for a council.
+//! of a council or fan-out of this project, and the run name must be one
+//! its record lists (the log path is the record's, never the client's).
+//! Cancel calls what `baton cancel ID` calls for the group.
 
 use axum::Json;
 use axum::extract::{Path, State};
@@ -14,29 +15,29 @@ use axum::response::{IntoResponse, Response};
 use super::routes::{App, blocking};
 use super::sse::{self, Source};
 use crate::agent::Agent;
-use crate::council::runs;
 use crate::council::store::Record;
 use crate::error::{Error, Result};
+use crate::group::runs;
 use crate::job::store::Store;
 use crate::view::council as view;
 
-/// The folder of council `id` of this project, checked to exist.
-fn council_dir(store: &Store, id: &str) -> Result<std::path::PathBuf> {
+/// The folder of group `id` (a council or a fan-out) of this project,
+/// checked to exist, and which kind it is.
+fn group_dir(store: &Store, id: &str) -> Result<(view::GroupKind, std::path::PathBuf)> {
     if !crate::ids::is_valid(id) {
         return Err(Error::InvalidJobId { id: id.into() });
     }
-    let councils = view::dir_of(store).ok_or_else(|| Error::JobNotFound {
-        id: id.into(),
-        store: store.dir.clone(),
-    })?;
-    let dir = councils.join(id);
-    if !dir.join("state.json").is_file() {
-        return Err(Error::JobNotFound {
+    let folders = view::group_dirs(store);
+    folders
+        .iter()
+        .map(|(k, base)| (*k, base.join(id)))
+        .find(|(_, d)| d.join("state.json").is_file())
+        .ok_or_else(|| Error::JobNotFound {
             id: id.into(),
-            store: councils,
-        });
-    }
-    Ok(dir)
+            store: folders
+                .first()
+                .map_or_else(|| store.dir.clone(), |(_, d)| d.clone()),
+        })
 }
 
 /// A run the record does not list (or one that kept no log): 404, saying why.
@@ -65,12 +66,12 @@ pub async fn run_events(
     let store = app.store.clone();
     let (cid, wanted) = (id.clone(), name.clone());
     let found = blocking(move || {
-        let dir = council_dir(&store, &cid)?;
+        let (kind, dir) = group_dir(&store, &cid)?;
         let run = runs::list(&dir).into_iter().find(|r| r.name() == wanted);
-        Ok(run.map(|r| (dir, r)))
+        Ok(run.map(|r| ((kind, dir), r)))
     })
     .await;
-    let (dir, run) = match found {
+    let ((kind, dir), run) = match found {
         Ok(Some(x)) => x,
         Ok(None) => return no_such_run(&id, &name, false),
         Err(r) => return r,
@@ -83,15 +84,15 @@ pub async fn run_events(
     let ended = {
         let (dir, record) = (dir.clone(), record.clone());
         move || {
-            let ended = crate::council::store::read_json::<runs::RunRecord>(&record)
+            let ended = crate::group::read_json::<runs::RunRecord>(&record)
                 .ok()
                 .flatten()
                 .is_none_or(|r| r.ended_ms.is_some());
-            ended || !view::load(&dir).is_some_and(|rec| view::runner_alive(&rec))
+            ended || !kind.load(&dir).is_some_and(|h| view::head_alive(&h))
         }
     };
     let end = move || {
-        let status = crate::council::store::read_json::<runs::RunRecord>(&record)
+        let status = crate::group::read_json::<runs::RunRecord>(&record)
             .ok()
             .flatten()
             .map_or("lost".to_string(), |r| {
@@ -118,10 +119,14 @@ pub async fn run_events(
 pub async fn cancel(State(app): State<App>, Path(id): Path<String>) -> Response {
     let store = app.store.clone();
     let r = blocking(move || {
-        council_dir(&store, &id)?;
+        let (kind, _) = group_dir(&store, &id)?;
         let root = store
             .root()
             .ok_or_else(|| Error::Internal("the server's store has no project".into()))?;
+        if kind == view::GroupKind::Fanout {
+            let rec = crate::fanout::as_job::stop(crate::fanout::store::Record::load(root, &id)?)?;
+            return Ok(crate::fanout::as_job::status_value(&rec));
+        }
         let rec = crate::council::as_job::stop(Record::load(root, &id)?)?;
         Ok(crate::council::envelope::status(&rec))
     })

@@ -129,15 +129,15 @@ pub struct Watcher {
 }
 
 impl Watcher {
-    /// `councils`: the project's councils folder, if any.
-    pub fn new(store: Store, councils: Option<PathBuf>) -> Watcher {
+    /// Every group of the project (councils, fan-outs) alongside the jobs.
+    pub fn with(store: Store, councils: Councils) -> Watcher {
         Watcher {
             store,
             jobs: HashMap::new(),
             pending: Vec::new(),
             dir_sig: None,
             last_probe: Instant::now(),
-            councils: Councils::new(councils),
+            councils,
             councils_views: Arc::default(),
             councils_listed: Instant::now(),
         }
@@ -348,8 +348,8 @@ fn publish(v: &JobView, now: u64) -> JobEntry {
 }
 
 /// Run the watcher on its own thread until the receiver side is gone.
-pub fn spawn(store: Store, councils: Option<PathBuf>) -> watch::Receiver<Arc<Fleet>> {
-    let mut w = Watcher::new(store, councils);
+pub fn spawn(store: Store, councils: Councils) -> watch::Receiver<Arc<Fleet>> {
+    let mut w = Watcher::with(store, councils);
     w.update();
     let (tx, rx) = watch::channel(Arc::new(w.fleet()));
     std::thread::Builder::new()
@@ -393,7 +393,7 @@ mod tests {
         let id = crate::ids::new_id();
         let job_dir = dir.path().join(&id);
         std::fs::create_dir(&job_dir).unwrap();
-        let mut w = Watcher::new(Store::in_dir(dir.path()), None);
+        let mut w = Watcher::with(Store::in_dir(dir.path()), Councils::new(None));
         w.update();
         // Looking now would settle it as a launch cut short: `lost`.
         assert!(w.fleet().jobs.is_empty());
@@ -404,7 +404,7 @@ mod tests {
     #[test]
     fn an_unchanged_fleet_publishes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let mut w = Watcher::new(Store::in_dir(dir.path()), None);
+        let mut w = Watcher::with(Store::in_dir(dir.path()), Councils::new(None));
         w.update();
         assert!(!w.update());
         assert_eq!(

@@ -80,7 +80,7 @@ async fn run(store: Store, req: ServeRequest, mode: Mode) -> Result<i32> {
     let url = format!("http://127.0.0.1:{port}/#token={}", sec.token);
     let fleet = fleet::spawn(
         Store::in_dir(&store.dir),
-        crate::view::council::dir_of(&store),
+        crate::view::council_watch::Councils::groups(crate::view::council::group_dirs(&store)),
     );
     let children = Children::default();
     let app = routes::App {

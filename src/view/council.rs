@@ -1,11 +1,13 @@
-//! A council seen as a group of its members' runs: its record and run
-//! records (`council::runs`) turned into `CouncilView`s for every face.
+//! A group of peer runs — a council, or a fan-out (`view::fanout`) — seen
+//! as its runs: its record (as a `Head`) and run records (`group::runs`)
+//! turned into `CouncilView`s for every face.
 //!
-//! The council's status comes from its record and its runner's pid, never
-//! guessed: `running` while the runner lives and the stage is not terminal or
-//! awaiting approval, `lost` when the runner died mid-stage, else the stage.
-//! A run not ended whose council is no longer running is `lost`; a running
-//! run's "now doing" line and usage come from its log through a `Tail`.
+//! The group's status comes from its record and its runner's pid, never
+//! guessed: `running` while the runner lives and the stage is not one it
+//! stopped at (terminal, or awaiting approval), `lost` when the runner died
+//! mid-stage, else the stage. A run not ended whose group is no longer
+//! running is `lost`; a running run's "now doing" line and usage come from
+//! its log through a `Tail`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -16,10 +18,10 @@ use serde::Serialize;
 use super::tail::{Live, Tail};
 use super::watch::stalled;
 use crate::agent::Agent;
-use crate::council::envelope::alive;
 use crate::council::machine::Stage;
-use crate::council::runs::{self, RunRecord};
 use crate::council::store::{Record, read_json};
+use crate::group::background::alive;
+use crate::group::runs::{self, RunRecord};
 use crate::result::Usage;
 
 /// Most of a running run's log read the first time it is seen (its end).
@@ -59,10 +61,47 @@ pub struct RunView {
     pub log: Option<PathBuf>,
 }
 
+/// What the views need of a group's record, whichever feature wrote it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Head {
+    pub id: String,
+    /// `discuss` or `plan` (a council), `fanout`.
+    pub kind: String,
+    pub stage: &'static str,
+    /// The stage is one the group stopped at (terminal, awaiting approval).
+    pub stopped: bool,
+    pub task: String,
+    pub created_ms: u64,
+    pub updated_ms: u64,
+    /// The runs' idle timeout (half of it without output is `stalled`).
+    pub idle_ms: u64,
+    /// The process driving the group.
+    pub pid: Option<u32>,
+    pub members: Vec<MemberView>,
+}
+
+/// A council's record as the views read it.
+pub fn head(rec: &Record) -> Head {
+    Head {
+        id: rec.council_id.clone(),
+        kind: rec.kind.clone(),
+        stage: rec.stage.as_str(),
+        stopped: rec.stage.is_terminal() || rec.stage == Stage::AwaitingApproval,
+        task: rec.task.clone(),
+        created_ms: rec.created_ms,
+        updated_ms: rec.updated_ms,
+        idle_ms: crate::duration::parse(&rec.settings.idle_timeout)
+            .map_or(0, |d| d.as_millis() as u64),
+        pid: rec.pid,
+        members: member_views(rec),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CouncilView {
+    /// The group's id (a council's, or a fan-out's).
     pub council_id: String,
-    /// `discuss` or `plan`.
+    /// `discuss` or `plan` (a council), `fanout`.
     pub kind: String,
     pub stage: &'static str,
     /// `running`, `lost`, or the stage where it stopped.
@@ -78,8 +117,13 @@ pub struct CouncilView {
 
 /// The council's status, given whether its runner is alive.
 pub fn status(rec: &Record, runner_alive: bool) -> &'static str {
-    if rec.stage.is_terminal() || rec.stage == Stage::AwaitingApproval {
-        rec.stage.as_str()
+    head_status(&head(rec), runner_alive)
+}
+
+/// A group's status, given whether its runner is alive.
+pub fn head_status(h: &Head, runner_alive: bool) -> &'static str {
+    if h.stopped {
+        h.stage
     } else if runner_alive {
         "running"
     } else {
@@ -90,6 +134,11 @@ pub fn status(rec: &Record, runner_alive: bool) -> &'static str {
 /// Whether the council's runner process is alive now.
 pub fn runner_alive(rec: &Record) -> bool {
     rec.pid.is_some_and(alive)
+}
+
+/// Whether a group's runner process is alive now.
+pub fn head_alive(h: &Head) -> bool {
+    h.pid.is_some_and(alive)
 }
 
 /// The tails of running runs' logs, kept between looks so that each look
@@ -239,10 +288,20 @@ pub fn view(
     now: u64,
     follow: &mut Follow,
 ) -> CouncilView {
-    let status = status(rec, alive);
+    view_head(&head(rec), records, alive, now, follow)
+}
+
+/// One group's view from its head and run records at `now`.
+pub fn view_head(
+    h: &Head,
+    records: &[RunRecord],
+    alive: bool,
+    now: u64,
+    follow: &mut Follow,
+) -> CouncilView {
+    let status = head_status(h, alive);
     let running = status == "running";
-    let idle_ms =
-        crate::duration::parse(&rec.settings.idle_timeout).map_or(0, |d| d.as_millis() as u64);
+    let idle_ms = h.idle_ms;
     let runs: Vec<RunView> = records
         .iter()
         .map(|r| run_view(r, running, idle_ms, now, follow))
@@ -254,19 +313,44 @@ pub fn view(
     let until = if running {
         now
     } else {
-        rec.updated_ms.max(rec.created_ms)
+        h.updated_ms.max(h.created_ms)
     };
     CouncilView {
-        council_id: rec.council_id.clone(),
-        kind: rec.kind.clone(),
-        stage: rec.stage.as_str(),
+        council_id: h.id.clone(),
+        kind: h.kind.clone(),
+        stage: h.stage,
         status,
-        task: crate::agent::clip(&rec.task, 200),
-        created_ms: rec.created_ms,
-        elapsed_ms: until.saturating_sub(rec.created_ms),
-        members: member_views(rec),
+        task: crate::agent::clip(&h.task, 200),
+        created_ms: h.created_ms,
+        elapsed_ms: until.saturating_sub(h.created_ms),
+        members: h.members.clone(),
         usage,
         runs,
+    }
+}
+
+/// Which feature's folder a group lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupKind {
+    Council,
+    Fanout,
+}
+
+impl GroupKind {
+    /// The folder's name in the project's state folder.
+    pub fn folder(self) -> &'static str {
+        match self {
+            GroupKind::Council => "councils",
+            GroupKind::Fanout => "fanouts",
+        }
+    }
+
+    /// The group in `dir` as the views read it (`None`: absent or unreadable).
+    pub fn load(self, dir: &Path) -> Option<Head> {
+        match self {
+            GroupKind::Council => load(dir).map(|r| head(&r)),
+            GroupKind::Fanout => super::fanout::load(dir),
+        }
     }
 }
 
@@ -299,14 +383,19 @@ pub fn sort(v: &mut [CouncilView]) {
 
 /// Every council in `councils` at `now` (`watch --once`, `serve`'s first look).
 pub fn all(councils: &Path, now: u64) -> Vec<CouncilView> {
+    all_groups(&[(GroupKind::Council, councils.to_path_buf())], now)
+}
+
+/// Every group in these folders at `now`, running first, then newest.
+pub fn all_groups(folders: &[(GroupKind, PathBuf)], now: u64) -> Vec<CouncilView> {
     let mut follow = Follow::new(usize::MAX);
-    let mut out: Vec<CouncilView> = ids(councils)
-        .into_iter()
-        .filter_map(|id| {
-            let dir = councils.join(&id);
-            let rec = load(&dir)?;
+    let mut out: Vec<CouncilView> = folders
+        .iter()
+        .flat_map(|(kind, base)| ids(base).into_iter().map(move |id| (*kind, base.join(id))))
+        .filter_map(|(kind, dir)| {
+            let h = kind.load(&dir)?;
             let records = runs::list(&dir);
-            Some(view(&rec, &records, runner_alive(&rec), now, &mut follow))
+            Some(view_head(&h, &records, head_alive(&h), now, &mut follow))
         })
         .collect();
     sort(&mut out);
@@ -318,6 +407,18 @@ pub fn all(councils: &Path, now: u64) -> Vec<CouncilView> {
 pub fn dir_of(store: &crate::job::store::Store) -> Option<PathBuf> {
     let root = store.root()?;
     Some(crate::state_dir::project(root).ok()?.join("councils"))
+}
+
+/// The folders of every kind of group of the project whose job store is
+/// `store` (none is created here).
+pub fn group_dirs(store: &crate::job::store::Store) -> Vec<(GroupKind, PathBuf)> {
+    let Some(project) = store.root().and_then(|r| crate::state_dir::project(r).ok()) else {
+        return Vec::new();
+    };
+    [GroupKind::Council, GroupKind::Fanout]
+        .into_iter()
+        .map(|k| (k, project.join(k.folder())))
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,18 +1,18 @@
-//! The project's councils followed cheaply, for the interactive `watch` and
-//! `serve`: a council's record and run records re-read only when they change.
+//! The project's groups (councils, fan-outs) followed cheaply, for the
+//! interactive `watch` and `serve`: a group's record and run records re-read
+//! only when they change.
 //!
-//! A look with nothing new costs a `stat` of the councils folder, and per
-//! running council a `stat` of its `state.json` and `runs/`, a check that
+//! A look with nothing new costs a `stat` of each groups folder, and per
+//! running group a `stat` of its `state.json` and `runs/`, a check that
 //! its runner lives, and one bounded read of each running run's log (from a
-//! remembered offset). Ended councils are looked at again only on a relist.
+//! remembered offset). Ended groups are looked at again only on a relist.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::council::{self, CouncilView, Follow};
-use crate::council::runs::{self, RunRecord};
-use crate::council::store::Record;
+use super::council::{self, CouncilView, Follow, GroupKind, Head};
+use crate::group::runs::{self, RunRecord};
 
 /// Most of one running run's log read per look.
 const READ_PER_LOOK: usize = 256 << 10;
@@ -25,10 +25,11 @@ fn stamp(p: &Path) -> Stamp {
 }
 
 struct Entry {
+    kind: GroupKind,
     dir: PathBuf,
     /// `state.json`'s and `runs/`'s stamps when last read.
     stamps: (Stamp, Stamp),
-    rec: Record,
+    rec: Head,
     runs: Vec<RunRecord>,
     alive: bool,
     view: CouncilView,
@@ -54,40 +55,47 @@ fn timeless(v: &CouncilView) -> CouncilView {
 }
 
 pub struct Councils {
-    /// The project's councils folder (`None`: a store outside a project).
-    dir: Option<PathBuf>,
-    dir_stamp: Option<SystemTime>,
+    /// The project's groups folders, each with its stamp when last listed
+    /// (none: a store outside a project).
+    dirs: Vec<(GroupKind, PathBuf, Option<SystemTime>)>,
     entries: HashMap<String, Entry>,
     follow: Follow,
 }
 
 impl Councils {
+    /// The councils in `dir` (the project's councils folder).
     pub fn new(dir: Option<PathBuf>) -> Councils {
+        Councils::groups(dir.into_iter().map(|d| (GroupKind::Council, d)).collect())
+    }
+
+    /// Every group in these folders (`council::group_dirs`).
+    pub fn groups(dirs: Vec<(GroupKind, PathBuf)>) -> Councils {
         Councils {
-            dir,
-            dir_stamp: None,
+            dirs: dirs.into_iter().map(|(k, d)| (k, d, None)).collect(),
             entries: HashMap::new(),
             follow: Follow::new(READ_PER_LOOK),
         }
     }
 
     /// Bring every view up to date at `now` (`relist`: look at ended
-    /// councils too); whether anything but the clocks changed.
+    /// groups too); whether anything but the clocks changed.
     pub fn refresh(&mut self, now: u64, relist: bool) -> bool {
-        let Some(dir) = self.dir.clone() else {
-            return false;
-        };
-        let ds = dir.metadata().and_then(|m| m.modified()).ok();
         let mut changed = false;
-        if relist || ds != self.dir_stamp {
-            self.dir_stamp = ds;
+        for k in 0..self.dirs.len() {
+            let (kind, dir, stamp) = self.dirs[k].clone();
+            let ds = dir.metadata().and_then(|m| m.modified()).ok();
+            if !relist && ds == stamp {
+                continue;
+            }
+            self.dirs[k].2 = ds;
             let ids = council::ids(&dir);
             let before = self.entries.len();
-            self.entries.retain(|id, _| ids.contains(id));
+            self.entries
+                .retain(|id, e| e.kind != kind || ids.contains(id));
             changed |= before != self.entries.len();
             for id in ids {
                 if !self.entries.contains_key(&id)
-                    && let Some(e) = self.read(&dir.join(&id), now)
+                    && let Some(e) = self.read(kind, &dir.join(&id), now)
                 {
                     self.entries.insert(id, e);
                     changed = true;
@@ -101,20 +109,20 @@ impl Councils {
                 continue;
             }
             let stamps = (stamp(&e.dir.join("state.json")), stamp(&e.dir.join("runs")));
-            let alive = council::runner_alive(&e.rec);
+            let alive = council::head_alive(&e.rec);
             let moved = stamps != e.stamps || alive != e.alive;
             if moved {
                 e.stamps = stamps;
-                if let Some(r) = council::load(&e.dir) {
+                if let Some(r) = e.kind.load(&e.dir) {
                     e.rec = r;
                 }
-                e.alive = council::runner_alive(&e.rec);
+                e.alive = council::head_alive(&e.rec);
                 e.runs = runs::list(&e.dir);
             } else if !was_running {
-                // An ended council whose files did not move: nothing to redo.
+                // An ended group whose files did not move: nothing to redo.
                 continue;
             }
-            let v = council::view(&e.rec, &e.runs, e.alive, now, &mut self.follow);
+            let v = council::view_head(&e.rec, &e.runs, e.alive, now, &mut self.follow);
             changed |= timeless(&v) != timeless(&e.view);
             e.view = v;
             e.at_ms = now;
@@ -126,13 +134,14 @@ impl Councils {
         changed
     }
 
-    fn read(&mut self, dir: &Path, now: u64) -> Option<Entry> {
+    fn read(&mut self, kind: GroupKind, dir: &Path, now: u64) -> Option<Entry> {
         let stamps = (stamp(&dir.join("state.json")), stamp(&dir.join("runs")));
-        let rec = council::load(dir)?;
+        let rec = kind.load(dir)?;
         let runs = runs::list(dir);
-        let alive = council::runner_alive(&rec);
-        let view = council::view(&rec, &runs, alive, now, &mut self.follow);
+        let alive = council::head_alive(&rec);
+        let view = council::view_head(&rec, &runs, alive, now, &mut self.follow);
         Some(Entry {
+            kind,
             dir: dir.to_path_buf(),
             stamps,
             rec,
@@ -162,10 +171,10 @@ impl Councils {
             .collect()
     }
 
-    /// Directories whose changes matter: the councils folder, and each
-    /// running council's folder, its `runs/` and its running runs' log folders.
+    /// Directories whose changes matter: the groups folders, and each
+    /// running group's folder, its `runs/` and its running runs' log folders.
     pub fn watch_dirs(&self) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = self.dir.iter().cloned().collect();
+        let mut out: Vec<PathBuf> = self.dirs.iter().map(|d| d.1.clone()).collect();
         for e in self.entries.values().filter(|e| e.running()) {
             out.push(e.dir.clone());
             out.push(e.dir.join("runs"));
@@ -184,9 +193,14 @@ impl Councils {
         out
     }
 
-    /// The council `id` as last seen.
+    /// The group `id` as last seen.
     pub fn get(&self, id: &str) -> Option<&CouncilView> {
         self.entries.get(id).map(|e| &e.view)
+    }
+
+    /// Which kind of group `id` is, if it is one of these.
+    pub fn kind(&self, id: &str) -> Option<GroupKind> {
+        self.entries.get(id).map(|e| e.kind)
     }
 }
 
@@ -227,7 +241,7 @@ mod tests {
             model: None,
             vendor: "openai".into(),
         };
-        let s = runs::start(&c, "proposing", "m0", &m, None).unwrap();
+        let s = runs::start(&c, "proposing", "m0", m.who(), None).unwrap();
         assert!(w.refresh(7000, false), "a run started");
         assert_eq!(w.views()[0].runs[0].status, "running");
         assert!(w.watch_dirs().contains(&c.join("runs")));

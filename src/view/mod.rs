@@ -20,6 +20,7 @@ pub mod activity;
 pub mod council;
 pub mod council_watch;
 mod events;
+pub mod fanout;
 pub mod logs;
 pub mod progress;
 pub mod render;

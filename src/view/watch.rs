@@ -110,7 +110,7 @@ pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
     });
     // Ids sort by start time and the store lists newest first: a stable sort keeps that.
     jobs.sort_by_key(|v| group(v.status));
-    let councils = council::dir_of(store).map_or_else(Vec::new, |d| council::all(&d, now));
+    let councils = council::all_groups(&council::group_dirs(store), now);
     Ok(Snapshot {
         schema_version: SCHEMA_VERSION,
         now_ms: now,
@@ -314,7 +314,12 @@ pub fn text(snap: &Snapshot) -> String {
 pub fn council_text(c: &CouncilView) -> String {
     let tok = total_tokens(&c.usage).map_or("-".into(), tokens);
     let mut t = format!(
-        "\ncouncil {}  {}  {}  stage {}  {}  {} tokens  {}\n",
+        "\n{} {}  {}  {}  stage {}  {}  {} tokens  {}\n",
+        if c.kind == "fanout" {
+            "fan-out"
+        } else {
+            "council"
+        },
         c.council_id,
         c.kind,
         c.status,

@@ -124,6 +124,13 @@ pub fn prepare(
     Ok((p, session))
 }
 
+/// Held while `git worktree add` registers a worktree: git reads every
+/// other worktree's administrative files as it adds one, and one being
+/// added at the same moment is half written ("failed to read …/commondir").
+/// Only the registration is serialised; the checkout, the slow part, runs
+/// in parallel (a fan-out makes its candidates' worktrees at once).
+static REGISTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 pub(super) fn create(
     c: &Checked,
     path: &Path,
@@ -133,23 +140,25 @@ pub(super) fn create(
     carried: &[String],
 ) -> Result<()> {
     let mut g = git(&c.top);
-    g.args(["worktree", "add", "--quiet"]);
-    if !carried.is_empty() {
-        g.arg("--no-checkout");
-    }
+    g.args(["worktree", "add", "--quiet", "--no-checkout"]);
     g.args(["-b", branch]).arg(path).arg(&c.base);
-    git_run(g, "creating the worktree", None)?;
+    {
+        let _one_at_a_time = REGISTER.lock().unwrap_or_else(|e| e.into_inner());
+        git_run(g, "creating the worktree", None)?;
+    }
+    // Files and index = the start tree: the base's, or the user's
+    // work-tree state (then the index = their staged state, below).
+    let mut g = git(path);
+    g.args(["read-tree", "-u", "--reset", start_tree]);
+    let what = if carried.is_empty() {
+        "checking out the base in the worktree"
+    } else {
+        "checking out your uncommitted changes in the worktree"
+    };
+    git_run(g, what, None)?;
     if carried.is_empty() {
         return Ok(());
     }
-    // Files = the user's work-tree state; then index = their staged state.
-    let mut g = git(path);
-    g.args(["read-tree", "-u", "--reset", start_tree]);
-    git_run(
-        g,
-        "checking out your uncommitted changes in the worktree",
-        None,
-    )?;
     if let Some(s) = staged {
         let mut g = git(path);
         g.args(["read-tree", s]);
@@ -207,4 +216,96 @@ pub(super) fn rev_of(at: &(impl At + ?Sized), rev: &str) -> Option<String> {
     })
     .filter(|(ok, _)| *ok)
     .map(|(_, s)| s)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use crate::agent::{Access, Agent};
+    use crate::worktree::{WorktreeOptions, check, prepare};
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    /// A fan-out makes its candidates' worktrees at once, each on its own
+    /// thread; unserialised, `git worktree add` read a sibling's half-made
+    /// administrative files and failed ("failed to read …/commondir").
+    #[test]
+    fn worktrees_made_at_once_all_succeed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let top = tmp.path().canonicalize().unwrap().join("repo");
+        std::fs::create_dir_all(top.join("src")).unwrap();
+        git(&top, &["init", "-q", "-b", "main"]);
+        for i in 0..20 {
+            std::fs::write(top.join(format!("src/f{i}.txt")), format!("{i}\n")).unwrap();
+        }
+        git(&top, &["add", "-A"]);
+        git(&top, &["commit", "-qm", "base"]);
+        let state = tmp.path().join("state");
+        let plan = crate::run::Plan {
+            agent: Agent::Pi,
+            access: Access::Workspace,
+            model: None,
+            effort: None,
+            resume: None,
+            cwd: top.clone(),
+            root: top.clone(),
+            task: "t".into(),
+            prompt: "t".into(),
+            raw: false,
+            profile: None,
+            provider: None,
+            command: None,
+            timeout_ms: 1000,
+            idle_timeout_ms: 1000,
+            warnings: vec![],
+            child_depth: 1,
+            transport: Default::default(),
+            writable_dirs: vec![],
+            protected_paths: vec![],
+            git_pin: None,
+            origins: Default::default(),
+        };
+        let opts = WorktreeOptions {
+            enabled: true,
+            ..WorktreeOptions::default()
+        };
+        let c = check(&opts, &plan).unwrap().unwrap();
+        let id = crate::ids::new_id();
+        for round in 0..8 {
+            let made: Vec<_> = std::thread::scope(|s| {
+                (1..=8)
+                    .map(|n| {
+                        let (c, plan, state) = (&c, &plan, state.clone());
+                        let wid = format!("{id}-{}", round * 8 + n);
+                        s.spawn(move || {
+                            crate::state_dir::TEST_BASE.with(|b| *b.borrow_mut() = Some(state));
+                            prepare(c, plan, &wid, None).map(|(_, s)| s)
+                        })
+                    })
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .map(|h| h.join().unwrap())
+                    .collect()
+            });
+            for m in made {
+                let s = m.unwrap_or_else(|e| panic!("round {round}: {e}"));
+                assert_eq!(
+                    std::fs::read_to_string(s.path.join("src/f7.txt")).unwrap(),
+                    "7\n"
+                );
+            }
+        }
+    }
 }

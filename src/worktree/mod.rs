@@ -31,12 +31,19 @@
 //! baton never merges, pushes or deletes a branch on its own; `baton
 //! worktree remove <id> --branch` is the explicit way.
 //!
+//! Seams for the features that write through worktrees: `attempt` is one
+//! writer's first round and the rounds that resume it in the same worktree
+//! (a council's writer, a fan-out's candidates); `oracle` is baton's own
+//! check of an attempt (the test command, `git diff --check`).
+//!
 //! Seams for background jobs: a job stores the `Plan` that `prepare`
 //! returned and the serialisable `Session`; its runner calls `run::execute`
 //! and then `finish` with a `verify::Stop` it installed before the peer
 //! started. `store::list` / `store::remove` serve `baton prune`.
 
 pub mod allow;
+pub mod attempt;
+pub mod oracle;
 pub mod repo;
 pub mod store;
 pub mod verify;
@@ -200,14 +207,18 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode, peer_ended: &mut dyn FnMut()) ->
 /// What `--dry-run --worktree` prints: the run as it would be, in a
 /// worktree that is not created (its id is a placeholder).
 pub fn dry_run_json(c: &Checked, plan: &Plan) -> Result<Value> {
-    let id = ids::new_id();
-    let path = store::dir(&plan.root).join(&id);
+    dry_run_json_as(c, plan, &ids::new_id())
+}
+
+/// `dry_run_json` for worktree `id` (a fan-out names its candidates').
+pub fn dry_run_json_as(c: &Checked, plan: &Plan, id: &str) -> Result<Value> {
+    let path = store::dir(&plan.root).join(id);
     let branch = format!("baton/{id}");
     let p = c.plan_for(
         plan,
         &path,
         &branch,
-        c.writable_dirs(&c.common_dir.join("worktrees").join(&id)),
+        c.writable_dirs(&c.common_dir.join("worktrees").join(id)),
     );
     let spec = p.command()?;
     let mut j = run::dry_run_json(&p, &spec);
@@ -224,7 +235,7 @@ pub fn dry_run_json(c: &Checked, plan: &Plan) -> Result<Value> {
 }
 
 /// `run --worktree` and its options, as asked for.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct WorktreeOptions {
     /// Run in a new worktree at all.
     pub enabled: bool,

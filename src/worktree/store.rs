@@ -112,10 +112,11 @@ pub fn forget(root: &Path, id: &str) {
     }
 }
 
-/// A worktree id: a run's or job's id, or `council-<id>` for a council's
-/// writer (its branch is `baton/council-<id>`).
+/// A worktree id: a run's or job's id, `council-<id>` for a council's
+/// writer (its branch is `baton/council-<id>`), or `<id>-<n>` for a
+/// fan-out's candidate n (its branch is `baton/<id>-<n>`).
 pub fn is_id(id: &str) -> bool {
-    ids::is_valid(id) || id.strip_prefix("council-").is_some_and(ids::is_valid)
+    ids::is_valid(id) || id.strip_prefix("council-").is_some_and(ids::is_valid) || ids::is_nth(id)
 }
 
 /// Mark worktree `id` as being worked in by this process, for as long as
@@ -572,11 +573,17 @@ mod tests {
         let id = crate::ids::new_id();
         assert!(is_id(&id));
         assert!(is_id(&format!("council-{id}")));
+        assert!(is_id(&format!("{id}-1")) && is_id(&format!("{id}-12")));
         for bad in [
             "council-",
             "council-../etc",
             "council-council-x",
             "job-0123456789abc",
+            &format!("{id}-0"),
+            &format!("{id}-01"),
+            &format!("{id}-"),
+            &format!("{id}-1/.."),
+            &format!("{id}-12345"),
         ] {
             assert!(!is_id(bad), "{bad}");
         }

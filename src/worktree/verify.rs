@@ -35,7 +35,16 @@ enum Ev {
 pub struct Stop {
     tx: Sender<Ev>,
     rx: Receiver<Ev>,
-    handle: signal_hook::iterator::Handle,
+    source: Source,
+}
+
+/// Where a `Stop` hears of signals.
+enum Source {
+    /// Its own handlers.
+    Signals(signal_hook::iterator::Handle),
+    /// An `Interrupts` (a fan-out candidate's, which baton may fire itself).
+    #[allow(dead_code)] // Held for its drop.
+    Following(process::Forward),
 }
 
 impl Stop {
@@ -53,7 +62,26 @@ impl Stop {
                 }
             }
         });
-        Ok(Stop { tx, rx, handle })
+        Ok(Stop {
+            tx,
+            rx,
+            source: Source::Signals(handle),
+        })
+    }
+
+    /// A `Stop` that hears what `ints` hears (their signals, and what is
+    /// fired on them) instead of installing handlers of its own.
+    pub fn following(ints: &process::Interrupts) -> Stop {
+        let (tx, rx) = mpsc::channel();
+        let fwd = tx.clone();
+        let forward = ints.forward(Box::new(move |s| {
+            let _ = fwd.send(Ev::Signal(s));
+        }));
+        Stop {
+            tx,
+            rx,
+            source: Source::Following(forward),
+        }
     }
 
     /// A signal received since `install`, if any.
@@ -67,7 +95,9 @@ impl Stop {
 
 impl Drop for Stop {
     fn drop(&mut self) {
-        self.handle.close();
+        if let Source::Signals(h) = &self.source {
+            h.close();
+        }
     }
 }
 

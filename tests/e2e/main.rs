@@ -42,6 +42,8 @@ mod claude_sandbox;
 mod council;
 mod doctor;
 mod host_sandbox;
+
+mod fanout;
 mod jobs;
 mod mcp;
 mod plugin;

@@ -322,7 +322,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
     let conv = conversation(api, &body);
     let prompt = conv.prompt.clone().unwrap_or_default();
     let run = token(&prompt, "id=").or_else(|| last_token(&raw_body, "id="));
-    let (scenario, steps) = pick(script, &prompt);
+    let (scenario, steps) = pick(script, &prompt, api);
     let helper = match api {
         Api::Gemini => !path_only.contains(":streamGenerateContent"),
         Api::Anthropic => {
@@ -448,11 +448,23 @@ fn step_usage(step: &Value) -> MockUsage {
     }
 }
 
-fn pick(script: &Value, prompt: &str) -> (String, Vec<Value>) {
+fn pick(script: &Value, prompt: &str, api: Api) -> (String, Vec<Value>) {
+    let api_name = match api {
+        Api::Responses => "responses",
+        Api::Anthropic => "anthropic",
+        Api::Chat => "chat",
+        Api::Gemini => "gemini",
+        Api::Other => "other",
+    };
     if let Some(list) = script.get("scenarios").and_then(Value::as_array) {
         for s in list {
             let m = s.get("match").and_then(Value::as_str).unwrap_or("\u{0}");
-            if prompt.contains(m) {
+            // A scenario may answer one wire format only (one CLI of a fan-out).
+            let for_api = s
+                .get("api")
+                .and_then(Value::as_str)
+                .is_none_or(|a| a == api_name);
+            if prompt.contains(m) && for_api {
                 return (
                     s.get("name")
                         .and_then(Value::as_str)

@@ -38,7 +38,10 @@ pub enum Stage {
     Critique,
     Plan,
     Review,
-    /// The writer's implementation or repair turn: a prompt naming no schema.
+    /// A fan-out's judge (`baton.fanout.review/1`).
+    FanoutReview,
+    /// The writer's implementation or repair turn: a prompt naming no schema
+    /// (a fan-out candidate's turns too).
     Implement,
 }
 
@@ -49,6 +52,7 @@ impl Stage {
             Stage::Critique => "critique",
             Stage::Plan => "plan",
             Stage::Review => "review",
+            Stage::FanoutReview => "fanout_review",
             Stage::Implement => "implement",
         }
     }
@@ -59,6 +63,7 @@ impl Stage {
             "critique" => Stage::Critique,
             "plan" => Stage::Plan,
             "review" => Stage::Review,
+            "fanout_review" => Stage::FanoutReview,
             "implement" => Stage::Implement,
             other => panic!("council_fake logged an unknown stage {other:?}"),
         }
@@ -71,6 +76,7 @@ impl Stage {
             Stage::Critique => Some("baton.council.critique/1"),
             Stage::Plan => Some("baton.council.plan/1"),
             Stage::Review => Some("baton.council.review/1"),
+            Stage::FanoutReview => Some("baton.fanout.review/1"),
             Stage::Implement => None,
         }
     }

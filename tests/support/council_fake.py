@@ -14,8 +14,10 @@ $FAKE_DIR/council/scenario.json), chosen by (agent, stage, round):
          --json-schema TEXT, codex --output-schema FILE) wins, else the ids in
          the prompt, the latest stage first (a review prompt may quote the
          plan); `baton.council.proposal/1` -> proposal, `.critique/1` ->
-         critique, `.plan/1` -> plan, `.review/1` -> review; none -> implement
-         (the writer's implementation or repair turn).
+         critique, `.plan/1` -> plan, `.review/1` -> review,
+         `baton.fanout.review/1` -> fanout_review (a fan-out's judge); none
+         -> implement (a writer's implementation or repair turn, a fan-out
+         candidate's too).
   round  the number of earlier calls for the same (agent, stage) in the log.
 
 Scenario: {"agents": {"codex" | "codex:MODEL" | "*": {STAGE: [STEP, ...]}}}
@@ -58,6 +60,7 @@ import sys
 import time
 
 STAGES = [  # latest first: a later stage's prompt may quote an earlier schema
+    ("fanout_review", "baton.fanout.review/1"),
     ("review", "baton.council.review/1"),
     ("plan", "baton.council.plan/1"),
     ("critique", "baton.council.critique/1"),

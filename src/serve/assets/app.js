@@ -143,7 +143,7 @@ function councilRows(c, out) {
   const tr = fill(hr, 'council' + sel(c.council_id), [
     (GLYPH[c.status] || '·') + ' ' + c.status,
     c.council_id,
-    'council ' + c.kind,
+    c.kind === 'fanout' ? 'fan-out' : 'council ' + c.kind,
     human(councilElapsed(c)),
     'stage ' + c.stage,
     '',
@@ -384,7 +384,7 @@ function councilHead() {
   $('d-status').className = 'status s-' + status;
   $('d-task').textContent = r
     ? r.stage + ' · ' + r.who + ' (' + r.role + ') of council ' + c.council_id + ': ' + c.task
-    : 'council ' + c.kind + ' · stage ' + c.stage + ': ' + c.task;
+    : (c.kind === 'fanout' ? 'fan-out' : 'council ' + c.kind) + ' · stage ' + c.stage + ': ' + c.task;
   $('d-files').textContent = 'members: ' + c.members.map((m) => m.agent + (m.model ? ' / ' + m.model : '')
     + ' (' + m.role + ')').join(', ');
   $('d-cancel').hidden = r != null || ['ready', 'done', 'failed', 'needs_human', 'cancelled'].includes(c.status);

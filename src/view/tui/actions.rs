@@ -52,9 +52,16 @@ pub fn cancel(job: Job, tx: &Sender<Wake>) {
 }
 
 /// Cancel a council as `baton cancel ID` does: its runner stops every
-/// member's process group; the council is marked `cancelled`.
+/// member's process group; the council is marked `cancelled`. A fan-out
+/// (a group too) likewise: every candidate stopped.
 pub fn cancel_council(root: std::path::PathBuf, id: String, tx: &Sender<Wake>) {
     spawn(tx, move || {
+        if let Ok(rec) = crate::fanout::store::Record::load(&root, &id) {
+            return Outcome::Said(match crate::fanout::as_job::stop(rec) {
+                Ok(rec) => format!("fan-out {id}: {}", rec.stage.as_str()),
+                Err(e) => said(&e),
+            });
+        }
         let r =
             crate::council::store::Record::load(&root, &id).and_then(crate::council::as_job::stop);
         Outcome::Said(match r {

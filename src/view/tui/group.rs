@@ -27,7 +27,11 @@ pub fn rows(c: &CouncilView, now: u64) -> Vec<JobView> {
     let mut out = vec![JobView {
         job_id: c.council_id.clone(),
         status: c.status,
-        agent: format!("council {}", c.kind),
+        agent: if c.kind == "fanout" {
+            "fan-out".to_string()
+        } else {
+            format!("council {}", c.kind)
+        },
         model: None,
         task: c.task.clone(),
         created_ms: c.created_ms,
@@ -47,8 +51,15 @@ pub fn rows(c: &CouncilView, now: u64) -> Vec<JobView> {
             agent: r.agent.clone(),
             model: r.model.clone(),
             task: format!(
-                "{what} ({}) of council {}: {}",
-                r.role, c.council_id, c.task
+                "{what} ({}) of {} {}: {}",
+                r.role,
+                if c.kind == "fanout" {
+                    "fan-out"
+                } else {
+                    "council"
+                },
+                c.council_id,
+                c.task
             ),
             created_ms: c.created_ms,
             elapsed_ms: r.elapsed_ms,

@@ -84,7 +84,7 @@ pub fn run(opts: Options) -> Result<i32> {
     store.create()?;
     let (tx, rx) = mpsc::channel();
     let root = store.root().map(std::path::Path::to_path_buf);
-    let councils = Councils::new(crate::view::council::dir_of(&store));
+    let councils = Councils::groups(crate::view::council::group_dirs(&store));
     let tracker = Tracker::new(store, tx.clone());
     let watcher = Watcher::start(tx.clone());
     let mut term = enter().map_err(|e| Error::io("preparing the terminal", e))?;

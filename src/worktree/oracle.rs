@@ -1,12 +1,14 @@
-//! Stage 7: baton runs the plan's test command itself in the writer's
-//! worktree (the oracle) and `git diff --check` over base..branch.
+//! The oracle: baton runs the test command itself in a writer's worktree
+//! after an attempt (a council's stage 7, each fan-out candidate) and
+//! `git diff --check` over base..branch.
 //!
 //! A test command the user typed (`--test-cmd`) runs as they would run it,
-//! `sh -c`; one the chair wrote is split into words and run without a
-//! shell, so a model cannot smuggle a pipeline, redirection or expansion
-//! into baton's own execution (such a command is refused and the stage
-//! says why). Either way it runs in its own process group, stdin closed,
-//! under a timeout that stops the whole group (`worktree::verify`).
+//! `sh -c`; one a model wrote (a council chair's) is split into words and
+//! run without a shell, so a model cannot smuggle a pipeline, redirection
+//! or expansion into baton's own execution (such a command is refused and
+//! the verification says why). Either way it runs in its own process
+//! group, stdin closed, under a timeout that stops the whole group
+//! (`worktree::verify`).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -15,12 +17,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::run;
-use crate::worktree::repo;
-use crate::worktree::verify::{self as wverify, Stop};
 
-use super::implement::Implemented;
+use super::attempt::Attempt;
+use super::repo;
+use super::verify::{self as wverify, Stop};
 
-/// What the oracle said. `command: None`: the plan has no test command, so
+/// What the oracle said. `command: None`: there is no test command, so
 /// nothing was run and `passed` is false (nothing proves the change works).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
@@ -47,14 +49,14 @@ pub struct Verification {
 pub struct TestCmd {
     pub text: String,
     /// `true` only for the user's own `--test-cmd` (run with `sh -c`);
-    /// the chair's is run as plain words.
+    /// one a model wrote is run as plain words.
     pub shell: bool,
 }
 
 /// Run the oracle in the worktree `imp` describes, its output in `log`.
 /// `timeout` stops a hanging command (its whole process group).
 pub fn verify(
-    imp: &Implemented,
+    imp: &Attempt,
     test: Option<&TestCmd>,
     log: &Path,
     timeout: Duration,
@@ -152,7 +154,7 @@ pub fn diff_check(top: &Path, base: &str, head: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-/// The diff the reviewers see: `git diff base head` in the user's repository.
+/// The diff reviewers see: `git diff base head` in the user's repository.
 pub fn diff_text(top: &Path, base: &str, head: &str) -> Result<String> {
     let mut g = repo::git(top);
     g.arg("diff")

@@ -1,27 +1,37 @@
-//! A record of each member run of a council (`councils/<id>/runs/*.json`):
-//! who ran which stage, where its log is, and how it ended, for the views.
+//! A record of each run of a group (`<group>/runs/*.json`: a council's
+//! member runs, a fan-out's candidate and reviewer runs): who ran which
+//! stage, where its log is, and how it ended, for the views.
 //!
-//! The council's own artifacts (calls, rounds) say what was answered; these
-//! records say what is running now, so `watch` and `serve` can show a council
-//! as a group of its members' runs. Written when a run starts and again when
-//! it ends, atomically; a record that cannot be written is only a warning:
-//! the view is not worth failing a council for.
+//! The group's own artifacts (calls, rounds) say what was answered; these
+//! records say what is running now, so `watch` and `serve` can show a group
+//! as its runs. Written when a run starts and again when it ends,
+//! atomically; a record that cannot be written is only a warning: the view
+//! is not worth failing a council or a fan-out for.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::store::{Member, now_ms, read_json, write_json};
+use super::files::{now_ms, read_json, write_json};
 use crate::fsutil;
 use crate::result::Usage;
 
-/// One member run as recorded.
+/// Who runs: an agent and the model it was asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct Who<'a> {
+    pub agent: &'a str,
+    pub model: Option<&'a str>,
+}
+
+/// One run as recorded.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
-    /// The council stage (`proposing`, `critiquing`, `revising`,
-    /// `synthesizing`, `reviewing`, `implementing`, `repairing`).
+    /// The stage: a council's (`proposing`, `critiquing`, `revising`,
+    /// `synthesizing`, `reviewing`, `implementing`, `repairing`) or a
+    /// fan-out's (`writing`, `repairing`, `judging`).
     pub stage: String,
-    /// `m0`, `m1`, … (members), `chair`, `fallback_chair`, `writer`.
+    /// `m0`, `m1`, … (members), `chair`, `fallback_chair`, `writer`; a
+    /// fan-out's candidate (`c1`, …) or judge (`judge-c1`, `judge`).
     pub who: String,
     /// `member`, `chair`, `writer` or `reviewer`.
     pub role: String,
@@ -54,8 +64,8 @@ impl RunRecord {
 /// The role a stage gives its runs.
 pub fn role(stage: &str, who: &str) -> &'static str {
     match stage {
-        "implementing" | "repairing" => "writer",
-        "reviewing" => "reviewer",
+        "implementing" | "repairing" | "writing" => "writer",
+        "reviewing" | "judging" => "reviewer",
         "synthesizing" if who.contains("chair") => "chair",
         _ => "member",
     }
@@ -81,10 +91,10 @@ pub struct Started {
 /// Record that a run starts (`stage` may carry its round, as `reviewing0`).
 /// `None`, with a warning on stderr, when the record cannot be written.
 pub fn start(
-    council_dir: &Path,
+    group_dir: &Path,
     stage: &str,
     who: &str,
-    m: &Member,
+    m: Who<'_>,
     log: Option<&Path>,
 ) -> Option<Started> {
     let (stage, round) = split_round(stage);
@@ -92,8 +102,8 @@ pub fn start(
         stage: stage.to_string(),
         who: who.to_string(),
         role: role(stage, who).to_string(),
-        agent: m.agent.clone(),
-        model: m.model.clone(),
+        agent: m.agent.to_string(),
+        model: m.model.map(str::to_string),
         log: log.map(Path::to_path_buf),
         round,
         started_ms: now_ms(),
@@ -101,7 +111,7 @@ pub fn start(
         outcome: None,
         usage: None,
     };
-    let dir = council_dir.join("runs");
+    let dir = group_dir.join("runs");
     let s = Started {
         path: dir.join(format!("{}.json", record.name())),
         record,
@@ -133,15 +143,15 @@ impl Started {
 
 fn warn(path: &Path, e: &crate::error::Error) {
     eprintln!(
-        "baton: warning: the council run record {} could not be written ({e}); \
+        "baton: warning: the run record {} could not be written ({e}); \
          `watch` and `serve` will not show this run",
         path.display()
     );
 }
 
-/// A council's run records, in the order they started.
-pub fn list(council_dir: &Path) -> Vec<RunRecord> {
-    let Ok(rd) = std::fs::read_dir(council_dir.join("runs")) else {
+/// A group's run records, in the order they started.
+pub fn list(group_dir: &Path) -> Vec<RunRecord> {
+    let Ok(rd) = std::fs::read_dir(group_dir.join("runs")) else {
         return Vec::new();
     };
     let mut out: Vec<RunRecord> = rd
@@ -158,11 +168,10 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    fn member() -> Member {
-        Member {
-            agent: "codex".into(),
+    fn member() -> Who<'static> {
+        Who {
+            agent: "codex",
             model: None,
-            vendor: "openai".into(),
         }
     }
 
@@ -170,7 +179,7 @@ mod tests {
     fn a_run_is_recorded_at_its_start_and_rewritten_at_its_end() {
         let d = tempfile::tempdir().unwrap();
         let log = d.path().join("r/stdout.log");
-        let s = start(d.path(), "reviewing1", "m2", &member(), Some(&log)).unwrap();
+        let s = start(d.path(), "reviewing1", "m2", member(), Some(&log)).unwrap();
         let path = d.path().join("runs/reviewing-m2-1.json");
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
@@ -198,7 +207,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         // `runs` is a file: no record can go under it.
         std::fs::write(d.path().join("runs"), "").unwrap();
-        assert!(start(d.path(), "proposing", "m0", &member(), None).is_none());
+        assert!(start(d.path(), "proposing", "m0", member(), None).is_none());
         assert!(list(d.path()).is_empty());
     }
 

@@ -1,0 +1,257 @@
+//! A fan-out as one background job (`run --agents … --async`): its runner
+//! (`group::background`), and the job commands on its id — `jobs` lists
+//! it, `wait`, `status`, `result`, `cancel` and `logs` accept it. `cancel`
+//! stops every candidate: the runner stops each peer's and test command's
+//! process group before it records the end.
+
+use std::ffi::OsStr;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::error::Result;
+use crate::group::background::{self, alive, project_root};
+use crate::group::now_ms;
+use crate::ids;
+use crate::job::View;
+use crate::output::{self, Mode};
+use crate::result::Status;
+
+use super::RUNNER_COMMAND;
+use super::result::FanoutResult;
+use super::store::{self, Record, Stage};
+
+/// Start `rec`'s runner and print the running envelope.
+pub fn start(mut rec: Record, mode: Mode) -> Result<i32> {
+    let pid = match background::spawn_runner(
+        RUNNER_COMMAND,
+        &rec.fanout_id,
+        &rec.root,
+        &rec.cwd,
+        &rec.dir()?,
+    ) {
+        Ok(p) => p,
+        Err(e) => {
+            rec.fail(&e);
+            return Err(e);
+        }
+    };
+    // The runner may already have written its pid (and more): keep its record.
+    if let Ok(disk) = Record::load(&rec.root, &rec.fanout_id)
+        && disk.pid.is_some()
+    {
+        rec = disk;
+    } else {
+        rec.pid = Some(pid);
+        rec.save()?;
+    }
+    output::print_result(&running(&rec), mode)?;
+    Ok(0)
+}
+
+/// The fan-out's status as the job commands and `jobs` name it.
+pub fn status_of(rec: &Record) -> Status {
+    match rec.stage {
+        Stage::Done => Status::Success,
+        Stage::Failed => Status::Failed,
+        Stage::Cancelled => Status::Cancelled,
+        _ if rec.pid.is_some_and(alive) => Status::Running,
+        _ => Status::Lost,
+    }
+}
+
+/// The envelope of a fan-out that has not ended (running, or lost).
+fn running(rec: &Record) -> FanoutResult {
+    let mut r = FanoutResult::new(
+        rec,
+        if rec.settings.worktree.is_some() {
+            "worktree"
+        } else {
+            "read-only"
+        },
+    );
+    let n = rec.candidates.len();
+    r.status = status_of(rec);
+    r.job_id = Some(rec.fanout_id.clone());
+    r.duration_ms = now_ms().saturating_sub(rec.created_ms);
+    r.summary = match r.status {
+        Status::Lost => format!(
+            "fan-out of {n} lost: its runner died at stage {} without recording an end",
+            rec.stage.as_str()
+        ),
+        Status::Running => format!(
+            "fan-out of {n} running in the background (stage {}): `baton wait {}`",
+            rec.stage.as_str(),
+            rec.fanout_id
+        ),
+        _ => format!(
+            "fan-out of {n} ended `{}` without a result: {}",
+            rec.stage.as_str(),
+            rec.reason.as_deref().unwrap_or("no reason recorded")
+        ),
+    };
+    r
+}
+
+/// The fan-out with this id in the current project, if there is one.
+pub fn find(id: &OsStr) -> Option<Record> {
+    let id = id.to_str().filter(|s| ids::is_valid(s))?;
+    let root = project_root().ok()?;
+    let dir = crate::state_dir::project(&root)
+        .ok()?
+        .join("fanouts")
+        .join(id);
+    if !dir.join("state.json").is_file() {
+        return None;
+    }
+    Record::load(&root, id).ok()
+}
+
+/// Its result once it ended, else its running (or lost) envelope.
+fn current(rec: &Record) -> Result<FanoutResult> {
+    if rec.stage.is_terminal()
+        && let Some(v) = rec.result()?
+        && let Ok(r) = serde_json::from_value::<FanoutResult>(v)
+    {
+        return Ok(r);
+    }
+    Ok(running(rec))
+}
+
+/// `baton status ID`: where it stands.
+pub fn status(rec: &Record, mode: Mode) -> Result<i32> {
+    let v = status_value(rec);
+    match mode {
+        Mode::Json => output::json_line(&v)?,
+        Mode::Text => output::text(&format!(
+            "fan-out {}: {} (stage {}), {} candidate(s)\n",
+            rec.fanout_id,
+            status_of(rec).as_str(),
+            rec.stage.as_str(),
+            rec.candidates.len()
+        ))?,
+    }
+    Ok(0)
+}
+
+pub fn status_value(rec: &Record) -> Value {
+    json!({
+        "schema_version": crate::result::SCHEMA_VERSION,
+        "kind": "fanout",
+        "fanout_id": rec.fanout_id,
+        "job_id": rec.fanout_id,
+        "status": status_of(rec).as_str(),
+        "stage": rec.stage.as_str(),
+        "candidates": rec.candidates.iter().map(|c| json!({"id": c.id, "agent": c.agent, "model": c.model})).collect::<Vec<_>>(),
+        "task": crate::agent::clip(&rec.task, 120),
+        "created_ms": rec.created_ms,
+        "reason": rec.reason,
+    })
+}
+
+/// `baton result ID`.
+pub fn result(rec: &Record, mode: Mode) -> Result<i32> {
+    let r = current(rec)?;
+    output::print_result(&r, mode)?;
+    Ok(match r.status {
+        Status::Running => 0,
+        s => s.exit_code(),
+    })
+}
+
+/// `baton wait ID [--timeout D]`: until it ends (or its runner is gone).
+pub fn wait(rec: Record, timeout: Option<Duration>, mode: Mode) -> Result<i32> {
+    let rec = background::wait(
+        rec,
+        timeout,
+        |r| r.stage.is_terminal() || !r.pid.is_some_and(alive),
+        |r| Record::load(&r.root, &r.fanout_id),
+    )?;
+    result(&rec, mode)
+}
+
+/// `baton cancel ID`: every candidate stopped, then its result.
+pub fn cancel(rec: Record, mode: Mode) -> Result<i32> {
+    let rec = stop(rec)?;
+    result(&rec, mode)
+}
+
+/// `cancel` without printing (`watch`, `serve`): the runner signalled (it
+/// stops every candidate's process groups and records the end), the
+/// record marked, and the record as it stands once the runner is gone.
+pub fn stop(mut rec: Record) -> Result<Record> {
+    if rec.stage.is_terminal() {
+        return Ok(rec);
+    }
+    let runner = rec.pid.filter(|p| *p != std::process::id());
+    rec.stage = Stage::Cancelled;
+    rec.reason = Some("cancelled by `baton cancel`".into());
+    rec.save()?;
+    if let Some(pid) = runner {
+        background::stop_runner(pid);
+    }
+    Record::load(&rec.root, &rec.fanout_id)
+}
+
+/// `baton logs ID`: the runner's output (progress and errors), if any.
+pub fn logs(rec: &Record) -> Result<i32> {
+    let path = rec.dir()?.join("runner.log");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    if text.is_empty() {
+        output::text(&format!(
+            "fan-out {} has no runner output ({} is empty or absent); `baton status {}` shows \
+             where it stands, `baton watch` its candidates' runs\n",
+            rec.fanout_id,
+            path.display(),
+            rec.fanout_id
+        ))?;
+    } else {
+        output::text(&text)?;
+    }
+    Ok(0)
+}
+
+/// The project's background fan-outs as rows of `baton jobs`.
+pub fn views() -> Result<Vec<View>> {
+    let now = now_ms();
+    let root = project_root()?;
+    Ok(store::list(&root)?
+        .into_iter()
+        .filter(|r| r.background)
+        .map(|r| {
+            let status = status_of(&r);
+            let ended = status != Status::Running;
+            let until = if ended { r.updated_ms } else { now };
+            View {
+                job_id: r.fanout_id.clone(),
+                status: status.as_str(),
+                agent: "fanout".into(),
+                model: None,
+                effort: r.settings.effort.clone(),
+                access: if r.settings.worktree.is_some() {
+                    "worktree"
+                } else {
+                    "read-only"
+                }
+                .into(),
+                cwd: r.cwd.display().to_string(),
+                task: crate::agent::clip(&r.task, 120),
+                created_ms: r.created_ms,
+                ended_ms: ended.then_some(r.updated_ms),
+                age_ms: now.saturating_sub(r.created_ms),
+                duration_ms: until.saturating_sub(r.created_ms),
+                session: None,
+                summary: Some(format!(
+                    "fan-out of {}, stage {}",
+                    r.candidates.len(),
+                    r.stage.as_str()
+                )),
+                resumed_from: None,
+                log_path: r
+                    .dir()
+                    .map(|d| d.join("runner.log").display().to_string())
+                    .unwrap_or_default(),
+            }
+        })
+        .collect())
+}

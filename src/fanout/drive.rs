@@ -1,0 +1,399 @@
+//! The driver: every candidate at once, each on its own thread (its
+//! worktree made there, so they are made in parallel), then the judges,
+//! the winner, and what stays.
+//!
+//! Signals: the fan-out's `Interrupts` reach every candidate through a
+//! child of its own (`Interrupts::child`), which baton fires itself to stop
+//! one candidate (`--pick first-green`); a candidate's test command follows
+//! the same child (`Stop::following`). So a Ctrl-C or `baton cancel` stops
+//! every peer and test command as a group, and first-green stops the
+//! others' alone.
+
+use std::time::{Duration, Instant};
+
+use crate::error::{Error, Result};
+use crate::group::parallel;
+use crate::process::Interrupts;
+use crate::result::{ErrorInfo, Status};
+use crate::worktree::oracle::{self, TestCmd};
+use crate::worktree::verify::Stop;
+use crate::worktree::{self, Checked, repo};
+
+use super::candidate::{self, Ctx, Outcome};
+use super::gate::Gate;
+use super::judge::{self, JudgeCtx, Work};
+use super::outcome::{self, StoppedBy};
+use super::preflight::Candidate;
+use super::read_only;
+use super::request::{Judge, Pick};
+use super::result::{FanoutResult, JudgeResult, JudgeReview, Ranked, Winner};
+use super::select;
+use super::store::{Record, Stage};
+
+/// The candidates the record holds.
+pub fn candidates(rec: &Record) -> Vec<Candidate> {
+    rec.candidates
+        .iter()
+        .zip(&rec.plans)
+        .enumerate()
+        .map(|(k, (e, p))| Candidate {
+            id: e.id.clone(),
+            n: k + 1,
+            plan: p.clone(),
+            vendor: e.vendor.clone(),
+        })
+        .collect()
+}
+
+/// Run the fan-out to its end and record its result. `checked`: the
+/// worktree check (`None`: read-only, in place).
+pub fn drive(rec: &mut Record, checked: Option<&Checked>) -> Result<FanoutResult> {
+    let started = Instant::now();
+    rec.pid = Some(std::process::id());
+    rec.stage = Stage::Writing;
+    rec.save()?;
+    let ints = Interrupts::install()?;
+    let cands = candidates(rec);
+    let mut r = match checked {
+        None => read_only::run(rec, &cands, &ints)?,
+        Some(c) => write(rec, c, &cands, &ints)?,
+    };
+    r.duration_ms = started.elapsed().as_millis() as u64;
+    if rec.background {
+        r.job_id = Some(rec.fanout_id.clone());
+    }
+    rec.stage = match r.status {
+        Status::Success => Stage::Done,
+        Status::Cancelled => Stage::Cancelled,
+        _ => Stage::Failed,
+    };
+    rec.reason = r.error.as_ref().map(|e| e.message.clone());
+    rec.pid = None;
+    // A record `cancel` marked meanwhile stays cancelled.
+    if let Ok(disk) = Record::load(&rec.root, &rec.fanout_id)
+        && disk.stage == Stage::Cancelled
+    {
+        rec.stage = Stage::Cancelled;
+    }
+    crate::group::write_json(&rec.dir()?.join("result.json"), &r)?;
+    rec.save()?;
+    Ok(r)
+}
+
+fn write(
+    rec: &mut Record,
+    checked: &Checked,
+    cands: &[Candidate],
+    ints: &Interrupts,
+) -> Result<FanoutResult> {
+    let s = rec.settings.clone();
+    let test_cmd = s
+        .worktree
+        .as_ref()
+        .and_then(|w| w.test_cmd.clone())
+        .ok_or_else(|| Error::Internal("a writing fan-out without --test-cmd".into()))?;
+    let test = TestCmd {
+        text: test_cmd.clone(),
+        shell: true,
+    };
+    let kids: Vec<Interrupts> = cands.iter().map(|_| ints.child()).collect();
+    let gate = Gate::new(
+        s.pick,
+        s.max_wall_ms.map(Duration::from_millis),
+        s.budget_tokens,
+        kids.clone(),
+    );
+    let dir = rec.dir()?;
+    let job_id = rec.background.then(|| rec.fanout_id.clone());
+    let ctx = Ctx {
+        fanout_id: &rec.fanout_id,
+        dir: &dir,
+        checked,
+        test: &test,
+        test_timeout: Duration::from_millis(s.timeout_ms),
+        until_green: s.until_green,
+        job_id: job_id.as_deref(),
+        gate: &gate,
+    };
+    let outs: Vec<Outcome> = parallel::each(cands.len(), ints, |i, _| {
+        let mut mine = kids[i].clone();
+        let stop = Stop::following(&mine);
+        Ok(candidate::run(&cands[i], i, &ctx, &mut mine, &stop))
+    })?
+    .into_iter()
+    .map(|r| {
+        r.unwrap_or_else(|e| Outcome {
+            error: Some(e),
+            ..Outcome::default()
+        })
+    })
+    .collect();
+    let mut cancelled = ints.fired();
+    let first_green = gate.winner();
+    let mut r = FanoutResult::new(rec, "worktree");
+    for (i, (c, o)) in cands.iter().zip(&outs).enumerate() {
+        let stopped = match (cancelled, first_green) {
+            (Some(_), _) if o.last().is_none_or(|x| !candidate::green(x)) => StoppedBy::Cancel,
+            (None, Some(w)) if w != i && kids[i].fired().is_some() => {
+                StoppedBy::Winner(cands[w].id.clone())
+            }
+            _ => StoppedBy::Nobody,
+        };
+        let mut cr = outcome::result(c, o, &stopped);
+        if let Some(a) = o.last().map(|x| &x.attempt)
+            && let Some(head) = &a.commit
+        {
+            cr.diff_stat = repo::diffstat(&checked.top, &a.base, head)
+                .ok()
+                .map(Into::into);
+        }
+        r.usage.add(&cr.usage);
+        r.candidates.push(cr);
+    }
+    if let Some(h) = outs.iter().find_map(|o| o.held_back.as_ref()) {
+        r.warnings.push(h.clone());
+    }
+    let eligible: Vec<usize> = (0..cands.len())
+        .filter(|i| r.candidates[*i].eligible)
+        .collect();
+    let mut winner = None;
+    if cancelled.is_none() {
+        match s.pick {
+            Pick::FirstGreen => winner = first_green.filter(|w| eligible.contains(w)),
+            Pick::Best => {
+                if eligible.len() >= 2 && s.judge != Judge::None {
+                    rec.stage = Stage::Judging;
+                    // Only what the views show: the judges run either way.
+                    let _ = rec.save();
+                }
+                let jctx = JudgeCtx {
+                    dir: &dir,
+                    root: &rec.root,
+                    cwd: &rec.cwd,
+                    task: &rec.task,
+                    test_cmd: &test_cmd,
+                    settings: &s,
+                    candidates: cands,
+                    work: &work(checked, &outs, &eligible, &r),
+                };
+                match rank(&jctx, &gate, &eligible, &r, ints) {
+                    Ok((j, w)) => {
+                        for rv in &j.reviews {
+                            r.usage.add(&rv.usage);
+                        }
+                        if let Some(n) = &j.note {
+                            r.warnings.push(n.clone());
+                        }
+                        r.judge = Some(j);
+                        winner = w;
+                    }
+                    Err(Error::Interrupted { signal }) => {
+                        cancelled = ints.fired();
+                        r.warnings
+                            .push(format!("the judges were stopped by {signal}"));
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    settle(rec, &mut r, cands, winner, cancelled);
+    Ok(r)
+}
+
+/// What each eligible candidate shows a judge: its diff, its size, its
+/// whitespace problems.
+fn work(checked: &Checked, outs: &[Outcome], eligible: &[usize], r: &FanoutResult) -> Vec<Work> {
+    eligible
+        .iter()
+        .filter_map(|&i| {
+            let a = &outs[i].last()?.attempt;
+            let head = a.commit.as_ref()?;
+            let d = r.candidates[i].diff_stat.unwrap_or_default();
+            Some(Work {
+                index: i,
+                diff: oracle::diff_text(&checked.top, &a.base, head).unwrap_or_default(),
+                stat: format!("+{} -{} in {} file(s)", d.insertions, d.deletions, d.files),
+                whitespace: r.candidates[i]
+                    .tests
+                    .as_ref()
+                    .map_or(0, |t| t.whitespace_errors.len()),
+            })
+        })
+        .collect()
+}
+
+/// `--pick best`: the judges (when two or more are eligible and a judge
+/// mode asks for them), then the ranking; the winner is its first.
+fn rank(
+    ctx: &JudgeCtx,
+    gate: &Gate,
+    eligible: &[usize],
+    r: &FanoutResult,
+    ints: &Interrupts,
+) -> Result<(JudgeResult, Option<usize>)> {
+    let judges = judge::plan(&ctx.settings.judge, ctx.candidates, eligible);
+    let mut note = None;
+    let mut calls = Vec::new();
+    if eligible.len() < 2 {
+        note = (eligible.len() == 1).then(|| "one eligible candidate: nothing to judge".into());
+    } else if ctx.settings.judge != Judge::None {
+        if judges.is_empty() {
+            note = Some("no judge could rank the eligible candidates (each judge's own are all it could have seen, or none can read only): ranked by diff size and time".into());
+        } else {
+            match gate.may_start("the judges", judges.len() as u64) {
+                Ok(()) => calls = judge::judge(ctx, &judges, ints)?,
+                Err(why) => note = Some(format!("{why}: ranked by diff size and time")),
+            }
+        }
+    }
+    let valid: Vec<select::Judged> = calls
+        .iter()
+        .filter_map(|c| c.review.as_ref().map(|rv| (c.shown.as_slice(), rv)))
+        .collect();
+    if !calls.is_empty() && valid.is_empty() {
+        note = Some("no judge gave a valid review: ranked by diff size and time".into());
+    }
+    let c = &r.candidates;
+    let diff = |i: usize| c[i].diff_stat.map_or(0, |d| d.insertions + d.deletions);
+    let time = |i: usize| c[i].duration_ms;
+    let ranked = select::rank(select::score(eligible, &valid, &diff, &time));
+    let winner = ranked.first().map(|x| x.index);
+    let j = JudgeResult {
+        mode: ctx.settings.judge.as_str().into(),
+        label_map: calls
+            .iter()
+            .map(|k| {
+                let m = k
+                    .shown
+                    .iter()
+                    .map(|(l, i)| (l.clone(), c[*i].id.clone()))
+                    .collect();
+                (k.who.clone(), m)
+            })
+            .collect(),
+        reviews: calls
+            .into_iter()
+            .map(|k| JudgeReview {
+                who: k.who,
+                agent: k.agent,
+                model: k.model,
+                vendor: k.vendor,
+                outcome: k.outcome,
+                reason: k.reason,
+                review: k.review,
+                usage: k.usage,
+                duration_ms: k.duration_ms,
+                log_path: k.log_path,
+            })
+            .collect(),
+        ranking: ranked
+            .iter()
+            .map(|x| Ranked {
+                candidate: c[x.index].id.clone(),
+                score: x.score,
+                judges: x.judges as u64,
+                blockers: x.blockers as u64,
+                diff_lines: x.diff_lines,
+                duration_ms: x.duration_ms,
+            })
+            .collect(),
+        note,
+    };
+    Ok((j, winner))
+}
+
+/// The winner named, the others' worktrees removed (unless `--keep-all`,
+/// or the fan-out was cancelled: nothing is thrown away then), the status
+/// and summary.
+fn settle(
+    rec: &Record,
+    r: &mut FanoutResult,
+    cands: &[Candidate],
+    winner: Option<usize>,
+    cancelled: Option<i32>,
+) {
+    let keep_all = rec.settings.keep_all || cancelled.is_some();
+    for (i, c) in cands.iter().enumerate() {
+        let cr = &mut r.candidates[i];
+        if !cr.kept || keep_all || Some(i) == winner {
+            continue;
+        }
+        match worktree::store::remove(&rec.root, &c.worktree_id(&rec.fanout_id), true, true) {
+            Ok(_) => cr.kept = false,
+            Err(e) => r
+                .warnings
+                .push(format!("{}: its worktree could not be removed: {e}", c.id)),
+        }
+    }
+    let n = cands.len();
+    let eligible = r.candidates.iter().filter(|c| c.eligible).count();
+    if let Some(sig) = cancelled {
+        let signal = crate::process::signal_name(sig);
+        r.status = Status::Cancelled;
+        r.summary =
+            format!("fan-out of {n} cancelled by {signal}; every candidate's worktree is kept");
+        r.error = Some(ErrorInfo {
+            kind: "cancelled".into(),
+            message: format!("stopped by {signal}"),
+            hint: Some("`baton worktree list` shows the candidates' worktrees; `baton worktree remove ID --branch` removes one".into()),
+            retry_after_s: None,
+        });
+        return;
+    }
+    let Some(w) = winner else {
+        r.status = Status::Failed;
+        let reasons: Vec<String> = r
+            .candidates
+            .iter()
+            .filter_map(|c| {
+                c.excluded_reason
+                    .as_ref()
+                    .map(|why| format!("{}: {why}", c.id))
+            })
+            .collect();
+        r.summary = format!(
+            "fan-out of {n}: no eligible candidate ({})",
+            reasons.join("; ")
+        );
+        r.error = Some(ErrorInfo {
+            kind: "no_eligible_candidate".into(),
+            message: format!("none of the {n} candidates is eligible"),
+            hint: Some(
+                "each candidate's `excluded_reason` says why; --until-green R lets a failing one \
+                 repair, --keep-all keeps their branches"
+                    .into(),
+            ),
+            retry_after_s: None,
+        });
+        return;
+    };
+    let wc = &r.candidates[w];
+    let branch = wc.branch.clone().unwrap_or_default();
+    let d = wc.diff_stat.unwrap_or_default();
+    let how = match (&r.judge, rec.settings.pick) {
+        (_, Pick::FirstGreen) => "eligible first".to_string(),
+        (Some(j), _) if j.reviews.iter().any(|x| x.review.is_some()) => format!(
+            "ranked first by {} judge(s)",
+            j.reviews.iter().filter(|x| x.review.is_some()).count()
+        ),
+        (_, _) if eligible == 1 => "the only eligible candidate".to_string(),
+        _ => "the smallest diff".to_string(),
+    };
+    r.summary = format!(
+        "fan-out of {n}: {} ({}) wins, {how}; {eligible} of {n} eligible; branch {branch}: {} \
+         file(s), +{} -{}",
+        wc.id, wc.agent, d.files, d.insertions, d.deletions
+    );
+    r.merge_hint = Some(format!(
+        "nothing was merged: review with `git diff {}...{branch}`, then `git merge {branch}` if \
+         you agree",
+        r.base.clone().unwrap_or_default()
+    ));
+    r.winner = Some(Winner {
+        id: wc.id.clone(),
+        agent: wc.agent.clone(),
+        model: wc.model.clone(),
+        branch: wc.branch.clone(),
+    });
+}

@@ -1,0 +1,109 @@
+//! Fan-out, or best of N (`baton run --agents a,b,c [--attempts N]
+//! --test-cmd CMD …`): several writers attempt the same task at once, each
+//! in a worktree of its own; baton tests each, lets a failing one repair,
+//! and hands back the best verified change (docs/fanout.md).
+//!
+//! Theory of operation (a record per fan-out, `fanouts/<id>/`, `store`):
+//! 1. `preflight`: every candidate is an ordinary `run::plan` (the same
+//!    argv, access, limits and brief as `baton run`), the worktree flags
+//!    are checked once (`worktree::check`), the judge and seed decided.
+//!    Nothing exists yet; `--dry-run` stops here.
+//! 2. `drive`: every candidate on its own thread (`group::parallel`):
+//!    `candidate::run` makes its worktree and branch `baton/<id>-<n>` from
+//!    the same base and runs the peer there (`worktree::attempt`), then
+//!    baton runs `--test-cmd` and `git diff --check` (`worktree::oracle`);
+//!    with `--until-green R` a failing candidate gets the end of the output
+//!    as the next turn of its session, at most R times. `gate` holds the
+//!    limits and, for `--pick first-green`, stops the others at the first
+//!    eligible candidate.
+//! 3. `judge` (with `--pick best` and two or more eligible): each reviewing
+//!    agent ranks the candidates it did not write, blind, answering
+//!    `review`'s schema; `select` aggregates (Borda, then fewer blockers,
+//!    the smaller diff, the shorter time).
+//! 4. The winner's branch is kept, the others removed unless `--keep-all`;
+//!    nothing is merged (`merge_hint`). `outcome` and `result` build what
+//!    is printed; `read_only` is the in-place variant with no selection.
+//!
+//! `--async` runs the same in a background runner (`as_job`: the job
+//! commands accept its id); `watch` and `serve` show it as a group of its
+//! candidates' runs (`group::runs`).
+
+// Read top-down: a group imports only from itself and the groups below.
+//
+// The commands: start (foreground, --async, --dry-run), the job commands.
+pub mod as_job;
+
+// The walk.
+pub mod drive;
+
+// Its stages, and what their outcomes show.
+pub mod candidate;
+pub mod judge;
+pub mod outcome;
+pub mod read_only;
+
+// What they share.
+pub mod gate;
+pub mod preflight;
+pub mod request;
+pub mod result;
+pub mod review;
+pub mod select;
+pub mod store;
+
+use crate::error::Result;
+use crate::output::{self, Mode};
+use crate::run;
+
+pub use request::FanoutRequest;
+
+/// The hidden command an `--async` fan-out's runner is started with.
+pub const RUNNER_COMMAND: &str = "__fanout-runner";
+
+/// `baton run --agents …`: check, then print the plan (`--dry-run`), start
+/// it in the background (`--async`), or run it here and print its result.
+pub fn command(req: FanoutRequest, mode: Mode) -> Result<i32> {
+    let task = run::read_task(&req.run)?;
+    let p = preflight::preflight(&req, task)?;
+    if req.dry_run {
+        output::json_line(&preflight::dry_run(&p)?)?;
+        return Ok(0);
+    }
+    let mut rec = store::Record::new(&p, req.run_async);
+    rec.save()?;
+    if req.run_async {
+        return as_job::start(rec, mode);
+    }
+    let r = match drive::drive(&mut rec, p.checked.as_ref()) {
+        Ok(r) => r,
+        Err(e) => {
+            rec.fail(&e);
+            return Err(e);
+        }
+    };
+    output::print_result(&r, mode)?;
+    Ok(r.exit_code())
+}
+
+/// `baton __fanout-runner ID --root R`: drive a background fan-out.
+pub fn runner(id: &str, root: &std::path::Path) -> Result<i32> {
+    let mut rec = store::Record::load(root, id)?;
+    crate::run::Depth::from_env().check()?;
+    let checked = match (&rec.settings.worktree, rec.plans.first()) {
+        (Some(opts), Some(plan)) => {
+            let opts = crate::worktree::WorktreeOptions {
+                test_cmd: None,
+                ..opts.clone()
+            };
+            crate::worktree::check(&opts, plan)?
+        }
+        _ => None,
+    };
+    match drive::drive(&mut rec, checked.as_ref()) {
+        Ok(_) => Ok(0),
+        Err(e) => {
+            rec.fail(&e);
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! A candidate's rounds as the result shows them: its status, whether it is
+//! eligible and why not, its diff, its tests (pure, from what ran).
+
+use crate::result::{ErrorInfo, Status, Usage};
+use crate::worktree::oracle::Verification;
+
+use super::candidate::{Outcome, Round, green};
+use super::preflight::Candidate;
+use super::result::{CandidateResult, DiffStat, RoundResult, Tests};
+
+/// Why a candidate stopped when it was not its own doing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoppedBy {
+    /// It ran to its end.
+    Nobody,
+    /// `--pick first-green`: this candidate was eligible first.
+    Winner(String),
+    /// A signal or `baton cancel` stopped the whole fan-out.
+    Cancel,
+}
+
+pub fn tests(v: &Verification) -> Tests {
+    Tests {
+        passed: v.passed,
+        exit_code: v.exit_code,
+        timed_out: v.timed_out,
+        duration_ms: v.duration_ms,
+        output_tail: v.output_tail.clone(),
+        whitespace_errors: v.whitespace_errors.clone(),
+        not_run: v.not_run.clone(),
+    }
+}
+
+fn round(r: &Round) -> RoundResult {
+    let a = &r.attempt;
+    RoundResult {
+        round: a.round,
+        status: a.status,
+        summary: a.summary.clone(),
+        session: a.session.clone(),
+        tests: r.tests.as_ref().map(tests),
+        usage: a.usage.clone(),
+        duration_ms: a.duration_ms,
+        log_path: a.log_path.clone(),
+    }
+}
+
+/// Why `o` cannot win, or `None` when it is eligible.
+pub fn excluded(o: &Outcome, stopped: &StoppedBy) -> Option<String> {
+    let Some(r) = o.last() else {
+        return Some(match &o.error {
+            Some(e) => format!("baton could not run it: {}: {e}", e.kind()),
+            None => "it never ran".into(),
+        });
+    };
+    if green(r) {
+        return None;
+    }
+    let a = &r.attempt;
+    let repairs = o.rounds.len().saturating_sub(1);
+    let after = match repairs {
+        0 => String::new(),
+        n => format!(" after {n} repair round(s)"),
+    };
+    let mut why = match stopped {
+        StoppedBy::Winner(w) => format!("stopped: {w} was eligible first (--pick first-green)"),
+        StoppedBy::Cancel => "cancelled before it ended".into(),
+        StoppedBy::Nobody if a.tampered() => format!(
+            "tampered with its worktree: {}",
+            a.error.as_ref().map_or("", |e| e.message.as_str())
+        ),
+        StoppedBy::Nobody if a.status != Status::Success => format!(
+            "the peer's run ended `{}`{after}: {}",
+            a.status.as_str(),
+            a.error
+                .as_ref()
+                .map_or(a.summary.as_str(), |e| e.message.as_str())
+        ),
+        StoppedBy::Nobody if a.changed_files.is_empty() => format!("it changed nothing{after}"),
+        StoppedBy::Nobody => match &r.tests {
+            None => "its tests were not run".into(),
+            Some(t) if t.timed_out => format!("its tests timed out{after}"),
+            Some(t) if t.not_run.is_some() => format!(
+                "its tests were not run: {}",
+                t.not_run.as_deref().unwrap_or_default()
+            ),
+            Some(t) => format!(
+                "its tests failed ({}){after}",
+                t.exit_code
+                    .map_or("no exit code".to_string(), |c| format!("exit {c}"))
+            ),
+        },
+    };
+    if let Some(e) = &o.error {
+        why.push_str(&format!("; baton could not go on: {}: {e}", e.kind()));
+    }
+    if let Some(h) = &o.held_back {
+        why.push_str(&format!("; {h}"));
+    }
+    Some(why)
+}
+
+/// The candidate's entry in the result (`kept` and `diff_stat` are filled
+/// by the driver, which knows what stays and reads the branches).
+pub fn result(c: &Candidate, o: &Outcome, stopped: &StoppedBy) -> CandidateResult {
+    let last = o.last();
+    let mut usage = Usage::default();
+    for r in &o.rounds {
+        usage.add(&r.attempt.usage);
+    }
+    let status = match (last, stopped) {
+        (_, StoppedBy::Winner(_) | StoppedBy::Cancel) => Status::Cancelled,
+        (Some(r), _) => r.attempt.status,
+        (None, _) => Status::Error,
+    };
+    let error = last.and_then(|r| r.attempt.error.clone()).or_else(|| {
+        o.error.as_ref().map(|e| ErrorInfo {
+            kind: e.kind().into(),
+            message: e.to_string(),
+            hint: e.hint(),
+            retry_after_s: None,
+        })
+    });
+    let excluded_reason = excluded(o, stopped);
+    CandidateResult {
+        id: c.id.clone(),
+        agent: c.plan.agent.name().into(),
+        model: last
+            .and_then(|r| r.attempt.run_plan.model.clone())
+            .or_else(|| c.plan.model.clone()),
+        vendor: c.vendor.clone(),
+        status,
+        eligible: excluded_reason.is_none(),
+        excluded_reason,
+        branch: last.map(|r| r.attempt.branch.clone()),
+        worktree: last.map(|r| r.attempt.worktree_path.display().to_string()),
+        kept: last.is_some(),
+        changed_files: last
+            .map(|r| r.attempt.changed_files.clone())
+            .unwrap_or_default(),
+        diff_stat: None,
+        tests: last.and_then(|r| r.tests.as_ref()).map(tests),
+        rounds: o.rounds.iter().map(round).collect(),
+        usage,
+        duration_ms: o.duration_ms,
+        session: last.and_then(|r| r.attempt.session.clone()),
+        message: last.and_then(|r| r.attempt.message.clone()),
+        log_path: last.and_then(|r| r.attempt.log_path.clone()),
+        error,
+    }
+}
+
+impl From<crate::worktree::repo::DiffStat> for DiffStat {
+    fn from(d: crate::worktree::repo::DiffStat) -> DiffStat {
+        DiffStat {
+            files: d.files,
+            insertions: d.insertions,
+            deletions: d.deletions,
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! A group of peer runs driven together (a council, a fan-out): the parts
+//! both features use, below both of them.
+//!
+//! - `parallel`: one thread per member or candidate; an interrupt stops all.
+//! - `runs`: a record per run of the group (`<group>/runs/*.json`), written
+//!   at its start and end, from which `watch` and `serve` show the group.
+//! - `files`: the group's JSON files (atomic, private) and its clock.
+//! - `background`: a group as a background job (its runner; alive, wait, stop).
+//! - `blind`: names stripped, labels from a seeded shuffle, for whoever
+//!   judges several peers' work without knowing whose it is.
+
+pub mod background;
+pub mod blind;
+pub mod files;
+pub mod parallel;
+pub mod runs;
+
+pub use files::{now_ms, read_json, write_json};
