@@ -33,6 +33,7 @@ macro_rules! per_agent {
     };
 }
 
+mod faults;
 mod mock;
 mod support;
 
@@ -41,6 +42,7 @@ mod attach;
 mod claude_sandbox;
 mod council;
 mod doctor;
+mod failures;
 mod jobs;
 mod plugin;
 mod run;
