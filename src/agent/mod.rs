@@ -410,6 +410,36 @@ pub enum Signal {
     /// The CLI reported that its turn is over (success or failure). If the
     /// process does not exit shortly after, it is hung (codex is known to).
     TurnFinished,
+    /// The CLI showed this failure while it goes on (it announced a retry
+    /// of its own). The parser's outcome already names it; the supervisor
+    /// decides (`process::Limits::stop_on`) whether to stop the CLI now
+    /// rather than wait out retries that cannot mend it.
+    Failing(Failing),
+}
+
+/// A failure a CLI is retrying on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Failing {
+    pub failure: crate::failure::Failure,
+    /// The CLI set no end to its retries (codex "waiting for network").
+    pub endless: bool,
+}
+
+impl Failing {
+    pub fn bounded(failure: crate::failure::Failure) -> Signal {
+        Signal::Failing(Failing {
+            failure,
+            endless: false,
+        })
+    }
+
+    /// The supervisor's default: stop at once when no retry can mend the
+    /// failure (`Failure::stops_early`) or when the CLI would wait without
+    /// end; let bounded retries of a failure that may pass run their
+    /// course (`--timeout` still bounds them).
+    pub fn stops_by_default(self) -> bool {
+        self.endless || self.failure.stops_early()
+    }
 }
 
 /// Streaming parser state for one run, per CLI. Fed one line at a time so
@@ -439,6 +469,19 @@ impl Parser {
             Parser::GeminiCli(p) => p.feed(line),
             Parser::Opencode(p) => p.feed(line),
             Parser::Qwen(p) => p.feed(line),
+        }
+    }
+
+    /// One line of the CLI's stderr, for CLIs that report retries there
+    /// (most report them on stdout, and ignore stderr until `finish`).
+    pub fn feed_stderr(&mut self, line: &[u8]) -> Signal {
+        let line = trim_line(line);
+        if line.is_empty() {
+            return Signal::Nothing;
+        }
+        match self {
+            Parser::Qwen(p) => p.feed_stderr(line),
+            _ => Signal::Nothing,
         }
     }
 
@@ -607,6 +650,110 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every recorded fault (tests/fixtures/failures, the real CLIs
+    /// against the mock's faults) is named as expected.json says, from
+    /// the transcript's lines in the order they came (stdout and stderr
+    /// merged by their recorded times), stopping where the supervisor
+    /// would stop the CLI by default. Recordings the recorder itself had
+    /// to stop (the CLI still retrying after its cap) are skipped unless
+    /// baton stops them early: their end is not the CLI's.
+    #[test]
+    fn every_recorded_failure_is_named() {
+        use serde_json::Value;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/failures");
+        let expected: Value =
+            serde_json::from_slice(&std::fs::read(root.join("expected.json")).unwrap()).unwrap();
+        let mut checked = 0;
+        let mut wrong = Vec::new();
+        for (name, faults) in expected.as_object().unwrap() {
+            if name.starts_with('_') {
+                continue;
+            }
+            let agent = Agent::parse(name).unwrap();
+            for (fault, want) in faults.as_object().unwrap() {
+                for mode in ["defaults", "no-retry"] {
+                    let base = match mode {
+                        "defaults" => fault.clone(),
+                        _ => format!("{fault}.no-retry"),
+                    };
+                    let dir = root.join(name);
+                    let read = |ext: &str| std::fs::read(dir.join(format!("{base}.{ext}")));
+                    let Ok(meta) = read("meta.json") else {
+                        panic!("no recording {name}/{base}");
+                    };
+                    let meta: Value = serde_json::from_slice(&meta).unwrap();
+                    let stops = want["stops_early"]
+                        .as_array()
+                        .is_some_and(|a| a.iter().any(|m| m == mode));
+                    if !meta["killed_after_ms"].is_null() && !stops {
+                        continue;
+                    }
+                    let (out, err) = (read("stdout").unwrap(), read("stderr").unwrap());
+                    let times = |k: &str| -> Vec<u64> {
+                        meta[k]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|t| t.as_u64().unwrap())
+                            .collect()
+                    };
+                    let mut lines: Vec<(u64, bool, &[u8])> = Vec::new();
+                    for (stream, text, at) in [
+                        (true, &out, times("stdout_ms")),
+                        (false, &err, times("stderr_ms")),
+                    ] {
+                        let split: Vec<&[u8]> = text.split_inclusive(|b| *b == b'\n').collect();
+                        assert_eq!(split.len(), at.len(), "{name}/{base}: lines vs times");
+                        lines.extend(at.into_iter().zip(split).map(|(t, l)| (t, stream, l)));
+                    }
+                    lines.sort_by_key(|(t, _, _)| *t);
+                    let mut p = agent.parser();
+                    let mut stopped = false;
+                    for (_, stdout, l) in &lines {
+                        let sig = if *stdout { p.feed(l) } else { p.feed_stderr(l) };
+                        if let Signal::Failing(f) = sig
+                            && f.stops_by_default()
+                        {
+                            stopped = true;
+                            break;
+                        }
+                    }
+                    let what = format!("{name}/{base}");
+                    let end = ProcessExit {
+                        code: if stopped {
+                            None
+                        } else {
+                            meta["exit_code"].as_i64().map(|c| c as i32)
+                        },
+                        stderr_tail: String::from_utf8_lossy(&err).into_owned(),
+                    };
+                    let o = p.finish(&end);
+                    let got = (
+                        stopped,
+                        o.success,
+                        o.failure.map(|n| n.failure.kind()),
+                        o.failure.and_then(|n| n.retry_after_s),
+                    );
+                    let wanted = (
+                        stops,
+                        false,
+                        want["kind"].as_str(),
+                        want["retry_after_s"].as_u64(),
+                    );
+                    if got != wanted || o.error.is_none() {
+                        wrong.push(format!(
+                            "{what}: (stopped, success, kind, retry_after) = {got:?}, want {wanted:?}; error: {:?}",
+                            o.error
+                        ));
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        assert!(checked > 100, "only {checked} recordings checked");
     }
 
     #[test]

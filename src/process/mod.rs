@@ -15,7 +15,9 @@
 //!   forwards SIGINT/SIGTERM/SIGHUP. The supervising thread blocks on one
 //!   channel with a deadline: the overall timeout, the idle timeout (no byte
 //!   on stdout or stderr), or a grace period after the CLI's own "turn
-//!   finished" event (codex is known to hang after it).
+//!   finished" event (codex is known to hang after it). A failure the
+//!   parser is sure retrying cannot mend (a wrong key) ends the wait at
+//!   once: some CLIs retry those for minutes.
 //! - Stopping is always of the whole group: SIGTERM, a grace period, SIGKILL,
 //!   reap. After the leader exits, anything left in its group (a background
 //!   grandchild) is stopped the same way, so no process outlives baton.
@@ -35,7 +37,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::agent::{CommandSpec, Outcome, Parser, ProcessExit};
+use crate::agent::{CommandSpec, Failing, Outcome, Parser, ProcessExit};
 use crate::error::{Error, Result};
 
 mod group;
@@ -79,6 +81,9 @@ pub struct Limits {
     pub after_final: Duration,
     /// SIGTERM → SIGKILL grace.
     pub kill_grace: Duration,
+    /// Which failures, shown while the CLI goes on retrying, end the run
+    /// at once (`Failing::stops_by_default`).
+    pub stop_on: fn(Failing) -> bool,
 }
 
 /// Why supervision ended.
@@ -90,6 +95,9 @@ pub enum EndReason {
     IdleTimeout,
     /// The CLI reported the end of its turn but did not exit; baton stopped it.
     HungAfterFinal,
+    /// The CLI showed a failure retrying cannot mend while it kept
+    /// retrying; baton stopped it (`Finished::failure_seen_at` says when).
+    FailureSeen,
     /// baton received this signal (Ctrl-C, SIGTERM from `baton cancel`, hang-up).
     Interrupted(i32),
 }
@@ -104,6 +112,9 @@ pub struct Finished {
     pub pipes_left_open: bool,
     /// What went wrong reading or logging the output (for the result's warnings).
     pub warnings: Vec<String>,
+    /// When (after the start) the parser saw the failure that ended the
+    /// run early (`EndReason::FailureSeen`).
+    pub failure_seen_at: Option<Duration>,
 }
 
 /// Where the raw streams go (`None`: nowhere, there is no run directory).
@@ -115,6 +126,7 @@ pub struct LogFiles {
 enum Msg {
     Exited(io::Result<ExitStatus>),
     TurnFinished,
+    Failing(Failing),
     Signal(i32),
     Eof,
 }
@@ -257,8 +269,9 @@ pub fn supervise(
         let tx = tx.clone();
         let act = last_activity.clone();
         let tail = stderr_tail.clone();
+        let parser = parser.clone();
         thread::spawn(move || {
-            pump_stderr(stderr, stderr_log, &tail, &act, started);
+            pump_stderr(stderr, stderr_log, &tail, &parser, &act, started, &tx);
             let _ = tx.send(Msg::Eof);
         });
     }
@@ -282,6 +295,7 @@ pub fn supervise(
 
     let deadline = started + limits.timeout;
     let mut final_at: Option<Instant> = None;
+    let mut failure_seen_at: Option<Duration> = None;
     let mut status: Option<io::Result<ExitStatus>> = None;
     let mut eofs = 0;
     let reason = loop {
@@ -314,6 +328,11 @@ pub fn supervise(
             Ok(Msg::TurnFinished) => {
                 final_at.get_or_insert_with(Instant::now);
             }
+            Ok(Msg::Failing(f)) if (limits.stop_on)(f) => {
+                failure_seen_at = Some(started.elapsed());
+                break EndReason::FailureSeen;
+            }
+            Ok(Msg::Failing(_)) => {}
             Ok(Msg::Signal(s)) => break EndReason::Interrupted(s),
             Ok(Msg::Eof) => eofs += 1,
             Err(RecvTimeoutError::Timeout) => {}
@@ -381,6 +400,7 @@ pub fn supervise(
         duration,
         pipes_left_open: eofs < 2,
         warnings,
+        failure_seen_at,
     })
 }
 

@@ -122,6 +122,20 @@ pub fn execute(
                 "run it again, or continue the session with --resume",
             )),
         ),
+        EndReason::FailureSeen => {
+            let seen = finished.failure_seen_at.unwrap_or(finished.duration);
+            warnings.push(format!(
+                "baton stopped {} {:.1}s into the run, as soon as it reported this failure, \
+                 instead of waiting out the retries it makes on its own (they cannot mend it)",
+                plan.agent.name(),
+                seen.as_secs_f64()
+            ));
+            let e = o
+                .error
+                .clone()
+                .unwrap_or_else(|| format!("{} reported a failure", plan.agent.name()));
+            (Status::Failed, Some(named_error(plan, &o, &e)))
+        }
         EndReason::Exited | EndReason::HungAfterFinal => {
             let exited_ok =
                 finished.reason == EndReason::HungAfterFinal || finished.exit.code == Some(0);
@@ -134,16 +148,7 @@ pub fn execute(
             if exited_ok && o.success {
                 (Status::Success, None)
             } else if let Some(e) = &o.error {
-                // The adapter names the failure only when the CLI's output
-                // leaves no doubt; otherwise it is `agent_error`.
-                let named = o.failure.unwrap_or(Named::new(Failure::AgentError));
-                let mut i = info(
-                    named.failure.kind(),
-                    e.clone(),
-                    &named.failure.hint(plan.agent.name()),
-                );
-                i.retry_after_s = named.retry_after_s;
-                (Status::Failed, Some(i))
+                (Status::Failed, Some(named_error(plan, &o, e)))
             } else if o.unparsable {
                 (
                     Status::Failed,
@@ -228,6 +233,19 @@ pub fn save_result(dir: Option<&Path>, r: &mut RunResult) {
         r.warnings
             .push(format!("could not save the result's copy: {e}"));
     }
+}
+
+/// The peer's own failure: named when its adapter was sure of the kind,
+/// else `agent_error`, with the CLI's message.
+fn named_error(plan: &Plan, o: &crate::agent::Outcome, message: &str) -> ErrorInfo {
+    let named = o.failure.unwrap_or(Named::new(Failure::AgentError));
+    let mut i = info(
+        named.failure.kind(),
+        message.to_string(),
+        &named.failure.hint(plan.agent.name()),
+    );
+    i.retry_after_s = named.retry_after_s;
+    i
 }
 
 pub(super) fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {

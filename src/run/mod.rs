@@ -381,6 +381,7 @@ impl Plan {
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
             after_final: after_final_grace(),
             kill_grace: KILL_GRACE,
+            stop_on: crate::agent::Failing::stops_by_default,
         }
     }
 
