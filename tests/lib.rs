@@ -16,6 +16,7 @@ mod council_trust;
 mod council_view;
 mod doctor;
 mod edges;
+mod failures;
 mod identity;
 mod jobs;
 mod json;

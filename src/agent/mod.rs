@@ -684,9 +684,9 @@ mod tests {
                         panic!("no recording {name}/{base}");
                     };
                     let meta: Value = serde_json::from_slice(&meta).unwrap();
-                    let stops = want["stops_early"]
-                        .as_array()
-                        .is_some_and(|a| a.iter().any(|m| m == mode));
+                    // Where the supervisor stops it: "stdout:3" (the 3rd line).
+                    let stops_at = want["stops_early"][mode].as_str();
+                    let stops = stops_at.is_some();
                     if !meta["killed_after_ms"].is_null() && !stops {
                         continue;
                     }
@@ -699,26 +699,38 @@ mod tests {
                             .map(|t| t.as_u64().unwrap())
                             .collect()
                     };
-                    let mut lines: Vec<(u64, bool, &[u8])> = Vec::new();
+                    let mut lines: Vec<(u64, bool, usize, &[u8])> = Vec::new();
                     for (stream, text, at) in [
                         (true, &out, times("stdout_ms")),
                         (false, &err, times("stderr_ms")),
                     ] {
                         let split: Vec<&[u8]> = text.split_inclusive(|b| *b == b'\n').collect();
                         assert_eq!(split.len(), at.len(), "{name}/{base}: lines vs times");
-                        lines.extend(at.into_iter().zip(split).map(|(t, l)| (t, stream, l)));
+                        lines.extend(
+                            at.into_iter()
+                                .zip(split)
+                                .enumerate()
+                                .map(|(i, (t, l))| (t, stream, i + 1, l)),
+                        );
                     }
-                    lines.sort_by_key(|(t, _, _)| *t);
+                    lines.sort_by_key(|(t, _, _, _)| *t);
                     let mut p = agent.parser();
-                    let mut stopped = false;
-                    for (_, stdout, l) in &lines {
+                    let mut stopped_at = None;
+                    for (_, stdout, n, l) in &lines {
                         let sig = if *stdout { p.feed(l) } else { p.feed_stderr(l) };
                         if let Signal::Failing(f) = sig
                             && f.stops_by_default()
                         {
-                            stopped = true;
+                            let stream = if *stdout { "stdout" } else { "stderr" };
+                            stopped_at = Some(format!("{stream}:{n}"));
                             break;
                         }
+                    }
+                    let stopped = stopped_at.is_some();
+                    if stopped_at.as_deref() != stops_at {
+                        wrong.push(format!(
+                            "{name}/{base}: stopped at {stopped_at:?}, want {stops_at:?}"
+                        ));
                     }
                     let what = format!("{name}/{base}");
                     let end = ProcessExit {

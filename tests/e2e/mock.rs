@@ -369,9 +369,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
         .map(|f| Fault::parse(f).unwrap_or_else(|| panic!("unknown fault {f:?} in scenarios.json")))
         .filter(|f| !helper || f.account_wide())
         .filter(|_| api != Api::Other);
-    let usage = if fault.is_some() {
-        None
-    } else if api == Api::Other || step.get("error").is_some() && !helper {
+    let usage = if fault.is_some() || api == Api::Other || step.get("error").is_some() && !helper {
         None
     } else if helper && api == Api::Chat && chat_title(&body) {
         // opencode leaves its title call out of the usage it reports, so
