@@ -45,31 +45,93 @@ pub fn list(mode: Mode) -> crate::error::Result<i32> {
             "schema_version": crate::result::SCHEMA_VERSION,
             "agents": infos,
         }))?,
-        Mode::Text => {
-            let mut t = String::new();
-            for a in &infos {
-                t.push_str(&format!(
-                    "{:<11} {:<7} {:<10} {:<28} model {:<17} effort {:<6} [{}]  access: {}\n",
-                    a.name,
-                    a.binary,
-                    if a.installed { "installed" } else { "missing" },
-                    a.version.as_deref().unwrap_or("-"),
-                    a.default_model.unwrap_or("(cli default)"),
-                    a.default_effort.unwrap_or("-"),
-                    a.efforts.join("|"),
-                    a.access.join(", ")
-                ));
-                for n in &a.notes {
-                    t.push_str(&format!("            note: {n}\n"));
-                }
-                if !a.installed {
-                    t.push_str(&format!("            install: {}\n", a.install_hint));
-                }
-            }
-            output::text(&t)?;
-        }
+        Mode::Text => output::text(&text(&infos))?,
     }
     Ok(0)
+}
+
+/// The `--text` form: a table with a header, every column as wide as its
+/// widest cell (agent names, binaries and versions vary in length), then
+/// the notes and install commands below it, so no row is broken up.
+fn text(infos: &[AgentInfo]) -> String {
+    let mut rows: Vec<Vec<String>> = vec![
+        [
+            "AGENT", "BINARY", "STATUS", "VERSION", "MODEL", "EFFORT", "EFFORTS", "ACCESS",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    let or_dash = |s: Option<&str>| s.unwrap_or("-").to_string();
+    for a in infos {
+        rows.push(vec![
+            a.name.to_string(),
+            a.binary.to_string(),
+            if a.installed { "installed" } else { "missing" }.to_string(),
+            or_dash(a.version.as_deref()),
+            a.default_model.unwrap_or("(CLI default)").to_string(),
+            or_dash(a.default_effort),
+            match a.efforts {
+                [] => "-".to_string(),
+                e => e.join("|"),
+            },
+            a.access.join(", "),
+        ]);
+    }
+    let mut t = table(&rows);
+    let name_width = infos.iter().map(|a| a.name.len()).max().unwrap_or(0);
+    let mut section = |title: &str, lines: Vec<(&str, &str)>| {
+        if lines.is_empty() {
+            return;
+        }
+        t.push_str(&format!("\n{title}:\n"));
+        for (name, line) in lines {
+            t.push_str(&format!("  {name:<name_width$}  {line}\n"));
+        }
+    };
+    section(
+        "notes",
+        infos
+            .iter()
+            .flat_map(|a| a.notes.iter().map(|n| (a.name, n.as_str())))
+            .collect(),
+    );
+    section(
+        "install",
+        infos
+            .iter()
+            .filter(|a| !a.installed)
+            .map(|a| (a.name, a.install_hint))
+            .collect(),
+    );
+    t
+}
+
+/// Rows as aligned columns, two spaces apart, no trailing blanks.
+fn table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, cell) in r.iter().enumerate() {
+            line.push_str(cell);
+            if c + 1 < r.len() {
+                let pad = widths[c] - cell.chars().count() + 2;
+                line.push_str(&" ".repeat(pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 fn info(a: Agent) -> AgentInfo {

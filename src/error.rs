@@ -92,7 +92,7 @@ pub enum Error {
 
     /// baton refused on purpose: a credential-like file, a packet over its
     /// size limit, an exhausted consultation budget (`baton ask`). `kind`
-    /// names which, for programs.
+    /// names which, for programs; each is listed in `KINDS`.
     #[error("{message}")]
     Refused {
         kind: &'static str,
@@ -123,12 +123,144 @@ pub enum Error {
         what: String,
     },
 
+    /// baton could not commit what a peer left in its worktree (a git call
+    /// failed: the peer locked the branch, made a file unreadable, removed
+    /// the worktree, …). The run is `failed`; the files stay where the
+    /// peer left them and the branch holds only what was committed before.
+    #[error(
+        "baton could not commit the peer's work on `{branch}` ({reason}); {}",
+        left_where(path, uncommitted.as_deref())
+    )]
+    WorktreeCommitFailed {
+        id: String,
+        path: PathBuf,
+        branch: String,
+        reason: String,
+        /// Paths on disk that differ from the branch (`None`: not known,
+        /// say because the worktree is gone).
+        uncommitted: Option<Vec<String>>,
+    },
+
+    /// A worktree id that is well-formed but not one of this repository's
+    /// (`baton worktree remove`).
+    #[error("no worktree `{id}` in {store}")]
+    WorktreeNotFound { id: String, store: PathBuf },
+
     /// A bug in baton. Please report it.
     #[error("internal error: {0}")]
     Internal(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every `kind` a tool error can have, with when it happens: `Error::kind`
+/// of each variant and each `Refused` kind. `baton schema` publishes this
+/// list as the values of `error.kind`; `tests/json.rs` finds every kind
+/// in the source and fails when one is missing here, and again when one
+/// here has no case in the contract test.
+pub const KINDS: &[(&str, &str)] = &[
+    (
+        "usage",
+        "the command line (or a flag combination) is not valid",
+    ),
+    (
+        "unsupported_access",
+        "the agent cannot enforce the access asked for (agy read-only, agy as an adviser)",
+    ),
+    (
+        "recursion_limit",
+        "BATON_DEPTH reached BATON_MAX_DEPTH: a delegated peer tried to delegate again",
+    ),
+    (
+        "agent_not_installed",
+        "the peer CLI is not on PATH (exit 127)",
+    ),
+    (
+        "job_not_found",
+        "no job with this id in this repository (exit 4)",
+    ),
+    ("corrupt_job", "the job's record is cut short or damaged"),
+    ("invalid_job_id", "the id is not of baton's form"),
+    (
+        "interrupted",
+        "Ctrl-C or SIGTERM before there was a result to report (exit 130)",
+    ),
+    (
+        "spawn_failed",
+        "the peer CLI was found but could not be started",
+    ),
+    (
+        "io",
+        "a file-system or pipe operation of baton's own failed",
+    ),
+    (
+        "config",
+        "a config file or BATON_* value is not valid (names the file, line and key)",
+    ),
+    (
+        "worktree_tampered",
+        "the peer rewired its worktree's git metadata; nothing was committed",
+    ),
+    ("internal", "a bug in baton"),
+    (
+        "worktree_commit_failed",
+        "--worktree: baton could not commit what the peer left; the message names the worktree, the branch and what was left uncommitted",
+    ),
+    (
+        "worktree_not_found",
+        "`worktree remove`: no worktree with this id (exit 4)",
+    ),
+    (
+        "unsafe_value",
+        "a model, effort, profile, provider or session id that may not reach a CLI's argv (names its source)",
+    ),
+    (
+        "unsafe_state_dir",
+        "the state directory, or a folder in it, is a symlink or writable by others",
+    ),
+    (
+        "credential_file",
+        "a credential-like file (or content) was refused before it was read or sent",
+    ),
+    (
+        "packet_too_large",
+        "the ask packet is over --max-chars (never truncated)",
+    ),
+    (
+        "budget_exhausted",
+        "the task's consultation budget is used up",
+    ),
+    (
+        "config_exists",
+        "`config init` would overwrite an existing file",
+    ),
+    (
+        "no_session",
+        "`attach`: the job's peer never started a session",
+    ),
+    ("job_running", "`attach`: the job is still running"),
+    ("setup_manifest", "setup's manifest is not one baton wrote"),
+    (
+        "quorum_unreachable",
+        "a council has fewer usable members than its quorum",
+    ),
+    (
+        "council_busy",
+        "another council is writing in this repository",
+    ),
+    (
+        "plan_changed",
+        "a council's plan changed after the council wrote it",
+    ),
+    (
+        "plan_sha256_mismatch",
+        "`council approve --plan-sha256` is not the plan's hash",
+    ),
+    (
+        "base_moved",
+        "the repository moved from the council plan's base commit",
+    ),
+];
 
 impl Error {
     pub fn usage(message: impl Into<String>) -> Self {
@@ -168,6 +300,8 @@ impl Error {
             Error::Refused { kind, .. } => kind,
             Error::Config { .. } => "config",
             Error::WorktreeTampered { .. } => "worktree_tampered",
+            Error::WorktreeCommitFailed { .. } => "worktree_commit_failed",
+            Error::WorktreeNotFound { .. } => "worktree_not_found",
             Error::Internal(_) => "internal",
         }
     }
@@ -181,12 +315,13 @@ impl Error {
             | Error::Refused { .. }
             | Error::Config { .. } => exit::USAGE,
             Error::NotInstalled { .. } => exit::NOT_INSTALLED,
-            Error::JobNotFound { .. } => exit::JOB_NOT_FOUND,
+            Error::JobNotFound { .. } | Error::WorktreeNotFound { .. } => exit::JOB_NOT_FOUND,
             Error::Interrupted { .. } => exit::INTERRUPTED,
             Error::Spawn { .. }
             | Error::Io { .. }
             | Error::CorruptJob { .. }
             | Error::WorktreeTampered { .. }
+            | Error::WorktreeCommitFailed { .. }
             | Error::Internal(_) => exit::FAILED,
         }
     }
@@ -227,7 +362,48 @@ impl Error {
                  removes it safely; baton made no commit on baton/{id} for this run",
                 path.display()
             )),
+            Error::WorktreeCommitFailed {
+                id, path, branch, ..
+            } => Some(if path.is_dir() {
+                format!(
+                    "your checkout is untouched. Look at the files in {} and commit them there \
+                     yourself, or discard them with `baton worktree remove {id} --force`; \
+                     {branch} holds only what was committed before (the peer's own commits, if \
+                     any)",
+                    path.display()
+                )
+            } else {
+                format!(
+                    "your checkout is untouched; {branch} holds only the peer's own commits, if \
+                     any; `baton worktree remove {id}` forgets the worktree"
+                )
+            }),
+            Error::WorktreeNotFound { .. } => {
+                Some("run `baton worktree list` in the same repository to list worktree ids".into())
+            }
             Error::Internal(_) => Some("this is a bug in baton; please report it".into()),
+        }
+    }
+}
+
+/// Where a worktree's uncommitted work was left, for `WorktreeCommitFailed`.
+fn left_where(path: &std::path::Path, uncommitted: Option<&[String]>) -> String {
+    match uncommitted {
+        None if !path.exists() => format!("nothing is left in {}", path.display()),
+        None => format!("what the peer left is in {}", path.display()),
+        Some([]) => format!("nothing is left uncommitted in {}", path.display()),
+        Some(paths) => {
+            let shown: Vec<&str> = paths.iter().take(20).map(String::as_str).collect();
+            let more = match paths.len() - shown.len() {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            format!(
+                "{} path(s) left uncommitted in {}: {}{more}",
+                paths.len(),
+                path.display(),
+                shown.join(", ")
+            )
         }
     }
 }

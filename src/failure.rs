@@ -74,6 +74,40 @@ impl Failure {
         }
     }
 
+    /// When it happens, as `baton schema` lists it beside the kind.
+    pub fn when(self) -> &'static str {
+        match self {
+            Failure::AuthRequired => {
+                "the peer's CLI has no valid credentials: none, a wrong key, an expired login"
+            }
+            Failure::RateLimited => {
+                "the provider is rate-limiting (HTTP 429 or its words for it); retry_after_s \
+                 when it or the CLI said how long to wait"
+            }
+            Failure::QuotaExhausted => {
+                "the account's quota, credit or spending limit is used up (billing)"
+            }
+            Failure::ModelNotFound => "the model is unknown or not available to this account",
+            Failure::ContextTooLong => "the prompt is over the model's context window",
+            Failure::ProviderUnavailable => "the provider is down or overloaded (5xx, 529)",
+            Failure::Network => {
+                "the provider could not be reached: connection refused or reset, DNS, TLS"
+            }
+            Failure::SandboxDenied => {
+                "the peer's CLI refused an action by its own access rules and could not go on"
+            }
+            Failure::HostSandbox => {
+                "baton runs inside a host agent's sandbox that blocks the peer's network"
+            }
+            Failure::BudgetExceeded => {
+                "a spending limit (--max-usd, --budget-tokens) would be crossed"
+            }
+            Failure::AgentError => {
+                "the peer's CLI reported an error no other kind names (its message says what)"
+            }
+        }
+    }
+
     pub fn from_kind(kind: &str) -> Option<Failure> {
         Failure::ALL.into_iter().find(|f| f.kind() == kind)
     }

@@ -125,25 +125,100 @@ fn agents_survives_clis_that_hang_or_fail() {
     );
 }
 
+/// `--text` is a table: a header, then one row per agent whose every cell
+/// starts under its column's header, whatever the lengths of names (`gemini-cli`),
+/// binaries (`opencode`) and versions; notes and install commands below it.
 #[test]
-fn agents_text_mode() {
+fn agents_text_mode_is_an_aligned_table() {
     let env = Env::new();
     env.fake("codex", "echo 'codex-cli 0.171.0'");
-    let r = Run::from(
-        env.baton()
-            .env("PATH", &env.bin)
-            .args(["agents", "--text"])
-            .output()
-            .unwrap(),
-    );
+    env.fake("claude", "echo '2.1.332 (Claude Code)'");
+    env.fake("opencode", "echo '1.18.33'");
+    let agents = |mode: &str| {
+        Run::from(
+            env.baton()
+                .env("PATH", &env.bin)
+                .args(["agents", mode])
+                .output()
+                .unwrap(),
+        )
+    };
+    let r = agents("--text");
     assert_eq!(r.code, 0);
-    assert!(r.stdout.contains("codex"));
-    assert!(r.stdout.contains("codex-cli 0.171.0"));
-    assert!(!r.stdout.contains("install: npm install -g @openai/codex"));
-    assert!(
-        r.stdout
-            .contains("install: npm install -g @anthropic-ai/claude-code")
-    );
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let header = lines[0];
+    let titles = [
+        "AGENT", "BINARY", "STATUS", "VERSION", "MODEL", "EFFORT", "EFFORTS", "ACCESS",
+    ];
+    let starts: Vec<usize> = titles
+        .iter()
+        .map(|t| {
+            header
+                .match_indices(t)
+                .find(|(i, _)| {
+                    header[i + t.len()..].starts_with(' ') || i + t.len() == header.len()
+                })
+                .unwrap_or_else(|| panic!("no {t} in {header:?}"))
+                .0
+        })
+        .collect();
+    assert_eq!(starts[0], 0, "{header}");
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "{header}");
+    let j = agents("--json").json();
+    let list = j["agents"].as_array().unwrap();
+    assert!(lines.len() > list.len(), "{}", r.stdout);
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or("-").to_string();
+    for (row, a) in lines[1..=list.len()].iter().zip(list) {
+        let efforts: Vec<String> = a["efforts"].as_array().unwrap().iter().map(s).collect();
+        let access: Vec<String> = a["access"].as_array().unwrap().iter().map(s).collect();
+        let want = [
+            s(&a["name"]),
+            s(&a["binary"]),
+            if a["installed"] == true {
+                "installed"
+            } else {
+                "missing"
+            }
+            .to_string(),
+            s(&a["version"]),
+            a["default_model"]
+                .as_str()
+                .unwrap_or("(CLI default)")
+                .to_string(),
+            s(&a["default_effort"]),
+            if efforts.is_empty() {
+                "-".to_string()
+            } else {
+                efforts.join("|")
+            },
+            access.join(", "),
+        ];
+        for (c, w) in want.iter().enumerate() {
+            let end = starts.get(c + 1).copied().unwrap_or(row.len());
+            assert!(row.len() >= end, "{row:?} is short");
+            assert!(
+                c == 0 || row.as_bytes()[starts[c] - 1] == b' ',
+                "{row:?} col {c}"
+            );
+            assert_eq!(
+                row[starts[c]..end].trim_end(),
+                w,
+                "{row:?} column {}",
+                titles[c]
+            );
+        }
+    }
+    assert!(r.stdout.contains("2.1.332 (Claude Code)"));
+    // Installed CLIs need no install line; missing ones get theirs.
+    let install = r
+        .stdout
+        .split("\ninstall:\n")
+        .nth(1)
+        .expect("install section");
+    assert!(!install.contains("@openai/codex"), "{install}");
+    assert!(install.contains("  qwen "), "{install}");
+    let notes = r.stdout.split("\nnotes:\n").nth(1).expect("notes section");
+    assert!(notes.contains("  gemini      no read-only mode"), "{notes}");
 }
 
 #[test]

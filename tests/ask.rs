@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::support::{Env, Run, wait_for};
 
-fn good_advice() -> Value {
+pub(crate) fn good_advice() -> Value {
     json!({
         "assessment": "The test shares a temp dir with its neighbour.",
         "recommendation": "Give each test its own tempdir.",
@@ -27,7 +27,7 @@ fn good_advice() -> Value {
     })
 }
 
-fn codex_reply(thread: &str, text: &str, input_tokens: u64) -> String {
+pub(crate) fn codex_reply(thread: &str, text: &str, input_tokens: u64) -> String {
     [
         json!({"type": "thread.started", "thread_id": thread}),
         json!({"type": "turn.started"}),
@@ -40,7 +40,7 @@ fn codex_reply(thread: &str, text: &str, input_tokens: u64) -> String {
 }
 
 /// claude's stream; `structured` is what `--json-schema` puts in the result.
-fn claude_reply(session: Option<&str>, text: &str, structured: Option<Value>) -> String {
+pub(crate) fn claude_reply(session: Option<&str>, text: &str, structured: Option<Value>) -> String {
     let mut init = json!({"type": "system", "subtype": "init", "model": "claude-test"});
     let mut result = json!({
         "type": "result", "subtype": "success", "is_error": false, "result": text,
@@ -78,17 +78,17 @@ fn gemini_reply(text: &str) -> String {
 }
 
 /// Fake adviser CLIs with per-call records.
-struct Advisers<'a> {
+pub(crate) struct Advisers<'a> {
     env: &'a Env,
 }
 
 impl<'a> Advisers<'a> {
-    fn new(env: &'a Env) -> Self {
+    pub(crate) fn new(env: &'a Env) -> Self {
         Advisers { env }
     }
 
     /// Install fake `name`; `before_reply` is shell run after recording.
-    fn install(&self, name: &str, before_reply: &str) -> &Self {
+    pub(crate) fn install(&self, name: &str, before_reply: &str) -> &Self {
         let d = "$FAKE_DIR";
         self.env.fake(
             name,
@@ -111,7 +111,7 @@ exit "$(cat "{d}/{name}.code.$n" 2>/dev/null || echo 0)""#
     }
 
     /// What call `n` (from 1) of `name` prints and its exit code.
-    fn reply(&self, name: &str, n: usize, transcript: &str, code: i32) -> &Self {
+    pub(crate) fn reply(&self, name: &str, n: usize, transcript: &str, code: i32) -> &Self {
         let d = &self.env.fake_dir;
         fs::write(d.join(format!("{name}.out.{n}")), transcript).unwrap();
         fs::write(d.join(format!("{name}.code.{n}")), code.to_string()).unwrap();
@@ -427,6 +427,37 @@ fn without_a_session_the_repair_is_a_fresh_run_shown_its_answer() {
     assert!(
         a.file("claude", 2, "stdin")
             .contains("<answer>\nRetry with a fresh dir.\n</answer>")
+    );
+}
+
+/// The adviser's own output names the session a repair resumes: one that
+/// would reach codex's argv as an option is not resumed (`agent::argv`).
+#[test]
+fn a_reported_session_that_looks_like_an_option_is_not_resumed() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    let hostile = "--dangerously-bypass-approvals-and-sandbox";
+    a.install("codex", "")
+        .reply("codex", 1, &codex_reply(hostile, "Retry it.", 10), 0)
+        .reply(
+            "codex",
+            2,
+            &codex_reply("t-2", &good_advice().to_string(), 10),
+            0,
+        );
+    let r = ask(&env, &["--agent", "codex", "q"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["repair"]["mode"], "fresh");
+    let argv = a.argv("codex", 2);
+    assert!(
+        !argv.iter().any(|x| x == hostile || x == "resume"),
+        "{argv:?}"
+    );
+    assert!(
+        j["warnings"].to_string().contains("does not pass to a CLI"),
+        "{}",
+        j["warnings"]
     );
 }
 
@@ -776,6 +807,101 @@ fn secrets_are_redacted_before_sending_and_counted() {
     assert_eq!(red["bearer_token"], 1);
     assert_eq!(red["api_key"], 1);
     assert_eq!(r.json()["context"]["redacted_total"], 4);
+}
+
+/// Issue 20: `.pgpass`, `.htpasswd` and Terraform state files are refused
+/// by name, and their content piped on stdin is refused by shape.
+#[test]
+fn pgpass_htpasswd_and_tfstate_files_are_refused() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", "");
+    fs::create_dir(env.work.join("infra")).unwrap();
+    let pgpass = "db.example.com:5432:app:app:Xk29vLq0pR\n";
+    let htpasswd = "admin:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/\n";
+    let state = "{\n  \"version\": 4,\n  \"terraform_version\": \"1.9.5\",\n  \"serial\": 1,\n  \"lineage\": \"x\",\n  \"resources\": []\n}\n";
+    for (file, content, why) in [
+        (".pgpass", pgpass, "PostgreSQL passwords"),
+        (".htpasswd", htpasswd, "password hashes"),
+        ("infra/terraform.tfstate", state, "Terraform state"),
+        ("infra/terraform.tfstate.backup", state, "Terraform state"),
+    ] {
+        fs::write(env.work.join(file), content).unwrap();
+        let r = ask(&env, &["--file", file, "q"]);
+        assert_eq!(r.code, 2, "{file}: {}", r.stdout);
+        let j = r.json();
+        assert_eq!(j["error"]["kind"], "credential_file", "{file}: {j}");
+        let m = j["error"]["message"].as_str().unwrap();
+        assert!(m.contains(file) && m.contains(why), "{m}");
+    }
+    for stdin in [pgpass, htpasswd, state] {
+        let mut c = env.baton();
+        c.args(["ask", "--agent", "codex"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        {
+            use std::io::Write;
+            let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+        }
+        let r = Run::from(child.wait_with_output().unwrap());
+        assert_eq!(r.code, 2, "{stdin}: {}", r.stdout);
+        assert_eq!(r.json()["error"]["kind"], "credential_file", "{stdin}");
+    }
+    assert_eq!(a.calls("codex"), 0);
+}
+
+/// Issue 20: the shapes that reached the adviser unredacted in 0.2.0, sent
+/// as snippets (content that is not a file baton can refuse by name).
+#[test]
+fn issue_20_shapes_are_redacted_before_sending() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", "").reply(
+        "codex",
+        1,
+        &codex_reply("t", &good_advice().to_string(), 1),
+        0,
+    );
+    let tfstate = "{\"type\": \"random_password\", \"name\": \"db\", \"instances\": [{\"attributes\": {\"length\": 20, \"result\": \"Xy8#kP2!mQ9$vR4@aB1c\"}}]}";
+    let out = env
+        .baton()
+        .args([
+            "ask",
+            "--snippet",
+            r#"{"db": "https:\/\/user:S3cr3tPassw0rd@db.example.com\/x"}"#,
+            "--snippet",
+            "DB_PASS=Hq7vT2xLm9Kz\nsmtp_passwd: 'Wp4nZ8rQ2s'\nMYSQL_PWD=Zq8mT2vKx5",
+            "--snippet",
+            "db.example.com:5432:appdb:app:Pg5pAss9Wq",
+            "--snippet",
+            "admin:$2y$10$abcdefghijklmnopqrstuuE8Rk1eS1PGh/JVg0pr1tYpdyH.jDRsa",
+            "--snippet",
+            tfstate,
+            "why does the login fail?",
+        ])
+        .output()
+        .unwrap();
+    let r = Run::from(out);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let stdin = a.file("codex", 1, "stdin");
+    for secret in [
+        "S3cr3tPassw0rd",
+        "Hq7vT2xLm9Kz",
+        "Wp4nZ8rQ2s",
+        "Zq8mT2vKx5",
+        "Pg5pAss9Wq",
+        "uuE8Rk1eS1PGh",
+        "Xy8#kP2!mQ9",
+    ] {
+        assert!(!stdin.contains(secret), "{secret} was sent:\n{stdin}");
+    }
+    let red = &r.json()["context"]["redactions"];
+    assert_eq!(red["url_password"], 1, "{red}");
+    assert_eq!(red["password"], 5, "{red}");
+    assert_eq!(red["password_hash"], 1, "{red}");
+    assert_eq!(r.json()["context"]["redacted_total"], 7);
 }
 
 /// Issue 10: a line range that starts inside a PEM block (no BEGIN line in

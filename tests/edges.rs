@@ -156,7 +156,14 @@ fn option_values_that_look_like_flags_are_refused() {
             "q",
         ],
     ] {
-        assert_usage(&env.run(&args), &format!("{args:?}"));
+        let r = env.run(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stdout);
+        // `-m -c` is clap's to refuse; a value given with `=` is `agent::argv`'s.
+        let kind = r.json()["error"]["kind"].clone();
+        assert!(
+            kind == "usage" || kind == "unsafe_value",
+            "{args:?}: {kind}"
+        );
     }
     assert!(!env.called("codex") && !env.called("pi"));
 }

@@ -4,8 +4,10 @@
 mod support;
 
 mod agents;
+mod argv;
 mod ask;
 mod attach;
+mod blinding;
 mod cli_snapshots;
 mod completions;
 mod config;
@@ -14,12 +16,15 @@ mod council_fake;
 mod council_more;
 mod council_trust;
 mod council_view;
+mod docs;
 mod doctor;
+mod dry_run;
 mod edges;
 mod failures;
 mod identity;
 mod jobs;
 mod json;
+mod json_cases;
 mod layers;
 mod opencode_qwen;
 mod parsers;

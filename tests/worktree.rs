@@ -1057,6 +1057,8 @@ fn worktree_list_and_remove() {
     assert_eq!(list.len(), 1, "{l}");
     let e = &list[0];
     assert_eq!(e["id"], id.as_str());
+    // A foreground run's worktree has no job: the key is there, null.
+    assert_eq!(e.get("job_id"), Some(&Value::Null), "{e}");
     assert_eq!(e["branch"], format!("baton/{id}"));
     assert_eq!(e["state"], "finished");
     assert_eq!(e["status"], "success");
@@ -1123,8 +1125,17 @@ fn worktree_list_and_remove() {
         &["rev-parse", "--verify", &format!("baton/{id}")]
     ));
 
-    // Unknown and malformed ids.
-    assert_eq!(baton(&env, &["worktree", "remove", &id]).code, 4);
+    // Unknown and malformed ids. An unknown one is a worktree, not a job.
+    let r = baton(&env, &["worktree", "remove", &id]);
+    assert_eq!(r.code, 4, "{}", r.stdout);
+    let e = &r.json()["error"];
+    assert_eq!(e["kind"], "worktree_not_found", "{e}");
+    let msg = e["message"].as_str().unwrap();
+    assert!(msg.contains("worktree") && !msg.contains("job"), "{msg}");
+    assert!(
+        e["hint"].as_str().unwrap().contains("baton worktree list"),
+        "{e}"
+    );
     let r = baton(&env, &["worktree", "remove", "../../etc"]);
     assert_eq!(r.code, 2);
     assert_eq!(r.json()["error"]["kind"], "invalid_job_id");
@@ -1476,4 +1487,276 @@ fn git_at_least(major: u32, minor: u32) -> bool {
         .split('.')
         .map(|n| n.parse::<u32>().unwrap_or(0));
     (nums.next().unwrap_or(0), nums.next().unwrap_or(0)) >= (major, minor)
+}
+
+// Issue 20, item 5: the worktree's index is the peer's. It can mark files
+// skip-worktree or assume-unchanged, stage entries that are not on disk,
+// untrack files or write garbage there; none of it may change what baton
+// reports, reverts or commits. Those are derived from the files on disk
+// against the tree baton commits on, through an index of baton's own.
+
+/// What the branch holds at `rel` (`None`: no such path).
+fn on_branch(w: &Path, id: &str, rel: &str) -> Option<String> {
+    let spec = format!("baton/{id}:{rel}");
+    git_ok(w, &["cat-file", "-e", &spec]).then(|| git(w, &["show", &spec]))
+}
+
+/// The summary's "N file(s) changed", as a number (0 when it names none).
+fn summary_count(j: &Value) -> usize {
+    let s = j["summary"].as_str().unwrap();
+    let head = s.split(':').next().unwrap();
+    if head.contains(", 1 file changed") {
+        return 1;
+    }
+    head.split(", ")
+        .find_map(|p| p.strip_suffix(" files changed"))
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+#[test]
+fn a_peer_that_games_its_own_index_cannot_hide_or_smuggle_changes() {
+    let env = Env::new();
+    let w = repo(&env);
+    // A tracked file that .gitignore matches: `git add -A` leaves such a
+    // file alone only while the index tracks it.
+    write(&w, "keep.log", "kept\n");
+    git(&w, &["add", "-f", "keep.log"]);
+    git(&w, &["commit", "-qm", "a tracked ignored file"]);
+    let before = fingerprint(&w);
+    let two = "pub fn one() -> u32 {\n    1\n}\npub fn two() {}\n";
+    struct Case {
+        name: &'static str,
+        body: &'static str,
+        allow: &'static [&'static str],
+        changed: &'static [&'static str],
+        reverted: &'static [&'static str],
+    }
+    let cases = [
+        Case {
+            name: "skip-worktree on tracked files, then edited",
+            body: "git update-index --skip-worktree src/lib.rs build.rs\n\
+                   echo 'pub fn two() {}' >> src/lib.rs\necho evil > build.rs",
+            allow: &["src/**"],
+            changed: &["src/lib.rs"],
+            reverted: &["build.rs"],
+        },
+        Case {
+            name: "index entries that are not on disk, outside --allow",
+            body: "b=$(echo evil | git hash-object -w --stdin)\n\
+                   git update-index --add --cacheinfo 100644,$b,secret/evil.txt\n\
+                   git update-index --skip-worktree secret/evil.txt\n\
+                   git update-index --cacheinfo 100644,$b,Cargo.toml\n\
+                   echo 'pub fn two() {}' >> src/lib.rs\necho x >> LICENSE",
+            allow: &["src/**"],
+            changed: &["src/lib.rs"],
+            reverted: &["LICENSE"],
+        },
+        Case {
+            name: "index entries that are not on disk, no --allow",
+            body: "b=$(echo evil | git hash-object -w --stdin)\n\
+                   git update-index --add --cacheinfo 100644,$b,secret/evil.txt\n\
+                   git update-index --skip-worktree secret/evil.txt\n\
+                   echo 'pub fn two() {}' >> src/lib.rs",
+            allow: &[],
+            changed: &["src/lib.rs"],
+            reverted: &[],
+        },
+        Case {
+            name: "git rm --cached",
+            body: "git rm -q --cached keep.log LICENSE\necho 'pub fn two() {}' >> src/lib.rs",
+            allow: &[],
+            changed: &["src/lib.rs"],
+            reverted: &[],
+        },
+        Case {
+            name: "assume-unchanged, then edited",
+            body: "git update-index --assume-unchanged src/lib.rs build.rs\n\
+                   echo 'pub fn two() {}' >> src/lib.rs\necho evil > build.rs",
+            allow: &["src/**"],
+            changed: &["src/lib.rs"],
+            reverted: &["build.rs"],
+        },
+        Case {
+            name: "an index of garbage",
+            body: "echo 'pub fn two() {}' >> src/lib.rs\n\
+                   printf garbage > \"$(git rev-parse --git-path index)\"",
+            allow: &[],
+            changed: &["src/lib.rs"],
+            reverted: &[],
+        },
+    ];
+    for c in cases {
+        peer(&env, c.body);
+        let mut extra = Vec::new();
+        for a in c.allow {
+            extra.extend(["--allow", a]);
+        }
+        let (r, j) = wt_run(&env, &extra);
+        let name = c.name;
+        assert_eq!(r.code, 0, "{name}: {}\n{}", r.stdout, r.stderr);
+        assert_eq!(j["status"], "success", "{name}: {j}");
+        let wt = &j["worktree"];
+        assert!(wt.get("error").is_none(), "{name}: {wt}");
+        let id = wt["id"].as_str().unwrap();
+        // What changed is what is on disk, reverted paths left out, and the
+        // summary counts the same list.
+        let mut changed = strings(&j["changed_files"]);
+        changed.sort();
+        assert_eq!(changed, c.changed, "{name}: {j}");
+        assert_eq!(summary_count(&j), changed.len(), "{name}: {}", j["summary"]);
+        let mut reverted = match wt.get("reverted") {
+            Some(v) => strings(v),
+            None => Vec::new(),
+        };
+        reverted.sort();
+        assert_eq!(reverted, c.reverted, "{name}: {wt}");
+        // The commit holds exactly the allowed change and what the base had.
+        assert_eq!(
+            strings(&wt["changed_files"]),
+            ["src/lib.rs"],
+            "{name}: {wt}"
+        );
+        assert_eq!(
+            on_branch(&w, id, "src/lib.rs").as_deref(),
+            Some(two),
+            "{name}"
+        );
+        assert_eq!(on_branch(&w, id, "secret/evil.txt"), None, "{name}");
+        assert_eq!(
+            on_branch(&w, id, "Cargo.toml").as_deref(),
+            Some("[package]\nname = \"demo\"\n"),
+            "{name}"
+        );
+        assert_eq!(
+            on_branch(&w, id, "build.rs").as_deref(),
+            Some("fn main() {}\n")
+        );
+        assert_eq!(
+            on_branch(&w, id, "LICENSE").as_deref(),
+            Some("MIT\n"),
+            "{name}"
+        );
+        assert_eq!(
+            on_branch(&w, id, "keep.log").as_deref(),
+            Some("kept\n"),
+            "{name}"
+        );
+        // Reverted on disk too, and the worktree's own index agrees with
+        // the branch again.
+        let path = PathBuf::from(wt["path"].as_str().unwrap());
+        assert_eq!(
+            fs::read_to_string(path.join("build.rs")).unwrap(),
+            "fn main() {}\n"
+        );
+        assert_eq!(fs::read_to_string(path.join("LICENSE")).unwrap(), "MIT\n");
+        assert_eq!(
+            git(&path, &["status", "--porcelain", "-uall"]),
+            "",
+            "{name}: the worktree's index does not match the branch"
+        );
+        assert_diffstat_matches_git(&w, wt);
+        assert_eq!(
+            fingerprint(&w),
+            before,
+            "{name}: the user's checkout changed"
+        );
+    }
+}
+
+#[test]
+fn a_commit_that_fails_fails_the_run_and_says_what_was_left_where() {
+    let env = Env::new();
+    let w = repo(&env);
+    let before = fingerprint(&w);
+    // The peer holds the branch's ref lock: baton's update-ref cannot move it.
+    peer(
+        &env,
+        "echo x >> LICENSE\necho new > fresh.txt\n\
+         touch \"$(git rev-parse --path-format=absolute --git-common-dir)/refs/heads/$(git symbolic-ref --short HEAD).lock\"",
+    );
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(j["status"], "failed", "{j}");
+    let e = &j["error"];
+    assert_eq!(e["kind"], "worktree_commit_failed", "{j}");
+    let wt = &j["worktree"];
+    let id = wt["id"].as_str().unwrap();
+    let path = wt["path"].as_str().unwrap();
+    let msg = e["message"].as_str().unwrap();
+    for says in [
+        path,
+        &format!("baton/{id}"),
+        "LICENSE",
+        "fresh.txt",
+        ".lock",
+    ] {
+        assert!(msg.contains(says), "`{says}` not in: {msg}");
+    }
+    let hint = e["hint"].as_str().unwrap();
+    assert!(
+        hint.contains(&format!("baton worktree remove {id}")),
+        "{hint}"
+    );
+    assert!(!j["summary"].as_str().unwrap().contains("succeeded"), "{j}");
+    assert!(wt["error"].is_string(), "{wt}");
+    let mut left = strings(&wt["uncommitted"]);
+    left.sort();
+    assert_eq!(left, ["LICENSE", "fresh.txt"]);
+    let mut changed = strings(&j["changed_files"]);
+    changed.sort();
+    assert_eq!(changed, ["LICENSE", "fresh.txt"]);
+    // Nothing moved, nothing lost: the branch is at its base, the files are
+    // where the peer left them, the user's checkout untouched.
+    assert_eq!(branch_tip(&w, id), wt["base"].as_str().unwrap());
+    assert_eq!(
+        fs::read_to_string(Path::new(path).join("fresh.txt")).unwrap(),
+        "new\n"
+    );
+    assert_eq!(fingerprint(&w), before);
+    let l = baton(&env, &["worktree", "list"]).json();
+    assert_eq!(l["worktrees"][0]["status"], "failed", "{l}");
+
+    // A peer that deletes its worktree: nothing to commit, and the run
+    // does not say it succeeded either.
+    peer(&env, "d=$PWD; cd /; rm -rf \"$d\"");
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(j["error"]["kind"], "worktree_commit_failed", "{j}");
+    let wt = &j["worktree"];
+    let id = wt["id"].as_str().unwrap();
+    let path = wt["path"].as_str().unwrap();
+    let msg = j["error"]["message"].as_str().unwrap();
+    assert!(msg.contains(path) && msg.contains("gone"), "{msg}");
+    assert!(wt.get("uncommitted").is_none(), "{wt}");
+    assert_eq!(j["changed_files"], serde_json::json!([]));
+    assert!(j["summary"].as_str().unwrap().contains("gone"), "{j}");
+    assert_eq!(fingerprint(&w), before);
+    let r = baton(&env, &["worktree", "remove", id]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(fingerprint(&w), before);
+}
+
+#[test]
+fn the_summary_counts_the_files_changed_after_the_revert() {
+    let env = Env::new();
+    repo(&env);
+    // Only a path outside --allow: nothing changed in the end.
+    peer(&env, "echo x >> LICENSE");
+    let (r, j) = wt_run(&env, &["--allow", "src/**"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(j["changed_files"], serde_json::json!([]), "{j}");
+    let s = j["summary"].as_str().unwrap();
+    assert!(
+        !s.contains("file changed") && !s.contains("files changed"),
+        "{s}"
+    );
+    assert!(s.contains("1 reverted outside --allow"), "{s}");
+    // One inside, two outside: one.
+    peer(
+        &env,
+        "echo x >> LICENSE\necho y >> build.rs\necho 'pub fn two() {}' >> src/lib.rs",
+    );
+    let (_, j) = wt_run(&env, &["--allow", "src/**"]);
+    assert_eq!(strings(&j["changed_files"]), ["src/lib.rs"], "{j}");
+    assert_eq!(summary_count(&j), 1, "{}", j["summary"]);
 }

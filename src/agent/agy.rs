@@ -10,6 +10,7 @@
 //! 0 and are recognised from the last line of output.
 
 use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, last_line};
+use crate::error::{Error, Result};
 use crate::failure::{self, Failure, Named};
 use crate::result::Usage;
 
@@ -19,6 +20,33 @@ pub const MAX_PROMPT_ARG: usize = 32 * 4096;
 
 /// agy output beyond this is not kept for parsing (it is still logged).
 const MAX_BUFFER: usize = 16 << 20;
+
+/// Usage errors the pure `command` cannot express: the prompt is one
+/// argument, the value of `--print`.
+pub fn check(req: &Request) -> Result<()> {
+    if req.prompt.starts_with('-') {
+        // Only `--raw` leaves the task first; baton's brief never starts with `-`.
+        return Err(Error::usage_hint(
+            "agy takes the prompt as the value of its `--print`, and a prompt that starts \
+             with `-` would be read as an option of agy's",
+            "start the task with another character, or drop --raw",
+        ));
+    }
+    if req.prompt.len() >= MAX_PROMPT_ARG {
+        // Refused here rather than as an obscure E2BIG from exec.
+        return Err(Error::usage_hint(
+            format!(
+                "the prompt is {} bytes; agy takes it as one argument, and Linux allows \
+                 less than {} KiB in one argument",
+                req.prompt.len(),
+                MAX_PROMPT_ARG / 1024
+            ),
+            "shorten the task (point to files instead of pasting them), or use an agent \
+             that reads the prompt on stdin",
+        ));
+    }
+    Ok(())
+}
 
 pub fn command(req: &Request) -> CommandSpec {
     let mut c = CommandSpec::new("agy");
@@ -197,6 +225,7 @@ mod tests {
             is_root: false,
             missing_sandbox_deps: vec![],
             extra: Extra::default(),
+            origins: Default::default(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! lives in `process`, and the public result in `result`.
 
 pub mod agy;
+pub mod argv;
 pub mod claude;
 pub mod codex;
 pub mod gemini_cli;
@@ -144,23 +145,13 @@ impl Agent {
     }
 
     pub fn command(self, req: &Request) -> Result<CommandSpec> {
+        // First: no value reaches an argv unchecked, whichever path built `req`.
+        argv::check_request(req)?;
         if !self.supported_access().contains(&req.access) {
             return Err(self.access_refusal(req.access));
         }
-        if self == Agent::Gemini && req.prompt.len() >= agy::MAX_PROMPT_ARG {
-            // Refused here rather than as an obscure E2BIG from exec.
-            return Err(Error::usage_hint(
-                format!(
-                    "the prompt is {} bytes; agy takes it as one argument, and Linux allows \
-                     less than {} KiB in one argument",
-                    req.prompt.len(),
-                    agy::MAX_PROMPT_ARG / 1024
-                ),
-                "shorten the task (point to files instead of pasting them), or use an agent \
-                 that reads the prompt on stdin",
-            ));
-        }
         match self {
+            Agent::Gemini => agy::check(req)?,
             Agent::Opencode => opencode::check(req)?,
             Agent::Qwen => qwen::check(req)?,
             _ => {}
@@ -183,8 +174,11 @@ impl Agent {
     /// `baton attach`: the CLI's own interactive interface on `session`, with
     /// the switches of `req.access`. Pure, like `command`; the prompt and
     /// stdin are unused (the person types). agy has no documented way to
-    /// open its interface on a conversation id, so it is refused.
+    /// open its interface on a conversation id, so it is refused. `session`
+    /// is checked like every value of `req`, its origin `req.origins.resume`.
     pub fn interactive_resume(self, req: &Request, session: &str) -> Result<CommandSpec> {
+        argv::check_request(req)?;
+        argv::check_value(argv::Field::Session, session, req.origins.resume.as_ref())?;
         if !self.supported_access().contains(&req.access) {
             return Err(self.access_refusal(req.access));
         }
@@ -303,6 +297,9 @@ pub struct Request {
     pub missing_sandbox_deps: Vec<&'static str>,
     /// Extra CLI-level switches for special uses (`ask`): see `Extra`.
     pub extra: Extra,
+    /// Where model, effort, profile, provider and resume came from, so that
+    /// a value `argv::check_request` refuses is named with its source.
+    pub origins: argv::Origins,
 }
 
 /// Additions used by `baton ask` and friends; empty for plain runs.
@@ -600,6 +597,7 @@ mod tests {
                         is_root: false,
                         missing_sandbox_deps: vec![],
                         extra: Extra::default(),
+                        origins: Default::default(),
                     };
                     let what = format!("{} {} {resume:?}", agent.name(), access.as_str());
                     let spec = match agent.command(&req) {
@@ -766,6 +764,82 @@ mod tests {
         }
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
         assert!(checked > 100, "only {checked} recordings checked");
+    }
+
+    /// The check sits where every path meets: whatever built the request,
+    /// no agent's `command` or `interactive_resume` puts a value that starts
+    /// with `-` (or is otherwise refused by `argv::check`) into argv.
+    #[test]
+    fn no_agent_builds_an_argv_with_an_unsafe_value() {
+        let base = Request {
+            prompt: "p".into(),
+            access: Access::Workspace,
+            model: None,
+            effort: None,
+            resume: None,
+            cwd: PathBuf::from("/w"),
+            profile: None,
+            provider: None,
+            timeout_secs: 60,
+            is_root: false,
+            missing_sandbox_deps: vec![],
+            extra: Extra::default(),
+            origins: argv::Origins::default(),
+        };
+        let bad = ["--yolo", "-m", "", "gpt 5", "x\ny", "\u{2013}yolo"];
+        for agent in Agent::ALL {
+            for v in bad {
+                type Set = fn(&mut Request, String);
+                let set: [(&str, Set); 5] = [
+                    ("model", |r, v| r.model = Some(v)),
+                    ("effort", |r, v| r.effort = Some(v)),
+                    ("profile", |r, v| r.profile = Some(v)),
+                    ("provider", |r, v| r.provider = Some(v)),
+                    ("session id", |r, v| r.resume = Some(v)),
+                ];
+                for (field, f) in set {
+                    let mut req = base.clone();
+                    f(&mut req, v.to_string());
+                    let what = format!("{} {field} {v:?}", agent.name());
+                    let e = agent.command(&req).expect_err(&what);
+                    assert_eq!(e.kind(), "unsafe_value", "{what}: {e}");
+                    assert!(e.to_string().starts_with(field), "{what}: {e}");
+                    if agent != Agent::Gemini {
+                        let e = agent.interactive_resume(&req, "s-1").expect_err(&what);
+                        assert_eq!(e.kind(), "unsafe_value", "{what}: {e}");
+                    }
+                }
+                // The session `attach` passes beside the request.
+                if agent != Agent::Gemini {
+                    let mut req = base.clone();
+                    req.origins.resume = Some(argv::Origin::Recorded {
+                        what: "the session recorded for job `j`".into(),
+                        hint: "h".into(),
+                    });
+                    let e = agent.interactive_resume(&req, v).expect_err(agent.name());
+                    assert_eq!(e.kind(), "unsafe_value");
+                    assert!(
+                        e.to_string()
+                            .contains("from the session recorded for job `j`"),
+                        "{e}"
+                    );
+                }
+            }
+            // A relative path could start with `-` too: only baton makes
+            // them, always absolute, so one that is not is a bug.
+            let mut req = base.clone();
+            req.cwd = PathBuf::from("-rf");
+            assert_eq!(agent.command(&req).unwrap_err().kind(), "internal");
+        }
+        // agy takes the prompt as the value of `--print`.
+        let mut req = base.clone();
+        req.prompt = "--yolo do it".into();
+        let e = Agent::Gemini.command(&req).unwrap_err();
+        assert!(e.to_string().contains("--print"), "{e}");
+        assert!(
+            Agent::Codex.command(&req).is_ok(),
+            "stdin prompts may start with `-`"
+        );
     }
 
     #[test]

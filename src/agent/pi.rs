@@ -311,6 +311,7 @@ mod tests {
             is_root: false,
             missing_sandbox_deps: vec![],
             extra: Extra::default(),
+            origins: Default::default(),
         }
     }
 

@@ -32,13 +32,19 @@ pub const AUTH_TYPES: [&str; 6] = [
 
 /// Usage errors the pure `command` cannot express.
 pub fn check(req: &Request) -> Result<()> {
-    match req.provider.as_deref() {
-        Some(p) if !AUTH_TYPES.contains(&p) => Err(Error::usage_hint(
-            format!("qwen has no auth type `{p}` (`--provider` picks qwen's `--auth-type`)"),
-            format!("use one of: {}", AUTH_TYPES.join(", ")),
-        )),
-        _ => Ok(()),
+    req.provider.as_deref().map_or(Ok(()), check_provider)
+}
+
+/// baton's provider for qwen is one of qwen's auth types (the flag or
+/// `[agents.qwen] provider`).
+pub fn check_provider(p: &str) -> Result<()> {
+    if AUTH_TYPES.contains(&p) {
+        return Ok(());
     }
+    Err(Error::usage_hint(
+        format!("qwen has no auth type `{p}` (baton's provider picks qwen's `--auth-type`)"),
+        format!("use one of: {}", AUTH_TYPES.join(", ")),
+    ))
 }
 
 pub fn command(req: &Request) -> CommandSpec {
@@ -356,6 +362,7 @@ mod tests {
             is_root: false,
             missing_sandbox_deps: vec![],
             extra: Extra::default(),
+            origins: Default::default(),
         }
     }
 

@@ -4,6 +4,7 @@
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
+use crate::agent::argv::{Origin, Origins};
 use crate::agent::{Agent, CommandSpec, Extra};
 use crate::error::{Error, Result};
 use crate::ids;
@@ -18,6 +19,9 @@ use super::advice::Scope;
 pub struct AdviserSpec {
     pub agent: Agent,
     pub model: Option<String>,
+    /// Where `model` came from when not from `--model` (`--agents a:m`,
+    /// a council's `--members`), for a refusal to name.
+    pub model_from: Option<Origin>,
 }
 
 /// An adviser ready to run.
@@ -106,6 +110,7 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
         }
         out.push(AdviserSpec {
             agent,
+            model_from: model.is_some().then_some(Origin::Flag("--agents")),
             model: model.or_else(|| args.model.clone()),
         });
     }
@@ -199,6 +204,10 @@ pub fn prepare_with(
             .clone()
             .filter(|_| Agent::TAKES_PROVIDER.contains(&a.agent)),
         raw: true,
+        origins: Origins {
+            model: a.model_from.clone(),
+            ..Origins::default()
+        },
         ..run::RunRequest::default()
     };
     let mut plan = run::plan(&run_args, prompt.to_string())?;
@@ -232,7 +241,8 @@ mod tests {
             a,
             [AdviserSpec {
                 agent: Agent::Codex,
-                model: None
+                model: None,
+                model_from: None,
             }]
         );
         assert!(!multi);
@@ -244,6 +254,9 @@ mod tests {
             (a[1].agent, a[1].model.as_deref()),
             (Agent::Claude, Some("opus"))
         );
+        // Where each model came from, for a refusal to name.
+        assert_eq!(a[0].model_from, None, "from --model");
+        assert_eq!(a[1].model_from, Some(Origin::Flag("--agents")));
         // agy cannot be made read-only, so it cannot advise.
         for args in [
             &["--agent", "agy", "q"][..],

@@ -27,6 +27,7 @@ pub mod redact;
 
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use self::advice::Scope;
@@ -43,6 +44,8 @@ pub mod adviser;
 pub mod consult;
 pub mod packet_input;
 mod report;
+
+pub use report::Envelope;
 
 use adviser::{advisers, prepare};
 use consult::consult;
@@ -135,7 +138,8 @@ pub struct AskRequest {
 }
 
 /// What the result says about what was sent.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(rename = "AskContext")]
 pub struct Context {
     pub scope: Scope,
     /// Characters of the whole prompt sent to each adviser (brief + packet).
@@ -225,7 +229,8 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
     }
 
     if args.dry_run {
-        output::json_line(&dry_run(&request_id, &context, &prompt, &built, &prepared))?;
+        let v = dry_run(&request_id, &context, &prompt, &built, &prepared);
+        crate::dry_run::print(&v, mode)?;
         return Ok(0);
     }
 

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::output::{self, Mode};
 use crate::run::{self, RunRequest};
 use crate::worktree::{self, WorktreeOptions};
-use crate::{job, process, view};
+use crate::{dry_run, job, process, view};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
@@ -131,6 +131,8 @@ pub fn request(a: RunArgs) -> RunRequest {
         provider: a.provider,
         raw: a.raw,
         task: a.task,
+        // Every value is the flag of its name.
+        origins: Default::default(),
     }
 }
 
@@ -159,8 +161,8 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     let spec = plan.command()?;
     if dry_run {
         match &worktree {
-            Some(c) => output::json_line(&worktree::dry_run_json(c, &plan)?)?,
-            None => output::json_line(&run::dry_run_json(&plan, &spec))?,
+            Some(c) => dry_run::print(&worktree::dry_run_json(c, &plan)?, mode)?,
+            None => dry_run::print(&run::dry_run_json(&plan, &spec), mode)?,
         }
         return Ok(0);
     }
@@ -182,7 +184,7 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     let program = plan.program(&spec)?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
-    let (dir, not_saved) = run::run_dir_or_warning(&plan.root);
+    let (dir, not_saved) = run::run_dir_or_warning(&plan.root)?;
     // The line tails the run's log (`run::observe`), so it needs a run directory.
     let progress = dir
         .as_ref()

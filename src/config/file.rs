@@ -288,7 +288,11 @@ fn unknown(cx: &Ctx, at: usize, key: &str, known: &[&str]) -> Error {
 }
 
 fn agent_names() -> String {
-    Agent::ALL
+    names(&Agent::ALL)
+}
+
+fn names(agents: &[Agent]) -> String {
+    agents
         .iter()
         .map(|a| a.name())
         .collect::<Vec<_>>()
@@ -389,26 +393,39 @@ fn check(
             }
             Val::Str(a.name().to_string())
         }
-        Kind::Model | Kind::Effort if s.trim().is_empty() => {
+        // Whether a value may reach a CLI's argv (no leading `-`, …) is
+        // checked where every source meets, `agent::argv`, naming this line.
+        Kind::Model | Kind::Effort | Kind::Provider | Kind::Profile if s.trim().is_empty() => {
             return Err(bad(
                 "empty value".into(),
                 "remove the key to use the default",
             ));
         }
         Kind::Model | Kind::Effort => Val::Str(s.to_string()),
-        Kind::Provider | Kind::Profile => {
-            let (owner, flag) = match kind {
-                Kind::Provider => (Agent::Pi, "provider"),
-                _ => (Agent::Codex, "profile"),
-            };
-            if agent != Some(owner) {
-                return Err(bad(
-                    format!("`{flag}` is a {} setting", owner.name()),
-                    &format!("move it under [agents.{}]", owner.name()),
-                ));
+        Kind::Provider => {
+            let takes = |a: &Agent| Agent::TAKES_PROVIDER.contains(a);
+            match agent {
+                Some(a) if !takes(&a) => {
+                    return Err(bad(
+                        format!("`{}` has no provider setting", a.name()),
+                        &format!(
+                            "`provider` is a setting of {} only; remove it here",
+                            names(&Agent::TAKES_PROVIDER)
+                        ),
+                    ));
+                }
+                // qwen's provider is its auth type: a closed list.
+                Some(Agent::Qwen) => crate::agent::qwen::check_provider(s).map_err(usage)?,
+                _ => {}
             }
-            if s.trim().is_empty() || s.starts_with('-') {
-                return Err(bad(format!("`{s}` is not a {flag} name"), "give a name"));
+            Val::Str(s.to_string())
+        }
+        Kind::Profile => {
+            if agent != Some(Agent::Codex) {
+                return Err(bad(
+                    "`profile` is a codex setting".into(),
+                    "move it under [agents.codex]",
+                ));
             }
             Val::Str(s.to_string())
         }

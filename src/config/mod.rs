@@ -4,10 +4,12 @@
 //! Precedence: flags > environment > project file > user file > defaults.
 //! Flags are applied by the commands (a flag that is given never asks the
 //! config); everything else is answered here by `lookup`/`effective`. Loading
-//! reads at most two small files and spawns nothing, so `baton run` stays fast.
+//! reads at most two small files (regular files of at most 1 MiB, see `read`)
+//! and spawns nothing, so `baton run` stays fast.
 
 pub mod command;
 pub mod file;
+mod read;
 pub mod secret;
 mod template;
 
@@ -17,6 +19,7 @@ use std::sync::OnceLock;
 
 use serde::Serialize;
 
+use crate::agent::argv::Origin;
 use crate::agent::{Access, Agent};
 use crate::error::{Error, Result};
 pub use file::{Layer, Scope, Val};
@@ -46,6 +49,22 @@ impl std::fmt::Display for Source {
             Source::File { scope, path, line } => {
                 write!(f, "{} {}:{line}", scope.as_str(), path.display())
             }
+        }
+    }
+}
+
+impl Source {
+    /// The same, as the origin of a value that reaches a CLI's argv (`key`
+    /// is the config key it was read for). Built-in defaults have none.
+    pub fn origin(&self, key: &str) -> Option<Origin> {
+        match self {
+            Source::Default => None,
+            Source::Env(v) => Some(Origin::Env(v)),
+            Source::File { scope, path, line } => Some(Origin::File {
+                key: key.to_string(),
+                at: format!("{}:{line}", path.display()),
+                scope: scope.as_str(),
+            }),
         }
     }
 }
@@ -205,11 +224,7 @@ impl Config {
             ),
         ] {
             let Some(path) = path else { continue };
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => Some(t),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
-            };
+            let text = read::read(&path, scope, root)?;
             c.files.push(FileInfo {
                 scope: scope.as_str(),
                 path: path.clone(),

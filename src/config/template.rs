@@ -20,7 +20,9 @@ pub const USER: &str = r#"# baton user configuration (see docs/config.md).
 # max_chars = 200000       # --max-chars
 # scope = "packet"         # packet | repo (--scope)
 
-# One table per agent: codex, claude, gemini, zai, pi, gemini-cli.
+# One table per agent: codex, claude, gemini, zai, pi, gemini-cli, opencode, qwen.
+# Models, efforts, profiles and providers reach the CLI's command line: letters,
+# digits and . _ - / : @ + [ ] only, never starting with `-`.
 # [agents.claude]
 # model = "opus"           # --model (env: BATON_MODEL, for every agent)
 # effort = "high"          # --effort (env: BATON_EFFORT)
@@ -30,6 +32,13 @@ pub const USER: &str = r#"# baton user configuration (see docs/config.md).
 
 # [agents.pi]
 # provider = "anthropic"   # pi --provider
+
+# [agents.opencode]
+# provider = "anthropic"   # with a model: opencode -m anthropic/<model>
+# model = "claude-sonnet-4-5"
+
+# [agents.qwen]
+# provider = "openai"      # qwen --auth-type (openai, anthropic, qwen-oauth, gemini, vertex-ai, …)
 
 # The argv prefix that starts a CLI that is not on PATH or must be pinned
 # (user file only: a repository may not choose the program baton runs).
@@ -59,4 +68,11 @@ pub const PROJECT: &str = r#"# baton project configuration, committed with the r
 # [agents.claude]
 # model = "sonnet"
 # effort = "high"
+
+# [agents.opencode]
+# provider = "anthropic"
+# model = "claude-sonnet-4-5"
+
+# [agents.qwen]
+# provider = "openai"
 "#;

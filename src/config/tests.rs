@@ -133,7 +133,19 @@ fn bad_files_name_file_line_and_key() {
         ),
         (
             "[agents.codex]\nprovider = \"x\"\n",
-            ":2: `agents.codex.provider`: `provider` is a pi",
+            ":2: `agents.codex.provider`: `codex` has no provider setting",
+        ),
+        (
+            "[agents.zai]\nprovider = \"openai\"\n",
+            ":2: `agents.zai.provider`: `zai` has no provider setting",
+        ),
+        (
+            "[agents.qwen]\nprovider = \"zai\"\n",
+            ":2: `agents.qwen.provider`: qwen has no auth type `zai`",
+        ),
+        (
+            "[agents.pi]\nprofile = \"work\"\n",
+            ":2: `agents.pi.profile`: `profile` is a codex setting",
         ),
         (
             "[ask]\nmax_chars = 0\n",
@@ -163,6 +175,32 @@ fn bad_files_name_file_line_and_key() {
         let got = load_err(text);
         assert!(got.contains("user.toml"), "{text:?}: {got}");
         assert!(got.contains(want), "{text:?}: got {got}, want {want}");
+    }
+}
+
+/// Every agent that takes baton's provider (pi, opencode, qwen) takes it
+/// from a file too, as the flag; no other agent does.
+#[test]
+fn provider_is_accepted_for_exactly_the_agents_that_take_it() {
+    for a in Agent::ALL {
+        let value = if a == Agent::Qwen {
+            "openai"
+        } else {
+            "anthropic"
+        };
+        let text = format!("[agents.{}]\nprovider = \"{value}\"\n", a.name());
+        let loaded = Fixture::new(Some(&text), None).load(&[]);
+        match loaded {
+            Ok(c) if Agent::TAKES_PROVIDER.contains(&a) => assert_eq!(
+                c.string(&format!("agents.{}.provider", a.name()))
+                    .as_deref(),
+                Some(value)
+            ),
+            Err(e) if !Agent::TAKES_PROVIDER.contains(&a) => {
+                assert!(e.to_string().contains("has no provider setting"), "{e}")
+            }
+            other => panic!("{}: {:?}", a.name(), other.map(|_| ())),
+        }
     }
 }
 
@@ -241,6 +279,12 @@ fn the_templates_are_valid_and_change_nothing() {
         let l = file::parse(Path::new("t.toml"), &on, scope)
             .unwrap_or_else(|e| panic!("{scope:?} template uncommented: {e}\n{on}"));
         assert!(l.values.contains_key("agent"), "{scope:?}");
+        // Every agent that takes a provider shows how.
+        for a in ["opencode", "qwen"] {
+            let key = format!("agents.{a}.provider");
+            assert!(l.values.contains_key(&key), "{scope:?}: {key}");
+        }
+        assert!(text.contains("gemini-cli, opencode, qwen") || scope == Scope::Project);
     }
 }
 

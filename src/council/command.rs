@@ -160,7 +160,7 @@ fn start(
     crate::run::Depth::from_env().check()?;
     let pre = preflight::preflight(&req, cwd, root)?;
     if req.dry_run {
-        output::json_line(&preflight::dry_run(&pre))?;
+        crate::dry_run::print(&preflight::dry_run(&pre), mode)?;
         return Ok(0);
     }
     let mut rec = pre.record;

@@ -52,6 +52,10 @@ fn writer_plan(rec: &Record, w: &Member) -> Result<crate::run::Plan> {
         cwd: Some(rec.cwd.clone()),
         timeout: Some(rec.settings.timeout.clone()),
         idle_timeout: Some(rec.settings.idle_timeout.clone()),
+        origins: crate::agent::argv::Origins {
+            model: Some(crate::agent::argv::Origin::Flag("--members")),
+            ..Default::default()
+        },
         ..Default::default()
     };
     crate::run::plan(&req, "the council's plan".into())

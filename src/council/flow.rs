@@ -204,6 +204,7 @@ pub fn member_argv(rec: &Record, m: &Member, prompt: &str) -> Result<Vec<String>
         &crate::ask::adviser::AdviserSpec {
             agent,
             model: m.model.clone(),
+            model_from: Some(crate::agent::argv::Origin::Flag("--members")),
         },
         &req,
         crate::ask::advice::Scope::Packet,

@@ -261,7 +261,7 @@ fn discard_interrupted(root: &Path, wid: &str) -> Result<Option<String>> {
                 .map(|h| format!(" (its tip {h} is recoverable: `git branch <name> {h}`)"))
                 .unwrap_or_default()
         ))),
-        Err(Error::JobNotFound { .. }) => Ok(None),
+        Err(Error::WorktreeNotFound { .. }) => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -282,7 +282,8 @@ pub fn repair(
         .strip_prefix("council-")
         .unwrap_or(&previous.worktree.id);
     held(lock, council_id)?;
-    let session = &previous.worktree;
+    // Its changed_files are this round's, not the earlier rounds' too.
+    let session = &previous.worktree.again();
     if !session.path.is_dir() {
         return Err(Error::usage_hint(
             format!(
@@ -296,9 +297,19 @@ pub fn repair(
         ));
     }
     let mut wplan = previous.run_plan.clone();
-    match &previous.session {
+    // The writer's own output named its session: one that `agent::argv`
+    // would refuse is not resumed; the repair starts a fresh session.
+    let usable = previous
+        .session
+        .as_ref()
+        .filter(|id| crate::agent::argv::check(id).is_ok());
+    match usable {
         Some(id) => {
             wplan.resume = Some(id.clone());
+            wplan.origins.resume = Some(crate::agent::argv::Origin::Recorded {
+                what: "the session the council's writer reported".into(),
+                hint: "start a new council".into(),
+            });
             wplan.prompt = instructions.to_string();
         }
         None => {
@@ -325,6 +336,13 @@ pub fn repair(
     let spec = wplan.command()?;
     let program = wplan.program(&spec)?;
     let mut result = run::execute(&wplan, &spec, &program, Some(dir), interrupts, &mut |_| {})?;
+    if previous.session.is_some() && usable.is_none() {
+        result.warnings.push(
+            "the writer reported a session id that baton does not pass to a CLI; the repair \
+             round started a fresh session"
+                .into(),
+        );
+    }
     worktree::finish(session, &wplan, &mut result, dir, stop);
     let mut next = implemented(previous.round + 1, result, session.clone(), wplan);
     // A resumed session keeps its id; a fresh one may report a new one.
@@ -502,6 +520,7 @@ echo '{"type":"agent_end"}'
             writable_dirs: vec![],
             protected_paths: vec![],
             git_pin: None,
+            origins: Default::default(),
         };
         Fixture {
             _tmp: tmp,
@@ -792,6 +811,32 @@ echo '{"type":"agent_end"}'
         assert!(
             prompt.contains("## Repair round 1") && prompt.ends_with("FIX IT"),
             "{prompt}"
+        );
+    }
+
+    /// The writer's own output named the session: one that would reach pi's
+    /// argv as an option (`--session --yolo`) is not resumed.
+    #[test]
+    fn a_repair_does_not_resume_a_session_that_looks_like_an_option() {
+        let f = fixture();
+        let lock = CouncilLock::acquire(&f.top, &f.id).unwrap();
+        let mut first = first_round(&f, &lock);
+        first.session = Some("--yolo".into());
+        let (mut ints, stop) = signals();
+        let second = implement::repair(&first, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
+        assert_eq!(second.status, Status::Success);
+        let argv = read(f.log.join("argv-2.txt"));
+        assert!(
+            !argv.contains("--session") && !argv.contains("--yolo"),
+            "{argv}"
+        );
+        assert!(
+            second
+                .warnings
+                .iter()
+                .any(|w| w.contains("does not pass to a CLI")),
+            "{:?}",
+            second.warnings
         );
     }
 

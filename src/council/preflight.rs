@@ -37,6 +37,12 @@ fn member(spec: &str) -> Result<(Agent, Member)> {
         None => (spec.trim(), None),
     };
     let agent = Agent::parse(name)?;
+    if let Some(m) = &model {
+        // Each of the member's calls would be refused (`agent::argv`, where
+        // every value meets before an argv); refuse the council now instead.
+        let from = crate::agent::argv::Origin::Flag("--members");
+        crate::agent::argv::check_value(crate::agent::argv::Field::Model, m, Some(&from))?;
+    }
     Ok((
         agent,
         Member {

@@ -16,11 +16,11 @@ use std::process::Command;
 
 use crate::agent::{Agent, CommandSpec};
 use crate::error::{Error, Result};
-use crate::output;
+use crate::output::Mode;
 use crate::process;
 use crate::result::SCHEMA_VERSION;
 
-use super::continue_job::check_worktree;
+use super::continue_job::{check_worktree, recorded};
 use super::store::Store;
 
 /// What `attach` would start: the CLI, its argv and where.
@@ -64,7 +64,11 @@ pub fn prepare(id: &OsStr) -> Result<Attach> {
     let spec = job.read_spec()?;
     check_worktree(&job.id, &spec)?;
     let plan = spec.plan;
-    let mut cmd = plan.agent.interactive_resume(&plan.request(), &session)?;
+    let mut req = plan.request();
+    // The session id comes from the peer's own transcript: it is checked
+    // (`agent::argv`) like every value that reaches an argv.
+    req.origins = recorded(&job.id);
+    let mut cmd = plan.agent.interactive_resume(&req, &session)?;
     // The CLI the job ran (config `agents.<name>.command`), as `run` does.
     if let Some(prefix) = &plan.command {
         cmd.program = prefix[0].clone();
@@ -119,10 +123,10 @@ pub fn dry_run_json(a: &Attach) -> serde_json::Value {
 
 /// `baton attach ID [--dry-run]`. Without `--dry-run` this returns only on
 /// failure: on success the process *is* the peer CLI from then on.
-pub fn attach(id: &OsStr, dry_run: bool) -> Result<i32> {
+pub fn attach(id: &OsStr, dry_run: bool, mode: Mode) -> Result<i32> {
     let a = prepare(id)?;
     if dry_run {
-        output::json_line(&dry_run_json(&a))?;
+        crate::dry_run::print(&dry_run_json(&a), mode)?;
         return Ok(0);
     }
     if !a.cwd.is_dir() {

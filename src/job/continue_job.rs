@@ -3,6 +3,7 @@
 
 use std::ffi::OsStr;
 
+use crate::agent::argv::{Origin, Origins};
 use crate::error::{Error, Result};
 use crate::output::Mode;
 use crate::result::RunResult;
@@ -58,6 +59,7 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
         provider: p.provider.clone(),
         raw: p.raw,
         task,
+        origins: recorded(&job.id),
         ..run::RunRequest::default()
     };
     // Same checks as `run --async`, so a follow-up cannot bypass them.
@@ -73,11 +75,33 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
             plan.writable_dirs = p.writable_dirs.clone();
             plan.protected_paths = p.protected_paths.clone();
             plan.git_pin = w.pin.clone();
-            Place::Worktree(Box::new(w))
+            // Its changed_files are its own, not the first run's too.
+            Place::Worktree(Box::new(w.again()))
         }
         None => Place::Cwd,
     };
     start(&plan, place, Some(job.id.clone()))
+}
+
+/// Where the values a job's record hands back to a CLI came from, for
+/// `agent::argv` to name in a refusal (`continue`, `attach`): the session id
+/// is what the job's peer reported, the rest is the job's stored plan.
+pub(super) fn recorded(id: &str) -> Origins {
+    Origins {
+        resume: Some(Origin::Recorded {
+            what: format!("the session recorded for job `{id}` (reported by its peer)"),
+            hint: format!(
+                "baton does not pass it to a CLI; see what the peer did with `baton logs {id}`, \
+                 and start a new job with `baton run --async`"
+            ),
+        }),
+        ..Origins::all(Origin::Recorded {
+            what: format!("the record of job `{id}`"),
+            hint: "the job's record was changed after it started; start a new job with \
+                   `baton run --async`"
+                .into(),
+        })
+    }
 }
 
 /// A worktree job's worktree must still be there and still be the one

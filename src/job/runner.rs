@@ -53,6 +53,12 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
             }
         },
     );
+    let outcome = outcome.map(|mut r| {
+        if let Some(e) = r.error.as_mut().filter(|e| e.kind == "cancelled") {
+            e.hint = Some(super::handoff::ended_hint(&job.id, r.session.is_some()));
+        }
+        r
+    });
     let result = match (outcome, &spec.worktree, &stop) {
         (Ok(mut r), Some(s), Some(stop)) => {
             // Commit what the peer left, run --test-cmd: as `run --worktree`.

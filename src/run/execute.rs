@@ -94,6 +94,11 @@ pub fn execute(
     let usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
 
     let secs = |ms: u64| ms as f64 / 1000.0;
+    // A background job's runner replaces this with `baton continue ID`.
+    let resume_hint = match o.session.as_ref().or(plan.resume.as_ref()) {
+        Some(s) => format!("run it again, or continue its session with `--resume {s}`"),
+        None => "run it again (the peer reported no session to continue)".to_string(),
+    };
     let (status, error) = match finished.reason {
         EndReason::Timeout => (
             Status::Timeout,
@@ -119,7 +124,7 @@ pub fn execute(
             Some(info(
                 "cancelled",
                 format!("stopped by {}", process::signal_name(sig)),
-                "run it again, or continue the session with --resume",
+                &resume_hint,
             )),
         ),
         EndReason::FailureSeen => {
@@ -257,7 +262,10 @@ pub(super) fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {
     }
 }
 
-pub(super) fn summarize(
+/// The result's one line for people. `changed` is the length of the
+/// `changed_files` it goes with (a worktree run counts again after its
+/// `--allow` revert).
+pub fn summarize(
     agent: Agent,
     status: Status,
     d: Duration,

@@ -11,16 +11,19 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::argv::{Origin, Origins};
 use crate::agent::{Access, Agent, CommandSpec, Extra, Request};
 use crate::error::{Error, Result};
 use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
-use crate::{config, duration, fsutil, ids, models, prompt};
+use crate::{config, duration, fsutil, models, prompt};
 
 mod execute;
 pub mod observe;
+mod records;
 
-pub use execute::{execute, save_result};
+pub use execute::{execute, save_result, summarize};
+pub use records::{RUN_LOCK, new_run_dir, run_dir_or_warning};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
@@ -79,6 +82,10 @@ pub struct Plan {
     /// rewired it; the run's end reports that as tampering).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_pin: Option<crate::git_pin::Pin>,
+    /// Where model, effort, profile, provider and resume came from, for
+    /// refusals. Not stored: a plan read back from disk has none.
+    #[serde(skip)]
+    pub origins: Origins,
 }
 
 /// What the caller asks of one run, as given (the command line, `ask`, or
@@ -105,6 +112,9 @@ pub struct RunRequest {
     pub raw: bool,
     /// The task as words (joined by spaces).
     pub task: Vec<String>,
+    /// Where model, effort, profile, provider and resume came from when not
+    /// from the flag of that name (`ask --agents`, `continue`'s job record).
+    pub origins: Origins,
 }
 
 /// Environment knobs, read once.
@@ -228,18 +238,30 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         Some(a) => Agent::parse(a)?,
         None => cfg.default_agent(),
     };
-    let per_agent = |key: &str, given: &Option<String>| {
-        given
-            .clone()
-            .or_else(|| cfg.string(&format!("agents.{}.{key}", agent.name())))
+    // A value the request gives wins; else the config's, with its source.
+    let pick = |key: &str, given: &Option<String>, from: &Option<Origin>, flag: &'static str| {
+        let key = format!("agents.{}.{key}", agent.name());
+        match given {
+            Some(v) => (
+                Some(v.clone()),
+                Some(from.clone().unwrap_or(Origin::Flag(flag))),
+            ),
+            None => cfg.lookup(&key).map_or((None, None), |s| {
+                let origin = s.source.origin(&key);
+                (Some(s.str()), origin)
+            }),
+        }
     };
-    let (model, effort) = (
-        per_agent("model", &args.model),
-        per_agent("effort", &args.effort),
-    );
+    let o = &args.origins;
+    let (model, model_from) = pick("model", &args.model, &o.model, "--model");
+    let (effort, effort_from) = pick("effort", &args.effort, &o.effort, "--effort");
     let access = resolve_access(args)?;
     let cwd = resolve_cwd(args.cwd.as_deref())?;
-    let resolved = models::resolve(agent, model.as_deref(), effort.as_deref())?;
+    // The model alone first, so that an error names the source of the
+    // value it is about.
+    models::resolve(agent, model.as_deref(), None).map_err(|e| from(e, &model_from))?;
+    let resolved = models::resolve(agent, model.as_deref(), effort.as_deref())
+        .map_err(|e| from(e, &effort_from))?;
     let limit = |given: &Option<String>, key: &str, default: &str| {
         duration::parse(
             &given
@@ -250,33 +272,8 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     };
     let timeout = limit(&args.timeout, "run.timeout", "60m")?;
     let idle = limit(&args.idle_timeout, "run.idle_timeout", "15m")?;
-    // Only the agent that has the option takes it from the config.
-    let profile = (agent == Agent::Codex)
-        .then(|| per_agent("profile", &None))
-        .flatten();
-    let provider = (agent == Agent::Pi)
-        .then(|| per_agent("provider", &None))
-        .flatten();
     if timeout.is_zero() {
         return Err(Error::usage("--timeout must be more than zero"));
-    }
-    // These reach the CLI's argv as the value of its own option; one that
-    // starts with `-` would be read as an option of the CLI instead
-    // (`-m --dangerously-bypass-approvals-and-sandbox`).
-    for (flag, value) in [
-        ("--model", &args.model),
-        ("--effort", &args.effort),
-        ("--profile", &args.profile),
-        ("--provider", &args.provider),
-    ] {
-        if let Some(v) = value
-            && (v.trim().is_empty() || v.starts_with('-'))
-        {
-            return Err(Error::usage_hint(
-                format!("{flag} `{v}` is not a valid value"),
-                format!("give {flag} a name; values starting with `-` are refused"),
-            ));
-        }
     }
     if args.profile.is_some() && agent != Agent::Codex {
         return Err(Error::usage_hint(
@@ -290,11 +287,30 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
             "drop --provider, or use --agent pi, opencode or qwen (zai always uses the zai provider)",
         ));
     }
-    if let Some(r) = &args.resume
-        && (r.trim().is_empty() || r.starts_with('-'))
-    {
-        return Err(Error::usage(format!("--resume `{r}` is not a session id")));
-    }
+    // Only an agent that has the option takes it from the config.
+    let none = || (None, None);
+    let (profile, profile_from) = if agent == Agent::Codex {
+        pick("profile", &args.profile, &o.profile, "--profile")
+    } else {
+        none()
+    };
+    let (provider, provider_from) = if Agent::TAKES_PROVIDER.contains(&agent) {
+        pick("provider", &args.provider, &o.provider, "--provider")
+    } else {
+        none()
+    };
+    // Every value that reaches the CLI's argv is checked in one place,
+    // `agent::argv` (through `p.command()` below), whatever its source.
+    let origins = Origins {
+        model: model_from,
+        effort: effort_from,
+        profile: profile_from,
+        provider: provider_from,
+        resume: args
+            .resume
+            .as_ref()
+            .map(|_| o.resume.clone().unwrap_or(Origin::Flag("--resume"))),
+    };
     let cwd_str = cwd.display().to_string();
     let prompt = if args.raw {
         task.clone()
@@ -312,8 +328,8 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         task,
         prompt,
         raw: args.raw,
-        profile: args.profile.clone().or(profile),
-        provider: args.provider.clone().or(provider),
+        profile,
+        provider,
         command: cfg.command(agent),
         timeout_ms: duration::millis(timeout),
         idle_timeout_ms: duration::millis(idle),
@@ -322,8 +338,9 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         writable_dirs: Vec::new(),
         protected_paths: Vec::new(),
         git_pin: None,
+        origins,
     };
-    // Refuse unenforceable access now, not after the job started.
+    // Refuse unenforceable access and unsafe values now, not after the job started.
     p.command()?;
     Ok(p)
 }
@@ -348,6 +365,7 @@ impl Plan {
                 protected_paths: self.protected_paths.clone(),
                 ..Extra::default()
             },
+            origins: self.origins.clone(),
         }
     }
 
@@ -403,6 +421,20 @@ impl Plan {
     }
 }
 
+/// A usage error about a value from a config file or variable says which:
+/// its message names the value but was written for the flag.
+fn from(e: Error, origin: &Option<Origin>) -> Error {
+    match (e, origin) {
+        (Error::Usage { message, hint }, Some(o @ (Origin::Env(_) | Origin::File { .. }))) => {
+            Error::Usage {
+                message: format!("{message} (from {})", o.describe()),
+                hint,
+            }
+        }
+        (e, _) => e,
+    }
+}
+
 /// claude's workspace mode relies on its OS sandbox; on Linux that needs
 /// bubblewrap and socat.
 fn missing_sandbox_deps(agent: Agent, access: Access) -> Vec<&'static str> {
@@ -439,27 +471,4 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         // Which config files decided the defaults above.
         "config_files": config::active().files_read(),
     })
-}
-
-/// A fresh run directory under `runs/` in the project's state folder.
-pub fn new_run_dir(root: &Path) -> Result<(String, PathBuf)> {
-    let runs = crate::state_dir::ensure_sub(root, "runs")?;
-    let id = ids::new_id();
-    let dir = runs.join(&id);
-    fsutil::ensure_private_dir(&dir)?;
-    Ok((id, dir))
-}
-
-/// A run directory, or none with the warning that says why (a full or
-/// read-only disk must not stop the run: its result is on stdout).
-pub fn run_dir_or_warning(root: &Path) -> (Option<PathBuf>, Option<String>) {
-    match new_run_dir(root) {
-        Ok((_, d)) => (Some(d), None),
-        Err(e) => (
-            None,
-            Some(format!(
-                "nothing of this run is saved (no prompt.txt, logs or result.json): {e}"
-            )),
-        ),
-    }
 }

@@ -1,7 +1,10 @@
-//! `settle`: stage what the peer left, revert paths outside `--allow`, commit
-//! with `commit-tree`/`update-ref` (no hooks) and describe the branch.
+//! `settle`: stage what the peer left on disk (in baton's own index,
+//! `staging`), revert paths outside `--allow`, commit with
+//! `commit-tree`/`update-ref` (no hooks) and describe the branch. A failure
+//! is `WorktreeCommitFailed`, naming what was left where.
 
 use crate::error::{Error, Result};
+use crate::git_pin::Pin;
 use crate::result::Status;
 use crate::run::Plan;
 
@@ -9,64 +12,78 @@ use super::allow::Allow;
 use super::create::rev_of;
 use super::finish::Report;
 use super::repo;
-use super::repo::{line, probe, run as git_run};
+use super::repo::{probe, run as git_run};
+use super::staging::Staging;
 use super::{Session, short};
 
-/// Stage, revert outside `--allow`, commit, and describe the branch.
-pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report, Vec<String>)> {
-    if !s.path.is_dir() {
-        return Err(Error::io(
-            "reading the worktree",
-            std::io::Error::new(std::io::ErrorKind::NotFound, "its directory is gone"),
-        ));
-    }
-    let pin = s.pin()?;
-    // Before the first git call: a rewired worktree is not worked in.
-    pin.verify().map_err(|what| pin.tampered(&s.id, what))?;
-    let mut notes = Vec::new();
-    let mut g = pin.git();
-    g.args(["add", "--all"]);
-    git_run(g, "staging what the peer left", None)?;
+/// What `settle` did.
+pub(super) struct Settled {
+    pub report: Report,
+    /// Warnings for the result.
+    pub notes: Vec<String>,
+    /// What the peer changed, from where it started to what baton
+    /// committed (reverted paths are not in it): the result's
+    /// `changed_files`.
+    pub changed: Vec<String>,
+}
 
-    let reverted = match Allow::new(&s.allow)? {
-        None => Vec::new(),
-        Some(allow) => {
-            let mut g = pin.git();
-            g.arg("diff").args(crate::git::DIFF).args([
-                "--cached",
-                "--name-only",
-                "--no-renames",
-                "-z",
-                &s.start_tree,
-                "--",
-            ]);
-            let outside: Vec<String> =
-                repo::nul_paths(&git_run(g, "listing the peer's changes", None)?)
-                    .into_iter()
-                    .filter(|p| !allow.permits(p))
-                    .collect();
-            if !outside.is_empty() {
-                let mut list = Vec::new();
-                for p in &outside {
-                    list.extend_from_slice(p.as_bytes());
-                    list.push(0);
-                }
-                let mut g = pin.git();
-                g.env("GIT_LITERAL_PATHSPECS", "1").args([
-                    "restore",
-                    "--source",
-                    &s.start_tree,
-                    "--staged",
-                    "--worktree",
-                    "--pathspec-from-file=-",
-                    "--pathspec-file-nul",
-                ]);
-                git_run(g, "reverting changes outside --allow", Some(&list))?;
-            }
-            outside
+/// Stage, revert outside `--allow`, commit, and describe the branch. Errors
+/// are `WorktreeTampered` or `WorktreeCommitFailed`.
+pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<Settled> {
+    let pin = match s.pin() {
+        Ok(p) => p,
+        Err(e) => {
+            return Err(Error::WorktreeCommitFailed {
+                id: s.id.clone(),
+                path: s.path.clone(),
+                branch: s.branch.clone(),
+                reason: e.to_string(),
+                uncommitted: None,
+            });
         }
     };
+    if !s.path.is_dir() {
+        return Err(failed(
+            s,
+            &pin,
+            format!("the worktree's directory {} is gone", s.path.display()),
+        ));
+    }
+    // Before the first git call: a rewired worktree is not worked in.
+    pin.verify().map_err(|what| pin.tampered(&s.id, what))?;
+    commit(s, plan, status, &pin).map_err(|e| match e {
+        e @ Error::WorktreeTampered { .. } => e,
+        e => failed(s, &pin, e.to_string()),
+    })
+}
 
+/// The `WorktreeCommitFailed` for `reason`, with what is left uncommitted
+/// on disk against the branch as it is now (as far as git can tell).
+fn failed(s: &Session, pin: &Pin, reason: String) -> Error {
+    let uncommitted = if s.path.is_dir() && pin.verify().is_ok() {
+        rev_of(pin, &format!("refs/heads/{}", s.branch))
+            .and_then(|tip| on_disk_against(s, pin, &tip).ok())
+    } else {
+        None
+    };
+    Error::WorktreeCommitFailed {
+        id: s.id.clone(),
+        path: s.path.clone(),
+        branch: s.branch.clone(),
+        reason,
+        uncommitted,
+    }
+}
+
+/// Paths whose content on disk differs from `tree` (a tree or a commit),
+/// through a fresh index of baton's: never the peer's.
+pub(super) fn on_disk_against(s: &Session, pin: &Pin, tree: &str) -> Result<Vec<String>> {
+    Staging::new(pin, &s.root, &s.id, tree)?.differs_on_disk()
+}
+
+fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled> {
+    let pin = pin.clone();
+    let mut notes = Vec::new();
     let head = repo::rev(&pin, "HEAD", "reading the worktree's HEAD")?;
     let branch_ref = format!("refs/heads/{}", s.branch);
     let on_branch = probe({
@@ -76,11 +93,6 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
     })
     .is_some_and(|(ok, r)| ok && r == branch_ref);
     let old_branch = rev_of(&pin, &branch_ref);
-    let tree = {
-        let mut g = pin.git();
-        g.arg("write-tree");
-        line(g, "writing the worktree's tree")?
-    };
     let ident = repo::identity_env(&pin);
     let (label, by) = match &s.job_id {
         Some(j) => ("Baton-Job", j.as_str()),
@@ -97,6 +109,26 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
         tip = repo::commit_tree(&pin, &s.start_tree, &tip, &msg, &ident)?;
     }
     let tip_tree = repo::rev(&pin, &format!("{tip}^{{tree}}"), "reading a tree")?;
+    // The peer's commits are kept (baton commits on top of them), but what
+    // baton commits is what is on disk, staged in its own index from the
+    // tree it commits on: the worktree's index is the peer's to rewrite.
+    let staging = Staging::new(&pin, &s.root, &s.id, &tip_tree)?;
+    let mut tree = staging.add_all()?;
+    let reverted = match Allow::new(&s.allow)? {
+        None => Vec::new(),
+        Some(allow) => {
+            // Judged against where the peer started: carried changes stay.
+            let outside: Vec<String> = repo::changed_paths(&pin, &s.start_tree, &tree)?
+                .into_iter()
+                .filter(|p| !allow.permits(p))
+                .collect();
+            if !outside.is_empty() {
+                staging.restore(&s.start_tree, &outside)?;
+                tree = staging.write_tree()?;
+            }
+            outside
+        }
+    };
     if tree != tip_tree {
         let mut msg = format!(
             "baton: {} run {} ({})\n\nWork the peer left uncommitted in the worktree, committed by baton.\nTask: {}\n",
@@ -150,6 +182,18 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
         g.args(["symbolic-ref", "HEAD", &branch_ref]);
         git_run(g, "checking the branch out again", None)?;
     }
+    // The worktree's own index now says what the branch says (`git status`
+    // there is clean), whatever the peer had made of it.
+    if let Err(e) = staging.install() {
+        notes.push(format!(
+            "the worktree's own index could not be updated ({e}): `git status` in {} may not \
+             match {}",
+            s.path.display(),
+            s.branch
+        ));
+    }
+    drop(staging);
+    let changed = repo::changed_paths(&pin, s.run_from(), &tree)?;
     let contains_base = probe({
         let mut g = pin.git();
         g.args(["merge-base", "--is-ancestor", &s.base, &tip]);
@@ -163,9 +207,9 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
             short(&s.base)
         ));
     }
-    let changed = repo::changed_paths(&pin, &s.base, &tip)?;
+    let on_branch_changed = repo::changed_paths(&pin, &s.base, &tip)?;
     let attributes = |p: &String| p == ".gitattributes" || p.ends_with("/.gitattributes");
-    if !crate::git::has_attr_source() && changed.iter().any(attributes) {
+    if !crate::git::has_attr_source() && on_branch_changed.iter().any(attributes) {
         notes.push(
             "the peer changed a .gitattributes, and this git (older than 2.40) cannot keep \
              baton's own git calls from reading it: a filter driver you configured may have \
@@ -188,12 +232,16 @@ pub(super) fn settle(s: &Session, plan: &Plan, status: Status) -> Result<(Report
         head: tip.clone(),
         commits: repo::commits(&pin, &s.base, &tip)?,
         diffstat: repo::diffstat(&pin, &s.base, &tip)?,
-        changed_files: changed,
+        changed_files: on_branch_changed,
         merge_hint: format!("git merge {}", s.branch),
         reverted,
         carried: s.carried.clone(),
     };
-    Ok((report, notes))
+    Ok(Settled {
+        report,
+        notes,
+        changed,
+    })
 }
 
 impl Session {

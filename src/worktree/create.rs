@@ -119,6 +119,7 @@ pub fn prepare(
         allow: c.allow.clone(),
         test_cmd: c.test_cmd.clone(),
         pin: Some(pin),
+        run_from: None,
     };
     Ok((p, session))
 }

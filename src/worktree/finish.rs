@@ -1,9 +1,10 @@
 //! After the peer (`finish`): commit, fill the result's `worktree` report, run
-//! `--test-cmd` on the committed state; problems become warnings.
+//! `--test-cmd` on the committed state. A commit that fails fails the run.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -13,11 +14,12 @@ use crate::run::{self, Plan};
 use crate::{fsutil, process};
 
 use super::Session;
-use super::commit::settle;
+use super::commit::{self, settle};
 use super::{repo, store, verify};
 
 /// The `worktree` object of the result.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "WorktreeReport")]
 pub struct Report {
     pub id: String,
     pub path: PathBuf,
@@ -42,17 +44,56 @@ pub struct Report {
     pub carried: Vec<String>,
 }
 
+/// The `worktree` object of a result whose work baton did not commit: the
+/// peer tampered with the worktree, the commit failed, or a job's runner
+/// ended first. Only the schema uses this type (`baton schema`); the
+/// contract test checks real results of each case against it.
+#[derive(Serialize, JsonSchema)]
+#[allow(dead_code)]
+pub struct NotCommitted {
+    pub id: String,
+    pub path: PathBuf,
+    pub branch: String,
+    /// The commit the branch started from.
+    pub base: String,
+    /// Why nothing was committed.
+    pub error: String,
+    /// `true`: the peer rewired the worktree's git metadata
+    /// (`worktree_tampered`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tampered: bool,
+    /// `true`: a job's runner ended before baton committed the peer's work.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// `worktree_commit_failed`: the paths the peer changed that are not on
+    /// the branch (left in the worktree, when it still exists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncommitted: Option<Vec<String>>,
+}
+
 /// After the peer: commit, describe the branch, run `--test-cmd`, and
-/// rewrite `result.json` in `dir`. Never fails: problems become warnings.
+/// rewrite `result.json` in `dir`. Never fails: a commit that fails (or a
+/// tampered worktree) makes the run `failed` with its own error kind, and
+/// other problems become warnings.
 pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop: &verify::Stop) {
     let status = result.status;
     let mut tampered = None;
     match settle(s, plan, status) {
-        Ok((report, notes)) => {
-            result.warnings.extend(notes);
-            result
-                .changed_files
-                .retain(|p| !report.reverted.contains(p));
+        Ok(settled) => {
+            let report = settled.report;
+            result.warnings.extend(settled.notes);
+            // What the peer changed is what is on disk against where it
+            // started (reverted paths gone), and the summary counts that
+            // same list.
+            result.changed_files = settled.changed;
+            result.summary = run::summarize(
+                plan.agent,
+                result.status,
+                Duration::from_millis(result.duration_ms),
+                result.message.as_deref(),
+                result.error.as_ref(),
+                result.changed_files.len(),
+            );
             if !report.reverted.is_empty() {
                 result.summary.push_str(&format!(
                     "; {} reverted outside --allow",
@@ -70,9 +111,10 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
                 result.extra.insert("worktree".into(), v);
             }
         }
-        Err(e @ Error::WorktreeTampered { .. }) => {
-            // Whatever the peer said, its run failed: baton will not commit
-            // from a worktree whose git metadata the peer rewired.
+        Err(e) => {
+            // Whatever the peer said, its run failed: baton did not commit
+            // its work (it could not, or will not from a worktree whose git
+            // metadata the peer rewired).
             if let Some(prev) = result.error.take() {
                 result.warnings.push(format!(
                     "the peer's run had also ended with `{}`: {}",
@@ -80,13 +122,48 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
                 ));
             }
             result.status = Status::Failed;
+            let mut object = json!({
+                "id": s.id,
+                "path": s.path,
+                "branch": s.branch,
+                "base": s.base,
+                "error": e.to_string(),
+            });
             // Not "succeeded …": the peer's own verdict no longer stands.
-            if let Error::WorktreeTampered { what, .. } = &e {
-                result.summary = format!(
-                    "{} run failed: the peer tampered with its worktree's git metadata ({what}); \
-                     nothing committed",
-                    plan.agent.name()
-                );
+            match &e {
+                Error::WorktreeTampered { what, .. } => {
+                    result.summary = format!(
+                        "{} run failed: the peer tampered with its worktree's git metadata \
+                         ({what}); nothing committed",
+                        plan.agent.name()
+                    );
+                    object["tampered"] = json!(true);
+                    tampered = Some(e.to_string());
+                }
+                Error::WorktreeCommitFailed { uncommitted, .. } => {
+                    result.summary = format!(
+                        "{} run failed: baton could not commit its work on {}; {}",
+                        plan.agent.name(),
+                        s.branch,
+                        if s.path.is_dir() {
+                            format!("it is left in {}", s.path.display())
+                        } else {
+                            format!("its worktree {} is gone", s.path.display())
+                        }
+                    );
+                    if let Some(left) = uncommitted {
+                        object["uncommitted"] = json!(left);
+                    }
+                    // What the peer changed, from the files on disk (never
+                    // from its index), when git can still tell.
+                    result.changed_files = s
+                        .pin()
+                        .ok()
+                        .filter(|p| s.path.is_dir() && p.verify().is_ok())
+                        .and_then(|p| commit::on_disk_against(s, &p, s.run_from()).ok())
+                        .unwrap_or_default();
+                }
+                _ => {}
             }
             result.error = Some(ErrorInfo {
                 retry_after_s: None,
@@ -94,35 +171,7 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
                 message: e.to_string(),
                 hint: e.hint(),
             });
-            result.extra.insert(
-                "worktree".into(),
-                json!({
-                    "id": s.id,
-                    "path": s.path,
-                    "branch": s.branch,
-                    "base": s.base,
-                    "error": e.to_string(),
-                    "tampered": true,
-                }),
-            );
-            tampered = Some(e.to_string());
-        }
-        Err(e) => {
-            result.warnings.push(format!(
-                "worktree: could not commit the peer's work ({e}); it is left as the peer left \
-                 it in {}",
-                s.path.display()
-            ));
-            result.extra.insert(
-                "worktree".into(),
-                json!({
-                    "id": s.id,
-                    "path": s.path,
-                    "branch": s.branch,
-                    "base": s.base,
-                    "error": e.to_string(),
-                }),
-            );
+            result.extra.insert("worktree".into(), object);
         }
     }
     if let Some(cmd) = &s.test_cmd {

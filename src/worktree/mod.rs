@@ -18,12 +18,15 @@
 //!   to exactly what the user has: HEAD = base, index = staged tree, files =
 //!   work-tree state.
 //! - The peer runs there under `run::execute`, like any run.
-//! - `finish` stages what the peer left, reverts paths outside `--allow`
-//!   (relative to where the peer started, so carried changes stay), commits
-//!   with `commit-tree`/`update-ref` (no hooks), fills the result's
-//!   `worktree` object, then runs `--test-cmd` on the committed state and
-//!   fills `verification`. Its failures become warnings: the peer's result is
-//!   never lost to a bookkeeping error.
+//! - `finish` stages what the peer left on disk into an index of baton's own
+//!   (`staging`: the worktree's index is the peer's, which it may have
+//!   rewritten), reverts paths outside `--allow` (relative to where the peer
+//!   started, so carried changes stay), commits with
+//!   `commit-tree`/`update-ref` (no hooks), fills the result's `worktree`
+//!   object, then runs `--test-cmd` on the committed state and fills
+//!   `verification`. A commit that fails makes the run `failed`
+//!   (`worktree_commit_failed`, naming what was left where); the peer's
+//!   message, session and logs stay in the result.
 //!
 //! baton never merges, pushes or deletes a branch on its own; `baton
 //! worktree remove <id> --branch` is the explicit way.
@@ -55,10 +58,11 @@ mod create;
 mod finish;
 mod include_dirty;
 mod manage;
+mod staging;
 
 pub use check::check;
 pub use create::{abandon, prepare};
-pub use finish::{Report, finish};
+pub use finish::{NotCommitted, Report, finish};
 pub use manage::{Manage, command};
 
 /// Everything `check` established; creates nothing.
@@ -109,6 +113,11 @@ pub struct Session {
     /// session stored by an older baton: derived when needed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pin: Option<Pin>,
+    /// The tree a later run in the same worktree started from (`baton
+    /// continue`, a council's repair round: `again`), so that its
+    /// `changed_files` are its own; `None`: `start_tree`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_from: Option<String>,
 }
 
 impl Session {
@@ -118,6 +127,29 @@ impl Session {
             Some(p) => Ok(p.clone()),
             None => Pin::derive(&self.path, &self.top, &self.start_tree),
         }
+    }
+
+    /// This session for another run of a peer in the same worktree: its
+    /// changes are counted from what the branch holds now. (`--allow` is
+    /// still judged from `start_tree`, where the first run started.)
+    pub fn again(&self) -> Session {
+        let tip = self.pin().ok().and_then(|p| {
+            repo::rev(
+                &p,
+                &format!("refs/heads/{}^{{tree}}", self.branch),
+                "reading the branch",
+            )
+            .ok()
+        });
+        Session {
+            run_from: tip.or_else(|| self.run_from.clone()),
+            ..self.clone()
+        }
+    }
+
+    /// The tree this run's `changed_files` are counted from.
+    fn run_from(&self) -> &str {
+        self.run_from.as_deref().unwrap_or(&self.start_tree)
     }
 }
 

@@ -14,6 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -83,12 +84,19 @@ pub fn run(mut cmd: Command, purpose: &str, stdin: Option<&[u8]>) -> Result<Vec<
         .map_err(|e| Error::io(purpose, e))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        let msg = err
+        let lines: Vec<&str> = err
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty() && !l.starts_with("hint:"))
-            .collect::<Vec<_>>()
-            .join("; ");
+            .collect();
+        // git's own verdict, without the advice it wraps around it (a
+        // stale lock comes with six lines about editors and crashes).
+        let verdict: Vec<&str> = lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+            .collect();
+        let msg = if verdict.is_empty() { lines } else { verdict }.join("; ");
         let msg = if msg.is_empty() {
             format!("git exited with {}", out.status)
         } else {
@@ -139,7 +147,7 @@ pub fn abs(dir: &Path, p: &str) -> PathBuf {
 }
 
 /// Files, insertions and deletions, as `git diff --stat` counts them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DiffStat {
     pub files: u64,
     pub insertions: u64,
@@ -196,7 +204,7 @@ pub fn changed_paths(at: &(impl At + ?Sized), from: &str, to: &str) -> Result<Ve
 }
 
 /// One commit on the branch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Commit {
     pub sha: String,
     pub subject: String,

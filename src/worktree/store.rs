@@ -98,11 +98,17 @@ pub fn load(root: &Path, id: &str) -> Option<Record> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Forget worktree `id` (its record and its lock).
+/// Forget worktree `id` (its record, its lock, and any index a baton that
+/// died while committing left: `staging`).
 pub fn forget(root: &Path, id: &str) {
     if let Some(p) = record_path(root, id) {
-        let _ = std::fs::remove_file(&p);
-        let _ = std::fs::remove_file(p.with_extension("lock"));
+        for f in [
+            p.clone(),
+            p.with_extension("lock"),
+            p.with_extension("index"),
+        ] {
+            let _ = std::fs::remove_file(f);
+        }
     }
 }
 
@@ -205,7 +211,7 @@ pub fn pid_alive(pid: u32) -> bool {
 #[derive(Debug, Clone, Serialize)]
 pub struct Entry {
     pub id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The background job that ran in it; null for a foreground run.
     pub job_id: Option<String>,
     pub agent: Option<String>,
     pub branch: String,
@@ -349,7 +355,7 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
     .map(|(_, sha)| sha);
     let known = rec.is_some() || registered || path.exists() || (delete_branch && head.is_some());
     if !known {
-        return Err(Error::JobNotFound {
+        return Err(Error::WorktreeNotFound {
             id: id.to_string(),
             store: dir(root),
         });
