@@ -16,9 +16,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::Env;
+use crate::support::council::Stage;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/failures")
@@ -265,4 +266,83 @@ fn opencode_faults() {
 #[test]
 fn qwen_faults() {
     replay_all("qwen");
+}
+
+/// `ask` reports each adviser's failure with its kind: the same
+/// recordings, two advisers at once.
+#[test]
+fn ask_reports_each_advisers_kind() {
+    let env = Env::new();
+    env.git_init();
+    env.replay("claude", "failures/claude/auth.no-retry.stdout", 1);
+    env.replay("codex", "failures/codex/quota.no-retry.stdout", 1);
+    let r = env.run(&["ask", "--agents", "claude,codex", "is the cache racy?"]);
+    let v: Value =
+        serde_json::from_str(r.stdout.trim()).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let kind = |agent: &str| {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["agent"] == agent)
+            .map(|x| x["error"]["kind"].clone())
+            .unwrap_or_else(|| panic!("no {agent} in {v}"))
+    };
+    assert_eq!(kind("claude"), "auth_required", "{v}");
+    assert_eq!(kind("codex"), "quota_exhausted", "{v}");
+}
+
+/// A council member's failure carries its kind, and the council retries a
+/// call once only when its kind may pass (a rate limit), never because of
+/// the words in a message (an `agent_error` that says "overloaded") nor a
+/// failure no retry mends (no login).
+#[test]
+fn council_members_report_their_kind_and_only_passing_failures_are_retried() {
+    use crate::council::{council, good_scenario, proposal, setup};
+    let (env, fake) = setup();
+    let mut j = good_scenario().to_json();
+    let rate_limited = "429 Rate limit reached for mock-model in organization org-mock on \
+                        requests per min (RPM): Limit 500, Used 500, Requested 1. Please try again \
+                        in 7s.";
+    j["agents"]["pi"]["proposal"] = json!([{"fail": rate_limited}, {"json": proposal("gamma")}]);
+    j["agents"]["claude"]["proposal"] = json!([{"fail": "Not logged in · Please run /login"}]);
+    j["agents"]["codex"]["proposal"] = json!([{"fail": "model overloaded? no: bad request"}]);
+    fake.write_json(&j);
+    let r = council(
+        &env,
+        &[
+            "discuss",
+            "--members",
+            "codex,claude,pi",
+            "--seed",
+            "1",
+            "q?",
+        ],
+    );
+    let v = r.json();
+    let stage = |i: usize| v["members"][i]["outcomes"]["proposing"].clone();
+    // pi: rate-limited, retried once, then answered.
+    assert_eq!(stage(2)["outcome"], "ok", "{v}");
+    assert_eq!(fake.calls_for("pi", Stage::Proposal).len(), 2);
+    // claude: not logged in; codex: words only. Neither is retried.
+    assert_eq!(
+        (stage(1)["outcome"].clone(), stage(1)["kind"].clone()),
+        (json!("error"), json!("auth_required")),
+        "{v}"
+    );
+    assert_eq!(fake.calls_for("claude", Stage::Proposal).len(), 1);
+    assert_eq!(
+        (stage(0)["outcome"].clone(), stage(0)["kind"].clone()),
+        (json!("error"), json!("agent_error")),
+        "{v}"
+    );
+    assert_eq!(fake.calls_for("codex", Stage::Proposal).len(), 1);
+    let claude = v["proposals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["agent"] == "claude")
+        .cloned()
+        .unwrap();
+    assert_eq!(claude["kind"], "auth_required", "{claude}");
 }

@@ -148,6 +148,7 @@ where
             Err(e) => calls.push(Some(Call {
                 outcome: "error".into(),
                 reason: Some(format!("{}: {e}", e.kind())),
+                kind: Some(e.kind().to_string()),
                 answer: None,
                 usage: Default::default(),
                 duration_ms: 0,
