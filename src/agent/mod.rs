@@ -15,6 +15,9 @@ pub mod pi;
 pub mod qwen;
 pub mod vendor;
 
+mod parser;
+pub use parser::{Failing, Parser, Signal};
+
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -400,124 +403,6 @@ pub struct Outcome {
     pub unparsable: bool,
 }
 
-/// What a single line told the supervisor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
-    Nothing,
-    /// The CLI reported that its turn is over (success or failure). If the
-    /// process does not exit shortly after, it is hung (codex is known to).
-    TurnFinished,
-    /// The CLI showed this failure while it goes on (it announced a retry
-    /// of its own). The parser's outcome already names it; the supervisor
-    /// decides (`process::Limits::stop_on`) whether to stop the CLI now
-    /// rather than wait out retries that cannot mend it.
-    Failing(Failing),
-}
-
-/// A failure a CLI is retrying on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Failing {
-    pub failure: crate::failure::Failure,
-    /// The CLI set no end to its retries (codex "waiting for network").
-    pub endless: bool,
-}
-
-impl Failing {
-    pub fn bounded(failure: crate::failure::Failure) -> Signal {
-        Signal::Failing(Failing {
-            failure,
-            endless: false,
-        })
-    }
-
-    /// The supervisor's default: stop at once when no retry can mend the
-    /// failure (`Failure::stops_early`) or when the CLI would wait without
-    /// end; let bounded retries of a failure that may pass run their
-    /// course (`--timeout` still bounds them).
-    pub fn stops_by_default(self) -> bool {
-        self.endless || self.failure.stops_early()
-    }
-}
-
-/// Streaming parser state for one run, per CLI. Fed one line at a time so
-/// memory stays flat however much the peer prints.
-#[derive(Debug)]
-pub enum Parser {
-    Codex(codex::Parser),
-    Claude(claude::Parser),
-    Agy(agy::Parser),
-    Pi(pi::Parser),
-    GeminiCli(gemini_cli::Parser),
-    Opencode(opencode::Parser),
-    Qwen(qwen::Parser),
-}
-
-impl Parser {
-    pub fn feed(&mut self, line: &[u8]) -> Signal {
-        let line = trim_line(line);
-        if line.is_empty() {
-            return Signal::Nothing;
-        }
-        match self {
-            Parser::Codex(p) => p.feed(line),
-            Parser::Claude(p) => p.feed(line),
-            Parser::Agy(p) => p.feed(line),
-            Parser::Pi(p) => p.feed(line),
-            Parser::GeminiCli(p) => p.feed(line),
-            Parser::Opencode(p) => p.feed(line),
-            Parser::Qwen(p) => p.feed(line),
-        }
-    }
-
-    /// One line of the CLI's stderr, for CLIs that report retries there
-    /// (most report them on stdout, and ignore stderr until `finish`).
-    pub fn feed_stderr(&mut self, line: &[u8]) -> Signal {
-        let line = trim_line(line);
-        if line.is_empty() {
-            return Signal::Nothing;
-        }
-        match self {
-            Parser::Qwen(p) => p.feed_stderr(line),
-            _ => Signal::Nothing,
-        }
-    }
-
-    pub fn finish(self, end: &ProcessExit) -> Outcome {
-        match self {
-            Parser::Codex(p) => p.finish(end),
-            Parser::Claude(p) => p.finish(end),
-            Parser::Agy(p) => p.finish(end),
-            Parser::Pi(p) => p.finish(end),
-            Parser::GeminiCli(p) => p.finish(end),
-            Parser::Opencode(p) => p.finish(end),
-            Parser::Qwen(p) => p.finish(end),
-        }
-    }
-
-    /// A copy of what is known so far (for a peer that had to be killed).
-    pub fn snapshot(&self, end: &ProcessExit) -> Outcome {
-        match self {
-            Parser::Codex(p) => p.clone().finish(end),
-            Parser::Claude(p) => p.clone().finish(end),
-            Parser::Agy(p) => p.clone().finish(end),
-            Parser::Pi(p) => p.clone().finish(end),
-            Parser::GeminiCli(p) => p.clone().finish(end),
-            Parser::Opencode(p) => p.clone().finish(end),
-            Parser::Qwen(p) => p.clone().finish(end),
-        }
-    }
-}
-
-fn trim_line(mut line: &[u8]) -> &[u8] {
-    while let [rest @ .., b'\r' | b'\n' | b' ' | b'\t'] = line {
-        line = rest;
-    }
-    while let [b' ' | b'\t', rest @ ..] = line {
-        line = rest;
-    }
-    line
-}
-
 /// The last non-empty line of a text, trimmed (for error messages from stderr).
 pub(crate) fn last_line(s: &str) -> Option<String> {
     s.lines()
@@ -840,11 +725,5 @@ mod tests {
             Agent::Codex.command(&req).is_ok(),
             "stdin prompts may start with `-`"
         );
-    }
-
-    #[test]
-    fn trim_line_strips_cr_and_spaces() {
-        assert_eq!(trim_line(b"  {\"a\":1}\r\n"), b"{\"a\":1}");
-        assert_eq!(trim_line(b"\r\n"), b"");
     }
 }
