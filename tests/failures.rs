@@ -201,6 +201,21 @@ fn replay_all(agent: &str) {
             .flatten()
             .any(|w| w.as_str().is_some_and(|w| w.starts_with("baton stopped")));
         if r.stops_early() {
+            // The warning names what baton saw, so a reader knows why it
+            // did not wait.
+            let kind = format!("`{}`", r.want["kind"].as_str().unwrap_or_default());
+            let named = j["warnings"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|w| w.as_str())
+                .any(|w| w.starts_with("baton stopped") && w.contains(&kind));
+            if warned && !named {
+                problems.push(format!(
+                    "the warning does not name {kind}: {}",
+                    j["warnings"]
+                ));
+            }
             // Stopped as the failure showed: the fake's minute of waiting
             // (the real CLI's retries) is not waited out.
             if !warned || took >= Duration::from_secs(30) {

@@ -96,7 +96,7 @@ pub enum EndReason {
     /// The CLI reported the end of its turn but did not exit; baton stopped it.
     HungAfterFinal,
     /// The CLI showed a failure retrying cannot mend while it kept
-    /// retrying; baton stopped it (`Finished::failure_seen_at` says when).
+    /// retrying; baton stopped it (`Finished::stopped_on` says when, and what).
     FailureSeen,
     /// baton received this signal (Ctrl-C, SIGTERM from `baton cancel`, hang-up).
     Interrupted(i32),
@@ -113,8 +113,8 @@ pub struct Finished {
     /// What went wrong reading or logging the output (for the result's warnings).
     pub warnings: Vec<String>,
     /// When (after the start) the parser saw the failure that ended the
-    /// run early (`EndReason::FailureSeen`).
-    pub failure_seen_at: Option<Duration>,
+    /// run early (`EndReason::FailureSeen`), and what it was.
+    pub stopped_on: Option<(Duration, Failing)>,
 }
 
 /// Where the raw streams go (`None`: nowhere, there is no run directory).
@@ -295,7 +295,7 @@ pub fn supervise(
 
     let deadline = started + limits.timeout;
     let mut final_at: Option<Instant> = None;
-    let mut failure_seen_at: Option<Duration> = None;
+    let mut stopped_on: Option<(Duration, Failing)> = None;
     let mut status: Option<io::Result<ExitStatus>> = None;
     let mut eofs = 0;
     let reason = loop {
@@ -329,7 +329,7 @@ pub fn supervise(
                 final_at.get_or_insert_with(Instant::now);
             }
             Ok(Msg::Failing(f)) if (limits.stop_on)(f) => {
-                failure_seen_at = Some(started.elapsed());
+                stopped_on = Some((started.elapsed(), f));
                 break EndReason::FailureSeen;
             }
             Ok(Msg::Failing(_)) => {}
@@ -400,7 +400,7 @@ pub fn supervise(
         duration,
         pipes_left_open: eofs < 2,
         warnings,
-        failure_seen_at,
+        stopped_on,
     })
 }
 

@@ -128,17 +128,13 @@ pub fn execute(
             )),
         ),
         EndReason::FailureSeen => {
-            let seen = finished.failure_seen_at.unwrap_or(finished.duration);
-            warnings.push(format!(
-                "baton stopped {} {:.1}s into the run, as soon as it reported this failure, \
-                 instead of waiting out the retries it makes on its own (they cannot mend it)",
-                plan.agent.name(),
-                seen.as_secs_f64()
-            ));
             let e = o
                 .error
                 .clone()
                 .unwrap_or_else(|| format!("{} reported a failure", plan.agent.name()));
+            if let Some((at, f)) = finished.stopped_on {
+                warnings.push(stopped_early(plan.agent, at, f, &e));
+            }
             (Status::Failed, Some(named_error(plan, &o, &e)))
         }
         EndReason::Exited | EndReason::HungAfterFinal => {
@@ -238,6 +234,24 @@ pub fn save_result(dir: Option<&Path>, r: &mut RunResult) {
         r.warnings
             .push(format!("could not save the result's copy: {e}"));
     }
+}
+
+/// The warning of a run baton stopped while its CLI retried: what it saw,
+/// when, and why it did not wait.
+fn stopped_early(agent: Agent, at: Duration, f: crate::agent::Failing, seen: &str) -> String {
+    let why = if f.endless {
+        "it set its retries no end"
+    } else {
+        "no retry can mend that"
+    };
+    format!(
+        "baton stopped {} {:.1}s into the run, as soon as it showed `{}` ({}) and went on \
+         retrying on its own: {why}, so baton did not wait",
+        agent.name(),
+        at.as_secs_f64(),
+        f.failure.kind(),
+        crate::agent::clip(seen, 160)
+    )
 }
 
 /// The peer's own failure: named when its adapter was sure of the kind,
