@@ -154,6 +154,10 @@ pub const OUTCOME_KINDS: &[(&str, &str)] = &[
         "a background job's result could not be stored (a full disk)",
     ),
     (
+        "acp_handshake_timeout",
+        "an agent driven over ACP did not answer `initialize` in time; it was stopped",
+    ),
+    (
         "invalid_advice",
         "`ask`: the adviser's answer was not valid advice after one repair round",
     ),

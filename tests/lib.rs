@@ -3,6 +3,7 @@
 
 mod support;
 
+mod acp;
 mod agents;
 mod argv;
 mod ask;
@@ -26,6 +27,7 @@ mod jobs;
 mod json;
 mod json_cases;
 mod layers;
+mod mcp;
 mod opencode_qwen;
 mod parsers;
 mod plugin;
@@ -34,6 +36,7 @@ mod redact;
 mod run;
 mod serve;
 mod setup;
+mod setup_mcp;
 mod shim;
 mod state;
 mod supervise;

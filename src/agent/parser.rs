@@ -1,7 +1,40 @@
-//! The streaming parser of one run (one variant per CLI, fed stdout and
-//! stderr line by line) and what a line tells the supervisor.
+//! What every adapter's parser shares: how the process ended, what was
+//! understood of it (`Outcome`), the `Parser` enum the pump feeds (stdout
+//! and stderr line by line) and what a line tells the supervisor.
 
-use super::{Outcome, ProcessExit, agy, claude, codex, gemini_cli, opencode, pi, qwen};
+use super::{acp, agy, claude, codex, gemini_cli, opencode, pi, qwen};
+use crate::result::{Denial, Usage};
+
+/// How the peer process ended, as far as the parser needs to know.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessExit {
+    /// Exit code, `None` if killed by a signal.
+    pub code: Option<i32>,
+    /// The last bytes of stderr, for error messages (CLIs that report errors there).
+    pub stderr_tail: String,
+}
+
+/// What the parser understood of a run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    /// The CLI's own success marker was seen (and no failure marker).
+    pub success: bool,
+    /// A failure reported by the CLI (model/API error), if any.
+    pub error: Option<String>,
+    /// What kind of failure `error` is, when the CLI's output names it
+    /// beyond doubt (`None`: `agent_error`).
+    pub failure: Option<crate::failure::Named>,
+    pub session: Option<String>,
+    pub message: Option<String>,
+    pub usage: Usage,
+    /// The model the CLI said it used.
+    pub model: Option<String>,
+    pub denials: Vec<Denial>,
+    /// Notes for the result's `warnings` (e.g. non-fatal CLI errors).
+    pub warnings: Vec<String>,
+    /// The output could not be understood at all (no recognised event).
+    pub unparsable: bool,
+}
 
 /// What a single line told the supervisor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +86,8 @@ pub enum Parser {
     GeminiCli(gemini_cli::Parser),
     Opencode(opencode::Parser),
     Qwen(qwen::Parser),
+    /// An ACP client: it parses and, while it drives a run, answers.
+    Acp(Box<acp::Client>),
 }
 
 impl Parser {
@@ -69,6 +104,7 @@ impl Parser {
             Parser::GeminiCli(p) => p.feed(line),
             Parser::Opencode(p) => p.feed(line),
             Parser::Qwen(p) => p.feed(line),
+            Parser::Acp(p) => p.feed(line),
         }
     }
 
@@ -94,6 +130,7 @@ impl Parser {
             Parser::GeminiCli(p) => p.finish(end),
             Parser::Opencode(p) => p.finish(end),
             Parser::Qwen(p) => p.finish(end),
+            Parser::Acp(p) => p.finish(end),
         }
     }
 
@@ -107,6 +144,15 @@ impl Parser {
             Parser::GeminiCli(p) => p.clone().finish(end),
             Parser::Opencode(p) => p.clone().finish(end),
             Parser::Qwen(p) => p.clone().finish(end),
+            Parser::Acp(p) => p.as_ref().clone().finish(end),
+        }
+    }
+
+    /// The ACP client, when this parser is one (it needs stdin kept open).
+    pub fn acp(&mut self) -> Option<&mut acp::Client> {
+        match self {
+            Parser::Acp(c) => Some(c),
+            _ => None,
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::agent::{Agent, CommandSpec};
+use crate::agent::{Agent, CommandSpec, Transport};
 use crate::error::{Error, Result};
 use crate::failure::{Failure, Named};
 use crate::process::{self, EndReason, Interrupts, LogFiles};
@@ -33,18 +33,22 @@ pub fn execute(
     let logs = LogFiles {
         stdout: dir.map(|d| d.join("stdout.log")),
         stderr: dir.map(|d| d.join("stderr.log")),
+        sent: dir
+            .filter(|_| plan.transport == Transport::Acp)
+            .map(|d| d.join("sent.log")),
     };
     // The snapshot behind `changed_files` costs a `git status` or more. When
     // the prompt goes on stdin it is taken while the CLI starts: the peer is
     // spawned first and gets its prompt only after the snapshot, so it
     // cannot act before it. A prompt in argv (agy) starts the work at once:
-    // then the snapshot comes first.
+    // then the snapshot comes first. An ACP agent gets nothing (not even
+    // `initialize`) before the snapshot is taken.
     let snapshot = || match &plan.git_pin {
         Some(p) => git::snapshot_pinned(&p.work_tree, p.env()),
         None => git::snapshot(&plan.cwd),
     };
     let mut before = None;
-    let early = spec.stdin.is_none();
+    let early = spec.stdin.is_none() && plan.transport != Transport::Acp;
     if early {
         before = snapshot();
     }
@@ -59,7 +63,7 @@ pub fn execute(
         program,
         &plan.cwd,
         &logs,
-        plan.agent.parser(),
+        plan.parser(),
         &plan.limits(),
         interrupts,
         &mut |pid| {
@@ -119,6 +123,21 @@ pub fn execute(
                 "raise --idle-timeout if the peer legitimately works silently; see the log",
             )),
         ),
+        EndReason::HandshakeTimeout => (
+            Status::Timeout,
+            Some(info(
+                "acp_handshake_timeout",
+                format!(
+                    "`{}` did not answer the ACP `initialize` request within {}s{}",
+                    spec.program,
+                    secs(plan.limits().handshake.unwrap_or_default().as_millis() as u64),
+                    crate::agent::last_line(&finished.exit.stderr_tail)
+                        .map(|l| format!(" (its stderr: {})", crate::agent::clip(&l, 200)))
+                        .unwrap_or_default()
+                ),
+                "check that the command speaks ACP on stdio (`baton doctor` sends it                  `initialize`), or that it is not waiting for a login",
+            )),
+        ),
         EndReason::Interrupted(sig) => (
             Status::Cancelled,
             Some(info(
@@ -140,7 +159,7 @@ pub fn execute(
         EndReason::Exited | EndReason::HungAfterFinal => {
             let exited_ok =
                 finished.reason == EndReason::HungAfterFinal || finished.exit.code == Some(0);
-            if finished.reason == EndReason::HungAfterFinal {
+            if finished.reason == EndReason::HungAfterFinal && plan.transport != Transport::Acp {
                 warnings.push(format!(
                     "the peer did not exit within {}s of its final event; baton stopped it",
                     secs(plan.limits().after_final.as_millis() as u64)
@@ -321,7 +340,9 @@ pub(super) fn session_usage(
     usage: &Usage,
     warnings: &mut Vec<String>,
 ) -> Usage {
-    if !plan.agent.usage_is_cumulative() {
+    // Over ACP every agent reports per prompt (qwen's headless total is
+    // per session; its ACP `_meta.usage` is per model call: measured).
+    if !plan.agent.usage_is_cumulative() || plan.transport == Transport::Acp {
         return usage.clone();
     }
     let Some(session) =

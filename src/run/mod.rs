@@ -12,18 +12,23 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::argv::{Origin, Origins};
-use crate::agent::{Access, Agent, CommandSpec, Extra, Request};
+use crate::agent::{Access, Agent, CommandSpec, Extra, Request, Transport};
 use crate::error::{Error, Result};
 use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
 use crate::{config, duration, fsutil, models, prompt};
 
+mod cap;
 mod execute;
 pub mod observe;
 mod records;
+mod transport;
 
+pub use cap::{Depth, MAX_ACCESS_VAR, check_access_cap};
 pub use execute::{execute, save_result, summarize};
 pub use records::{RUN_LOCK, new_run_dir, run_dir_or_warning};
+pub use transport::resolve_transport;
+use transport::{ACP_AFTER_FINAL, acp_init_timeout};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
@@ -60,6 +65,9 @@ pub struct Plan {
     pub raw: bool,
     pub profile: Option<String>,
     pub provider: Option<String>,
+    /// How baton talks to the agent (its CLI's headless mode, or ACP).
+    #[serde(default)]
+    pub transport: Transport,
     /// The argv prefix that starts the CLI (config `agents.<name>.command`),
     /// in place of its binary on PATH.
     #[serde(default)]
@@ -109,42 +117,15 @@ pub struct RunRequest {
     pub idle_timeout: Option<String>,
     pub profile: Option<String>,
     pub provider: Option<String>,
+    /// `--transport`: headless or acp (`None`: the config's
+    /// `agents.<name>.transport`, else the agent's default).
+    pub transport: Option<String>,
     pub raw: bool,
     /// The task as words (joined by spaces).
     pub task: Vec<String>,
     /// Where model, effort, profile, provider and resume came from when not
     /// from the flag of that name (`ask --agents`, `continue`'s job record).
     pub origins: Origins,
-}
-
-/// Environment knobs, read once.
-pub struct Depth {
-    pub depth: u32,
-    pub max: u32,
-}
-
-impl Depth {
-    pub fn from_env() -> Depth {
-        let get = |k: &str| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.trim().parse::<u32>().ok())
-        };
-        Depth {
-            depth: get("BATON_DEPTH").unwrap_or(0),
-            max: get("BATON_MAX_DEPTH").unwrap_or(1),
-        }
-    }
-
-    pub fn check(&self) -> Result<()> {
-        if self.depth >= self.max {
-            return Err(Error::RecursionLimit {
-                depth: self.depth,
-                max: self.max,
-            });
-        }
-        Ok(())
-    }
 }
 
 pub fn resolve_access(args: &RunRequest) -> Result<Access> {
@@ -256,6 +237,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     let (model, model_from) = pick("model", &args.model, &o.model, "--model");
     let (effort, effort_from) = pick("effort", &args.effort, &o.effort, "--effort");
     let access = resolve_access(args)?;
+    check_access_cap(access)?;
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     // The model alone first, so that an error names the source of the
     // value it is about.
@@ -311,6 +293,12 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
             .as_ref()
             .map(|_| o.resume.clone().unwrap_or(Origin::Flag("--resume"))),
     };
+    let transport = resolve_transport(
+        agent,
+        args.transport
+            .clone()
+            .or_else(|| cfg.string(&format!("agents.{}.transport", agent.name()))),
+    )?;
     let cwd_str = cwd.display().to_string();
     let prompt = if args.raw {
         task.clone()
@@ -330,6 +318,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         raw: args.raw,
         profile,
         provider,
+        transport,
         command: cfg.command(agent),
         timeout_ms: duration::millis(timeout),
         idle_timeout_ms: duration::millis(idle),
@@ -360,6 +349,7 @@ impl Plan {
             // SAFETY: geteuid has no preconditions.
             is_root: unsafe { libc::geteuid() } == 0,
             missing_sandbox_deps: missing_sandbox_deps(self.agent, self.access),
+            transport: self.transport,
             extra: Extra {
                 writable_dirs: self.writable_dirs.clone(),
                 protected_paths: self.protected_paths.clone(),
@@ -397,9 +387,15 @@ impl Plan {
             timeout: Duration::from_millis(self.timeout_ms),
             idle_timeout: (self.agent.streams_progress() && self.idle_timeout_ms > 0)
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
-            after_final: after_final_grace(),
+            // An ACP agent's turn is over when its prompt is answered; one
+            // that lingers after its stdin closed is stopped sooner.
+            after_final: match self.transport {
+                Transport::Acp => after_final_grace().min(ACP_AFTER_FINAL),
+                Transport::Headless => after_final_grace(),
+            },
             kill_grace: KILL_GRACE,
             stop_on: crate::agent::Failing::stops_by_default,
+            handshake: (self.transport == Transport::Acp).then(acp_init_timeout),
         }
     }
 
@@ -470,5 +466,7 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "warnings": plan.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
         // Which config files decided the defaults above.
         "config_files": config::active().files_read(),
+        "transport": plan.transport.as_str(),
+        "acp": transport::dry_run_acp(plan),
     })
 }

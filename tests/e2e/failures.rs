@@ -51,8 +51,14 @@ pub fn api(agent: Agent) -> Api {
     match agent {
         Agent::Codex => Api::Responses,
         Agent::Claude => Api::Anthropic,
-        Agent::GeminiCli => Api::Gemini,
-        Agent::Pi | Agent::Zai | Agent::Opencode | Agent::Qwen => Api::Chat,
+        Agent::GeminiCli | Agent::GeminiCliAcp => Api::Gemini,
+        Agent::Pi
+        | Agent::Zai
+        | Agent::Opencode
+        | Agent::Qwen
+        | Agent::QwenAcp
+        | Agent::Copilot
+        | Agent::Kilo => Api::Chat,
     }
 }
 
@@ -158,9 +164,11 @@ fn version_of(agent: Agent) -> String {
         Agent::Codex => "CODEX_NPM",
         Agent::Claude => "CLAUDE_NPM",
         Agent::Pi | Agent::Zai => "PI_NPM",
-        Agent::GeminiCli => "GEMINI_CLI_NPM",
+        Agent::GeminiCli | Agent::GeminiCliAcp => "GEMINI_CLI_NPM",
         Agent::Opencode => "OPENCODE_NPM",
-        Agent::Qwen => "QWEN_NPM",
+        Agent::Qwen | Agent::QwenAcp => "QWEN_NPM",
+        Agent::Copilot => "COPILOT_NPM",
+        Agent::Kilo => "KILO_NPM",
     };
     versions().get(key).cloned().unwrap_or_default()
 }

@@ -44,6 +44,7 @@ mod council;
 mod doctor;
 mod failures;
 mod jobs;
+mod mcp;
 mod plugin;
 mod run;
 mod setup;
