@@ -431,26 +431,36 @@ fn stderr_note(end: &ProcessExit) -> String {
 
 /// The kind of a `session/prompt` JSON-RPC error, from the provider's
 /// words the agent passed on (Qwen Code's `data.details` first, under its
-/// generic "Internal error"), by the table every adapter shares.
+/// generic "Internal error"), by the table every adapter shares. gemini-cli
+/// puts the HTTP status in the error's `code` (docs/agents-acp.md).
 fn prompt_failure(e: &Value) -> Option<Named> {
+    let status = e
+        .get("code")
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok())
+        .filter(|c| (400..600).contains(c));
     let texts = [e.pointer("/data/details"), e.get("message")];
     texts
         .into_iter()
         .flatten()
         .filter_map(Value::as_str)
-        .find_map(classify)
+        .find_map(|t| classify_with(status, t))
 }
 
 /// The shared provider table applied to an agent's error text: a status at
 /// its start (`429 …`, or inside qwen's `[API Error: 429 …]`), the
 /// provider's codes, network words. Unsure: `None` (`agent_error`).
 fn classify(text: &str) -> Option<Named> {
+    classify_with(None, text)
+}
+
+fn classify_with(status: Option<u16>, text: &str) -> Option<Named> {
     let t = text.trim();
     let t = t
         .strip_prefix("[API Error:")
         .map(|r| r.split_once(']').map_or(r, |(a, _)| a).trim())
         .unwrap_or(t);
-    let failure = failure::from_provider(failure::leading_status(t), t)
+    let failure = failure::from_provider(status.or_else(|| failure::leading_status(t)), t)
         .or_else(|| failure::is_network(t).then_some(Failure::Network))?;
     Some(Named {
         failure,
@@ -491,6 +501,10 @@ mod tests {
         assert_eq!(kind(prompt_failure(&e)), Some(("rate_limited", Some(7))));
         let e = json!({"code": -32603, "message": "401 Incorrect API key provided: e2e-key"});
         assert_eq!(kind(prompt_failure(&e)), Some(("auth_required", None)));
+        // gemini-cli: the HTTP status as the error's code, the API's body.
+        let e =
+            json!({"code": 429, "message": "{\"error\":{\"code\":429,\"message\":\"slow down\"}}"});
+        assert_eq!(kind(prompt_failure(&e)), Some(("rate_limited", None)));
         let e =
             json!({"code": -32603, "message": "fetch failed: connect ECONNREFUSED 127.0.0.1:9"});
         assert_eq!(kind(prompt_failure(&e)), Some(("network", None)));
