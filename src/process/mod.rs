@@ -47,6 +47,7 @@ use std::time::{Duration, Instant};
 use crate::agent::{CommandSpec, Failing, Outcome, Parser, ProcessExit};
 use crate::error::{Error, Result};
 
+mod acp;
 mod group;
 mod interrupts;
 mod orphans;
@@ -94,10 +95,6 @@ pub struct Limits {
     /// ACP: how long the agent may take to answer `initialize`.
     pub handshake: Option<Duration>,
 }
-
-/// How long an ACP agent has to end its turn after `session/cancel` before
-/// its group is stopped.
-const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// Why supervision ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,7 +248,7 @@ pub fn supervise(
             .as_ref()
             .and_then(|p| crate::fsutil::create_private(p).ok());
         let (out, outbox) = mpsc::channel();
-        thread::spawn(move || write_outbox(stdin, outbox, sent_log));
+        thread::spawn(move || acp::write_outbox(stdin, outbox, sent_log));
         if let Some(c) = parser.acp() {
             c.start(out);
         }
@@ -344,7 +341,7 @@ pub fn supervise(
                 break EndReason::Timeout;
             }
             if handshake.is_some_and(|d| now >= d) {
-                if !acp_initialized(&parser) {
+                if !acp::initialized(&parser) {
                     break EndReason::HandshakeTimeout;
                 }
                 handshake = None;
@@ -384,9 +381,9 @@ pub fn supervise(
     if status.is_none()
         && reason != EndReason::Exited
         && reason != EndReason::HungAfterFinal
-        && acp_cancel(&parser)
+        && acp::cancel(&parser)
     {
-        let until = Instant::now() + CANCEL_GRACE;
+        let until = Instant::now() + acp::CANCEL_GRACE;
         while let Ok(m) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
             match m {
                 Msg::Exited(s) => {
@@ -459,46 +456,6 @@ pub fn supervise(
         warnings,
         stopped_on,
     })
-}
-
-fn acp_initialized(parser: &Mutex<Option<Parser>>) -> bool {
-    let mut g = parser.lock().unwrap();
-    g.as_mut()
-        .and_then(Parser::acp)
-        .is_none_or(|c| c.initialized())
-}
-
-/// Send `session/cancel` if an ACP prompt is in flight.
-fn acp_cancel(parser: &Mutex<Option<Parser>>) -> bool {
-    let mut g = parser.lock().unwrap();
-    g.as_mut().and_then(Parser::acp).is_some_and(|c| c.cancel())
-}
-
-/// The ACP writer: each queued line to the agent's stdin (and `sent.log`),
-/// until the client closes it or the agent stops reading.
-fn write_outbox(
-    mut stdin: std::process::ChildStdin,
-    outbox: mpsc::Receiver<crate::agent::acp::Outgoing>,
-    mut log: Option<std::fs::File>,
-) {
-    use crate::agent::acp::Outgoing;
-    for o in outbox {
-        match o {
-            Outgoing::Line { wire, logged } => {
-                if let Some(f) = &mut log
-                    && writeln!(f, "{logged}").is_err()
-                {
-                    log = None;
-                }
-                let mut line = wire.into_bytes();
-                line.push(b'\n');
-                if stdin.write_all(&line).and_then(|_| stdin.flush()).is_err() {
-                    return;
-                }
-            }
-            Outgoing::Close => return,
-        }
-    }
 }
 
 #[cfg(test)]
