@@ -74,6 +74,40 @@ impl Failure {
         }
     }
 
+    /// When it happens, as `baton schema` lists it beside the kind.
+    pub fn when(self) -> &'static str {
+        match self {
+            Failure::AuthRequired => {
+                "the peer's CLI has no valid credentials: none, a wrong key, an expired login"
+            }
+            Failure::RateLimited => {
+                "the provider is rate-limiting (HTTP 429 or its words for it); retry_after_s \
+                 when it or the CLI said how long to wait"
+            }
+            Failure::QuotaExhausted => {
+                "the account's quota, credit or spending limit is used up (billing)"
+            }
+            Failure::ModelNotFound => "the model is unknown or not available to this account",
+            Failure::ContextTooLong => "the prompt is over the model's context window",
+            Failure::ProviderUnavailable => "the provider is down or overloaded (5xx, 529)",
+            Failure::Network => {
+                "the provider could not be reached: connection refused or reset, DNS, TLS"
+            }
+            Failure::SandboxDenied => {
+                "the peer's CLI refused an action by its own access rules and could not go on"
+            }
+            Failure::HostSandbox => {
+                "baton runs inside a host agent's sandbox that blocks the peer's network"
+            }
+            Failure::BudgetExceeded => {
+                "a spending limit (--max-usd, --budget-tokens) would be crossed"
+            }
+            Failure::AgentError => {
+                "the peer's CLI reported an error no other kind names (its message says what)"
+            }
+        }
+    }
+
     pub fn from_kind(kind: &str) -> Option<Failure> {
         Failure::ALL.into_iter().find(|f| f.kind() == kind)
     }
@@ -162,6 +196,24 @@ impl Failure {
     pub fn retries(self) -> bool {
         matches!(self, Failure::RateLimited | Failure::ProviderUnavailable)
     }
+
+    /// Kinds a CLI's own retries can get past: the provider's load, its
+    /// outage, the network. The others (a wrong key, a spent quota, an
+    /// unknown model, a prompt too long) fail the same way on every try.
+    pub fn passes(self) -> bool {
+        matches!(
+            self,
+            Failure::RateLimited | Failure::ProviderUnavailable | Failure::Network
+        )
+    }
+
+    /// The supervisor's default rule while a CLI retries on its own after
+    /// a failure it has shown: stop it at once when the failure is one no
+    /// retry can mend; let it retry when it may pass (`--timeout` still
+    /// bounds it).
+    pub fn stops_early(self) -> bool {
+        !self.passes() && self != Failure::AgentError
+    }
 }
 
 /// The host agent whose sandbox baton found itself in (`host_sandbox`),
@@ -204,6 +256,234 @@ impl Named {
             retry_after_s: None,
         }
     }
+}
+
+/// The one table from what a provider answered to a kind, shared by every
+/// adapter (each adapter finds the status and the error text in its CLI's
+/// own output, then asks here).
+///
+/// `status` is the HTTP status when the CLI shows it; `text` is the
+/// provider's error as the CLI passes it on (message, or the whole JSON
+/// body). Only an adapter knows which part of its CLI's output is that
+/// error: never pass model output here, its words prove nothing.
+///
+/// Provider codes decide first, because the same status means different
+/// things (OpenAI answers 429 for a rate limit and for a spent quota;
+/// Gemini answers 429 `RESOURCE_EXHAUSTED` with the same words for both,
+/// and only the quota id says per minute or per day). Then the status
+/// alone, where it has one meaning. `None`: not sure.
+pub fn from_provider(status: Option<u16>, text: &str) -> Option<Failure> {
+    // Codes and phrases are matched without case: CLIs re-case the
+    // provider's words ("Prompt is too long", "Credit balance is too low").
+    let lower = text.to_ascii_lowercase();
+    let has = |words: &[&str]| {
+        words
+            .iter()
+            .any(|w| lower.contains(&w.to_ascii_lowercase()))
+    };
+    // Gemini's RESOURCE_EXHAUSTED: a day's (or month's) quota is spent, or
+    // a minute's rate is. Its message is the same for both.
+    if has(&["RESOURCE_EXHAUSTED"])
+        || status == Some(429) && has(&["quotaId", "Quota exceeded for metric"])
+    {
+        if has(&["PerDay", "PerMonth", "per day", "Daily"]) {
+            return Some(Failure::QuotaExhausted);
+        }
+        if has(&["PerMinute", "per minute"]) {
+            return Some(Failure::RateLimited);
+        }
+    }
+    for (words, kind) in PROVIDER_CODES {
+        if has(words) {
+            return Some(*kind);
+        }
+    }
+    match status? {
+        401 => Some(Failure::AuthRequired),
+        402 => Some(Failure::QuotaExhausted),
+        // 429 without a code that says billing is a rate limit at every
+        // provider measured (Gemini's quota case is decided above).
+        429 if !has(&["RESOURCE_EXHAUSTED", "exceeded your current quota"]) => {
+            Some(Failure::RateLimited)
+        }
+        // OpenAI's `insufficient_quota` message, when a CLI kept only the
+        // message: it points to OpenAI's error docs. (Gemini's rate limit
+        // starts with the same words but points to its rate-limit page.)
+        429 if has(&["exceeded your current quota"])
+            && has(&["platform.openai.com/docs/guides/error-codes"]) =>
+        {
+            Some(Failure::QuotaExhausted)
+        }
+        // A 404 is only about the model when the text says so (a wrong base
+        // URL is a 404 too).
+        404 if lower.contains("model") => Some(Failure::ModelNotFound),
+        500 | 502 | 503 | 504 | 529 => Some(Failure::ProviderUnavailable),
+        _ => None,
+    }
+}
+
+/// Provider error codes and the few fixed messages that name one kind
+/// beyond doubt (OpenAI `error.code`/`type`, Anthropic `error.type`, Gemini
+/// `error.status`/`reason`), most specific first.
+const PROVIDER_CODES: &[(&[&str], Failure)] = &[
+    (
+        &[
+            "insufficient_quota",
+            "billing_error",
+            "credit balance is too low",
+            "credit_balance_exhausted",
+            "spend_limit_exceeded",
+            "usage_limit_exceeded",
+            "enforced_spend_limit_reached",
+        ],
+        Failure::QuotaExhausted,
+    ),
+    (
+        &[
+            "context_length_exceeded",
+            "prompt is too long",
+            "exceeds the maximum number of tokens",
+            "maximum context length is",
+        ],
+        Failure::ContextTooLong,
+    ),
+    (
+        &[
+            "invalid_api_key",
+            "authentication_error",
+            "API_KEY_INVALID",
+            "API key not valid",
+            "UNAUTHENTICATED",
+            "PERMISSION_DENIED",
+            "Incorrect API key provided",
+            "invalid x-api-key",
+        ],
+        Failure::AuthRequired,
+    ),
+    (
+        &["rate_limit_exceeded", "rate_limit_error"],
+        Failure::RateLimited,
+    ),
+    (
+        &[
+            "model_not_found",
+            // OpenAI's and Gemini's words for it, for CLIs that drop the code.
+            "does not exist or you do not have access to it",
+            "is not found for API version",
+        ],
+        Failure::ModelNotFound,
+    ),
+    (
+        &[
+            "overloaded_error",
+            "server_is_overloaded",
+            "service_unavailable_error",
+        ],
+        Failure::ProviderUnavailable,
+    ),
+];
+
+/// Whether a CLI's error is about reaching the provider at all (connection
+/// refused or reset, DNS, TLS), in the words of the HTTP clients the CLIs
+/// use (node's `fetch`/undici and the OpenAI/Anthropic SDKs, Rust's
+/// reqwest in codex).
+pub fn is_network(text: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "ECONNREFUSED",
+        "ECONNRESET",
+        "ENOTFOUND",
+        "EAI_AGAIN",
+        "ETIMEDOUT",
+        "EHOSTUNREACH",
+        "ENETUNREACH",
+        "Connection refused",
+        "connection refused",
+        "Connection reset",
+        "connection reset",
+        "socket hang up",
+        "error sending request",
+        "fetch failed",
+        "getaddrinfo",
+        "certificate",
+        // The OpenAI SDK's `APIConnectionError` (pi, qwen).
+        "Connection error.",
+        // Bun's fetch (opencode): refused, and reset.
+        "Unable to connect. Is the computer able to access the url?",
+        "The socket connection was closed unexpectedly",
+    ];
+    WORDS.iter().any(|w| text.contains(w))
+}
+
+/// The HTTP status a CLI put at the start of its error text: `429 Rate
+/// limit…` (pi, qwen inside `[API Error: …]`).
+pub fn leading_status(text: &str) -> Option<u16> {
+    let t = text.trim_start();
+    let digits: String = t.chars().take_while(char::is_ascii_digit).collect();
+    let rest = &t[digits.len()..];
+    (digits.len() == 3 && (rest.is_empty() || rest.starts_with(' ')))
+        .then(|| digits.parse().ok())
+        .flatten()
+        .filter(|s| (400..600).contains(s))
+}
+
+/// How long the provider said to wait, in whole seconds rounded up, from
+/// the forms the CLIs pass on: a `retry-after` header, Gemini's
+/// `"retryDelay": "7s"` and "Please retry in 7.5s", OpenAI's "Please try
+/// again in 20s" / "in 1m30s" / "in 450ms".
+pub fn retry_after_in(text: &str) -> Option<u64> {
+    const LEADS: &[&str] = &[
+        "retry-after:",
+        "Retry-After:",
+        "\"retryDelay\":\"",
+        "\"retryDelay\": \"",
+        "\\\"retryDelay\\\":\\\"",
+        "\\\"retryDelay\\\": \\\"",
+        "retry in ",
+        "try again in ",
+    ];
+    LEADS.iter().find_map(|lead| {
+        let i = text.find(lead)?;
+        parse_wait(text[i + lead.len()..].trim_start())
+    })
+}
+
+/// "7", "7s", "7.5s", "450ms", "1m30s", "2h3m4s" at the start of `s`, in
+/// whole seconds rounded up; a bare number is seconds (the header's form).
+fn parse_wait(s: &str) -> Option<u64> {
+    let mut total_ms = 0f64;
+    let mut rest = s;
+    let mut any = false;
+    loop {
+        if !rest.starts_with(|c: char| c.is_ascii_digit()) {
+            break;
+        }
+        let n: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        // "7s." ends a sentence: the dot is not a decimal point.
+        let n = n.trim_end_matches('.').to_string();
+        let v: f64 = n.parse().ok()?;
+        rest = &rest[n.len()..];
+        let unit: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        let ms = match unit.as_str() {
+            "ms" => 1.0,
+            "" | "s" | "sec" | "secs" | "seconds" => 1000.0,
+            "m" | "min" | "mins" | "minutes" => 60_000.0,
+            "h" | "hr" | "hours" => 3_600_000.0,
+            _ => return None,
+        };
+        total_ms += v * ms;
+        any = true;
+        rest = &rest[unit.len()..];
+        if unit.is_empty() || unit == "seconds" {
+            break;
+        }
+    }
+    any.then(|| (total_ms / 1000.0).ceil() as u64)
 }
 
 #[cfg(test)]
@@ -266,5 +546,121 @@ mod tests {
         assert!(!Failure::AgentError.falls_back());
         assert!(Failure::RateLimited.retries());
         assert!(!Failure::QuotaExhausted.retries());
+    }
+
+    #[test]
+    fn provider_codes_decide_before_the_status() {
+        use Failure::*;
+        let openai_quota = r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+        assert_eq!(from_provider(Some(429), openai_quota), Some(QuotaExhausted));
+        let openai_rate = r#"{"error":{"message":"Rate limit reached for m","type":"requests","code":"rate_limit_exceeded"}}"#;
+        assert_eq!(from_provider(Some(429), openai_rate), Some(RateLimited));
+        assert_eq!(
+            from_provider(Some(429), "Too Many Requests"),
+            Some(RateLimited)
+        );
+        assert_eq!(from_provider(Some(401), "whatever"), Some(AuthRequired));
+        assert_eq!(from_provider(None, "invalid x-api-key"), Some(AuthRequired));
+        assert_eq!(
+            from_provider(
+                Some(400),
+                "Your credit balance is too low to access the Anthropic API."
+            ),
+            Some(QuotaExhausted)
+        );
+        assert_eq!(
+            from_provider(
+                Some(400),
+                "prompt is too long: 208310 tokens > 200000 maximum"
+            ),
+            Some(ContextTooLong)
+        );
+        assert_eq!(from_provider(Some(400), "mock: scripted bad request"), None);
+        assert_eq!(
+            from_provider(Some(404), "model: claude-x"),
+            Some(ModelNotFound)
+        );
+        assert_eq!(from_provider(Some(404), "no such route"), None);
+        assert_eq!(
+            from_provider(Some(529), "Overloaded"),
+            Some(ProviderUnavailable)
+        );
+        assert_eq!(from_provider(Some(403), "Forbidden"), None);
+        assert_eq!(from_provider(None, "something odd"), None);
+    }
+
+    #[test]
+    fn gemini_quota_and_rate_differ_only_by_quota_id() {
+        let words = "You exceeded your current quota, please check your plan and billing details.";
+        let day = format!(
+            r#"{{"error":{{"code":429,"message":"{words}","status":"RESOURCE_EXHAUSTED","details":[{{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}}]}}}}"#
+        );
+        let minute = day.replace("PerDay", "PerMinute").replace("-FreeTier", "");
+        assert_eq!(
+            from_provider(Some(429), &day),
+            Some(Failure::QuotaExhausted)
+        );
+        assert_eq!(
+            from_provider(Some(429), &minute),
+            Some(Failure::RateLimited)
+        );
+        // Without the quota id the two cannot be told apart.
+        let bare = format!(
+            r#"{{"error":{{"code":429,"message":"{words}","status":"RESOURCE_EXHAUSTED"}}}}"#
+        );
+        assert_eq!(from_provider(Some(429), &bare), None);
+    }
+
+    #[test]
+    fn leading_status_is_a_whole_http_error_code() {
+        assert_eq!(leading_status("429 Rate limit reached"), Some(429));
+        assert_eq!(leading_status(" 500 The server had an error"), Some(500));
+        assert_eq!(leading_status("4290 tokens"), None);
+        assert_eq!(leading_status("200 OK"), None);
+        assert_eq!(leading_status("Connection error."), None);
+    }
+
+    #[test]
+    fn only_unmendable_failures_stop_a_retrying_cli() {
+        assert!(Failure::AuthRequired.stops_early());
+        assert!(Failure::ModelNotFound.stops_early());
+        assert!(Failure::ContextTooLong.stops_early());
+        assert!(!Failure::AgentError.stops_early());
+        assert!(Failure::QuotaExhausted.stops_early());
+        assert!(!Failure::RateLimited.stops_early());
+        assert!(!Failure::Network.stops_early());
+    }
+
+    #[test]
+    fn openai_quota_message_without_its_code() {
+        let m = "429 You exceeded your current quota, please check your plan and billing details. \
+                 For more information on this error, read the docs: \
+                 https://platform.openai.com/docs/guides/error-codes/api-errors.";
+        assert_eq!(from_provider(Some(429), m), Some(Failure::QuotaExhausted));
+        let gemini = "You exceeded your current quota, please check your plan and billing details. \
+                      For more information on this error, head to: \
+                      https://ai.google.dev/gemini-api/docs/rate-limits.";
+        assert_eq!(from_provider(Some(429), gemini), None);
+    }
+
+    #[test]
+    fn network_words() {
+        assert!(is_network("connect ECONNREFUSED 127.0.0.1:9"));
+        assert!(is_network("Connection failed: error sending request"));
+        assert!(is_network("TypeError: fetch failed"));
+        assert!(!is_network("401 Unauthorized"));
+    }
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(retry_after_in("Please try again in 20s. Visit"), Some(20));
+        assert_eq!(retry_after_in("Please try again in 1m30s."), Some(90));
+        assert_eq!(retry_after_in("Please try again in 450ms."), Some(1));
+        assert_eq!(retry_after_in("Please retry in 7.5s."), Some(8));
+        assert_eq!(retry_after_in(r#""retryDelay": "37025s""#), Some(37025));
+        assert_eq!(retry_after_in(r#""retryDelay":"7s""#), Some(7));
+        assert_eq!(retry_after_in("retry-after: 30"), Some(30));
+        assert_eq!(retry_after_in("no wait here"), None);
+        assert_eq!(retry_after_in("try again in a moment"), None);
     }
 }

@@ -123,13 +123,11 @@ impl Usage {
 }
 
 /// The `error.kind` of a peer that ran and did not succeed, with when it
-/// happens. With `error::KINDS` (baton could not do its job) this is every
-/// value `error.kind` can have; `baton schema` lists them.
+/// happens. With the named failures (`failure::Failure`: `auth_required`,
+/// `rate_limited`, …, `agent_error`) and `error::KINDS` (baton could not do
+/// its job) this is every value `error.kind` can have; `baton schema`
+/// lists them.
 pub const OUTCOME_KINDS: &[(&str, &str)] = &[
-    (
-        "agent_error",
-        "the peer's CLI reported an error (API error, not logged in, …)",
-    ),
     (
         "nonzero_exit",
         "the peer exited with a code other than 0 without reporting success",
@@ -186,10 +184,7 @@ pub struct ErrorInfo {
     pub hint: Option<String>,
     /// `rate_limited`: seconds to wait before trying again, when the
     /// provider or the CLI said so.
-    // Left out of the schema until an adapter names a rate limit (issue 22
-    // §1): the contract test proves every field it describes is produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(skip)]
     pub retry_after_s: Option<u64>,
 }
 
@@ -197,7 +192,12 @@ pub struct ErrorInfo {
 /// `Status`).
 fn kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let mut kinds: Vec<(&str, &str)> = Vec::new();
-    for &(k, when) in OUTCOME_KINDS.iter().chain(crate::error::KINDS) {
+    let failures = crate::failure::Failure::ALL.map(|f| (f.kind(), f.when()));
+    for &(k, when) in failures
+        .iter()
+        .chain(OUTCOME_KINDS)
+        .chain(crate::error::KINDS)
+    {
         if !kinds.iter().any(|(seen, _)| *seen == k) {
             kinds.push((k, when));
         }

@@ -20,10 +20,15 @@ const FAKE: &str = include_str!("support/fake_acp.py");
 pub fn copilot(name: &str, flags: &str) -> Env {
     let env = Env::new();
     env.git_init();
-    let script = env.fake_dir.join("fake_acp.py");
-    fs::write(&script, FAKE).unwrap();
     let rec = fixture(&format!("acp/copilot/{name}.acp"));
     assert!(rec.exists(), "{}", rec.display());
+    replay(env, &rec, flags)
+}
+
+/// `env`'s `copilot` replays the recording at `rec`.
+fn replay(env: Env, rec: &std::path::Path, flags: &str) -> Env {
+    let script = env.fake_dir.join("fake_acp.py");
+    fs::write(&script, FAKE).unwrap();
     env.fake(
         "copilot",
         &format!(
@@ -188,6 +193,70 @@ fn a_model_error_copilot_reports_as_text_fails_the_run() {
             .contains("mock: scripted bad request"),
         "{j}"
     );
+}
+
+/// An agent that answers `session/prompt` with this JSON-RPC error: the
+/// recorded copilot exchange up to the prompt, then `error`. Not a
+/// recording of copilot (it reports a failed model call as text, see
+/// `error.acp`): the shape of an ACP agent that passes the provider's words
+/// on in its error (Qwen Code's `data.details` under "Internal error").
+fn prompt_error(error: Value) -> Env {
+    let env = Env::new();
+    env.git_init();
+    let recorded = fs::read_to_string(fixture("acp/copilot/error.acp")).unwrap();
+    let mut lines: Vec<String> = Vec::new();
+    for l in recorded.lines() {
+        lines.push(l.to_string());
+        if l.starts_with(">> ") && l.contains("\"session/prompt\"") {
+            break;
+        }
+    }
+    lines.push(format!(
+        "<< {}",
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "error": error})
+    ));
+    let rec = env.fake_dir.join("prompt-error.acp");
+    fs::write(&rec, lines.join("\n") + "\n").unwrap();
+    replay(env, &rec, "")
+}
+
+#[test]
+fn a_prompt_error_with_the_providers_401_is_auth_required() {
+    let env = prompt_error(
+        serde_json::json!({"code": -32603, "message": "Internal error",
+        "data": {"details": "[API Error: 401 Incorrect API key provided: e2e-key]"}}),
+    );
+    let (r, j) = run(&env, &["fail"]);
+    assert_eq!((r.code, j["status"].as_str()), (1, Some("failed")), "{j}");
+    assert_eq!(j["error"]["kind"], "auth_required", "{j}");
+    assert!(
+        j["error"]["hint"].as_str().is_some_and(|h| !h.is_empty()),
+        "{j}"
+    );
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("401 Incorrect API key"),
+        "{j}"
+    );
+}
+
+#[test]
+fn a_prompt_error_with_the_providers_429_is_rate_limited_with_its_wait() {
+    let env = prompt_error(serde_json::json!({"code": -32603,
+        "message": "429 Rate limit reached for requests. Please try again in 7s."}));
+    let (r, j) = run(&env, &["fail"]);
+    assert_eq!((r.code, j["status"].as_str()), (1, Some("failed")), "{j}");
+    assert_eq!(j["error"]["kind"], "rate_limited", "{j}");
+    assert_eq!(j["error"]["retry_after_s"], 7, "{j}");
+}
+
+#[test]
+fn a_prompt_error_without_the_providers_status_stays_agent_error() {
+    let env = prompt_error(serde_json::json!({"code": -32603, "message": "Internal error"}));
+    let (_, j) = run(&env, &["fail"]);
+    assert_eq!(j["error"]["kind"], "agent_error", "{j}");
 }
 
 #[test]

@@ -721,6 +721,22 @@ pub fn fanouts(c: &Contract) {
         &env.run(&["run", "--agents", "codex", "--read-only", "which?"]),
         "no_answer",
     );
+    // A candidate's named failure, with the wait the provider asked for:
+    // pi's recorded 429.
+    let raw = fs::read_to_string(crate::support::fixture(
+        "failures/pi/rate_limit.no-retry.stdout",
+    ))
+    .unwrap();
+    fake.write(&Scenario::new().on("pi", Stage::Implement, Step::stdout(&raw)));
+    let v = c.expect_kind(
+        "rate-limited candidate",
+        Shape::Fanout,
+        &env.run(&["run", "--agents", "pi", "--read-only", "which?"]),
+        "no_answer",
+    );
+    let e = &v["candidates"][0]["error"];
+    assert_eq!(e["kind"], "rate_limited", "{v}");
+    assert_eq!(e["retry_after_s"], 7, "{v}");
 }
 
 /// A job whose result cannot be stored: a real full disk (a tmpfs in a
@@ -759,4 +775,96 @@ id=$(sed 's/.*"job_id":"\([0-9a-z]*\)".*/\1/' "$FAKE_DIR/start.json")
     let v: Value = serde_json::from_str(wait.trim()).unwrap();
     c.check_value("full disk", Shape::Result, &v);
     assert_eq!(v["error"]["kind"], "result_not_stored", "{v}");
+}
+
+/// A peer's failure, named: each kind from a recording of the real CLI
+/// (tests/fixtures/failures), replayed.
+pub fn failures(c: &Contract) {
+    let env = Env::new();
+    env.git_init();
+    let pi = [
+        "--agent",
+        "pi",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-model",
+    ];
+    for (case, cli, fixture_rel, code, args, kind) in [
+        (
+            "wrong key",
+            "claude",
+            "failures/claude/auth.no-retry.stdout",
+            1,
+            &["--agent", "claude"][..],
+            "auth_required",
+        ),
+        (
+            "rate limit",
+            "pi",
+            "failures/pi/rate_limit.no-retry.stdout",
+            0,
+            &pi[..],
+            "rate_limited",
+        ),
+        (
+            "quota",
+            "codex",
+            "failures/codex/quota.no-retry.stdout",
+            1,
+            &[][..],
+            "quota_exhausted",
+        ),
+        (
+            "model",
+            "codex",
+            "failures/codex/model_not_found.no-retry.stdout",
+            1,
+            &[][..],
+            "model_not_found",
+        ),
+        (
+            "context",
+            "claude",
+            "failures/claude/context_too_long.no-retry.stdout",
+            1,
+            &["--agent", "claude"][..],
+            "context_too_long",
+        ),
+        (
+            "overloaded",
+            "claude",
+            "failures/claude/overloaded.no-retry.stdout",
+            1,
+            &["--agent", "claude"][..],
+            "provider_unavailable",
+        ),
+        (
+            "reset",
+            "codex",
+            "failures/codex/reset.no-retry.stdout",
+            1,
+            &[][..],
+            "network",
+        ),
+    ] {
+        env.replay(cli, fixture_rel, code);
+        let mut a = args.to_vec();
+        a.push("x");
+        let v = c.expect_kind(case, Shape::Result, &env.run(&a), kind);
+        if kind == "rate_limited" {
+            assert_eq!(v["error"]["retry_after_s"], 7, "{v}");
+        }
+    }
+    // agy's documented refusal in headless mode (no agy to record).
+    env.fake(
+        "agy",
+        "echo '{\"status\":\"SUCCESS\",\"response\":\"done\"}'\necho 'headless mode cannot prompt for approval: write_file auto-denied' >&2",
+    );
+    c.expect_kind(
+        "headless refusal",
+        Shape::Result,
+        &env.run(&["--agent", "agy", "x"]),
+        "sandbox_denied",
+    );
 }

@@ -21,9 +21,9 @@ mod docs;
 mod doctor;
 mod dry_run;
 mod edges;
-mod host_sandbox;
-
+mod failures;
 mod fanout;
+mod host_sandbox;
 mod identity;
 mod jobs;
 mod json;

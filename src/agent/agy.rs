@@ -11,6 +11,7 @@
 
 use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, last_line};
 use crate::error::{Error, Result};
+use crate::failure::{self, Failure, Named};
 use crate::result::Usage;
 
 /// Linux's limit for one argument (`MAX_ARG_STRLEN`, 32 pages, with its
@@ -113,7 +114,9 @@ impl Parser {
         });
         let Some(v) = obj.filter(|v| v.is_object()) else {
             o.unparsable = true;
-            o.error = false_success(&self.last_line, &end.stderr_tail)
+            let known = false_success(&self.last_line, &end.stderr_tail);
+            o.failure = known.as_deref().and_then(classify);
+            o.error = known
                 .or_else(|| last_line(&end.stderr_tail))
                 .or_else(|| Some("agy printed no JSON result".into()));
             return o;
@@ -136,6 +139,12 @@ impl Parser {
         let false_success = false_success(&self.last_line, &end.stderr_tail);
         o.success = status_ok && !is_error && false_success.is_none();
         if !o.success {
+            // Its documented failure texts, and the provider's error in
+            // `error` (Gemini's codes and words).
+            o.failure = false_success
+                .as_deref()
+                .and_then(classify)
+                .or_else(|| classify(&v.get("error").map(|e| e.to_string()).unwrap_or_default()));
             o.error = false_success
                 .or_else(|| match v.get("error") {
                     Some(serde_json::Value::String(e)) => Some(e.clone()),
@@ -155,6 +164,27 @@ impl Parser {
         }
         o
     }
+}
+
+/// The kind of an agy failure, from its documented output only (no agy
+/// binary is available to measure; shared/realcli/agy.md): its login that
+/// is missing or timed out, a tool call headless mode had to deny, and the
+/// provider's codes or a connection error in its `error` field. A timeout
+/// waiting for the model could be the provider or agy: not named.
+fn classify(text: &str) -> Option<Named> {
+    let failure =
+        if text.contains("authentication required") || text.contains("authentication timed out") {
+            Failure::AuthRequired
+        } else if text.contains("auto-denied") {
+            Failure::SandboxDenied
+        } else {
+            failure::from_provider(None, text)
+                .or_else(|| failure::is_network(text).then_some(Failure::Network))?
+        };
+    Some(Named {
+        failure,
+        retry_after_s: failure::retry_after_in(text),
+    })
 }
 
 /// agy exits 0 on some failures; public wrappers recognise them by text.

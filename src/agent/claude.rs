@@ -14,7 +14,8 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, clip, last_line};
+use super::{Access, CommandSpec, Failing, Outcome, ProcessExit, Request, Signal, clip, last_line};
+use crate::failure::{self, Failure, Named};
 use crate::result::{Denial, Usage};
 
 /// Tools a read-only peer keeps: reading and searching, nothing that writes or runs.
@@ -146,7 +147,13 @@ struct Event<'a> {
     total_cost_usd: Option<f64>,
     permission_denials: Option<Vec<PermissionDenial>>,
     api_error_status: Option<serde_json::Value>,
+    api_error_type: Option<String>,
     structured_output: Option<serde_json::Value>,
+    // `system`/`api_retry` event fields
+    attempt: Option<u64>,
+    max_retries: Option<u64>,
+    error_status: Option<u16>,
+    error: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -196,6 +203,9 @@ pub struct Parser {
     /// session (`--tools` allowlist): not in `permission_denials`.
     unavailable: Vec<Denial>,
     recognised: bool,
+    /// The failure claude is retrying (its latest `api_retry` event): what
+    /// it said, and its kind.
+    retrying: Option<(String, Failure)>,
 }
 
 #[derive(Debug, Clone)]
@@ -205,6 +215,7 @@ struct ResultEvent {
     usage: Usage,
     denials: Vec<Denial>,
     api_status: Option<String>,
+    api_error_type: Option<String>,
 }
 
 impl Parser {
@@ -219,6 +230,24 @@ impl Parser {
         match ev.kind.as_ref() {
             "system" if ev.subtype.as_deref() == Some("init") && ev.model.is_some() => {
                 self.model = ev.model;
+            }
+            // Claude announces each retry of a failed API call (up to 10 by
+            // default, over about three minutes for a 401: measured).
+            "system" if ev.subtype.as_deref() == Some("api_retry") => {
+                let category = ev.error.unwrap_or_default();
+                let Some(kind) = retry_kind(ev.error_status, &category) else {
+                    return Signal::Nothing;
+                };
+                let status = ev
+                    .error_status
+                    .map_or(String::new(), |s| format!("HTTP {s} "));
+                let what = format!(
+                    "{status}{category} (claude was retrying: attempt {} of {})",
+                    ev.attempt.unwrap_or(0),
+                    ev.max_retries.unwrap_or(0)
+                );
+                self.retrying = Some((what, kind));
+                return Failing::bounded(kind);
             }
             "assistant" => {
                 if let Some(m) = ev.message {
@@ -288,6 +317,7 @@ impl Parser {
                         .api_error_status
                         .filter(|v| !v.is_null())
                         .map(|v| v.to_string()),
+                    api_error_type: ev.api_error_type,
                 });
                 return Signal::TurnFinished;
             }
@@ -342,6 +372,8 @@ impl Parser {
                 o.denials.extend(self.unavailable);
                 if r.is_error {
                     let msg = r.text.unwrap_or_else(|| "claude reported is_error".into());
+                    o.failure =
+                        classify(r.api_status.as_deref(), r.api_error_type.as_deref(), &msg);
                     o.error = Some(match r.api_status {
                         Some(s) if !msg.contains(&s) => format!("{msg} (HTTP {s})"),
                         _ => msg,
@@ -349,6 +381,13 @@ impl Parser {
                 } else {
                     o.message = r.text.or(self.last_text);
                 }
+            }
+            // Stopped while it retried: what it was retrying is the error.
+            None if self.retrying.is_some() => {
+                let (what, kind) = self.retrying.expect("checked");
+                o.message = self.last_text;
+                o.error = Some(what);
+                o.failure = Some(Named::new(kind));
             }
             None => {
                 o.message = self.last_text;
@@ -358,6 +397,40 @@ impl Parser {
         }
         o
     }
+}
+
+/// The kind of an `api_retry` event: its HTTP status and claude's own
+/// category (`authentication_failed`, `rate_limit`, `overloaded`,
+/// `server_error`, `billing_error`, …; `unknown` with no status for a
+/// refused or reset connection, which says too little to name).
+fn retry_kind(status: Option<u16>, category: &str) -> Option<Failure> {
+    match category {
+        "authentication_failed" => Some(Failure::AuthRequired),
+        "billing_error" => Some(Failure::QuotaExhausted),
+        "rate_limit" => Some(Failure::RateLimited),
+        "overloaded" | "server_error" => Some(Failure::ProviderUnavailable),
+        _ => failure::from_provider(status, category),
+    }
+}
+
+/// The kind of claude's final error (2.1.332, measured in
+/// tests/fixtures/failures/claude): `api_error_status`, `api_error_type`
+/// (the provider's `error.type`) and its message, which keeps the
+/// provider's words for most faults and names the connection error
+/// (`ECONNREFUSED`, `ECONNRESET`) for the network ones.
+fn classify(status: Option<&str>, kind: Option<&str>, msg: &str) -> Option<Named> {
+    // No key at all: claude says so before any request (no status).
+    if msg.starts_with("Not logged in") {
+        return Some(Named::new(Failure::AuthRequired));
+    }
+    let status = status.and_then(|s| s.parse::<u16>().ok());
+    let text = format!("{} {msg}", kind.unwrap_or(""));
+    let failure = failure::from_provider(status, &text)
+        .or_else(|| failure::is_network(msg).then_some(Failure::Network))?;
+    Some(Named {
+        failure,
+        retry_after_s: failure::retry_after_in(msg),
+    })
 }
 
 /// What a denied tool call was aimed at (qwen's denials have the same shape).

@@ -9,7 +9,8 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, clip, last_line};
+use super::{Access, CommandSpec, Failing, Outcome, ProcessExit, Request, Signal, clip, last_line};
+use crate::failure::{self, Failure, Named};
 use crate::result::{Denial, Usage};
 
 pub fn command(req: &Request) -> CommandSpec {
@@ -144,6 +145,9 @@ pub struct Parser {
     denials: Vec<Denial>,
     warnings: Vec<String>,
     recognised: bool,
+    /// The failure codex is retrying ("Reconnecting… n/5 (…)"): what it
+    /// said, and its kind.
+    retrying: Option<(String, Failure)>,
 }
 
 impl Parser {
@@ -185,15 +189,28 @@ impl Parser {
             }
             "error" => {
                 if let Some(m) = ev.message {
-                    // Retries are announced as errors; they are not the outcome.
-                    if !m.starts_with("Reconnecting") {
-                        self.last_error_event = Some(m);
+                    // Retries are announced as errors; they are not the
+                    // outcome, but they say early what it will be.
+                    if let Some(r) = retry_notice(&m) {
+                        return self.retry(r);
                     }
+                    self.last_error_event = Some(m);
                 }
             }
             _ => {}
         }
         Signal::Nothing
+    }
+
+    fn retry(&mut self, r: Retry) -> Signal {
+        let Some(kind) = classify(r.cause) else {
+            return Signal::Nothing;
+        };
+        self.retrying = Some((r.cause.to_string(), kind));
+        Signal::Failing(Failing {
+            failure: kind,
+            endless: r.endless,
+        })
     }
 
     fn item_completed(&mut self, item: Item) {
@@ -239,13 +256,26 @@ impl Parser {
                     .flatten()
             })
             .map(|m| readable_error(&m))
+            // Stopped while it retried: what it was retrying is the error.
+            .or_else(|| {
+                (!self.completed)
+                    .then(|| self.retrying.as_ref().map(|(m, _)| m.clone()))
+                    .flatten()
+            })
             .or_else(|| {
                 (end.code != Some(0) && !self.completed)
                     .then(|| last_line(&end.stderr_tail))
                     .flatten()
             });
+        let failure = error.as_deref().and_then(|e| {
+            let kind = classify(e)?;
+            Some(Named {
+                failure: kind,
+                retry_after_s: failure::retry_after_in(e),
+            })
+        });
         Outcome {
-            failure: None,
+            failure,
             success: self.completed && self.failed.is_none(),
             error,
             session: self.session,
@@ -280,6 +310,66 @@ fn stderr_denials(stderr: &str) -> Vec<Denial> {
             detail: clip(e, 300),
         })
         .collect()
+}
+
+/// A retry codex announced: `Reconnecting... 2/5 (<cause>)`, or, with no
+/// count, `Reconnecting... waiting for network (<cause>)`, which it repeats
+/// without end (measured: over 5 minutes with retries off).
+struct Retry<'a> {
+    cause: &'a str,
+    endless: bool,
+}
+
+fn retry_notice(m: &str) -> Option<Retry<'_>> {
+    let rest = m
+        .strip_prefix("Reconnecting")?
+        .trim_start_matches('.')
+        .trim_start();
+    let (head, cause) = rest.split_once('(')?;
+    Some(Retry {
+        cause: cause.strip_suffix(')').unwrap_or(cause),
+        endless: head.trim() == "waiting for network",
+    })
+}
+
+/// What kind of failure a codex error message is (codex 0.171.0, measured
+/// against each fault in tests/fixtures/failures/codex). Codex replaces
+/// several provider errors with words of its own and drops their codes;
+/// those words are read here, the rest by the shared table.
+fn classify(m: &str) -> Option<Failure> {
+    const OWN: &[(&str, Failure)] = &[
+        // context_length_exceeded
+        (
+            "ran out of room in the model's context window",
+            Failure::ContextTooLong,
+        ),
+        // insufficient_quota
+        (
+            "Quota exceeded. Check your plan and billing details",
+            Failure::QuotaExhausted,
+        ),
+        // 503 server_is_overloaded
+        (
+            "Selected model is at capacity",
+            Failure::ProviderUnavailable,
+        ),
+        // any other 5xx
+        (
+            "currently experiencing high demand",
+            Failure::ProviderUnavailable,
+        ),
+    ];
+    if let Some((_, f)) = OWN.iter().find(|(w, _)| m.contains(w)) {
+        return Some(*f);
+    }
+    // "unexpected status 401 Unauthorized: …", "last status: 429 Too Many Requests".
+    let status = ["unexpected status ", "last status: "]
+        .iter()
+        .find_map(|lead| {
+            let i = m.find(lead)?;
+            failure::leading_status(&m[i + lead.len()..])
+        });
+    failure::from_provider(status, m).or_else(|| failure::is_network(m).then_some(Failure::Network))
 }
 
 /// Codex passes API error bodies through verbatim (`{"error": {"message": …}}`);

@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 
 use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, clip, last_line};
+use crate::failure::{self, Failure, Named};
 use crate::result::{Denial, Usage};
 
 pub fn command(req: &Request) -> CommandSpec {
@@ -105,6 +106,9 @@ pub struct Parser {
     tools: Vec<(String, String)>,
     status: Option<String>,
     error: Option<String>,
+    /// The provider's error as the result event carried it (the JSON body
+    /// inside `[API Error: …]`, or gemini-cli's own words).
+    raw_error: Option<String>,
     usage: Usage,
     denials: Vec<Denial>,
     recognised: bool,
@@ -162,6 +166,7 @@ impl Parser {
                 self.status = ev.status;
                 if let Some(e) = ev.error {
                     let m = e.message.unwrap_or_default();
+                    self.raw_error = Some(m.clone());
                     self.error = Some(match e.kind {
                         // The real CLI (0.61.0) says `"type":"unknown"` for API errors.
                         Some(k) if !m.is_empty() && k != "unknown" => {
@@ -198,8 +203,15 @@ impl Parser {
                 .or_else(|| stderr_error(&end.stderr_tail))
                 .or_else(|| Some("gemini ended without a result".into()))
         };
+        let failure = if success {
+            None
+        } else {
+            self.raw_error
+                .as_deref()
+                .and_then(|raw| classify(raw, end.code))
+        };
         Outcome {
-            failure: None,
+            failure,
             success,
             error,
             session: self.session,
@@ -211,6 +223,43 @@ impl Parser {
             unparsable: !self.recognised,
         }
     }
+}
+
+/// The kind of gemini-cli's error (0.61.0, measured in
+/// tests/fixtures/failures/gemini-cli): the provider's JSON body inside
+/// `[API Error: …]` when it kept it, else its own words. Its exit code is
+/// the HTTP status modulo 256 (400–511 → 144–255), the status when the
+/// message lost it.
+fn classify(raw: &str, code: Option<i32>) -> Option<Named> {
+    let body = raw
+        .trim()
+        .strip_prefix("[API Error:")
+        .map_or(raw, |r| r.rsplit_once(']').map_or(r, |(b, _)| b))
+        .trim();
+    let status = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/code").and_then(|c| c.as_u64()))
+        .and_then(|c| u16::try_from(c).ok())
+        .or_else(|| {
+            code.filter(|c| (144..=255).contains(c))
+                .map(|c| c as u16 + 256)
+        });
+    let failure = if raw.contains("exhausted your daily quota") {
+        // gemini-cli's `TerminalQuotaError`: the per-day quota.
+        Failure::QuotaExhausted
+    } else if status == Some(429) && raw.contains("exceeded your current quota") {
+        // The same words for a minute's rate and a day's quota; gemini-cli
+        // tells them apart by the quota id and says the day's one in the
+        // words above, so what is left is the rate it retried.
+        Failure::RateLimited
+    } else {
+        failure::from_provider(status, body)
+            .or_else(|| failure::is_network(body).then_some(Failure::Network))?
+    };
+    Some(Named {
+        failure,
+        retry_after_s: failure::retry_after_in(raw),
+    })
 }
 
 /// The router model (`…-lite`) answers a helper call on every turn; the

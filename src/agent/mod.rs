@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 pub use acp::Transport;
-pub use parser::{Outcome, Parser, ProcessExit, Signal};
+pub use parser::{Failing, Outcome, Parser, ProcessExit, Signal};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -531,6 +531,122 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every recorded fault (tests/fixtures/failures, the real CLIs
+    /// against the mock's faults) is named as expected.json says, from
+    /// the transcript's lines in the order they came (stdout and stderr
+    /// merged by their recorded times), stopping where the supervisor
+    /// would stop the CLI by default. Recordings the recorder itself had
+    /// to stop (the CLI still retrying after its cap) are skipped unless
+    /// baton stops them early: their end is not the CLI's.
+    #[test]
+    fn every_recorded_failure_is_named() {
+        use serde_json::Value;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/failures");
+        let expected: Value =
+            serde_json::from_slice(&std::fs::read(root.join("expected.json")).unwrap()).unwrap();
+        let mut checked = 0;
+        let mut wrong = Vec::new();
+        for (name, faults) in expected.as_object().unwrap() {
+            if name.starts_with('_') {
+                continue;
+            }
+            let agent = Agent::parse(name).unwrap();
+            for (fault, want) in faults.as_object().unwrap() {
+                for mode in ["defaults", "no-retry"] {
+                    let base = match mode {
+                        "defaults" => fault.clone(),
+                        _ => format!("{fault}.no-retry"),
+                    };
+                    let dir = root.join(name);
+                    let read = |ext: &str| std::fs::read(dir.join(format!("{base}.{ext}")));
+                    let Ok(meta) = read("meta.json") else {
+                        panic!("no recording {name}/{base}");
+                    };
+                    let meta: Value = serde_json::from_slice(&meta).unwrap();
+                    // Where the supervisor stops it: "stdout:3" (the 3rd line).
+                    let stops_at = want["stops_early"][mode].as_str();
+                    let stops = stops_at.is_some();
+                    if !meta["killed_after_ms"].is_null() && !stops {
+                        continue;
+                    }
+                    let (out, err) = (read("stdout").unwrap(), read("stderr").unwrap());
+                    let times = |k: &str| -> Vec<u64> {
+                        meta[k]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|t| t.as_u64().unwrap())
+                            .collect()
+                    };
+                    let mut lines: Vec<(u64, bool, usize, &[u8])> = Vec::new();
+                    for (stream, text, at) in [
+                        (true, &out, times("stdout_ms")),
+                        (false, &err, times("stderr_ms")),
+                    ] {
+                        let split: Vec<&[u8]> = text.split_inclusive(|b| *b == b'\n').collect();
+                        assert_eq!(split.len(), at.len(), "{name}/{base}: lines vs times");
+                        lines.extend(
+                            at.into_iter()
+                                .zip(split)
+                                .enumerate()
+                                .map(|(i, (t, l))| (t, stream, i + 1, l)),
+                        );
+                    }
+                    lines.sort_by_key(|(t, _, _, _)| *t);
+                    let mut p = agent.parser();
+                    let mut stopped_at = None;
+                    for (_, stdout, n, l) in &lines {
+                        let sig = if *stdout { p.feed(l) } else { p.feed_stderr(l) };
+                        if let Signal::Failing(f) = sig
+                            && f.stops_by_default()
+                        {
+                            let stream = if *stdout { "stdout" } else { "stderr" };
+                            stopped_at = Some(format!("{stream}:{n}"));
+                            break;
+                        }
+                    }
+                    let stopped = stopped_at.is_some();
+                    if stopped_at.as_deref() != stops_at {
+                        wrong.push(format!(
+                            "{name}/{base}: stopped at {stopped_at:?}, want {stops_at:?}"
+                        ));
+                    }
+                    let what = format!("{name}/{base}");
+                    let end = ProcessExit {
+                        code: if stopped {
+                            None
+                        } else {
+                            meta["exit_code"].as_i64().map(|c| c as i32)
+                        },
+                        stderr_tail: String::from_utf8_lossy(&err).into_owned(),
+                    };
+                    let o = p.finish(&end);
+                    let got = (
+                        stopped,
+                        o.success,
+                        o.failure.map(|n| n.failure.kind()),
+                        o.failure.and_then(|n| n.retry_after_s),
+                    );
+                    let wanted = (
+                        stops,
+                        false,
+                        want["kind"].as_str(),
+                        want["retry_after_s"].as_u64(),
+                    );
+                    if got != wanted || o.error.is_none() {
+                        wrong.push(format!(
+                            "{what}: (stopped, success, kind, retry_after) = {got:?}, want {wanted:?}; error: {:?}",
+                            o.error
+                        ));
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        assert!(checked > 100, "only {checked} recordings checked");
     }
 
     /// The check sits where every path meets: whatever built the request,

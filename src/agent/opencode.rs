@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, clip, last_line};
 use crate::error::{Error, Result};
+use crate::failure::{self, Failure, Named};
 use crate::result::{Denial, Usage};
 
 /// The agent baton defines for read-only runs.
@@ -203,6 +204,11 @@ struct ErrorData {
     message: Option<String>,
     #[serde(rename = "statusCode")]
     status: Option<u16>,
+    /// The provider's body as it came (codes the message leaves out).
+    #[serde(rename = "responseBody")]
+    response_body: Option<String>,
+    #[serde(rename = "responseHeaders")]
+    response_headers: Option<serde_json::Map<String, Value>>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -212,6 +218,7 @@ pub struct Parser {
     text: String,
     last_reason: Option<String>,
     error: Option<String>,
+    failure: Option<Named>,
     usage: Usage,
     denials: Vec<Denial>,
     recognised: bool,
@@ -269,6 +276,7 @@ impl Parser {
                 let name = e.as_ref().and_then(|e| e.name.clone());
                 let data = e.and_then(|e| e.data);
                 let status = data.as_ref().and_then(|d| d.status);
+                self.failure = classify(name.as_deref(), data.as_ref());
                 let msg = data
                     .and_then(|d| d.message)
                     .or(name)
@@ -350,7 +358,7 @@ impl Parser {
             })
         };
         Outcome {
-            failure: None,
+            failure: if success { None } else { self.failure },
             success,
             error,
             session: self.session,
@@ -362,6 +370,37 @@ impl Parser {
             unparsable: !self.recognised,
         }
     }
+}
+
+/// The kind of opencode's `error` event (1.18.33, measured in
+/// tests/fixtures/failures/opencode): its own name for a context overflow,
+/// else the provider's status, message and body (with the codes the
+/// message leaves out), or Bun's words for a connection that failed; the
+/// wait from the provider's `retry-after` header, which it passes on.
+fn classify(name: Option<&str>, data: Option<&ErrorData>) -> Option<Named> {
+    let d = data?;
+    let text = format!(
+        "{} {}",
+        d.message.as_deref().unwrap_or(""),
+        d.response_body.as_deref().unwrap_or("")
+    );
+    let failure = if name == Some("ContextOverflowError") {
+        Failure::ContextTooLong
+    } else {
+        failure::from_provider(d.status, &text)
+            .or_else(|| failure::is_network(&text).then_some(Failure::Network))?
+    };
+    let header = d
+        .response_headers
+        .as_ref()
+        .and_then(|h| h.get("retry-after"))
+        .and_then(Value::as_str)
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map(|s| s.ceil() as u64);
+    Some(Named {
+        failure,
+        retry_after_s: header.or_else(|| failure::retry_after_in(&text)),
+    })
 }
 
 #[cfg(test)]

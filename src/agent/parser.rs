@@ -1,5 +1,6 @@
 //! What every adapter's parser shares: how the process ended, what was
-//! understood of it (`Outcome`), and the `Parser` enum the pump feeds.
+//! understood of it (`Outcome`), the `Parser` enum the pump feeds (stdout
+//! and stderr line by line) and what a line tells the supervisor.
 
 use super::{acp, agy, claude, codex, gemini_cli, opencode, pi, qwen};
 use crate::result::{Denial, Usage};
@@ -42,6 +43,36 @@ pub enum Signal {
     /// The CLI reported that its turn is over (success or failure). If the
     /// process does not exit shortly after, it is hung (codex is known to).
     TurnFinished,
+    /// The CLI showed this failure while it goes on (it announced a retry
+    /// of its own). The parser's outcome already names it; the supervisor
+    /// decides (`process::Limits::stop_on`) whether to stop the CLI now
+    /// rather than wait out retries that cannot mend it.
+    Failing(Failing),
+}
+
+/// A failure a CLI is retrying on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Failing {
+    pub failure: crate::failure::Failure,
+    /// The CLI set no end to its retries (codex "waiting for network").
+    pub endless: bool,
+}
+
+impl Failing {
+    pub fn bounded(failure: crate::failure::Failure) -> Signal {
+        Signal::Failing(Failing {
+            failure,
+            endless: false,
+        })
+    }
+
+    /// The supervisor's default: stop at once when no retry can mend the
+    /// failure (`Failure::stops_early`) or when the CLI would wait without
+    /// end; let bounded retries of a failure that may pass run their
+    /// course (`--timeout` still bounds them).
+    pub fn stops_by_default(self) -> bool {
+        self.endless || self.failure.stops_early()
+    }
 }
 
 /// Streaming parser state for one run, per CLI. Fed one line at a time so
@@ -74,6 +105,19 @@ impl Parser {
             Parser::Opencode(p) => p.feed(line),
             Parser::Qwen(p) => p.feed(line),
             Parser::Acp(p) => p.feed(line),
+        }
+    }
+
+    /// One line of the CLI's stderr, for CLIs that report retries there
+    /// (most report them on stdout, and ignore stderr until `finish`).
+    pub fn feed_stderr(&mut self, line: &[u8]) -> Signal {
+        let line = trim_line(line);
+        if line.is_empty() {
+            return Signal::Nothing;
+        }
+        match self {
+            Parser::Qwen(p) => p.feed_stderr(line),
+            _ => Signal::Nothing,
         }
     }
 

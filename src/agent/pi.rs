@@ -11,7 +11,8 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, clip, last_line};
+use super::{Access, CommandSpec, Failing, Outcome, ProcessExit, Request, Signal, clip, last_line};
+use crate::failure::{self, Failure, Named};
 use crate::result::{Denial, Usage};
 
 pub const READ_ONLY_TOOLS: &str = "read,grep,find,ls";
@@ -85,6 +86,9 @@ struct Event<'a> {
     #[serde(rename = "isError")]
     is_error: Option<bool>,
     result: Option<ToolResult>,
+    /// `auto_retry_start`: the error pi is retrying.
+    #[serde(rename = "errorMessage")]
+    error_message: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -141,6 +145,8 @@ pub struct Parser {
     ended: bool,
     denials: Vec<Denial>,
     recognised: bool,
+    /// The error pi is retrying (its latest `auto_retry_start`).
+    retrying: Option<String>,
 }
 
 impl Parser {
@@ -184,6 +190,18 @@ impl Parser {
                 self.ended = true;
                 return Signal::TurnFinished;
             }
+            // pi retries a failed call up to 3 times (with the SDK's own 2
+            // retries under each: 12 requests, about 30 s, measured) and
+            // says so first.
+            "auto_retry_start" => {
+                if let Some(m) = ev.error_message {
+                    let kind = classify(&m);
+                    self.retrying = Some(m);
+                    if let Some(k) = kind {
+                        return Failing::bounded(k);
+                    }
+                }
+            }
             _ => {}
         }
         Signal::Nothing
@@ -220,19 +238,38 @@ impl Parser {
 
     pub fn finish(self, end: &ProcessExit) -> Outcome {
         let failed_stop = matches!(self.last_stop.as_deref(), Some("error" | "aborted"));
+        let own = failed_stop || self.retrying.is_some();
         let success = self.last_stop.is_some() && !failed_stop;
         let error = if failed_stop {
             Some(
                 self.last_error
                     .unwrap_or_else(|| format!("pi stopped with {}", self.last_stop.unwrap())),
             )
-        } else if !success {
-            last_line(&end.stderr_tail).or_else(|| Some("pi ended without an answer".into()))
-        } else {
+        } else if success {
             None
+        } else if let Some(m) = self.retrying {
+            // Stopped while it retried: what it was retrying is the error.
+            Some(m)
+        } else {
+            last_line(&end.stderr_tail).or_else(|| Some("pi ended without an answer".into()))
         };
+        // Only pi's own error fields are classified (a last stderr line
+        // could be anything), and its one fatal line about credentials.
+        let failure = error.as_deref().and_then(|e| {
+            let kind = if own {
+                classify(e)?
+            } else if e.starts_with("No API key found for") {
+                Failure::AuthRequired
+            } else {
+                return None;
+            };
+            Some(Named {
+                failure: kind,
+                retry_after_s: failure::retry_after_in(e),
+            })
+        });
         Outcome {
-            failure: None,
+            failure,
             success,
             error,
             session: self.session,
@@ -244,6 +281,14 @@ impl Parser {
             unparsable: !self.recognised,
         }
     }
+}
+
+/// The kind of a pi error message (0.73.1, measured in
+/// tests/fixtures/failures/pi and zai): the provider's status, then its
+/// message (`429 Rate limit reached…`), or the SDK's `Connection error.`.
+fn classify(m: &str) -> Option<Failure> {
+    failure::from_provider(failure::leading_status(m), m)
+        .or_else(|| failure::is_network(m).then_some(Failure::Network))
 }
 
 #[cfg(test)]

@@ -15,8 +15,9 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::{Access, CommandSpec, Outcome, ProcessExit, Request, Signal, clip, last_line};
+use super::{Access, CommandSpec, Failing, Outcome, ProcessExit, Request, Signal, clip, last_line};
 use crate::error::{Error, Result};
+use crate::failure::{self, Failure, Named};
 use crate::result::{Denial, Usage};
 
 /// `--auth-type` values of qwen 0.24.4; baton's `--provider` picks one.
@@ -162,6 +163,9 @@ pub struct Parser {
     usage: Usage,
     denials: Vec<Denial>,
     recognised: bool,
+    /// The error qwen is retrying (`Retrying in 60s (attempt 1/10): …` on
+    /// stderr).
+    retrying: Option<String>,
 }
 
 impl Parser {
@@ -243,6 +247,25 @@ impl Parser {
         Signal::Nothing
     }
 
+    /// qwen announces its own retries on stderr only (0.24.4): up to 10
+    /// for a 429 or a 5xx, the first after 60 s (measured: still going
+    /// after 5 minutes).
+    pub fn feed_stderr(&mut self, line: &[u8]) -> Signal {
+        let Ok(l) = std::str::from_utf8(line) else {
+            return Signal::Nothing;
+        };
+        let Some(rest) = l.strip_prefix("Retrying in ") else {
+            return Signal::Nothing;
+        };
+        let Some((_, what)) = rest.split_once("): ") else {
+            return Signal::Nothing;
+        };
+        let what = readable(what);
+        let kind = classify(&what);
+        self.retrying = Some(what);
+        kind.map_or(Signal::Nothing, Failing::bounded)
+    }
+
     pub fn finish(self, end: &ProcessExit) -> Outcome {
         let mut o = Outcome {
             session: self.session,
@@ -262,9 +285,17 @@ impl Parser {
                 if answered_in_plain_text(error.as_deref()) {
                     o.message = self.last_text.clone();
                 }
+                o.failure = error.as_deref().and_then(named);
                 o.error = error
                     .or_else(|| self.last_text.as_deref().map(readable))
                     .or_else(|| Some("qwen reported an error".into()));
+            }
+            // Stopped while it retried: what it was retrying is the error.
+            None if self.retrying.is_some() => {
+                let what = self.retrying.expect("checked");
+                o.message = self.last_text;
+                o.failure = named(&what);
+                o.error = Some(what);
             }
             None => {
                 o.message = self.last_text;
@@ -283,12 +314,31 @@ pub fn answered_in_plain_text(error: Option<&str>) -> bool {
     error.is_some_and(|e| e.contains("instead of calling the structured_output tool"))
 }
 
+/// The kind of a qwen API error (0.24.4, measured in
+/// tests/fixtures/failures/qwen), unwrapped: the provider's status and
+/// message (`429 Rate limit reached…`), or the OpenAI SDK's `Connection
+/// error. (cause: connect ECONNREFUSED …)`.
+fn classify(m: &str) -> Option<Failure> {
+    failure::from_provider(failure::leading_status(m), m)
+        .or_else(|| failure::is_network(m).then_some(Failure::Network))
+}
+
+fn named(error: &str) -> Option<Named> {
+    let m = readable(error);
+    Some(Named {
+        failure: classify(&m)?,
+        retry_after_s: failure::retry_after_in(&m),
+    })
+}
+
 /// qwen wraps API errors: `[API Error: 400 mock: scripted bad request]`.
+/// A note may follow on the next line (`…]\nPossible quota limitations in
+/// place…`): it is qwen's generic advice, left out.
 fn readable(m: &str) -> String {
-    m.trim()
-        .strip_prefix("[API Error:")
-        .and_then(|r| r.strip_suffix(']'))
-        .map_or(m.trim(), str::trim)
+    let t = m.trim();
+    t.strip_prefix("[API Error:")
+        .and_then(|r| r.split_once("]\n").map(|(a, _)| a).or(r.strip_suffix(']')))
+        .map_or(t, str::trim)
         .to_string()
 }
 

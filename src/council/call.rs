@@ -13,6 +13,7 @@ use crate::ask::consult::{Repair, Verdict, answer, schema_repair_fresh, schema_r
 use crate::ask::packet::redact_value;
 use crate::ask::redact::{Counts, Redactor};
 use crate::error::{Error, Result};
+use crate::failure::Failure;
 use crate::process::Interrupts;
 use crate::result::{Status, Usage};
 use crate::{fsutil, run};
@@ -23,6 +24,11 @@ pub struct Call {
     /// `ok`, `abstained`, `timeout` or `error`.
     pub outcome: String,
     pub reason: Option<String>,
+    /// Why a call that did not answer ended: its `error.kind`
+    /// (`auth_required`, `rate_limited`, `timeout`, … as `baton schema`
+    /// lists them). Calls stored by an older baton have none.
+    #[serde(default)]
+    pub kind: Option<String>,
     pub answer: Option<Value>,
     pub usage: Usage,
     pub duration_ms: u64,
@@ -124,6 +130,7 @@ where
             Err(e) => Some(Call {
                 outcome: "error".into(),
                 reason: Some(format!("{}: {e}", e.kind())),
+                kind: Some(e.kind().to_string()),
                 answer: None,
                 usage: Default::default(),
                 duration_ms: 0,
@@ -201,7 +208,7 @@ pub fn call<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result
         return Ok(c);
     }
     let mut c = attempt(a, interrupts)?;
-    if c.outcome == "error" && transient(c.reason.as_deref().unwrap_or("")) {
+    if c.outcome == "error" && transient(c.kind.as_deref()) {
         let first = c.usage.clone();
         c = attempt(a, interrupts)?;
         c.usage.add(&first);
@@ -218,21 +225,13 @@ pub fn call<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result
     Ok(c)
 }
 
-/// A transport or rate-limit failure, worth one retry (a timeout never is).
-fn transient(reason: &str) -> bool {
-    let r = reason.to_ascii_lowercase();
-    [
-        "rate limit",
-        "rate_limit",
-        "429",
-        "overloaded",
-        "503",
-        "econnreset",
-        "connection reset",
-        "network error",
-    ]
-    .iter()
-    .any(|p| r.contains(p))
+/// A failure that may pass (a rate limit, the provider's outage, the
+/// network), worth one retry; one that cannot (a wrong key, a spent quota)
+/// and a timeout never are. By the kind the member's adapter named, not
+/// by the words of its message.
+fn transient(kind: Option<&str>) -> bool {
+    kind.and_then(Failure::from_kind)
+        .is_some_and(Failure::passes)
 }
 
 fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<Call> {
@@ -286,6 +285,7 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
     let mut c = Call {
         outcome: "ok".into(),
         reason: None,
+        kind: None,
         answer: None,
         usage: r.usage.clone(),
         duration_ms: r.duration_ms,
@@ -314,6 +314,7 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
                     .map(|e| format!("{}: {}", e.kind, e.message))
                     .unwrap_or_else(|| r.summary.clone()),
             );
+            c.kind = r.error.as_ref().map(|e| e.kind.clone());
         }
     }
     if let Some(s) = started {
@@ -348,6 +349,7 @@ mod tests {
         let mut c = Call {
             outcome: "ok".into(),
             reason: None,
+            kind: None,
             answer: Some(serde_json::json!({"summary": format!("use {token}"),
                 "steps": [format!("export GH={token}")], "n": 1})),
             usage: Usage::default(),
@@ -374,10 +376,20 @@ mod tests {
     }
 
     #[test]
-    fn only_transport_failures_are_retried() {
-        assert!(transient("failed: 429 Too Many Requests"));
-        assert!(transient("API Error: Overloaded"));
-        assert!(!transient("timeout: no output for 10m"));
-        assert!(!transient("the answer is not valid"));
+    fn only_failures_that_may_pass_are_retried() {
+        for k in ["rate_limited", "provider_unavailable", "network"] {
+            assert!(transient(Some(k)), "{k}");
+        }
+        for k in [
+            "auth_required",
+            "quota_exhausted",
+            "model_not_found",
+            "agent_error",
+            "timeout",
+        ] {
+            assert!(!transient(Some(k)), "{k}");
+        }
+        // Words are not evidence: an agent_error that mentions 429 is not retried.
+        assert!(!transient(None));
     }
 }

@@ -37,7 +37,7 @@ fn add(usage: &mut Usage, calls: &[&Call]) {
 
 fn outcome(c: Option<&Call>) -> Value {
     match c {
-        Some(c) => json!({"outcome": c.outcome, "reason": c.reason}),
+        Some(c) => json!({"outcome": c.outcome, "reason": c.reason, "kind": c.kind}),
         None => Value::Null,
     }
 }
@@ -110,6 +110,7 @@ pub fn build(rec: &Record) -> Result<Value> {
             if let Some(r) = revisions.iter().find(|r| r.member == i) {
                 stages["revising"] = json!({"outcome": r.call.outcome,
                     "reason": r.kept_original.clone().or(r.call.reason.clone()),
+                    "kind": r.call.kind,
                     "kept_original": r.kept_original.is_some()});
             }
             if let Some(r) = execution
@@ -144,7 +145,7 @@ pub fn build(rec: &Record) -> Result<Value> {
         .filter_map(|(i, c)| {
             c.as_ref().map(|c| {
                 json!({"label": label_of(i), "agent": rec.members[i].agent, "outcome": c.outcome,
-                    "reason": c.reason, "proposal": c.answer})
+                    "reason": c.reason, "kind": c.kind, "proposal": c.answer})
             })
         })
         .collect();
@@ -153,7 +154,8 @@ pub fn build(rec: &Record) -> Result<Value> {
         .map(|c| {
             json!({"critic": label_of(c.critic), "agent": rec.members[c.critic].agent,
                 "shown": c.shown.iter().map(|(l, i)| json!({"label": l, "is": label_of(*i)})).collect::<Vec<_>>(),
-                "outcome": c.call.outcome, "reason": c.call.reason, "critique": c.call.answer})
+                "outcome": c.call.outcome, "reason": c.call.reason, "kind": c.call.kind,
+                "critique": c.call.answer})
         })
         .collect();
     let plan = synthesis.as_ref().and_then(|s| s.plan.as_ref());

@@ -38,6 +38,7 @@ fn result() -> Value {
         "vendor": {"type": "string"}}});
     let outcome = json!({"type": "string", "enum": ["ok", "abstained", "timeout", "error"]});
     let reason = json!({"type": ["string", "null"]});
+    let kind = json!({"type": ["string", "null"], "description": "why a call that did not answer ended: its `error.kind` (`auth_required`, `rate_limited`, `timeout`, … as `baton schema` lists them); null when it answered"});
     let label = json!({"type": ["string", "null"], "description": "the blind label (A, B, …), null before the chair saw it"});
     let members_s = json!({"type": "array", "items": {"type": "object",
                 "required": ["agent", "model", "vendor", "label", "outcomes"], "properties": {
@@ -45,19 +46,19 @@ fn result() -> Value {
                 "vendor": {"type": "string"}, "label": label,
                 "outcomes": {"type": "object", "description": "per stage: proposing, critiquing, revising, reviewing",
                     "additionalProperties": {"type": ["object", "null"], "required": ["outcome", "reason"],
-                    "properties": {"outcome": outcome, "reason": reason,
+                    "properties": {"outcome": outcome, "reason": reason, "kind": kind,
                         "kept_original": {"type": "boolean", "description": "revising: the revision did not count"}}}}}}});
     let proposals_s = json!({"type": "array", "items": {"type": "object",
                 "required": ["label", "agent", "outcome", "reason", "proposal"], "properties": {
                 "label": label, "agent": {"type": "string"}, "outcome": outcome, "reason": reason,
-                "proposal": {"type": ["object", "null"], "description": "the answer (`baton schema council-proposal`)"}}}});
+                "kind": kind, "proposal": {"type": ["object", "null"], "description": "the answer (`baton schema council-proposal`)"}}}});
     let critiques_s = json!({"type": "array", "items": {"type": "object",
                 "required": ["critic", "agent", "shown", "outcome", "reason", "critique"], "properties": {
                 "critic": label, "agent": {"type": "string"},
                 "shown": {"type": "array", "description": "the labels the critic saw, and whose proposal each was",
                     "items": {"type": "object", "required": ["label", "is"], "properties": {
                     "label": {"type": "string"}, "is": label}}},
-                "outcome": outcome, "reason": reason,
+                "outcome": outcome, "reason": reason, "kind": kind,
                 "critique": {"type": ["object", "null"], "description": "the answer (`baton schema council-critique`)"}}}});
     let revisions_s = json!({"type": "array", "description": "--depth deep: each author's revision of its proposal against the critiques; kept_original says why a revision did not count",
                 "items": {"type": "object", "required": ["label", "agent", "outcome", "kept_original", "proposal"],
@@ -95,7 +96,7 @@ fn result() -> Value {
     let reviews_s = json!({"type": "array", "items": {"type": "object",
                 "required": ["reviewer", "vendor", "outcome", "reason", "review"], "properties": {
                 "reviewer": {"type": "string"}, "vendor": {"type": "string"}, "outcome": outcome,
-                "reason": reason,
+                "reason": reason, "kind": kind,
                 "review": {"type": ["object", "null"], "description": "the answer (`baton schema council-review`)"}}}});
     let error_s = json!({"type": ["object", "null"], "required": ["kind", "message", "hint"], "properties": {
                 "kind": {"type": "string", "enum": ["needs_human", "council_failed", "cancelled"]},

@@ -355,7 +355,7 @@ fn save(
     for r in reviews {
         outcomes.insert(
             r.member.to_string(),
-            json!({"outcome": r.call.outcome, "reason": r.call.reason}),
+            json!({"outcome": r.call.outcome, "reason": r.call.reason, "kind": r.call.kind}),
         );
     }
     let branch = &imp.branch;
@@ -366,6 +366,7 @@ fn save(
         "verification": ver,
         "reviews": reviews.iter().map(|r| json!({"reviewer": rec.members[r.member].agent,
             "vendor": rec.members[r.member].vendor, "outcome": r.call.outcome, "reason": r.call.reason,
+            "kind": r.call.kind,
             "review": r.call.answer})).collect::<Vec<Value>>(),
         "findings": merged,
         "repair_rounds": round,

@@ -178,6 +178,7 @@ mod tests {
             call: Call {
                 outcome: "ok".into(),
                 reason: None,
+                kind: None,
                 answer: Some(
                     json!({"summary": "Proposal A by codex is weak", "ranking": labels, "findings": findings}),
                 ),

@@ -15,7 +15,9 @@
 //!   forwards SIGINT/SIGTERM/SIGHUP. The supervising thread blocks on one
 //!   channel with a deadline: the overall timeout, the idle timeout (no byte
 //!   on stdout or stderr), or a grace period after the CLI's own "turn
-//!   finished" event (codex is known to hang after it).
+//!   finished" event (codex is known to hang after it). A failure the
+//!   parser is sure retrying cannot mend (a wrong key) ends the wait at
+//!   once: some CLIs retry those for minutes.
 //! - Stopping is always of the whole group: SIGTERM, a grace period, SIGKILL,
 //!   reap. After the leader exits, anything left in its group (a background
 //!   grandchild) is stopped the same way, so no process outlives baton.
@@ -42,9 +44,10 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::agent::{CommandSpec, Outcome, Parser, ProcessExit};
+use crate::agent::{CommandSpec, Failing, Outcome, Parser, ProcessExit};
 use crate::error::{Error, Result};
 
+mod acp;
 mod group;
 mod interrupts;
 mod orphans;
@@ -86,13 +89,12 @@ pub struct Limits {
     pub after_final: Duration,
     /// SIGTERM → SIGKILL grace.
     pub kill_grace: Duration,
+    /// Which failures, shown while the CLI goes on retrying, end the run
+    /// at once (`Failing::stops_by_default`).
+    pub stop_on: fn(Failing) -> bool,
     /// ACP: how long the agent may take to answer `initialize`.
     pub handshake: Option<Duration>,
 }
-
-/// How long an ACP agent has to end its turn after `session/cancel` before
-/// its group is stopped.
-const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// Why supervision ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +105,9 @@ pub enum EndReason {
     IdleTimeout,
     /// The CLI reported the end of its turn but did not exit; baton stopped it.
     HungAfterFinal,
+    /// The CLI showed a failure retrying cannot mend while it kept
+    /// retrying; baton stopped it (`Finished::stopped_on` says when, and what).
+    FailureSeen,
     /// baton received this signal (Ctrl-C, SIGTERM from `baton cancel`, hang-up).
     Interrupted(i32),
     /// An ACP agent did not answer `initialize` in time.
@@ -119,6 +124,9 @@ pub struct Finished {
     pub pipes_left_open: bool,
     /// What went wrong reading or logging the output (for the result's warnings).
     pub warnings: Vec<String>,
+    /// When (after the start) the parser saw the failure that ended the
+    /// run early (`EndReason::FailureSeen`), and what it was.
+    pub stopped_on: Option<(Duration, Failing)>,
 }
 
 /// Where the raw streams go (`None`: nowhere, there is no run directory).
@@ -132,6 +140,7 @@ pub struct LogFiles {
 enum Msg {
     Exited(io::Result<ExitStatus>),
     TurnFinished,
+    Failing(Failing),
     Signal(i32),
     Eof,
 }
@@ -239,7 +248,7 @@ pub fn supervise(
             .as_ref()
             .and_then(|p| crate::fsutil::create_private(p).ok());
         let (out, outbox) = mpsc::channel();
-        thread::spawn(move || write_outbox(stdin, outbox, sent_log));
+        thread::spawn(move || acp::write_outbox(stdin, outbox, sent_log));
         if let Some(c) = parser.acp() {
             c.start(out);
         }
@@ -286,8 +295,9 @@ pub fn supervise(
         let tx = tx.clone();
         let act = last_activity.clone();
         let tail = stderr_tail.clone();
+        let parser = parser.clone();
         thread::spawn(move || {
-            pump_stderr(stderr, stderr_log, &tail, &act, started);
+            pump_stderr(stderr, stderr_log, &tail, &parser, &act, started, &tx);
             let _ = tx.send(Msg::Eof);
         });
     }
@@ -312,6 +322,7 @@ pub fn supervise(
     let deadline = started + limits.timeout;
     let mut handshake = limits.handshake.map(|d| started + d);
     let mut final_at: Option<Instant> = None;
+    let mut stopped_on: Option<(Duration, Failing)> = None;
     let mut status: Option<io::Result<ExitStatus>> = None;
     let mut eofs = 0;
     let reason = loop {
@@ -330,7 +341,7 @@ pub fn supervise(
                 break EndReason::Timeout;
             }
             if handshake.is_some_and(|d| now >= d) {
-                if !acp_initialized(&parser) {
+                if !acp::initialized(&parser) {
                     break EndReason::HandshakeTimeout;
                 }
                 handshake = None;
@@ -351,6 +362,11 @@ pub fn supervise(
             Ok(Msg::TurnFinished) => {
                 final_at.get_or_insert_with(Instant::now);
             }
+            Ok(Msg::Failing(f)) if (limits.stop_on)(f) => {
+                stopped_on = Some((started.elapsed(), f));
+                break EndReason::FailureSeen;
+            }
+            Ok(Msg::Failing(_)) => {}
             Ok(Msg::Signal(s)) => break EndReason::Interrupted(s),
             Ok(Msg::Eof) => eofs += 1,
             Err(RecvTimeoutError::Timeout) => {}
@@ -365,9 +381,9 @@ pub fn supervise(
     if status.is_none()
         && reason != EndReason::Exited
         && reason != EndReason::HungAfterFinal
-        && acp_cancel(&parser)
+        && acp::cancel(&parser)
     {
-        let until = Instant::now() + CANCEL_GRACE;
+        let until = Instant::now() + acp::CANCEL_GRACE;
         while let Ok(m) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
             match m {
                 Msg::Exited(s) => {
@@ -376,7 +392,7 @@ pub fn supervise(
                 }
                 Msg::Eof => eofs += 1,
                 Msg::TurnFinished => break,
-                Msg::Signal(_) => {}
+                Msg::Signal(_) | Msg::Failing(_) => {}
             }
         }
     }
@@ -438,47 +454,8 @@ pub fn supervise(
         duration,
         pipes_left_open: eofs < 2,
         warnings,
+        stopped_on,
     })
-}
-
-fn acp_initialized(parser: &Mutex<Option<Parser>>) -> bool {
-    let mut g = parser.lock().unwrap();
-    g.as_mut()
-        .and_then(Parser::acp)
-        .is_none_or(|c| c.initialized())
-}
-
-/// Send `session/cancel` if an ACP prompt is in flight.
-fn acp_cancel(parser: &Mutex<Option<Parser>>) -> bool {
-    let mut g = parser.lock().unwrap();
-    g.as_mut().and_then(Parser::acp).is_some_and(|c| c.cancel())
-}
-
-/// The ACP writer: each queued line to the agent's stdin (and `sent.log`),
-/// until the client closes it or the agent stops reading.
-fn write_outbox(
-    mut stdin: std::process::ChildStdin,
-    outbox: mpsc::Receiver<crate::agent::acp::Outgoing>,
-    mut log: Option<std::fs::File>,
-) {
-    use crate::agent::acp::Outgoing;
-    for o in outbox {
-        match o {
-            Outgoing::Line { wire, logged } => {
-                if let Some(f) = &mut log
-                    && writeln!(f, "{logged}").is_err()
-                {
-                    log = None;
-                }
-                let mut line = wire.into_bytes();
-                line.push(b'\n');
-                if stdin.write_all(&line).and_then(|_| stdin.flush()).is_err() {
-                    return;
-                }
-            }
-            Outgoing::Close => return,
-        }
-    }
 }
 
 #[cfg(test)]

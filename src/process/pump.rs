@@ -135,9 +135,7 @@ pub(super) fn pump_stdout(
                 line.clear();
                 s
             };
-            if signal == Signal::TurnFinished {
-                let _ = tx.send(Msg::TurnFinished);
-            }
+            send(tx, signal);
             rest = &tail[1..];
         }
         if !overlong {
@@ -161,11 +159,19 @@ pub(super) fn pump_stdout(
         } else {
             feed(&mut guard, &line, &mut mended)
         };
-        if s == Signal::TurnFinished {
-            let _ = tx.send(Msg::TurnFinished);
-        }
+        send(tx, s);
     }
     notes.lock().unwrap().extend(mended.notes());
+}
+
+/// Pass what a line told the parser on to the supervisor.
+fn send(tx: &mpsc::Sender<Msg>, s: Signal) {
+    let m = match s {
+        Signal::Nothing => return,
+        Signal::TurnFinished => Msg::TurnFinished,
+        Signal::Failing(f) => Msg::Failing(f),
+    };
+    let _ = tx.send(m);
 }
 
 /// Linux: a 1 MiB pipe instead of the default 64 KiB lets a fast peer
@@ -219,14 +225,21 @@ pub(super) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     (!p.is_null()).then(|| p as usize - hay.as_ptr() as usize)
 }
 
+/// Longest stderr line the parser is shown (the rest of it is only logged):
+/// retry notices are short, stack traces need not be read whole.
+const STDERR_LINE: usize = 16 << 10;
+
 pub(super) fn pump_stderr(
     mut err: impl Read,
     mut log: Option<Log>,
     tail: &Mutex<Vec<u8>>,
+    parser: &Mutex<Option<Parser>>,
     activity: &AtomicU64,
     started: Instant,
+    tx: &mpsc::Sender<Msg>,
 ) {
     let mut buf = vec![0u8; 64 << 10];
+    let mut line: Vec<u8> = Vec::new();
     loop {
         let n = match err.read(&mut buf) {
             Ok(0) => break,
@@ -238,13 +251,44 @@ pub(super) fn pump_stderr(
         if let Some(l) = &mut log {
             l.write(&buf[..n]);
         }
-        let mut t = tail.lock().unwrap();
-        t.extend_from_slice(&buf[..n]);
-        if t.len() > STDERR_TAIL {
-            let cut = t.len() - STDERR_TAIL;
-            t.drain(..cut);
+        {
+            let mut t = tail.lock().unwrap();
+            t.extend_from_slice(&buf[..n]);
+            if t.len() > STDERR_TAIL {
+                let cut = t.len() - STDERR_TAIL;
+                t.drain(..cut);
+            }
+        }
+        let mut rest = &buf[..n];
+        while !rest.is_empty() {
+            let (head, done) = match memchr(b'\n', rest) {
+                Some(i) => (&rest[..i], Some(i + 1)),
+                None => (rest, None),
+            };
+            let room = STDERR_LINE.saturating_sub(line.len());
+            line.extend_from_slice(&head[..head.len().min(room)]);
+            match done {
+                Some(i) => {
+                    feed_stderr(parser, &line, tx);
+                    line.clear();
+                    rest = &rest[i..];
+                }
+                None => rest = &[],
+            }
         }
     }
+    if !line.is_empty() {
+        feed_stderr(parser, &line, tx);
+    }
+}
+
+fn feed_stderr(parser: &Mutex<Option<Parser>>, line: &[u8], tx: &mpsc::Sender<Msg>) {
+    let text = String::from_utf8_lossy(line);
+    let s = match parser.lock().unwrap().as_mut() {
+        Some(p) => p.feed_stderr(text.as_bytes()),
+        None => return,
+    };
+    send(tx, s);
 }
 
 #[cfg(test)]

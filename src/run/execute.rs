@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::agent::{Agent, CommandSpec, Transport};
 use crate::error::{Error, Result};
+use crate::failure::{Failure, Named};
 use crate::process::{self, EndReason, Interrupts, LogFiles};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
 use crate::{fsutil, git, models};
@@ -150,6 +151,16 @@ pub fn execute(
                 &resume_hint,
             )),
         ),
+        EndReason::FailureSeen => {
+            let e = o
+                .error
+                .clone()
+                .unwrap_or_else(|| format!("{} reported a failure", plan.agent.name()));
+            if let Some((at, f)) = finished.stopped_on {
+                warnings.push(stopped_early(plan.agent, at, f, &e));
+            }
+            (Status::Failed, Some(named_error(plan, &o, &e)))
+        }
         EndReason::Exited | EndReason::HungAfterFinal => {
             let exited_ok =
                 finished.reason == EndReason::HungAfterFinal || finished.exit.code == Some(0);
@@ -162,25 +173,7 @@ pub fn execute(
             if exited_ok && o.success {
                 (Status::Success, None)
             } else if let Some(e) = &o.error {
-                // The adapter names the failure only when the CLI's output
-                // leaves no doubt; otherwise it is `agent_error`.
-                let i = match o.failure {
-                    Some(named) => {
-                        let mut i = info(
-                            named.failure.kind(),
-                            e.clone(),
-                            &named.failure.hint(plan.agent.name()),
-                        );
-                        i.retry_after_s = named.retry_after_s;
-                        i
-                    }
-                    None => info(
-                        "agent_error",
-                        e.clone(),
-                        "read the message; the full output is in log_path",
-                    ),
-                };
-                (Status::Failed, Some(i))
+                (Status::Failed, Some(named_error(plan, &o, e)))
             } else if o.unparsable {
                 (
                     Status::Failed,
@@ -265,6 +258,37 @@ pub fn save_result(dir: Option<&Path>, r: &mut RunResult) {
         r.warnings
             .push(format!("could not save the result's copy: {e}"));
     }
+}
+
+/// The warning of a run baton stopped while its CLI retried: what it saw,
+/// when, and why it did not wait.
+fn stopped_early(agent: Agent, at: Duration, f: crate::agent::Failing, seen: &str) -> String {
+    let why = if f.endless {
+        "it set its retries no end"
+    } else {
+        "no retry can mend that"
+    };
+    format!(
+        "baton stopped {} {:.1}s into the run, as soon as it showed `{}` ({}) and went on \
+         retrying on its own: {why}, so baton did not wait",
+        agent.name(),
+        at.as_secs_f64(),
+        f.failure.kind(),
+        crate::agent::clip(seen, 160)
+    )
+}
+
+/// The peer's own failure: named when its adapter was sure of the kind,
+/// else `agent_error`, with the CLI's message.
+fn named_error(plan: &Plan, o: &crate::agent::Outcome, message: &str) -> ErrorInfo {
+    let named = o.failure.unwrap_or(Named::new(Failure::AgentError));
+    let mut i = info(
+        named.failure.kind(),
+        message.to_string(),
+        &named.failure.hint(plan.agent.name()),
+    );
+    i.retry_after_s = named.retry_after_s;
+    i
 }
 
 pub(super) fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {

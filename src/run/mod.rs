@@ -394,6 +394,7 @@ impl Plan {
                 Transport::Headless => after_final_grace(),
             },
             kill_grace: KILL_GRACE,
+            stop_on: crate::agent::Failing::stops_by_default,
             handshake: (self.transport == Transport::Acp).then(acp_init_timeout),
         }
     }

@@ -33,6 +33,7 @@ macro_rules! per_agent {
     };
 }
 
+mod faults;
 mod mock;
 mod support;
 
@@ -41,9 +42,9 @@ mod attach;
 mod claude_sandbox;
 mod council;
 mod doctor;
-mod host_sandbox;
-
+mod failures;
 mod fanout;
+mod host_sandbox;
 mod jobs;
 mod mcp;
 mod plugin;

@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::faults::{self, Fault};
+
 /// The wire format a request used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Api {
@@ -75,6 +77,10 @@ pub struct Recorded {
     pub step: usize,
     /// What the mock reported for this request (none for errors).
     pub usage: Option<MockUsage>,
+    /// When it arrived (retry timings).
+    pub at: Instant,
+    /// The fault it was answered with, if any.
+    pub fault: Option<Fault>,
 }
 
 impl Recorded {
@@ -355,7 +361,16 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
         .or_else(|| gemini_model(&path_only))
         .unwrap_or_else(|| "mock-model".into());
 
-    let usage = if api == Api::Other || step.get("error").is_some() && !helper {
+    // A fault the whole account has (a wrong key, a rate limit) fails the
+    // CLI's helper calls too; one about the turn (its model, its length)
+    // only the turn.
+    let fault = step
+        .get("fault")
+        .and_then(Value::as_str)
+        .map(|f| Fault::parse(f).unwrap_or_else(|| panic!("unknown fault {f:?} in scenarios.json")))
+        .filter(|f| !helper || f.account_wide())
+        .filter(|_| api != Api::Other);
+    let usage = if fault.is_some() || api == Api::Other || step.get("error").is_some() && !helper {
         None
     } else if helper && api == Api::Chat && chat_title(&body) {
         // opencode leaves its title call out of the usage it reports, so
@@ -383,7 +398,17 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
         scenario: scenario.clone(),
         step: step_idx,
         usage,
+        at: Instant::now(),
+        fault,
     });
+
+    if let Some(f) = fault {
+        let after = step
+            .get("retry_after_s")
+            .and_then(Value::as_u64)
+            .unwrap_or(faults::RETRY_AFTER_S);
+        return faults::answer(&stream, api, f, &model, after);
+    }
 
     if api == Api::Other {
         return respond_json(

@@ -275,6 +275,8 @@ fn model_error(agent: Agent) {
     assert_eq!((o.code, o.status()), (1, "failed"), "{}", o.dump());
     let msg = o.json["error"]["message"].as_str().unwrap_or("");
     assert!(msg.contains("mock: scripted bad request"), "{}", o.dump());
+    // A 400 the provider does not explain is not guessed at.
+    assert_eq!(o.json["error"]["kind"], "agent_error", "{}", o.dump());
     // The quirks baton must see through: pi's JSON mode exits 0 on a failed
     // turn, gemini-cli exits with the HTTP status mod 256.
     let peer_exit = o.json["exit_code"].as_i64();

@@ -167,9 +167,44 @@ pub struct Peer {
     runs: AtomicU32,
 }
 
+/// How much a CLI retries on its own against the mock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retries {
+    /// What the suite has always used: codex's and pi's retries off (so a
+    /// scripted 5xx fails fast), the others' defaults.
+    Suite,
+    /// Every switch a CLI has turned to "no retries" (the failure cells:
+    /// each fault is answered once, so the suite stays fast).
+    Off,
+    /// The CLI's own defaults, untouched (measuring what users see).
+    Cli,
+}
+
+/// Where a peer's CLI sends its requests, and how it retries.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// The provider's base URL (default: the mock's).
+    pub url: Option<String>,
+    pub retries: Retries,
+}
+
+impl Default for Setup {
+    fn default() -> Setup {
+        Setup {
+            url: None,
+            retries: Retries::Suite,
+        }
+    }
+}
+
 impl Peer {
     /// `name` must be unique per test (it names the directories).
     pub fn new(agent: Agent, name: &str) -> Peer {
+        Peer::with(agent, name, &Setup::default())
+    }
+
+    /// A peer whose CLI talks to `setup.url` and retries as `setup.retries` says.
+    pub fn with(agent: Agent, name: &str, setup: &Setup) -> Peer {
         let name = format!("{}-{}", agent.label(), name);
         let root = work_root().join(&name);
         let _ = fs::remove_dir_all(&root);
@@ -191,7 +226,7 @@ impl Peer {
                 std::env::var("USER").unwrap_or_else(|_| "root".into()),
             ),
         ];
-        env.extend(configure(agent.cli(), &home));
+        env.extend(configure(agent.cli(), &home, setup));
         Peer {
             agent,
             name,
@@ -414,9 +449,29 @@ fn git_init(work: &Path) {
 }
 
 /// Write the CLI's config under `home` and return the env it needs.
-fn configure(agent: Agent, home: &Path) -> Vec<(String, String)> {
-    let url = mock().url();
+fn configure(agent: Agent, home: &Path, setup: &Setup) -> Vec<(String, String)> {
+    let url = setup.url.clone().unwrap_or_else(|| mock().url());
     let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+    let off = setup.retries == Retries::Off;
+    let mut env = configure_cli(agent, home, &url, setup.retries);
+    match agent {
+        // claude has no setting for it, only this variable (2.1.332).
+        Agent::Claude if off => env.push(kv("CLAUDE_CODE_MAX_RETRIES", "0")),
+        Agent::Qwen if off => {
+            let dir = home.join(".qwen");
+            fs::create_dir_all(&dir).unwrap();
+            let settings = json!({"model": {"generationConfig": {"maxRetries": 0}}});
+            fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+        }
+        _ => {}
+    }
+    env
+}
+
+fn configure_cli(agent: Agent, home: &Path, url: &str, retries: Retries) -> Vec<(String, String)> {
+    let kv = |k: &str, v: &str| (k.to_string(), v.to_string());
+    // codex's and pi's retry switches, off unless the CLI's defaults are wanted.
+    let cli_retries = retries == Retries::Cli;
     match agent {
         Agent::Codex => {
             let codex_home = home.join(".codex");
@@ -441,9 +496,12 @@ name = "mock"
 base_url = "{url}/v1"
 env_key = "MOCK_API_KEY"
 wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-"#
+{retry}"#,
+                retry = if cli_retries {
+                    ""
+                } else {
+                    "request_max_retries = 0\nstream_max_retries = 0\n"
+                }
             );
             fs::write(codex_home.join("config.toml"), toml).unwrap();
             vec![
@@ -456,7 +514,7 @@ stream_max_retries = 0
             fs::create_dir_all(&cfg).unwrap();
             vec![
                 kv("CLAUDE_CONFIG_DIR", &cfg.display().to_string()),
-                kv("ANTHROPIC_BASE_URL", &url),
+                kv("ANTHROPIC_BASE_URL", url),
                 kv("ANTHROPIC_API_KEY", "e2e-claude-key"),
                 kv("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
                 kv("DISABLE_AUTOUPDATER", "1"),
@@ -477,8 +535,10 @@ stream_max_retries = 0
                 "zai": {"baseUrl": format!("{url}/v1")}
             }});
             fs::write(dir.join("models.json"), models.to_string()).unwrap();
-            let settings = json!({"retry": {"enabled": false, "provider": {"maxRetries": 0}}});
-            fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+            if !cli_retries {
+                let settings = json!({"retry": {"enabled": false, "provider": {"maxRetries": 0}}});
+                fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+            }
             vec![
                 kv("PI_CODING_AGENT_DIR", &dir.display().to_string()),
                 kv("PI_OFFLINE", "1"),
@@ -491,16 +551,22 @@ stream_max_retries = 0
             fs::create_dir_all(&dir).unwrap();
             // selectedType is required: with a base URL the CLI otherwise
             // infers the `gateway` auth type, which headless mode rejects.
-            let settings = json!({
+            let mut settings = json!({
                 "security": {"auth": {"selectedType": "gemini-api-key"}},
                 "privacy": {"usageStatisticsEnabled": false},
                 "telemetry": {"enabled": false},
                 "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false}
             });
+            if retries == Retries::Off {
+                // `maxAttempts` counts the first try (default 10);
+                // `retryFetchErrors` covers "fetch failed" (network) errors.
+                settings["general"]["maxAttempts"] = json!(1);
+                settings["general"]["retryFetchErrors"] = json!(false);
+            }
             fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
             vec![
                 kv("GEMINI_API_KEY", "e2e-gemini-key"),
-                kv("GOOGLE_GEMINI_BASE_URL", &url),
+                kv("GOOGLE_GEMINI_BASE_URL", url),
             ]
         }
         Agent::Opencode => {
