@@ -27,6 +27,7 @@ pub mod result;
 pub mod run;
 pub mod serve;
 pub mod setup;
+pub mod spend;
 pub mod state_dir;
 pub mod view;
 pub mod words;

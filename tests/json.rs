@@ -36,6 +36,45 @@ struct RunResult {
     verification: Option<Verification>,
     #[serde(default)]
     job_id: Option<String>,
+    #[serde(default)]
+    attempts: Vec<Attempt>,
+    #[serde(default)]
+    budget: Option<BudgetReport>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Attempt {
+    agent: String,
+    model: Option<String>,
+    status: Status,
+    kind: Option<String>,
+    #[serde(default)]
+    retry_after_s: Option<u64>,
+    duration_ms: u64,
+    usage: Usage,
+    #[serde(default)]
+    changed_files: Vec<String>,
+    log_path: Option<String>,
+    #[serde(default)]
+    then: Option<String>,
+    #[serde(default)]
+    waited_ms: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct BudgetReport {
+    max_usd: Option<f64>,
+    max_tokens: Option<u64>,
+    spent_usd: Option<f64>,
+    spent_tokens: u64,
+    cost_estimated: bool,
+    unpriced_calls: u32,
+    calls: u32,
+    exceeded: bool,
 }
 
 /// Keys always present (null when empty) in a run result.
@@ -62,7 +101,7 @@ const RESULT_KEYS: &[&str] = &[
 ];
 
 /// Keys present only when they say something.
-const OPTIONAL_RESULT_KEYS: &[&str] = &["denials", "job_id"];
+const OPTIONAL_RESULT_KEYS: &[&str] = &["denials", "job_id", "attempts", "budget"];
 
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(rename_all = "snake_case")]
@@ -86,6 +125,8 @@ struct Usage {
     #[serde(default)]
     reasoning_output_tokens: Option<u64>,
     cost_usd: Option<f64>,
+    #[serde(default)]
+    cost_estimated: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -230,6 +271,7 @@ fn the_schema_lists_exactly_the_contract_fields() {
         usage,
         [
             "cached_input_tokens",
+            "cost_estimated",
             "cost_usd",
             "input_tokens",
             "output_tokens",

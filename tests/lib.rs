@@ -31,6 +31,7 @@ mod run;
 mod serve;
 mod setup;
 mod shim;
+mod spend;
 mod state;
 mod supervise;
 mod tui;

@@ -86,6 +86,8 @@ pub(super) fn error_result(agent: Agent, e: &Error, shared: &Shared) -> RunResul
         }),
         verification: None,
         job_id: None,
+        attempts: Vec::new(),
+        budget: None,
         extra,
     }
 }

@@ -69,6 +69,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub raw: bool,
 
+    /// Stop rather than spend more than this many dollars (reported or estimated cost; see `baton agents`).
+    #[arg(long, value_name = "USD")]
+    pub max_usd: Option<f64>,
+
+    /// Stop rather than spend more than this many tokens (input + output).
+    #[arg(long, value_name = "N")]
+    pub budget_tokens: Option<u64>,
+
     /// Print the exact argv, environment changes and prompt, and run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -131,6 +139,8 @@ pub fn request(a: RunArgs) -> RunRequest {
         provider: a.provider,
         raw: a.raw,
         task: a.task,
+        max_usd: a.max_usd,
+        budget_tokens: a.budget_tokens,
         // Every value is the flag of its name.
         origins: Default::default(),
     }

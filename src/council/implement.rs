@@ -520,6 +520,8 @@ echo '{"type":"agent_end"}'
             writable_dirs: vec![],
             protected_paths: vec![],
             git_pin: None,
+            budget: Default::default(),
+            meter: None,
             origins: Default::default(),
         };
         Fixture {

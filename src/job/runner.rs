@@ -157,6 +157,8 @@ fn failed(spec: &Spec, job: &Job, e: &Error) -> RunResult {
         }),
         verification: None,
         job_id: Some(job.id.clone()),
+        attempts: Vec::new(),
+        budget: None,
         extra: Default::default(),
     }
 }

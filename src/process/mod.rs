@@ -16,6 +16,11 @@
 //!   channel with a deadline: the overall timeout, the idle timeout (no byte
 //!   on stdout or stderr), or a grace period after the CLI's own "turn
 //!   finished" event (codex is known to hang after it).
+//! - With a spending watch (`Limits::watch`), the supervisor also looks at
+//!   what the parser has understood so far every `WATCH_EVERY` and stops the
+//!   peer (`EndReason::OverBudget`) once the watch says the budget is
+//!   crossed. A tick, not every line: the check clones the parser's state,
+//!   and a peer that printed its last usage and went quiet is still caught.
 //! - Stopping is always of the whole group: SIGTERM, a grace period, SIGKILL,
 //!   reap. After the leader exits, anything left in its group (a background
 //!   grandchild) is stopped the same way, so no process outlives baton.
@@ -70,6 +75,20 @@ pub fn max_line() -> usize {
 /// How much of stderr is kept in memory for error messages.
 const STDERR_TAIL: usize = 16 << 10;
 
+/// How often a spending watch looks at the usage reported so far.
+pub const WATCH_EVERY: Duration = Duration::from_millis(200);
+
+/// Looks at what a running peer reported so far (its usage, its model) and
+/// answers whether the run must stop because it crossed its budget.
+#[derive(Clone)]
+pub struct Watch(pub Arc<dyn Fn(&Outcome) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Watch")
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Limits {
     pub timeout: Duration,
@@ -79,6 +98,8 @@ pub struct Limits {
     pub after_final: Duration,
     /// SIGTERM → SIGKILL grace.
     pub kill_grace: Duration,
+    /// A spending limit to hold the peer to while it runs.
+    pub watch: Option<Watch>,
 }
 
 /// Why supervision ended.
@@ -92,6 +113,8 @@ pub enum EndReason {
     HungAfterFinal,
     /// baton received this signal (Ctrl-C, SIGTERM from `baton cancel`, hang-up).
     Interrupted(i32),
+    /// The usage the peer reported crossed its budget (`Limits::watch`).
+    OverBudget,
 }
 
 #[derive(Debug)]
@@ -281,6 +304,7 @@ pub fn supervise(
     drop(tx);
 
     let deadline = started + limits.timeout;
+    let mut watch_at = limits.watch.as_ref().map(|_| started + WATCH_EVERY);
     let mut final_at: Option<Instant> = None;
     let mut status: Option<io::Result<ExitStatus>> = None;
     let mut eofs = 0;
@@ -290,11 +314,20 @@ pub fn supervise(
             .idle_timeout
             .map(|d| started + Duration::from_millis(last_activity.load(Ordering::Relaxed)) + d);
         let hang_deadline = final_at.map(|t| t + limits.after_final);
-        let next = [Some(deadline), idle_deadline, hang_deadline]
+        let next = [Some(deadline), idle_deadline, hang_deadline, watch_at]
             .into_iter()
             .flatten()
             .min()
             .expect("deadline is always set");
+        if let (Some(at), Some(w)) = (watch_at, &limits.watch)
+            && now >= at
+        {
+            if over_budget(&parser, w) {
+                break EndReason::OverBudget;
+            }
+            watch_at = Some(now + WATCH_EVERY);
+            continue;
+        }
         if now >= next {
             if now >= deadline {
                 break EndReason::Timeout;
@@ -382,6 +415,15 @@ pub fn supervise(
         pipes_left_open: eofs < 2,
         warnings,
     })
+}
+
+/// What the parser understood so far, shown to the watch.
+fn over_budget(parser: &Mutex<Option<Parser>>, watch: &Watch) -> bool {
+    let so_far = match parser.lock().unwrap().as_ref() {
+        Some(p) => p.snapshot(&ProcessExit::default()),
+        None => return false,
+    };
+    (watch.0)(&so_far)
 }
 
 #[cfg(test)]

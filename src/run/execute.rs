@@ -2,13 +2,15 @@
 //! did into the one `RunResult` (status, error, summary, usage).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::{Agent, CommandSpec};
+use crate::agent::{Agent, CommandSpec, Outcome};
 use crate::error::{Error, Result};
 use crate::failure::{Failure, Named};
-use crate::process::{self, EndReason, Interrupts, LogFiles};
+use crate::process::{self, EndReason, Interrupts, LogFiles, Watch};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
+use crate::spend::{Live, Meter, Spent, prices};
 use crate::{fsutil, git, models};
 
 use super::Plan;
@@ -16,6 +18,10 @@ use super::Plan;
 /// Run the plan's peer to the end, with its logs in `dir` (`None`: the
 /// run's records could not be made; it runs all the same). Records that
 /// cannot be written are warnings: they never cost the peer's result.
+///
+/// The call counts into the plan's meter (`Plan::meter`): it does not start
+/// when another call of its size would cross the budget, and it is stopped
+/// when what it reports while running crosses it.
 pub fn execute(
     plan: &Plan,
     spec: &CommandSpec,
@@ -24,6 +30,11 @@ pub fn execute(
     interrupts: &mut Interrupts,
     on_spawn: &mut dyn FnMut(u32),
 ) -> Result<RunResult> {
+    let meter = plan.meter();
+    if let Some(why) = meter.refuse_next() {
+        return Ok(not_started(plan, &meter, why));
+    }
+    let slot = Arc::new(meter.live());
     let mut not_saved = Vec::new();
     if let Some(d) = dir
         && let Err(e) = fsutil::replace_file(&d.join("prompt.txt"), plan.prompt.as_bytes())
@@ -54,13 +65,15 @@ pub fn execute(
         .stdout
         .as_deref()
         .and_then(|l| super::observe::started(l, plan.agent));
+    let mut limits = plan.limits();
+    limits.watch = watch(plan, &meter, &slot);
     let finished = process::supervise(
         spec,
         program,
         &plan.cwd,
         &logs,
         plan.agent.parser(),
-        &plan.limits(),
+        &limits,
         interrupts,
         &mut |pid| {
             on_spawn(pid);
@@ -91,7 +104,11 @@ pub fn execute(
                 .into(),
         );
     }
-    let usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
+    let mut usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
+    // Priced from the table when the CLI did not say what it cost.
+    prices::complete(o.model.as_deref().or(plan.model.as_deref()), &mut usage);
+    drop(limits);
+    slot.finish(&usage);
 
     let secs = |ms: u64| ms as f64 / 1000.0;
     let (status, error) = match finished.reason {
@@ -112,6 +129,16 @@ pub fn execute(
                     secs(plan.idle_timeout_ms)
                 ),
                 "raise --idle-timeout if the peer legitimately works silently; see the log",
+            )),
+        ),
+        EndReason::OverBudget => (
+            Status::Failed,
+            Some(info(
+                Failure::BudgetExceeded.kind(),
+                meter
+                    .crossed()
+                    .unwrap_or_else(|| "the budget was crossed; the call was stopped".into()),
+                &Failure::BudgetExceeded.hint(plan.agent.name()),
             )),
         ),
         EndReason::Interrupted(sig) => (
@@ -177,6 +204,11 @@ pub fn execute(
     };
 
     let model = models::served(plan.model.as_deref(), o.model, &mut warnings);
+    warnings.extend(
+        meter
+            .unpriced_warning()
+            .filter(|_| usage.cost_usd.is_none() && !usage.is_empty()),
+    );
     let summary = summarize(
         plan.agent,
         status,
@@ -210,9 +242,72 @@ pub fn execute(
         error,
         verification: None,
         job_id: None,
+        attempts: Vec::new(),
+        budget: meter.report(),
         extra: Default::default(),
     };
     Ok(result)
+}
+
+/// The watch that stops the peer once the meter is crossed, fed with what
+/// the peer reported so far. None without a budget, and for a resumed
+/// session of a CLI whose counters run over the whole session (codex,
+/// qwen): its live numbers would count earlier runs too.
+fn watch(plan: &Plan, meter: &Meter, live: &Arc<Live>) -> Option<Watch> {
+    if !meter.budget().is_set() || (plan.agent.usage_is_cumulative() && plan.resume.is_some()) {
+        return None;
+    }
+    let (meter, live, model) = (meter.clone(), live.clone(), plan.model.clone());
+    Some(Watch(Arc::new(move |o: &Outcome| {
+        let mut u = o.usage.clone();
+        prices::complete(o.model.as_deref().or(model.as_deref()), &mut u);
+        live.set(Spent::of(&u));
+        meter.crossed().is_some()
+    })))
+}
+
+/// The result of a call the budget did not let start: nothing ran.
+fn not_started(plan: &Plan, meter: &Meter, why: String) -> RunResult {
+    let error = info(
+        Failure::BudgetExceeded.kind(),
+        why,
+        &Failure::BudgetExceeded.hint(plan.agent.name()),
+    );
+    let mut warnings = plan.warnings.clone();
+    warnings.extend(meter.unpriced_warning());
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        status: Status::Failed,
+        summary: summarize(
+            plan.agent,
+            Status::Failed,
+            Duration::ZERO,
+            None,
+            Some(&error),
+            0,
+        ),
+        message: None,
+        agent: plan.agent.name().to_string(),
+        model: plan.model.clone(),
+        model_requested: plan.model.clone(),
+        effort: plan.effort.clone(),
+        access: plan.access.as_str().to_string(),
+        cwd: plan.cwd.display().to_string(),
+        session: plan.resume.clone(),
+        changed_files: Vec::new(),
+        usage: Usage::default(),
+        duration_ms: 0,
+        exit_code: None,
+        log_path: None,
+        warnings,
+        denials: Vec::new(),
+        error: Some(error),
+        verification: None,
+        job_id: None,
+        attempts: Vec::new(),
+        budget: meter.report(),
+        extra: Default::default(),
+    }
 }
 
 /// Save the run's copy of its result (`result.json` in `dir`). A failure

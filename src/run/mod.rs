@@ -16,6 +16,7 @@ use crate::agent::{Access, Agent, CommandSpec, Extra, Request};
 use crate::error::{Error, Result};
 use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
+use crate::spend::{Budget, Meter};
 use crate::{config, duration, fsutil, ids, models, prompt};
 
 mod execute;
@@ -80,6 +81,15 @@ pub struct Plan {
     /// rewired it; the run's end reports that as tampering).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_pin: Option<crate::git_pin::Pin>,
+    /// `--max-usd`, `--budget-tokens`: what the whole run may spend.
+    #[serde(default)]
+    pub budget: Budget,
+    /// The spending this call counts into and is checked against (set by
+    /// whoever runs it: a run's attempts, an ask's advisers and a council's
+    /// members share one). Not stored: a job's runner makes it again from
+    /// `budget`.
+    #[serde(skip)]
+    pub meter: Option<Meter>,
     /// Where model, effort, profile, provider and resume came from, for
     /// refusals. Not stored: a plan read back from disk has none.
     #[serde(skip)]
@@ -110,6 +120,10 @@ pub struct RunRequest {
     pub raw: bool,
     /// The task as words (joined by spaces).
     pub task: Vec<String>,
+    /// `--max-usd`: dollars the run may spend (reported or estimated cost).
+    pub max_usd: Option<f64>,
+    /// `--budget-tokens`: input + output tokens the run may spend.
+    pub budget_tokens: Option<u64>,
     /// Where model, effort, profile, provider and resume came from when not
     /// from the flag of that name (`ask --agents`, `continue`'s job record).
     pub origins: Origins,
@@ -273,6 +287,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     if timeout.is_zero() {
         return Err(Error::usage("--timeout must be more than zero"));
     }
+    let budget = budget(args.max_usd, args.budget_tokens)?;
     if args.profile.is_some() && agent != Agent::Codex {
         return Err(Error::usage_hint(
             "--profile is a codex option",
@@ -336,6 +351,8 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         writable_dirs: Vec::new(),
         protected_paths: Vec::new(),
         git_pin: None,
+        budget,
+        meter: None,
         origins,
     };
     // Refuse unenforceable access and unsafe values now, not after the job started.
@@ -397,6 +414,7 @@ impl Plan {
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
             after_final: after_final_grace(),
             kill_grace: KILL_GRACE,
+            watch: None,
         }
     }
 
@@ -415,6 +433,36 @@ impl Plan {
                     None => format!("install it: {}", self.agent.install_hint()),
                 },
             })
+    }
+}
+
+/// `--max-usd` and `--budget-tokens`, checked: a limit of nothing, or one
+/// that is not a number, is a usage error.
+pub fn budget(max_usd: Option<f64>, tokens: Option<u64>) -> Result<Budget> {
+    if let Some(u) = max_usd
+        && !(u.is_finite() && u > 0.0)
+    {
+        return Err(Error::usage_hint(
+            format!("--max-usd {u} is not a positive amount"),
+            "give dollars, e.g. --max-usd 0.50",
+        ));
+    }
+    if tokens == Some(0) {
+        return Err(Error::usage("--budget-tokens must be more than zero"));
+    }
+    Ok(Budget {
+        max_usd,
+        max_tokens: tokens,
+    })
+}
+
+impl Plan {
+    /// The meter this plan's calls count into: the one a caller set, else
+    /// a new one for the plan's own budget.
+    pub fn meter(&self) -> Meter {
+        self.meter
+            .clone()
+            .unwrap_or_else(|| Meter::new(self.budget))
     }
 }
 

@@ -501,6 +501,8 @@ mod tests {
                 writable_dirs: vec![],
                 protected_paths: vec![],
                 git_pin: None,
+                budget: Default::default(),
+                meter: None,
                 origins: Default::default(),
             },
             command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),

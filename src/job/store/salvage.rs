@@ -123,6 +123,8 @@ impl Job {
             error: None,
             verification: None,
             job_id: Some(s.id.clone()),
+            attempts: Vec::new(),
+            budget: None,
             extra: Default::default(),
         }
     }
