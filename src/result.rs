@@ -133,7 +133,7 @@ impl Usage {
 /// What a run (or an ask, or a council) was allowed to spend and what it
 /// spent, when `--max-usd` or `--budget-tokens` was given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct BudgetReport {
+pub struct Spending {
     pub max_usd: Option<f64>,
     pub max_tokens: Option<u64>,
     /// Dollars spent by the calls with a known cost (null: none had one).
@@ -233,7 +233,7 @@ pub struct RunResult {
     /// The spending limit and what was spent, when `--max-usd` or
     /// `--budget-tokens` was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub budget: Option<BudgetReport>,
+    pub spending: Option<Spending>,
     /// Extra objects added by other features (worktree, advice, …), kept
     /// open so those features can grow without a schema bump here.
     #[serde(flatten)]

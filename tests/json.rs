@@ -39,7 +39,7 @@ struct RunResult {
     #[serde(default)]
     attempts: Vec<Attempt>,
     #[serde(default)]
-    budget: Option<BudgetReport>,
+    spending: Option<Spending>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,7 +66,7 @@ struct Attempt {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)]
-struct BudgetReport {
+struct Spending {
     max_usd: Option<f64>,
     max_tokens: Option<u64>,
     spent_usd: Option<f64>,
@@ -101,7 +101,7 @@ const RESULT_KEYS: &[&str] = &[
 ];
 
 /// Keys present only when they say something.
-const OPTIONAL_RESULT_KEYS: &[&str] = &["denials", "job_id", "attempts", "budget"];
+const OPTIONAL_RESULT_KEYS: &[&str] = &["denials", "job_id", "attempts", "spending"];
 
 #[derive(Debug, Deserialize, PartialEq)]
 #[serde(rename_all = "snake_case")]

@@ -75,9 +75,9 @@ fn a_call_that_streams_past_its_token_budget_is_stopped_with_its_group() {
     // The partial usage is the result's.
     assert_eq!(j["usage"]["input_tokens"], 3000, "{j}");
     assert_eq!(j["session"], "s-budget");
-    assert_eq!(j["budget"]["max_tokens"], 2500);
-    assert_eq!(j["budget"]["spent_tokens"], 3000);
-    assert_eq!(j["budget"]["exceeded"], true);
+    assert_eq!(j["spending"]["max_tokens"], 2500);
+    assert_eq!(j["spending"]["spent_tokens"], 3000);
+    assert_eq!(j["spending"]["exceeded"], true);
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_group_gone(&env);
 }
@@ -107,7 +107,7 @@ fn a_call_that_streams_past_its_dollar_budget_is_stopped() {
     );
     assert!((j["usage"]["cost_usd"].as_f64().unwrap() - 0.012).abs() < 1e-9);
     assert!(j["usage"].get("cost_estimated").is_none(), "reported: {j}");
-    assert_eq!(j["budget"]["cost_estimated"], false);
+    assert_eq!(j["spending"]["cost_estimated"], false);
     assert_group_gone(&env);
 }
 
@@ -118,12 +118,12 @@ fn a_run_within_its_budget_is_untouched_and_says_what_it_spent() {
     let r = env.run(&["--agent", "pi", "--budget-tokens", "100000", "x"]);
     let j = r.json();
     assert_eq!(j["status"], "success", "{j}");
-    assert_eq!(j["budget"]["spent_tokens"], 132);
-    assert_eq!(j["budget"]["exceeded"], false);
-    assert_eq!(j["budget"]["calls"], 1);
+    assert_eq!(j["spending"]["spent_tokens"], 132);
+    assert_eq!(j["spending"]["exceeded"], false);
+    assert_eq!(j["spending"]["calls"], 1);
     // Without a limit there is no budget object.
     let j = env.run(&["--agent", "pi", "x"]).json();
-    assert!(j.get("budget").is_none(), "{j}");
+    assert!(j.get("spending").is_none(), "{j}");
 }
 
 #[test]
@@ -141,8 +141,8 @@ fn a_cost_the_cli_does_not_report_is_estimated_from_the_table() {
         .run(&["--model", "gpt-5.6-luna", "--max-usd", "1", "x"])
         .json();
     assert!(j["usage"]["cost_usd"].is_null(), "{j}");
-    assert_eq!(j["budget"]["unpriced_calls"], 1, "{j}");
-    assert!(j["budget"]["spent_usd"].is_null());
+    assert_eq!(j["spending"]["unpriced_calls"], 1, "{j}");
+    assert!(j["spending"]["spent_usd"].is_null());
     let w = j["warnings"].to_string();
     assert!(w.contains("counted tokens only"), "{w}");
 }

@@ -87,7 +87,7 @@ pub(super) fn error_result(agent: Agent, e: &Error, shared: &Shared) -> RunResul
         verification: None,
         job_id: None,
         attempts: Vec::new(),
-        budget: None,
+        spending: None,
         extra,
     }
 }

@@ -158,7 +158,7 @@ fn failed(spec: &Spec, job: &Job, e: &Error) -> RunResult {
         verification: None,
         job_id: Some(job.id.clone()),
         attempts: Vec::new(),
-        budget: None,
+        spending: None,
         extra: Default::default(),
     }
 }

@@ -243,7 +243,7 @@ pub fn execute(
         verification: None,
         job_id: None,
         attempts: Vec::new(),
-        budget: meter.report(),
+        spending: meter.report(),
         extra: Default::default(),
     };
     Ok(result)
@@ -305,7 +305,7 @@ fn not_started(plan: &Plan, meter: &Meter, why: String) -> RunResult {
         verification: None,
         job_id: None,
         attempts: Vec::new(),
-        budget: meter.report(),
+        spending: meter.report(),
         extra: Default::default(),
     }
 }

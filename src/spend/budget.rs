@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use crate::result::{BudgetReport, Usage};
+use crate::result::{Spending, Usage};
 
 /// The limits asked for. Stored in a job's plan, so its runner keeps them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -199,13 +199,13 @@ impl Meter {
     }
 
     /// The result's `budget` object (`None` when no limit was asked for).
-    pub fn report(&self) -> Option<BudgetReport> {
+    pub fn report(&self) -> Option<Spending> {
         if !self.budget.is_set() {
             return None;
         }
         let t = self.total();
         let exceeded = self.inner.lock().unwrap().exceeded;
-        Some(BudgetReport {
+        Some(Spending {
             max_usd: self.budget.max_usd,
             max_tokens: self.budget.max_tokens,
             spent_usd: (t.priced > 0).then_some(t.usd),

@@ -124,7 +124,7 @@ impl Job {
             verification: None,
             job_id: Some(s.id.clone()),
             attempts: Vec::new(),
-            budget: None,
+            spending: None,
             extra: Default::default(),
         }
     }
