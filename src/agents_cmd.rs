@@ -10,6 +10,7 @@ use crate::agent::Agent;
 use crate::models;
 use crate::output::{self, Mode};
 use crate::process;
+use crate::spend::prices;
 
 #[derive(Debug, Serialize)]
 pub struct AgentInfo {
@@ -44,8 +45,14 @@ pub fn list(mode: Mode) -> crate::error::Result<i32> {
         Mode::Json => output::json_line(&serde_json::json!({
             "schema_version": crate::result::SCHEMA_VERSION,
             "agents": infos,
+            "prices": {
+                "as_of": prices::AS_OF,
+                "source": prices::SOURCE,
+                "unit": "USD per million tokens",
+                "models": prices::TABLE,
+            },
         }))?,
-        Mode::Text => output::text(&text(&infos))?,
+        Mode::Text => output::text(&format!("{}{}", text(&infos), price_text()))?,
     }
     Ok(0)
 }
@@ -104,6 +111,29 @@ fn text(infos: &[AgentInfo]) -> String {
             .collect(),
     );
     t
+}
+
+/// The price table that estimates a cost a CLI does not report.
+fn price_text() -> String {
+    let mut rows = vec![
+        ["PROVIDER", "MODEL", "INPUT", "CACHED", "OUTPUT"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for p in prices::TABLE {
+        rows.push(vec![
+            p.provider.to_string(),
+            p.model.to_string(),
+            format!("{:.3}", p.input),
+            format!("{:.3}", p.cached_input),
+            format!("{:.3}", p.output),
+        ]);
+    }
+    format!(
+        "\nprices (USD per million tokens, as of {}; only for costs a CLI does not report):\n{}",
+        prices::AS_OF,
+        table(&rows)
+    )
 }
 
 /// Rows as aligned columns, two spaces apart, no trailing blanks.
