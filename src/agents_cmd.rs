@@ -10,6 +10,7 @@ use crate::agent::Agent;
 use crate::models;
 use crate::output::{self, Mode};
 use crate::process;
+use crate::render::table;
 use crate::spend::prices;
 
 #[derive(Debug, Serialize)]
@@ -134,34 +135,6 @@ fn price_text() -> String {
         prices::AS_OF,
         table(&rows)
     )
-}
-
-/// Rows as aligned columns, two spaces apart, no trailing blanks.
-fn table(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for r in rows {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
-            line.push_str(cell);
-            if c + 1 < r.len() {
-                let pad = widths[c] - cell.chars().count() + 2;
-                line.push_str(&" ".repeat(pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 fn info(a: Agent) -> AgentInfo {

@@ -29,6 +29,7 @@ pub mod serve;
 pub mod setup;
 pub mod spend;
 pub mod state_dir;
+pub mod usage_cmd;
 pub mod view;
 pub mod words;
 pub mod worktree;

@@ -450,6 +450,11 @@ fn a_repair_round_that_would_cross_the_budget_is_not_started() {
     assert_eq!(j["status"], "success", "{j}");
     assert_eq!(j["spending"]["exceeded"], false);
     assert_eq!(j["spending"]["calls"], 2);
+    // In `baton usage`: one run of two calls, the tokens of the result.
+    let u = env.run(&["usage"]).json();
+    assert_eq!(u["total"]["runs"], 1, "{u}");
+    assert_eq!(u["total"]["calls"], 2);
+    assert_eq!(u["total"]["input_tokens"], j["usage"]["input_tokens"]);
 }
 
 #[test]

@@ -10,7 +10,16 @@ use std::path::{Path, PathBuf};
 
 /// Feature modules: they take plain requests and never see the command line.
 const FEATURES: &[&str] = &[
-    "run", "job", "ask", "worktree", "council", "view", "doctor", "setup", "config",
+    "run",
+    "job",
+    "ask",
+    "worktree",
+    "council",
+    "view",
+    "doctor",
+    "setup",
+    "config",
+    "usage_cmd",
 ];
 
 /// The most non-test lines a file under `src/` may have.

@@ -35,5 +35,6 @@ mod spend;
 mod state;
 mod supervise;
 mod tui;
+mod usage;
 mod watch;
 mod worktree;

@@ -15,6 +15,7 @@ pub mod manpage;
 pub mod run;
 pub mod serve;
 pub mod setup;
+pub mod usage;
 pub mod watch;
 pub mod worktree;
 
@@ -87,6 +88,8 @@ pub enum Command {
     Ask(Box<ask::AskArgs>),
     /// List the supported agents, whether their CLIs are installed, and their options.
     Agents,
+    /// What peers spent: tokens, cost and runs (ok, failed by kind, fell back), from baton's records.
+    Usage(usage::UsageArgs),
     /// Several peers propose, critique each other blind, a chair plans, one writes, the others review.
     #[command(subcommand)]
     Council(council::CouncilCommand),
@@ -226,6 +229,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Doctor(a)) => doctor::doctor(a, mode),
         Some(Command::Config(c)) => doctor::config(c, mode),
         Some(Command::Agents) => crate::agents_cmd::list(mode),
+        Some(Command::Usage(a)) => usage::command(a, mode),
         Some(Command::Schema(a)) => {
             let v = match a.name.as_deref() {
                 None | Some("run" | "result") => crate::result::schema(),

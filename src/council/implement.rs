@@ -522,6 +522,8 @@ echo '{"type":"agent_end"}'
             git_pin: None,
             budget: Default::default(),
             meter: None,
+            run_id: "r".into(),
+            fell_back: false,
             origins: Default::default(),
         };
         Fixture {

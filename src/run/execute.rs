@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::failure::{Failure, Named};
 use crate::process::{self, EndReason, Interrupts, LogFiles, Watch};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
-use crate::spend::{Live, Meter, Spent, prices};
+use crate::spend::{Live, Meter, Spent, ledger, prices};
 use crate::{fsutil, git, models};
 
 use super::Plan;
@@ -246,7 +246,34 @@ pub fn execute(
         spending: meter.report(),
         extra: Default::default(),
     };
+    let mut result = result;
+    record(plan, &mut result);
     Ok(result)
+}
+
+/// The call in the usage ledger (`baton usage`); a ledger that cannot be
+/// written is a warning of the result, never its end.
+fn record(plan: &Plan, r: &mut RunResult) {
+    let e = ledger::Entry {
+        at: crate::ids::now_ms(),
+        run: plan.run_id.clone(),
+        agent: r.agent.clone(),
+        model: r.model.as_ref().map(|m| crate::agent::clip(m, 120)),
+        status: r.status.as_str().to_string(),
+        kind: r.error.as_ref().map(|e| e.kind.clone()),
+        input: 0,
+        output: 0,
+        cached: 0,
+        cost: None,
+        est: false,
+        fb: plan.fell_back,
+        ms: r.duration_ms,
+    }
+    .of_usage(&r.usage);
+    if let Err(e) = ledger::append(&plan.root, &e) {
+        r.warnings
+            .push(format!("this call is missing from `baton usage`: {e}"));
+    }
 }
 
 /// The watch that stops the peer once the meter is crossed, fed with what
@@ -275,7 +302,7 @@ fn not_started(plan: &Plan, meter: &Meter, why: String) -> RunResult {
     );
     let mut warnings = plan.warnings.clone();
     warnings.extend(meter.unpriced_warning());
-    RunResult {
+    let mut r = RunResult {
         schema_version: SCHEMA_VERSION,
         status: Status::Failed,
         summary: summarize(
@@ -307,7 +334,10 @@ fn not_started(plan: &Plan, meter: &Meter, why: String) -> RunResult {
         attempts: Vec::new(),
         spending: meter.report(),
         extra: Default::default(),
-    }
+    };
+    // Recorded too: a run that ends here ended `budget_exceeded`.
+    record(plan, &mut r);
+    r
 }
 
 /// Save the run's copy of its result (`result.json` in `dir`). A failure

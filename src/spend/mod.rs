@@ -3,6 +3,7 @@
 //! every call's usage that `baton usage` reads (`ledger`).
 
 pub mod budget;
+pub mod ledger;
 pub mod prices;
 
 pub use budget::{Budget, Live, Meter, Spent};

@@ -503,6 +503,8 @@ mod tests {
                 git_pin: None,
                 budget: Default::default(),
                 meter: None,
+                run_id: "r".into(),
+                fell_back: false,
                 origins: Default::default(),
             },
             command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
