@@ -77,6 +77,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub budget_tokens: Option<u64>,
 
+    /// When the agent cannot answer (rate limit, quota, provider down, auth, unknown model) before changing a file, hand the task to these, in order: `claude,pi:glm-5.2` [default: run.fallback in the config].
+    #[arg(long, value_name = "A,B:MODEL,…", value_delimiter = ',')]
+    pub fallback: Option<Vec<String>>,
+
+    /// Try a rate-limited or unavailable provider again this many times, waiting as it asks (within --timeout) [default: 0, or run.retry].
+    #[arg(long, value_name = "N")]
+    pub retry: Option<u32>,
+
     /// Print the exact argv, environment changes and prompt, and run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -141,6 +149,8 @@ pub fn request(a: RunArgs) -> RunRequest {
         task: a.task,
         max_usd: a.max_usd,
         budget_tokens: a.budget_tokens,
+        fallback: a.fallback,
+        retry: a.retry,
         // Every value is the flag of its name.
         origins: Default::default(),
     }
@@ -191,7 +201,8 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
         // (or an error) is printed.
         return worktree::run(plan, &c, mode, &mut || drop(progress.take()));
     }
-    let program = plan.program(&spec)?;
+    plan.program(&spec)?;
+    plan.check_chain_installed()?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let (dir, not_saved) = run::run_dir_or_warning(&plan.root);
@@ -200,13 +211,11 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
         .as_ref()
         .filter(|_| view::progress::wanted(quiet))
         .map(|_| view::progress::Progress::install("peers"));
-    let result = run::execute(
+    let result = run::chain::run(
         &plan,
-        &spec,
-        &program,
         dir.as_deref(),
         &mut interrupts,
-        &mut |_| {},
+        run::Hooks::new(&mut |_| {}),
     );
     // Erased before anything else is printed (the result, or an error).
     if let Some(p) = progress {

@@ -524,6 +524,8 @@ echo '{"type":"agent_end"}'
             meter: None,
             run_id: "r".into(),
             fell_back: false,
+            fallback: vec![],
+            retry: 0,
             origins: Default::default(),
         };
         Fixture {

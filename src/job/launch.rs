@@ -46,6 +46,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
     // Before anything exists: an unenforceable access mode is exit 2, a
     // missing CLI exit 127, as for `run`.
     let program = plan.program(&plan.command()?)?;
+    plan.check_chain_installed()?;
     let store = Store::here()?;
     store.create()?;
     let id = ids::new_id();

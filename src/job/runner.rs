@@ -40,19 +40,16 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
         None => None,
     };
     job.update(&spec, |s| s.runner_pid = Some(std::process::id()))?;
-    let command = spec.command.to_spec();
-    let outcome = run::execute(
-        &spec.plan,
-        &command,
-        &spec.program,
-        Some(&job.dir),
-        &mut interrupts,
-        &mut |pid| {
-            if let Err(e) = job.update(&spec, |s| s.peer_pgid = Some(pid)) {
-                eprintln!("baton job runner: recording the peer's process group: {e}");
-            }
-        },
-    );
+    // The first attempt runs exactly the command stored at start (the
+    // program found then); retries and fallbacks build theirs as `run` does.
+    let mut on_spawn = |pid| {
+        if let Err(e) = job.update(&spec, |s| s.peer_pgid = Some(pid)) {
+            eprintln!("baton job runner: recording the peer's process group: {e}");
+        }
+    };
+    let mut hooks = run::Hooks::new(&mut on_spawn);
+    hooks.first = Some((spec.command.to_spec(), spec.program.clone()));
+    let outcome = run::chain::run(&spec.plan, Some(&job.dir), &mut interrupts, hooks);
     let result = match (outcome, &spec.worktree, &stop) {
         (Ok(mut r), Some(s), Some(stop)) => {
             // Commit what the peer left, run --test-cmd: as `run --worktree`.

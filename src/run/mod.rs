@@ -18,17 +18,23 @@ use crate::result::SCHEMA_VERSION;
 use crate::spend::{Budget, Meter};
 use crate::{config, duration, fsutil, ids, models, prompt};
 
+pub mod chain;
 mod execute;
+pub mod fallback;
 mod input;
 pub mod observe;
 
+pub use chain::Hooks;
 pub use execute::{execute, save_result, summarize};
+pub use fallback::Link;
 pub use input::{Depth, budget, read_task, resolve_access, resolve_cwd};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
 /// SIGTERM → SIGKILL grace when stopping a peer.
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
+/// The most `--retry` allows.
+pub const MAX_RETRY: u32 = 10;
 
 /// `AFTER_FINAL_GRACE`, unless `BATON_FINAL_GRACE_MS` overrides it. Internal,
 /// undocumented for users: it exists so the test of a peer that hangs after
@@ -99,6 +105,14 @@ pub struct Plan {
     /// (`--fallback`).
     #[serde(default)]
     pub fell_back: bool,
+    /// `--fallback`: the agents the task goes to, in order, when this one
+    /// fails before it could work (`Failure::falls_back`).
+    #[serde(default)]
+    pub fallback: Vec<Link>,
+    /// `--retry`: how often a rate-limited or unavailable provider is tried
+    /// again on the same agent.
+    #[serde(default)]
+    pub retry: u32,
     /// Where model, effort, profile, provider and resume came from, for
     /// refusals. Not stored: a plan read back from disk has none.
     #[serde(skip)]
@@ -133,6 +147,10 @@ pub struct RunRequest {
     pub max_usd: Option<f64>,
     /// `--budget-tokens`: input + output tokens the run may spend.
     pub budget_tokens: Option<u64>,
+    /// `--fallback`: `NAME[:MODEL]` items. `None`: `run.fallback` of the config.
+    pub fallback: Option<Vec<String>>,
+    /// `--retry`. `None`: `run.retry` of the config, else 0.
+    pub retry: Option<u32>,
     /// Where model, effort, profile, provider and resume came from when not
     /// from the flag of that name (`ask --agents`, `continue`'s job record).
     pub origins: Origins,
@@ -187,6 +205,20 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         return Err(Error::usage("--timeout must be more than zero"));
     }
     let budget = budget(args.max_usd, args.budget_tokens)?;
+    let mut warnings = resolved.warnings;
+    let chain = fallback::links(args, &mut warnings)?;
+    let retry = match args.retry {
+        Some(n) => n,
+        None => cfg
+            .count("run.retry")
+            .map_or(0, |n| n.min(u64::from(MAX_RETRY)) as u32),
+    };
+    if retry > MAX_RETRY {
+        return Err(Error::usage_hint(
+            format!("--retry {retry} is more than {MAX_RETRY}"),
+            "a provider that is still unavailable after a few tries will not answer soon:              use --fallback for another agent",
+        ));
+    }
     if args.profile.is_some() && agent != Agent::Codex {
         return Err(Error::usage_hint(
             "--profile is a codex option",
@@ -245,7 +277,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         command: cfg.command(agent),
         timeout_ms: duration::millis(timeout),
         idle_timeout_ms: duration::millis(idle),
-        warnings: resolved.warnings,
+        warnings,
         child_depth: depth.depth + 1,
         writable_dirs: Vec::new(),
         protected_paths: Vec::new(),
@@ -254,10 +286,14 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         meter: None,
         run_id: ids::new_id(),
         fell_back: false,
+        fallback: chain,
+        retry,
         origins,
     };
-    // Refuse unenforceable access and unsafe values now, not after the job started.
+    // Refuse unenforceable access and unsafe values now, not after the job
+    // started: for every agent of the chain.
     p.command()?;
+    p.chain_commands()?;
     Ok(p)
 }
 

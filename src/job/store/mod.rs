@@ -505,6 +505,8 @@ mod tests {
                 meter: None,
                 run_id: "r".into(),
                 fell_back: false,
+                fallback: vec![],
+                retry: 0,
                 origins: Default::default(),
             },
             command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
