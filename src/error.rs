@@ -92,7 +92,7 @@ pub enum Error {
 
     /// baton refused on purpose: a credential-like file, a packet over its
     /// size limit, an exhausted consultation budget (`baton ask`). `kind`
-    /// names which, for programs.
+    /// names which, for programs; each is listed in `KINDS`.
     #[error("{message}")]
     Refused {
         kind: &'static str,
@@ -152,6 +152,115 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Every `kind` a tool error can have, with when it happens: `Error::kind`
+/// of each variant and each `Refused` kind. `baton schema` publishes this
+/// list as the values of `error.kind`; `tests/json.rs` finds every kind
+/// in the source and fails when one is missing here, and again when one
+/// here has no case in the contract test.
+pub const KINDS: &[(&str, &str)] = &[
+    (
+        "usage",
+        "the command line (or a flag combination) is not valid",
+    ),
+    (
+        "unsupported_access",
+        "the agent cannot enforce the access asked for (agy read-only, agy as an adviser)",
+    ),
+    (
+        "recursion_limit",
+        "BATON_DEPTH reached BATON_MAX_DEPTH: a delegated peer tried to delegate again",
+    ),
+    (
+        "agent_not_installed",
+        "the peer CLI is not on PATH (exit 127)",
+    ),
+    (
+        "job_not_found",
+        "no job with this id in this repository (exit 4)",
+    ),
+    ("corrupt_job", "the job's record is cut short or damaged"),
+    ("invalid_job_id", "the id is not of baton's form"),
+    (
+        "interrupted",
+        "Ctrl-C or SIGTERM before there was a result to report (exit 130)",
+    ),
+    (
+        "spawn_failed",
+        "the peer CLI was found but could not be started",
+    ),
+    (
+        "io",
+        "a file-system or pipe operation of baton's own failed",
+    ),
+    (
+        "config",
+        "a config file or BATON_* value is not valid (names the file, line and key)",
+    ),
+    (
+        "worktree_tampered",
+        "the peer rewired its worktree's git metadata; nothing was committed",
+    ),
+    ("internal", "a bug in baton"),
+    (
+        "worktree_commit_failed",
+        "--worktree: baton could not commit what the peer left; the message names the worktree, the branch and what was left uncommitted",
+    ),
+    (
+        "worktree_not_found",
+        "`worktree remove`: no worktree with this id (exit 4)",
+    ),
+    (
+        "unsafe_value",
+        "a model, effort, profile, provider or session id that may not reach a CLI's argv (names its source)",
+    ),
+    (
+        "unsafe_state_dir",
+        "the state directory, or a folder in it, is a symlink or writable by others",
+    ),
+    (
+        "credential_file",
+        "a credential-like file (or content) was refused before it was read or sent",
+    ),
+    (
+        "packet_too_large",
+        "the ask packet is over --max-chars (never truncated)",
+    ),
+    (
+        "budget_exhausted",
+        "the task's consultation budget is used up",
+    ),
+    (
+        "config_exists",
+        "`config init` would overwrite an existing file",
+    ),
+    (
+        "no_session",
+        "`attach`: the job's peer never started a session",
+    ),
+    ("job_running", "`attach`: the job is still running"),
+    ("setup_manifest", "setup's manifest is not one baton wrote"),
+    (
+        "quorum_unreachable",
+        "a council has fewer usable members than its quorum",
+    ),
+    (
+        "council_busy",
+        "another council is writing in this repository",
+    ),
+    (
+        "plan_changed",
+        "a council's plan changed after the council wrote it",
+    ),
+    (
+        "plan_sha256_mismatch",
+        "`council approve --plan-sha256` is not the plan's hash",
+    ),
+    (
+        "base_moved",
+        "the repository moved from the council plan's base commit",
+    ),
+];
 
 impl Error {
     pub fn usage(message: impl Into<String>) -> Self {

@@ -122,6 +122,157 @@ pub fn baton_dir(root: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// Why a directory could not be reached without following a link.
+#[derive(Debug)]
+pub enum Walk {
+    /// A component does not exist.
+    Gone,
+    /// This component is a symlink (or not a directory).
+    Link(PathBuf),
+    Io(std::io::Error),
+}
+
+/// A directory reached from `/` one component at a time, each opened
+/// relative to the one before with `O_NOFOLLOW`: no symlink anywhere on
+/// the way, and what is done through it happens in that very directory,
+/// whatever is renamed or swapped above it meanwhile. For removing only
+/// what baton itself made (`setup --uninstall`).
+pub struct DirNoFollow {
+    fd: std::os::fd::OwnedFd,
+}
+
+impl DirNoFollow {
+    /// `dir` (absolute, without `..`) opened so.
+    pub fn open(dir: &Path) -> std::result::Result<DirNoFollow, Walk> {
+        use std::path::Component;
+        let mut fd = open_at(None, Path::new("/"), libc::O_DIRECTORY).map_err(Walk::Io)?;
+        let mut at = PathBuf::from("/");
+        for c in dir.components() {
+            let name = match c {
+                Component::RootDir | Component::CurDir => continue,
+                Component::Normal(n) => n,
+                Component::Prefix(_) | Component::ParentDir => {
+                    return Err(Walk::Io(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!("{} is not an absolute path without `..`", dir.display()),
+                    )));
+                }
+            };
+            at.push(name);
+            let next = open_at(
+                Some(&fd),
+                Path::new(name),
+                libc::O_DIRECTORY | libc::O_NOFOLLOW,
+            );
+            match next {
+                Ok(n) => fd = n,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(Walk::Gone),
+                Err(e) => {
+                    let is_link = fs::symlink_metadata(&at)
+                        .is_ok_and(|m| m.file_type().is_symlink() || !m.is_dir());
+                    return Err(if is_link { Walk::Link(at) } else { Walk::Io(e) });
+                }
+            }
+        }
+        Ok(DirNoFollow { fd })
+    }
+
+    /// The regular file `name` in this directory, not following a link
+    /// there; non-blocking, so a FIFO put there cannot hang the caller.
+    pub fn open_file(&self, name: &std::ffi::OsStr) -> std::io::Result<File> {
+        let fd = open_at(
+            Some(&self.fd),
+            Path::new(name),
+            libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY,
+        )?;
+        Ok(File::from(fd))
+    }
+
+    /// `name`'s own type and identity (a link is reported as a link).
+    pub fn lstat(&self, name: &std::ffi::OsStr) -> std::io::Result<EntryStat> {
+        use std::os::fd::AsRawFd;
+        let c = c_name(Path::new(name))?;
+        // SAFETY: zeroed plain-data struct filled by fstatat on success.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid directory descriptor, a NUL-terminated name and a
+        // struct to fill.
+        let rc = unsafe {
+            libc::fstatat(
+                self.fd.as_raw_fd(),
+                c.as_ptr(),
+                &mut st,
+                libc::AT_SYMLINK_NOFOLLOW,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // The widths differ between platforms (macOS: a 32-bit st_dev).
+        #[allow(clippy::unnecessary_cast)]
+        Ok(EntryStat {
+            format: st.st_mode as u32 & libc::S_IFMT as u32,
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+        })
+    }
+
+    /// Remove the entry `name` of this directory (`dir`: an empty directory).
+    pub fn remove(&self, name: &std::ffi::OsStr, dir: bool) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let c = c_name(Path::new(name))?;
+        let flags = if dir { libc::AT_REMOVEDIR } else { 0 };
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        if unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), flags) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// What `DirNoFollow::lstat` tells of an entry.
+#[derive(Debug, Clone, Copy)]
+pub struct EntryStat {
+    format: u32,
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl EntryStat {
+    #[allow(clippy::unnecessary_cast)]
+    pub fn is_dir(&self) -> bool {
+        self.format == libc::S_IFDIR as u32
+    }
+    #[allow(clippy::unnecessary_cast)]
+    pub fn is_symlink(&self) -> bool {
+        self.format == libc::S_IFLNK as u32
+    }
+}
+
+fn c_name(p: &Path) -> std::io::Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(p.as_os_str().as_bytes())
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+}
+
+/// `openat(dir or the cwd, p, O_RDONLY | O_CLOEXEC | flags)`.
+fn open_at(
+    dir: Option<&std::os::fd::OwnedFd>,
+    p: &Path,
+    flags: libc::c_int,
+) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let c = c_name(p)?;
+    let at = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    // SAFETY: a valid descriptor (or AT_FDCWD) and a NUL-terminated path; a
+    // non-negative result is a descriptor we own.
+    let fd = unsafe { libc::openat(at, c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC | flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: just returned by openat, owned by nobody else.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,6 +25,7 @@ pub mod prompt;
 pub mod render;
 pub mod result;
 pub mod run;
+pub mod schema;
 pub mod serve;
 pub mod setup;
 pub mod spend;

@@ -2,9 +2,9 @@
 //!
 //! This is a versioned contract read by programs (host agents). Fields are
 //! added, never renamed; `schema_version` changes when a field changes
-//! meaning. `baton schema` prints the JSON Schema derived from these types,
-//! and `tests/json.rs` re-declares them with `deny_unknown_fields` so the
-//! shape cannot drift by accident.
+//! meaning. `baton schema` prints the JSON Schema derived from these types
+//! (with the objects features add, `crate::schema`), and `tests/json.rs`
+//! checks real results of every kind against it, unknown fields forbidden.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -151,20 +151,83 @@ pub struct Spending {
     pub exceeded: bool,
 }
 
+/// The `error.kind` of a peer that ran and did not succeed, with when it
+/// happens. With `error::KINDS` (baton could not do its job) this is every
+/// value `error.kind` can have; `baton schema` lists them.
+pub const OUTCOME_KINDS: &[(&str, &str)] = &[
+    (
+        "agent_error",
+        "the peer's CLI reported an error (API error, not logged in, …)",
+    ),
+    (
+        "nonzero_exit",
+        "the peer exited with a code other than 0 without reporting success",
+    ),
+    (
+        "unparsable_output",
+        "the peer printed nothing baton understands",
+    ),
+    ("timeout", "--timeout expired; the peer was stopped"),
+    (
+        "idle_timeout",
+        "the peer printed nothing for --idle-timeout; it was stopped",
+    ),
+    (
+        "cancelled",
+        "stopped on request: Ctrl-C, SIGTERM, `baton cancel`",
+    ),
+    (
+        "lost",
+        "a background job's runner ended without recording a result",
+    ),
+    (
+        "result_not_stored",
+        "a background job's result could not be stored (a full disk)",
+    ),
+    (
+        "budget_exceeded",
+        "--max-usd or --budget-tokens: the next call would cross the limit (not started), \
+         or a running call crossed it (stopped with its whole process group)",
+    ),
+    (
+        "invalid_advice",
+        "`ask`: the adviser's answer was not valid advice after one repair round",
+    ),
+];
+
 /// Why a run was not successful, or why baton could not run it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorInfo {
-    /// Stable name: `agent_error`, `timeout`, `idle_timeout`, `cancelled`,
-    /// `unparsable_output`, `nonzero_exit`, `lost`, `worktree_tampered`,
-    /// `worktree_commit_failed`, or a tool error kind (`usage`,
-    /// `agent_not_installed`, …).
+    /// Stable name, for programs: what happened to a peer that ran, or why
+    /// baton could not do its job. Kinds may be added.
+    // The values: `OUTCOME_KINDS` and `error::KINDS`.
+    #[schemars(schema_with = "kind_schema")]
     pub kind: String,
     pub message: String,
     pub hint: Option<String>,
     /// `rate_limited`: seconds to wait before trying again, when the
     /// provider or the CLI said so.
+    // Left out of the schema until an adapter names a rate limit (issue 22
+    // §1): the contract test proves every field it describes is produced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
     pub retry_after_s: Option<u64>,
+}
+
+/// Every kind, each with when it happens (one `const` per value, as for
+/// `Status`).
+fn kind_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut kinds: Vec<(&str, &str)> = Vec::new();
+    for &(k, when) in OUTCOME_KINDS.iter().chain(crate::error::KINDS) {
+        if !kinds.iter().any(|(seen, _)| *seen == k) {
+            kinds.push((k, when));
+        }
+    }
+    let one_of: Vec<Value> = kinds
+        .iter()
+        .map(|(k, when)| serde_json::json!({"const": k, "type": "string", "description": when}))
+        .collect();
+    schemars::json_schema!({ "oneOf": one_of })
 }
 
 /// A tool call the peer CLI refused on its own (permission system, sandbox,
@@ -205,7 +268,8 @@ pub struct RunResult {
     pub effort: Option<String>,
     pub access: String,
     pub cwd: String,
-    /// The peer's own session id: pass it to `--resume` to continue the dialogue.
+    /// The peer's own session id: pass it to `--resume` to continue the
+    /// dialogue (a background job's: `baton continue ID`).
     pub session: Option<String>,
     /// Files whose content changed during the run (git repositories only).
     pub changed_files: Vec<String>,
@@ -234,8 +298,10 @@ pub struct RunResult {
     /// `--budget-tokens` was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spending: Option<Spending>,
-    /// Extra objects added by other features (worktree, advice, …), kept
-    /// open so those features can grow without a schema bump here.
+    /// Objects added by other features (`worktree`, `handoff`, ask's
+    /// `advice`, …): this layer cannot name their types, so `crate::schema`
+    /// adds each to the published schema beside these fields. A key put
+    /// here that the schema does not describe fails `tests/json.rs`.
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: serde_json::Map<String, serde_json::Value>,
@@ -250,21 +316,21 @@ pub struct Attempt {
     /// Its `error.kind` (null: it succeeded).
     pub kind: Option<String>,
     /// What the provider said about when to try again, if it said.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub retry_after_s: Option<u64>,
     pub duration_ms: u64,
     pub usage: Usage,
     /// Files it changed (a failure after a change is not handed on).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub changed_files: Vec<String>,
     pub log_path: Option<String>,
-    /// Why the next attempt came (`retry`: the same agent again after
-    /// `waited_ms`; `fallback`: the next agent of the chain), or why it
-    /// did not (null: this attempt's result is the run's).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// What came after it: `retry` (the same agent again after
+    /// `waited_ms`) or `fallback` (the next agent of the chain); null for
+    /// the last attempt, whose result is the run's.
+    #[serde(default)]
     pub then: Option<String>,
     /// `retry`: how long baton waited before the next attempt.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub waited_ms: Option<u64>,
 }
 
@@ -390,20 +456,6 @@ fn worktree_lines(w: &Value) -> String {
     s
 }
 
-/// JSON Schema of the result (`baton schema`).
-pub fn schema() -> serde_json::Value {
-    let mut s = serde_json::to_value(schemars::schema_for!(RunResult)).expect("schema serialises");
-    if let Some(obj) = s.as_object_mut() {
-        obj.insert(
-            "$id".into(),
-            serde_json::Value::String(format!(
-                "https://baton.dev/schema/result-v{SCHEMA_VERSION}.json"
-            )),
-        );
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,33 +489,5 @@ mod tests {
         assert_eq!(Status::Failed.exit_code(), 1);
         assert_eq!(Status::Timeout.exit_code(), 124);
         assert_eq!(Status::Cancelled.exit_code(), 130);
-    }
-
-    #[test]
-    fn schema_lists_required_fields() {
-        let s = schema();
-        let props = s["properties"].as_object().unwrap();
-        for f in [
-            "schema_version",
-            "status",
-            "summary",
-            "message",
-            "agent",
-            "model",
-            "effort",
-            "access",
-            "cwd",
-            "session",
-            "changed_files",
-            "usage",
-            "duration_ms",
-            "exit_code",
-            "log_path",
-            "warnings",
-            "error",
-            "verification",
-        ] {
-            assert!(props.contains_key(f), "schema lacks {f}");
-        }
     }
 }

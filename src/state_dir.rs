@@ -10,6 +10,14 @@
 //! `~/Library/Application Support/baton`). Each project gets
 //! `<base>/repos/<name>-<hash>/`, keyed by its canonical root directory, with
 //! a `root` file naming it for people.
+//!
+//! The folders are used only if no one else can change them (`check`): the
+//! base, `repos`, the project's folder and its sub-folders must be owned by
+//! us (or root) and not writable by group or others, and nothing below the
+//! base may be a symlink (baton never makes one; a link planted at
+//! `repos/<p>/runs` made `run` write wherever it pointed). Checked that way,
+//! a path cannot be swapped after the check by anyone but the user: no
+//! openat walk is needed. The base itself may be a link (a user's choice).
 
 use std::path::{Path, PathBuf};
 
@@ -56,9 +64,111 @@ pub fn base() -> Result<PathBuf> {
         .to_path_buf())
 }
 
-/// The record folder of the project whose root is `root`, without creating it.
+/// The folders baton keeps in a project's record folder (each is checked
+/// by `project`, which every caller goes through).
+const SUBS: &[&str] = &[
+    "runs",
+    "jobs",
+    "councils",
+    "worktrees",
+    "sessions",
+    "ask-budget",
+    "ask",
+];
+
+/// The error kind of a state directory baton will not use.
+pub const UNSAFE: &str = "unsafe_state_dir";
+
+/// The record folder of the project whose root is `root`, without creating
+/// it; refused (`unsafe_state_dir`) when others could change it.
 pub fn project(root: &Path) -> Result<PathBuf> {
-    Ok(base()?.join("repos").join(key(root)))
+    let base = base()?;
+    check(&base, Follow::Yes)?;
+    let repos = base.join("repos");
+    check(&repos, Follow::No)?;
+    let dir = repos.join(key(root));
+    check(&dir, Follow::No)?;
+    for sub in SUBS {
+        check(&dir.join(sub), Follow::No)?;
+    }
+    Ok(dir)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Follow {
+    Yes,
+    No,
+}
+
+/// `path`, if it exists, is a directory that only we can change: owned by
+/// us (or root), not writable by group or others, and (`Follow::No`) not
+/// a symlink.
+fn check(path: &Path, follow: Follow) -> Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let meta = match follow {
+        Follow::Yes => std::fs::metadata(path),
+        Follow::No => std::fs::symlink_metadata(path),
+    };
+    let meta = match meta {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(format!("checking {}", path.display()), e)),
+    };
+    let shown = path.display();
+    let refuse = |message: String, hint: String| Error::Refused {
+        kind: "unsafe_state_dir",
+        message,
+        hint,
+    };
+    if meta.file_type().is_symlink() {
+        let to = std::fs::read_link(path)
+            .map(|t| format!(" (to {})", t.display()))
+            .unwrap_or_default();
+        return Err(refuse(
+            format!(
+                "{shown} is a symlink{to} inside baton's state directory; baton never makes one \
+                 there, so it does not follow it"
+            ),
+            format!(
+                "remove the link (`rm {shown}`; baton makes the folder again); to keep the \
+                 records elsewhere, set {ENV} to that directory"
+            ),
+        ));
+    }
+    if !meta.is_dir() {
+        return Err(refuse(
+            format!("{shown} in baton's state directory is not a directory"),
+            format!("move {shown} away; baton makes the folder again"),
+        ));
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if meta.uid() != me && meta.uid() != 0 {
+        return Err(refuse(
+            format!(
+                "{shown} is owned by uid {}, not by you (uid {me}): its owner could read and \
+                 change baton's records",
+                meta.uid()
+            ),
+            format!("set {ENV} to a directory of your own, or `chown $(id -u) {shown}`"),
+        ));
+    }
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Err(refuse(
+            format!(
+                "{shown} is writable by {} (mode {mode:04o}): another user could read or replace \
+                 baton's records (prompts, transcripts, results)",
+                match (mode & 0o020 != 0, mode & 0o002 != 0) {
+                    (true, true) => "group and others",
+                    (true, false) => "its group",
+                    _ => "others",
+                }
+            ),
+            format!("chmod 700 {shown}"),
+        ));
+    }
+    Ok(())
 }
 
 /// The same, created private (0700), with its `root` file.
@@ -78,6 +188,7 @@ pub fn ensure_project(root: &Path) -> Result<PathBuf> {
 /// `<sub>` of the project's record folder, created private.
 pub fn ensure_sub(root: &Path, sub: &str) -> Result<PathBuf> {
     let d = ensure_project(root)?.join(sub);
+    check(&d, Follow::No)?;
     fsutil::ensure_private_dir(&d)?;
     Ok(d)
 }
@@ -132,5 +243,82 @@ mod tests {
         assert_eq!(key(&link), ka);
         assert!(!key(Path::new("/")).contains('/'));
         assert!(!key(Path::new("/x/..")).contains('/'));
+    }
+
+    fn with_base<T>(base: &Path, f: impl FnOnce() -> T) -> T {
+        TEST_BASE.with(|b| *b.borrow_mut() = Some(base.to_path_buf()));
+        let out = f();
+        TEST_BASE.with(|b| *b.borrow_mut() = None);
+        out
+    }
+
+    #[test]
+    fn a_symlink_inside_the_state_directory_is_refused() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let (base, root, elsewhere) = (
+            d.path().join("state"),
+            d.path().join("proj"),
+            d.path().join("elsewhere"),
+        );
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        with_base(&base, || {
+            let dir = ensure_project(&root).unwrap();
+            for sub in ["runs", "jobs", "councils", "worktrees"] {
+                symlink(&elsewhere, dir.join(sub)).unwrap();
+                for e in [
+                    project(&root).unwrap_err(),
+                    ensure_sub(&root, sub).unwrap_err(),
+                ] {
+                    assert_eq!(e.kind(), UNSAFE, "{sub}: {e}");
+                    assert!(e.to_string().contains("is a symlink"), "{e}");
+                    assert!(e.hint().unwrap().contains("rm "), "{e:?}");
+                }
+                std::fs::remove_file(dir.join(sub)).unwrap();
+            }
+            // The project's folder itself, and `repos`.
+            std::fs::remove_dir_all(&dir).unwrap();
+            symlink(&elsewhere, &dir).unwrap();
+            assert_eq!(ensure_sub(&root, "runs").unwrap_err().kind(), UNSAFE);
+            std::fs::remove_file(&dir).unwrap();
+            std::fs::remove_dir_all(base.join("repos")).unwrap();
+            symlink(&elsewhere, base.join("repos")).unwrap();
+            assert_eq!(project(&root).unwrap_err().kind(), UNSAFE);
+            assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+        });
+    }
+
+    #[test]
+    fn a_state_directory_others_can_write_is_refused_and_a_linked_base_is_not() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let (base, root) = (d.path().join("state"), d.path().join("proj"));
+        std::fs::create_dir_all(&root).unwrap();
+        with_base(&base, || {
+            let dir = ensure_sub(&root, "runs").unwrap();
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&base), 0o700);
+            assert_eq!(mode(&dir), 0o700);
+            for (p, m, who) in [
+                (&base, 0o770, "its group"),
+                (&base, 0o757, "others"),
+                (&dir, 0o777, "group and others"),
+            ] {
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+                let e = project(&root).unwrap_err();
+                assert_eq!(e.kind(), UNSAFE);
+                assert!(e.to_string().contains(&format!("writable by {who}")), "{e}");
+                assert_eq!(e.hint().unwrap(), format!("chmod 700 {}", p.display()));
+                std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o700)).unwrap();
+            }
+            // Readable by others is their business (not writable: no swap).
+            std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o755)).unwrap();
+            assert!(project(&root).is_ok());
+        });
+        // The base may be a link to the real directory.
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(&base, &link).unwrap();
+        with_base(&link, || assert!(ensure_sub(&root, "runs").is_ok()));
     }
 }

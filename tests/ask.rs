@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::support::{Env, Run, wait_for};
 
-fn good_advice() -> Value {
+pub(crate) fn good_advice() -> Value {
     json!({
         "assessment": "The test shares a temp dir with its neighbour.",
         "recommendation": "Give each test its own tempdir.",
@@ -27,7 +27,7 @@ fn good_advice() -> Value {
     })
 }
 
-fn codex_reply(thread: &str, text: &str, input_tokens: u64) -> String {
+pub(crate) fn codex_reply(thread: &str, text: &str, input_tokens: u64) -> String {
     [
         json!({"type": "thread.started", "thread_id": thread}),
         json!({"type": "turn.started"}),
@@ -40,7 +40,7 @@ fn codex_reply(thread: &str, text: &str, input_tokens: u64) -> String {
 }
 
 /// claude's stream; `structured` is what `--json-schema` puts in the result.
-fn claude_reply(session: Option<&str>, text: &str, structured: Option<Value>) -> String {
+pub(crate) fn claude_reply(session: Option<&str>, text: &str, structured: Option<Value>) -> String {
     let mut init = json!({"type": "system", "subtype": "init", "model": "claude-test"});
     let mut result = json!({
         "type": "result", "subtype": "success", "is_error": false, "result": text,
@@ -78,17 +78,17 @@ fn gemini_reply(text: &str) -> String {
 }
 
 /// Fake adviser CLIs with per-call records.
-struct Advisers<'a> {
+pub(crate) struct Advisers<'a> {
     env: &'a Env,
 }
 
 impl<'a> Advisers<'a> {
-    fn new(env: &'a Env) -> Self {
+    pub(crate) fn new(env: &'a Env) -> Self {
         Advisers { env }
     }
 
     /// Install fake `name`; `before_reply` is shell run after recording.
-    fn install(&self, name: &str, before_reply: &str) -> &Self {
+    pub(crate) fn install(&self, name: &str, before_reply: &str) -> &Self {
         let d = "$FAKE_DIR";
         self.env.fake(
             name,
@@ -111,7 +111,7 @@ exit "$(cat "{d}/{name}.code.$n" 2>/dev/null || echo 0)""#
     }
 
     /// What call `n` (from 1) of `name` prints and its exit code.
-    fn reply(&self, name: &str, n: usize, transcript: &str, code: i32) -> &Self {
+    pub(crate) fn reply(&self, name: &str, n: usize, transcript: &str, code: i32) -> &Self {
         let d = &self.env.fake_dir;
         fs::write(d.join(format!("{name}.out.{n}")), transcript).unwrap();
         fs::write(d.join(format!("{name}.code.{n}")), code.to_string()).unwrap();

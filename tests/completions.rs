@@ -99,17 +99,136 @@ fn bash_loads_the_script_and_completes_job_ids_and_agents() {
     assert!(
         out.starts_with("complete -o bashdefault -o default -o nosort -F _baton_job_ids baton")
     );
-    let got = lines(&out);
-    for id in JOBS {
-        assert!(got.contains(&id), "no {id} in {got:?}");
-    }
-    assert!(!got.iter().any(|w| w.starts_with('<')), "{got:?}");
-    let got = complete("baton cancel 00000000000");
-    assert_eq!(&got.lines().skip(1).collect::<Vec<_>>(), &JOBS);
+    // Where the id goes: the ids, newest first, and nothing else.
+    let offered = |words: &str| -> Vec<String> {
+        complete(words)
+            .lines()
+            .skip(1)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(offered("baton wait ''"), JOBS);
+    assert_eq!(offered("baton cancel 00000000000"), JOBS);
+    assert_eq!(offered("baton wait --timeout 5s ''"), JOBS);
+    assert_eq!(offered("baton logs --follow ''"), JOBS);
+    // Flags only after `-`; after the id, nothing.
+    let flags = offered("baton wait -");
+    assert!(flags.contains(&"--timeout".to_string()), "{flags:?}");
+    assert!(
+        !flags.iter().any(|w| JOBS.contains(&w.as_str())),
+        "{flags:?}"
+    );
+    assert_eq!(offered("baton wait 0000000000001 ''"), Vec::<String>::new());
+    assert_eq!(
+        offered("baton continue 0000000000001 ''"),
+        Vec::<String>::new()
+    );
+    // The hidden commands are not offered.
+    let top = offered("baton ''");
+    assert!(top.contains(&"wait".to_string()), "{top:?}");
+    assert!(!top.iter().any(|w| w.starts_with("__")), "{top:?}");
+    assert_eq!(offered("baton __"), Vec::<String>::new());
     let got = complete("baton --agent ''");
     for agent in ["codex", "claude", "gemini-cli", "pi"] {
         assert!(lines(&got).contains(&agent), "{got}");
     }
+}
+
+/// What zsh offers for each line when Tab is pressed at its end: an
+/// interactive zsh on a pseudo-terminal (`zsh/zpty`) with the script
+/// loaded under compinit, `compadd` wrapped to write down every match.
+fn zsh_offers(env: &Env, script: &Path, lines: &[&str]) -> Vec<Vec<String>> {
+    let dir = env.tmp.path();
+    let hits = dir.join("hits");
+    let done = dir.join("done");
+    fs::write(
+        dir.join("inner.zsh"),
+        format!(
+            r#"autoload -Uz compinit && compinit -u -d "$HOME/zcompdump"
+source '{}'
+compadd() {{
+  if (( ${{@[(I)-[OAD]*]}} )); then builtin compadd "$@"; return; fi
+  local -a __h
+  builtin compadd -A __h "$@"
+  (( $#__h )) && print -rl -- $__h >> '{}'
+  builtin compadd "$@"
+}}
+PROMPT='> '
+"#,
+            script.display(),
+            hits.display()
+        ),
+    )
+    .unwrap();
+    let mut got = Vec::new();
+    for line in lines {
+        let _ = fs::remove_file(&hits);
+        let _ = fs::remove_file(&done);
+        let outer = format!(
+            r#"zmodload zsh/zpty
+zpty z 'zsh -f -i'
+zpty -w z "source '{inner}'; print RE''ADY"
+zpty -r z out '*READY*> ' || exit 7
+zpty -w -n z '{line}'$'	'
+zpty -w -n z $'\C-u'
+zpty -w z "print > '{done}'"
+for i in {{1..400}}; do [[ -e '{done}' ]] && break; sleep 0.05; done
+zpty -d z
+[[ -e '{done}' ]] || exit 8"#,
+            inner = dir.join("inner.zsh").display(),
+            done = done.display(),
+        );
+        let r = shell(env, "timeout", &["60", "zsh", "-f", "-c", &outer]);
+        assert_eq!(r.code, 0, "{line}: {}{}", r.stdout, r.stderr);
+        got.push(
+            fs::read_to_string(&hits)
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect(),
+        );
+    }
+    got
+}
+
+#[test]
+fn zsh_completes_job_ids_where_the_id_goes_and_hides_the_internal_commands() {
+    if !have("zsh") {
+        return;
+    }
+    let (env, script) = world("zsh");
+    let got = zsh_offers(
+        &env,
+        &script,
+        &[
+            "baton wait ",
+            "baton wait --timeout 5s ",
+            "baton wait -",
+            "baton wait 0000000000001 ",
+            "baton ",
+            "baton __",
+            "baton run --agent ",
+        ],
+    );
+    let none: Vec<String> = Vec::new();
+    assert_eq!(got[0], JOBS, "baton wait <TAB>");
+    assert_eq!(got[1], JOBS, "baton wait --timeout 5s <TAB>");
+    // wait's own flags (not run's, as when zsh took `wait` for a task).
+    let mut flags = got[2].clone();
+    flags.sort();
+    assert_eq!(flags, ["--help", "--json", "--text", "--timeout", "-h"]);
+    assert_eq!(got[3], none, "after the id");
+    assert!(got[4].contains(&"wait".to_string()), "{:?}", got[4]);
+    assert!(
+        !got[4]
+            .iter()
+            .any(|w| w.starts_with("__") || w.starts_with('-')),
+        "{:?}",
+        got[4]
+    );
+    assert_eq!(got[5], none, "baton __<TAB>");
+    assert!(got[6].contains(&"gemini-cli".to_string()), "{:?}", got[6]);
 }
 
 #[test]
@@ -135,10 +254,11 @@ fn zsh_loads_the_script_under_compinit() {
         ]
     );
     let text = fs::read_to_string(&script).unwrap();
-    assert!(
-        text.contains("(wait|status|result|cancel|logs|continue|attach)"),
-        "{text}"
-    );
+    for cmd in [
+        "wait", "status", "result", "cancel", "logs", "continue", "attach",
+    ] {
+        assert!(text.contains(&format!("({cmd}) takes=")), "{cmd}: {text}");
+    }
 }
 
 #[test]
@@ -160,10 +280,21 @@ fn fish_loads_the_script_and_completes_job_ids_and_agents() {
             .map(|l| l.split('\t').next().unwrap().to_string())
             .collect::<Vec<_>>()
     };
-    let got = complete("baton logs ");
-    for id in JOBS {
-        assert!(got.iter().any(|w| w == id), "no {id} in {got:?}");
-    }
+    // Where the id goes: the ids, newest first, and nothing else.
+    assert_eq!(complete("baton logs "), JOBS);
+    assert_eq!(complete("baton wait --timeout 5s "), JOBS);
+    let flags = complete("baton wait -");
+    assert!(flags.iter().any(|w| w == "--timeout"), "{flags:?}");
+    assert!(
+        !flags.iter().any(|w| JOBS.contains(&w.as_str())),
+        "{flags:?}"
+    );
+    assert_eq!(complete("baton wait 0000000000001 "), Vec::<String>::new());
+    // The hidden commands are not offered.
+    let top = complete("baton ");
+    assert!(top.iter().any(|w| w == "wait"), "{top:?}");
+    assert!(!top.iter().any(|w| w.starts_with("__")), "{top:?}");
+    assert_eq!(complete("baton __"), Vec::<String>::new());
     for line in ["baton run --agent ", "baton ask --agent "] {
         let got = complete(line);
         for agent in ["codex", "claude", "gemini-cli", "zai"] {
@@ -189,6 +320,13 @@ fn powershell_and_elvish_scripts_are_generated() {
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(r.stdout.contains(want), "{shell}");
         assert!(r.stdout.contains("setup"), "{shell}: no setup subcommand");
+        for offer in [
+            "'__job-runner',",
+            "cand __job-runner ",
+            "'__complete-jobs',",
+        ] {
+            assert!(!r.stdout.contains(offer), "{shell} offers {offer}");
+        }
     }
     let r = env.run(&["completions", "tcsh"]);
     assert_eq!(r.code, 2);

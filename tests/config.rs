@@ -262,3 +262,158 @@ fn ask_takes_its_adviser_scope_and_model_from_the_config() {
     assert_eq!(j["context"]["scope"], "packet");
     assert_eq!(j["advisers"][0]["agent"], "codex");
 }
+
+/// `baton args` with a deadline: a command that blocks (on a FIFO) is
+/// killed and the test fails instead of hanging.
+fn run_within(env: &Env, args: &[&str], secs: u64) -> Run {
+    use std::io::Read;
+    let mut child = env
+        .baton()
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let done = crate::support::wait_for(std::time::Duration::from_secs(secs), || {
+        child.try_wait().unwrap().is_some()
+    });
+    if !done {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("`baton {}` did not end within {secs} s", args.join(" "));
+    }
+    let status = child.wait().unwrap();
+    let (mut out, mut err) = (String::new(), String::new());
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    Run {
+        code: status.code().unwrap_or(-1),
+        stdout: out,
+        stderr: err,
+    }
+}
+
+/// A project `baton.toml` that is not a regular file inside the repository
+/// (or is too big) is refused by every command that reads the config,
+/// naming the file and why, at once (a FIFO never blocks, `/dev/zero` is
+/// never read).
+#[test]
+fn a_baton_toml_that_is_no_regular_file_in_the_repo_is_refused() {
+    let env = Env::new();
+    env.git_init();
+    let outside = env.tmp.path().join("outside.toml");
+    fs::write(&outside, "agent = \"pi\"\n").unwrap();
+    let p = env.work.join("baton.toml");
+    type Plant = Box<dyn Fn(&std::path::Path)>;
+    let cases: Vec<(&str, Plant, &str)> = vec![
+        (
+            "/dev/zero",
+            Box::new(|p| std::os::unix::fs::symlink("/dev/zero", p).unwrap()),
+            "symlink to /dev/zero, a character device, not a regular file",
+        ),
+        (
+            "fifo",
+            Box::new(|p| {
+                let ok = std::process::Command::new("mkfifo")
+                    .arg(p)
+                    .status()
+                    .unwrap()
+                    .success();
+                assert!(ok, "mkfifo");
+            }),
+            "it is a FIFO, not a regular file",
+        ),
+        (
+            "outside",
+            Box::new(move |p| std::os::unix::fs::symlink(&outside, p).unwrap()),
+            "outside the repository",
+        ),
+        (
+            "2 MiB",
+            Box::new(|p| fs::write(p, vec![b'#'; 2 << 20]).unwrap()),
+            "2097152 bytes, over the 1 MiB a config file may hold",
+        ),
+    ];
+    for (name, plant, why) in &cases {
+        plant(&p);
+        for args in [
+            &["run", "--dry-run", "do it"][..],
+            &["ask", "--dry-run", "is it right?"][..],
+            &["config", "show"][..],
+        ] {
+            let r = run_within(&env, args, 20);
+            assert_eq!(r.code, 2, "{name} {args:?}: {}\n{}", r.stdout, r.stderr);
+            let j = r.json();
+            assert_eq!(j["error"]["kind"], "config", "{name} {args:?}: {j}");
+            let msg = j["error"]["message"].as_str().unwrap();
+            assert!(
+                msg.starts_with(&format!("{}: `(file)`: not read: ", p.display())),
+                "{name} {args:?}: {msg}"
+            );
+            assert!(msg.contains(why), "{name} {args:?}: {msg}");
+            assert!(
+                !j["error"]["hint"].as_str().unwrap_or("").is_empty(),
+                "{name} {args:?}: {j}"
+            );
+        }
+        fs::remove_file(&p).unwrap();
+    }
+
+    // A link inside the repository to a regular file still works.
+    fs::create_dir(env.work.join("conf")).unwrap();
+    fs::write(env.work.join("conf/baton.toml"), "agent = \"claude\"\n").unwrap();
+    std::os::unix::fs::symlink("conf/baton.toml", &p).unwrap();
+    let j = dry_run(&env, &[]);
+    assert_eq!(j["agent"], "claude", "{j}");
+    let r = run_within(&env, &["config", "show"], 20);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    fake_cli(&env, "codex", "codex/codex-exec-basic.jsonl", None, 0);
+    let r = run_within(&env, &["ask", "--dry-run", "is it right?"], 20);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.json()["config_files"][0]
+            .as_str()
+            .unwrap()
+            .ends_with("baton.toml")
+    );
+}
+
+/// The user file gets the same limits (it may live anywhere).
+#[test]
+fn a_user_file_that_is_a_fifo_or_too_big_is_refused() {
+    let env = Env::new();
+    let p = user_file(&env);
+    let ok = std::process::Command::new("mkfifo")
+        .arg(&p)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let r = run_within(&env, &["config", "show"], 20);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(
+        msg.contains("user-config.toml: `(file)`: not read: it is a FIFO"),
+        "{msg}"
+    );
+    fs::remove_file(&p).unwrap();
+    fs::write(&p, vec![b'#'; 2 << 20]).unwrap();
+    let r = run_within(&env, &["run", "--dry-run", "x"], 20);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("over the 1 MiB")
+    );
+}

@@ -455,7 +455,26 @@ fn baton_reports_its_own_binary_and_state_dir() {
             .contains("commit")
     );
     assert_eq!(check(&j, "baton.binary")["severity"], "warning");
-    assert_eq!(check(&j, "baton.state_dir")["ok"], true);
+    // Where records really go: the state directory in use, not `.baton`.
+    let sd = check(&j, "baton.state_dir");
+    assert_eq!(sd["ok"], true, "{sd}");
+    let msg = sd["message"].as_str().unwrap();
+    let repos = d.env.state.join("repos");
+    assert!(
+        msg.starts_with(&format!("records go to {}/work-", repos.display())),
+        "{msg}"
+    );
+    assert!(msg.ends_with("(made on the first run)"), "{msg}");
+    assert!(!msg.contains(".baton"), "{msg}");
+    let dir = j["baton"]["state_dir"].as_str().unwrap().to_string();
+    assert!(dir.starts_with(repos.to_str().unwrap()), "{dir}");
+    fs::create_dir_all(&dir).unwrap();
+    let (_, j) = d.run(&[]);
+    let msg = check(&j, "baton.state_dir")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(msg, format!("records go to {dir} (writable)"));
     assert_eq!(check(&j, "baton.gitignore")["ok"], true);
     assert!(j["baton"]["exe"].as_str().unwrap().ends_with("baton"));
     // A .baton/ that lost its .gitignore shows in git status: warned.
@@ -509,4 +528,67 @@ fn a_codex_custom_provider_downgrades_missing_keys_to_a_warning() {
         c["message"].as_str().unwrap().contains("config.toml"),
         "{c}"
     );
+}
+
+/// A state directory others may write is an error of baton itself, named
+/// in the summary with the `chmod` that fixes it.
+#[test]
+fn an_unsafe_state_directory_is_an_error_of_baton_itself() {
+    let d = Doc::new();
+    d.cli("codex", "codex-cli 0.171.0").sandbox_tools();
+    fs::create_dir_all(&d.env.state).unwrap();
+    fs::set_permissions(&d.env.state, fs::Permissions::from_mode(0o777)).unwrap();
+    let (r, j) = d.run_with(&[], &[("OPENAI_API_KEY", "sk-x")]);
+    assert_eq!(r.code, 1, "{j:#}");
+    let c = check(&j, "baton.state_dir");
+    assert_eq!(
+        (c["ok"].as_bool(), c["severity"].as_str()),
+        (Some(false), Some("error"))
+    );
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .contains("writable by group and others"),
+        "{c}"
+    );
+    assert_eq!(c["hint"], format!("chmod 700 {}", d.env.state.display()));
+    let summary = j["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("baton itself has a problem: ")
+            && summary.contains("writable by group and others"),
+        "{summary}"
+    );
+}
+
+/// The last line of the text report says what is wrong instead of pointing
+/// "below" (the checks are above it; in the JSON they follow it).
+#[test]
+fn the_summary_names_the_error_instead_of_pointing_at_it() {
+    let d = Doc::new();
+    let (_, j) = d.run(&[]);
+    let summary = j["summary"].as_str().unwrap();
+    let cli = check(&j, "agent.codex.cli")["message"].as_str().unwrap();
+    assert_eq!(summary, format!("codex is not ready: {cli}"));
+    // Two errors (no credentials; CODEX_HOME under /tmp with a system
+    // bwrap): the first, and how many more.
+    d.cli("codex", "codex-cli 0.171.0").sandbox_tools();
+    let tmp_home = d.env.tmp.path().join("tmpdir/codex-home");
+    let (_, j) = d.run_with(&[], &[("CODEX_HOME", tmp_home.to_str().unwrap())]);
+    let summary = j["summary"].as_str().unwrap().to_string();
+    let auth = check(&j, "agent.codex.auth")["message"].as_str().unwrap();
+    assert_eq!(
+        summary,
+        format!("codex is not ready: {auth} (and 1 more error)")
+    );
+    let r = Run::from(
+        d.cmd(&["--text"])
+            .env("CODEX_HOME", &tmp_home)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(r.stdout.matches("[FAIL]").count(), 2, "{}", r.stdout);
+    assert_eq!(r.stdout.lines().last().unwrap(), summary, "{}", r.stdout);
+    assert!(!r.stdout.contains("below"), "{}", r.stdout);
 }

@@ -1021,3 +1021,115 @@ fn a_job_seen_while_its_worktree_is_made_is_not_lost() {
     let w = git_env(&env, &["wait", id["job_id"].as_str().unwrap()]);
     assert_eq!(w.json()["status"], "success", "{}", w.stdout);
 }
+
+/// `prune` removes every kind of record baton keeps once old enough: ended
+/// jobs, foreground run records, ended councils with their members' runs;
+/// never a run in progress, nor a council that has not ended (or its runs).
+#[test]
+fn prune_removes_every_kind_of_record_and_counts_each() {
+    use crate::council::{council, good_scenario, setup};
+    let (env, fake) = setup();
+    fake.write(&good_scenario());
+    // An ended council, and one waiting for approval (not ended).
+    let members = ["--members", "codex,claude,pi", "--seed", "7"];
+    let mut discuss = vec!["discuss"];
+    discuss.extend(members);
+    discuss.push("how should the cache be guarded?");
+    let d = council(&env, &discuss);
+    assert_eq!(d.code, 0, "{}", d.stderr);
+    let ended = d.json()["council_id"].as_str().unwrap().to_string();
+    let mut plan = vec!["plan"];
+    plan.extend(members);
+    plan.push("guard the cache");
+    let p = council(&env, &plan);
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    let waiting = p.json()["council_id"].as_str().unwrap().to_string();
+    assert_eq!(p.json()["stage"], "awaiting_approval", "{}", p.stdout);
+    let councils = env.records("councils");
+    let member_runs = |id: &str| -> Vec<PathBuf> {
+        fs::read_dir(councils.join(id).join("runs"))
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let r: serde_json::Value =
+                    serde_json::from_slice(&fs::read(e.path()).unwrap()).unwrap();
+                Some(PathBuf::from(r["log"].as_str()?).parent()?.to_path_buf())
+            })
+            .collect()
+    };
+    let (ended_runs, waiting_runs) = (member_runs(&ended), member_runs(&waiting));
+    assert!(ended_runs.len() >= 3 && !waiting_runs.is_empty());
+    assert!(ended_runs.iter().chain(&waiting_runs).all(|r| r.is_dir()));
+
+    // An ended foreground run, and one still running (its fake waits).
+    env.replay("gemini", "gemini-cli/gemini-stream.jsonl", 0);
+    let r = env.run(&["--agent", "gemini-cli", "say hi"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let done_run = PathBuf::from(r.json()["log_path"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    gated(&env, "opencode", "opencode/opencode-run-json-basic.jsonl");
+    let mut live = env
+        .baton()
+        .args(["--agent", "opencode", "take your time"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(20), || env.called("opencode")));
+    let runs = env.records("runs");
+    let live_run = fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            fs::read_to_string(p.join("prompt.txt")).is_ok_and(|t| t.contains("take your time"))
+        })
+        .expect("the live run's folder");
+    // And an ended background job.
+    env.replay("qwen", "qwen/qwen-stream-plain.jsonl", 0);
+    let job = start(&env, &["--agent", "qwen", "x"]);
+    assert_eq!(env.run(&["wait", &job]).code, 0);
+
+    let j = env.run(&["prune", "--older-than", "0", "--dry-run"]).json();
+    assert!(
+        done_run.is_dir() && councils.join(&ended).is_dir(),
+        "dry run"
+    );
+    let dry_counts = j["counts"].clone();
+
+    let p = env.run(&["prune", "--older-than", "0"]);
+    assert_eq!(p.code, 0, "{}", p.stdout);
+    let j = p.json();
+    assert_eq!(j["counts"], dry_counts, "{j}");
+    assert_eq!(j["counts"]["jobs"], 1, "{j}");
+    assert_eq!(j["counts"]["runs"], 1, "{j}");
+    assert_eq!(j["counts"]["councils"], 1, "{j}");
+    assert_eq!(j["counts"]["council_runs"], ended_runs.len(), "{j}");
+    assert_eq!(j["runs_running_kept"], 1, "{j}");
+    assert_eq!(j["councils_not_ended_kept"], 1, "{j}");
+    assert_eq!(j["councils_removed"][0]["council_id"], ended.as_str());
+    assert_eq!(j["councils_removed"][0]["stage"], "done");
+    assert!(j["freed_bytes"].as_u64().unwrap() > 0);
+
+    assert!(!done_run.exists());
+    assert!(!councils.join(&ended).exists());
+    assert!(ended_runs.iter().all(|r| !r.exists()), "{ended_runs:?}");
+    assert!(!job_dir_exists(&env, &job));
+    // Never touched: the run in progress, the council that has not ended.
+    assert!(live_run.join("prompt.txt").is_file());
+    assert!(councils.join(&waiting).join("state.json").is_file());
+    assert!(waiting_runs.iter().all(|r| r.is_dir()), "{waiting_runs:?}");
+
+    // The run in progress ends normally, and goes on the next prune.
+    open_gate(&env);
+    assert!(live.wait().unwrap().success());
+    let j = env.run(&["prune", "--older-than", "0"]).json();
+    assert_eq!(j["counts"]["runs"], 1, "{j}");
+    assert!(!live_run.exists());
+    assert!(councils.join(&waiting).is_dir());
+}
+
+fn job_dir_exists(env: &Env, id: &str) -> bool {
+    env.records("jobs").join(id).exists()
+}

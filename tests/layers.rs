@@ -19,6 +19,7 @@ const FEATURES: &[&str] = &[
     "doctor",
     "setup",
     "config",
+    "schema",
     "usage_cmd",
 ];
 
@@ -44,7 +45,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// Every `.rs` file under `src/`: its path relative to `src/` and its non-test text.
-fn sources() -> Vec<(String, String)> {
+pub(crate) fn sources() -> Vec<(String, String)> {
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
     files.sort();
@@ -328,4 +329,54 @@ fn the_checker_sees_grouped_nested_and_inline_paths() {
     assert!(find_cycle(&g2).is_none());
     assert!(uses_clap("use clap::Args;\n"));
     assert!(!uses_clap("// no clap:: here\nuse serde;\n"));
+}
+
+/// Whether `rel` is declared `#[cfg(test)] mod …;` by its parent module.
+fn test_only(rel: &str) -> bool {
+    let path = Path::new(rel);
+    let name = path.file_stem().unwrap().to_str().unwrap();
+    let dir = path.parent().unwrap();
+    let parents = if dir.as_os_str().is_empty() {
+        vec![src().join("lib.rs")]
+    } else {
+        vec![
+            src().join(dir).join("mod.rs"),
+            src().join(format!("{}.rs", dir.display())),
+        ]
+    };
+    parents.iter().any(|p| {
+        let text = std::fs::read_to_string(p).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        lines.iter().enumerate().any(|(i, l)| {
+            l.ends_with(&format!("mod {name};")) && i > 0 && lines[i - 1] == "#[cfg(test)]"
+        })
+    })
+}
+
+/// docs/architecture.md's module map names every file under `src/` that
+/// ships (a file new to `src/` fails here until the map says what it owns).
+#[test]
+fn every_source_file_is_on_the_map() {
+    let doc =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
+            .expect("docs/architecture.md");
+    let start = doc.find("## Module map").expect("a module map");
+    let map = &doc[start..start + doc[start..].find("\n## ").unwrap_or(doc.len() - start)];
+    let words: BTreeSet<&str> = map
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    let mut missing = Vec::new();
+    for (rel, _) in sources() {
+        let stem = Path::new(&rel).file_stem().unwrap().to_str().unwrap();
+        if stem == "mod" || test_only(&rel) {
+            continue;
+        }
+        if !words.contains(stem) {
+            missing.push(format!("src/{rel}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "not on docs/architecture.md's module map: {missing:?}"
+    );
 }

@@ -1144,7 +1144,10 @@ fn state_is_private_and_ignored_by_git() {
         assert_eq!(mode(&p), 0o600, "{}", p.display());
         files += 1;
     }
-    assert_eq!(files, 4, "prompt.txt, stdout.log, stderr.log, result.json");
+    assert_eq!(
+        files, 5,
+        "prompt.txt, stdout.log, stderr.log, result.json, lock (held while the run lasts)"
+    );
     let saved: serde_json::Value =
         serde_json::from_slice(&fs::read(run_dir.join("result.json")).unwrap()).unwrap();
     assert_eq!(saved, j);

@@ -357,3 +357,63 @@ fn a_failure_midway_keeps_what_was_written_recorded() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(tree(&h.home), before);
 }
+
+/// A directory on the way to a file setup wrote, swapped for a symlink
+/// after setup (to a directory holding a `SKILL.md` with the very same
+/// content), is not followed by `--uninstall`, not even with `--force`: the
+/// file the link leads to survives, and the report says which link and why.
+#[test]
+fn uninstall_does_not_follow_a_link_swapped_in_after_setup() {
+    for (swapped, force) in [
+        (".claude/skills/peer", false),
+        (".claude/skills/peer", true),
+        // Above the host's skills folder: caught by the real path recorded.
+        (".claude", false),
+    ] {
+        let h = Home::new();
+        let r = h.setup(&["claude"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let skill = h.skill("claude");
+        let content = fs::read(&skill).unwrap();
+
+        // Someone else's directory, with a SKILL.md setup never wrote.
+        let theirs = h.env.tmp.path().join("theirs");
+        let rel = skill.strip_prefix(h.home.join(swapped)).unwrap();
+        fs::create_dir_all(theirs.join(rel).parent().unwrap()).unwrap();
+        fs::write(theirs.join(rel), &content).unwrap();
+        fs::rename(h.home.join(swapped), h.env.tmp.path().join("moved-away")).unwrap();
+        std::os::unix::fs::symlink(&theirs, h.home.join(swapped)).unwrap();
+
+        let mut args = vec!["claude", "--uninstall"];
+        if force {
+            args.push("--force");
+        }
+        let r = h.setup(&args);
+        assert_eq!(r.code, 2, "{swapped}: {}{}", r.stdout, r.stderr);
+        let j = r.json();
+        assert_eq!(j["status"], "conflict", "{j}");
+        assert!(j["hint"].as_str().unwrap().contains("symlink"), "{j}");
+        let rep = host(&j, "claude");
+        assert_eq!(rep["removed"], serde_json::json!([]), "{swapped}: {j}");
+        assert_eq!(reasons(rep), [(skill.clone(), "link".to_string())], "{j}");
+        let detail = rep["skipped"][0]["detail"].as_str().unwrap();
+        assert!(
+            detail.contains(&format!(
+                "{} is a symlink (to {})",
+                h.home.join(swapped).display(),
+                theirs.display()
+            )),
+            "{detail}"
+        );
+        assert!(detail.contains("did not make"), "{detail}");
+        assert_eq!(
+            fs::read(theirs.join(rel)).unwrap(),
+            content,
+            "{swapped}: the file behind the link must survive"
+        );
+        // The text report says it too.
+        let t = h.setup(&["claude", "--uninstall", "--text"]);
+        assert!(t.stdout.contains("symlink"), "{}", t.stdout);
+        assert!(theirs.join(rel).is_file());
+    }
+}

@@ -18,7 +18,7 @@ pub fn pi_step(n: u32, tokens: u32, usd: f64) -> String {
 /// A pi that streams `steps` assistant steps (each `tokens` input tokens,
 /// `usd` dollars) and then works on for ever, with a grandchild `sleep` in
 /// its group; the pids go to `$FAKE_DIR`.
-fn streaming_pi(env: &Env, steps: u32, tokens: u32, usd: f64) {
+pub fn streaming_pi(env: &Env, steps: u32, tokens: u32, usd: f64) {
     let mut lines = String::new();
     for n in 1..=steps {
         lines.push_str(&format!("echo '{}'\n", pi_step(n, tokens, usd)));

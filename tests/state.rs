@@ -284,6 +284,71 @@ fn a_corrupt_record_is_reported_as_such_and_pruned() {
     assert!(!dir.exists(), "{}", p.stdout);
 }
 
+/// A job folder whose `state.json` names another job (copied or renamed by
+/// hand) is corrupt: listed once under its own id, never as a second row of
+/// the job it names.
+#[test]
+fn a_folder_whose_state_names_another_job_is_corrupt() {
+    let env = Env::new();
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    let r = env.run(&["run", "--async", "--agent", "codex", "x"]);
+    let id = r.json()["job_id"].as_str().unwrap().to_string();
+    assert_eq!(env.run(&["wait", &id]).code, 0);
+    let dir = job_dir(&env, &id);
+    // A copy under another (valid, older) id.
+    let other = "0123456789abc";
+    let copy = dir.parent().unwrap().join(other);
+    fs::create_dir(&copy).unwrap();
+    for e in fs::read_dir(&dir).unwrap() {
+        let e = e.unwrap();
+        fs::copy(e.path(), copy.join(e.file_name())).unwrap();
+    }
+
+    let rows = |j: &Value| -> Vec<(String, String)> {
+        j["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                (
+                    v["job_id"].as_str().unwrap().to_string(),
+                    v["status"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    };
+    let want = vec![
+        (id.clone(), "success".to_string()),
+        (other.to_string(), "corrupt".to_string()),
+    ];
+    let l = env.run(&["jobs", "--all"]);
+    assert_eq!(l.code, 0, "{}", l.stdout);
+    assert_eq!(rows(&l.json()), want, "{}", l.stdout);
+    let w = env.run(&["watch", "--once", "--json"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let (mut got, mut want) = (rows(&w.json()), want);
+    got.sort();
+    want.sort();
+    assert_eq!(got, want, "{}", w.stdout);
+
+    let s = env.run(&["status", other]);
+    assert_eq!(s.code, 1, "{}", s.stdout);
+    let j = s.json();
+    assert_eq!(j["error"]["kind"], "corrupt_job", "{j}");
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("it names job `{id}`, not `{other}`")),
+        "{j}"
+    );
+    // The job it names is untouched.
+    assert_eq!(env.run(&["status", &id]).json()["status"], "success");
+    let p = env.run(&["prune", "--older-than", "0"]);
+    assert_eq!(p.code, 0, "{}", p.stdout);
+    assert!(!copy.exists(), "{}", p.stdout);
+}
+
 #[test]
 fn a_zombie_baton_does_not_keep_its_worktree_busy() {
     let env = Env::new();
@@ -325,4 +390,79 @@ fn a_zombie_baton_does_not_keep_its_worktree_busy() {
     let rm = env.run(&["worktree", "remove", &id, "--force"]);
     assert_eq!(rm.code, 0, "stdout {}\nstderr {}", rm.stdout, rm.stderr);
     child.wait().unwrap();
+}
+
+/// A symlink planted inside the state directory (`repos/<p>/runs` →
+/// elsewhere) is never followed: `run` refuses before the peer starts and
+/// writes nothing where the link points; the same for `jobs`.
+#[test]
+fn a_symlink_planted_in_the_state_directory_is_refused() {
+    let env = Env::new();
+    env.git_init();
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    let r = env.run(&["--agent", "codex", "first"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+    let runs = env.records("runs");
+    let elsewhere = env.tmp.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    fs::remove_dir_all(&runs).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, &runs).unwrap();
+    fs::remove_file(env.fake_dir.join("codex.argv")).unwrap();
+
+    let r = env.run(&["--agent", "codex", "second"]);
+    assert_eq!(r.code, 2, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["error"]["kind"], "unsafe_state_dir", "{j}");
+    let msg = j["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&format!("{} is a symlink", runs.display())),
+        "{msg}"
+    );
+    assert!(j["error"]["hint"].as_str().unwrap().contains("rm "), "{j}");
+    assert!(!env.called("codex"), "the peer must not start");
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+
+    // Every command that uses the folder says the same.
+    for args in [
+        &["jobs"][..],
+        &["run", "--async", "--agent", "codex", "x"][..],
+        &["prune"][..],
+    ] {
+        let r = env.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stdout);
+        assert_eq!(r.json()["error"]["kind"], "unsafe_state_dir", "{args:?}");
+    }
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+    // Removing the link is the fix.
+    fs::remove_file(&runs).unwrap();
+    assert_eq!(env.run(&["--agent", "codex", "third"]).code, 0);
+}
+
+/// A state directory that others may write is refused, as ssh refuses a
+/// key file others can write, with the `chmod` that fixes it.
+#[test]
+fn a_state_directory_writable_by_others_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    fs::create_dir(&env.state).unwrap();
+    fs::set_permissions(&env.state, fs::Permissions::from_mode(0o777)).unwrap();
+    for args in [&["--agent", "codex", "x"][..], &["jobs"][..]] {
+        let r = env.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}\n{}", r.stdout, r.stderr);
+        let j = r.json();
+        assert_eq!(j["error"]["kind"], "unsafe_state_dir", "{j}");
+        let msg = j["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.contains("writable by group and others (mode 0777)"),
+            "{msg}"
+        );
+        assert_eq!(
+            j["error"]["hint"].as_str().unwrap(),
+            format!("chmod 700 {}", env.state.display())
+        );
+    }
+    assert!(!env.called("codex"));
+    fs::set_permissions(&env.state, fs::Permissions::from_mode(0o700)).unwrap();
+    assert_eq!(env.run(&["--agent", "codex", "x"]).code, 0);
 }

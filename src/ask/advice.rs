@@ -8,6 +8,7 @@
 //! invents content: the JSON may be wrapped in prose or a code fence (it is
 //! extracted), and fields outside the schema are dropped with a note.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -336,8 +337,9 @@ fn balanced_end(b: &[u8], start: usize) -> Option<usize> {
 }
 
 /// Where the adviser may look.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(rename = "AskScope")]
 pub enum Scope {
     /// Only the packet: tools off where the CLI allows, an empty directory.
     Packet,

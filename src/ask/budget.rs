@@ -14,6 +14,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -24,7 +25,8 @@ pub const DEFAULT_LIMIT: u32 = 2;
 const MAX_TASK_ID: usize = 200;
 
 /// What the result reports.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(rename = "AskBudget")]
 pub struct Budget {
     pub task_id: String,
     /// Consultations used, this one included.

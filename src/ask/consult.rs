@@ -1,6 +1,8 @@
 //! One consultation (`consult`): run the adviser, check its advice, and give
 //! invalid advice one repair round before the result is final.
 
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::agent::argv::{self, Origin};
@@ -27,7 +29,7 @@ pub(super) fn consult(
         let path = schema_path(&shared.root)?;
         fsutil::write_atomic(&path, advice::SCHEMA.as_bytes())?;
     }
-    let (dir, not_saved) = run::run_dir_or_warning(&shared.root);
+    let (dir, not_saved) = run::run_dir_or_warning(&shared.root)?;
     let repair_with = Repair {
         in_session: &advice::repair_in_session,
         fresh: &advice::repair_fresh,
@@ -172,12 +174,12 @@ pub fn answer<T>(
                 hint: "ask again without the repair round".into(),
             });
             plan.prompt = (repair_with.in_session)(&errors);
-            "resume"
+            RepairMode::Resume
         }
         None => {
             plan.resume = None;
             plan.prompt = (repair_with.fresh)(&errors, &raw);
-            "fresh"
+            RepairMode::Fresh
         }
     };
     plan.task = plan.prompt.clone();
@@ -195,12 +197,13 @@ pub fn answer<T>(
     )?;
     second.warnings.extend(unsafe_session);
     run::save_result(rdir.as_deref(), &mut second);
-    let repair = Some(json!({
-        "mode": how,
-        "errors": errors,
-        "first_answer": raw,
-        "log_path": second.log_path,
-    }));
+    let repair = serde_json::to_value(RepairReport {
+        mode: how,
+        errors: errors.clone(),
+        first_answer: raw,
+        log_path: second.log_path.clone(),
+    })
+    .ok();
     let verdict = if second.status != Status::Success {
         Verdict::RunFailed
     } else {
@@ -210,6 +213,27 @@ pub fn answer<T>(
         }
     };
     Ok((merge(first, second), verdict, repair))
+}
+
+/// The result's `repair`: what the one repair round did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RepairReport {
+    pub mode: RepairMode,
+    /// Why the first answer was refused.
+    pub errors: Vec<String>,
+    /// The first answer, as the adviser gave it.
+    pub first_answer: String,
+    /// The repair round's raw output.
+    pub log_path: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RepairMode {
+    /// The adviser's own session was resumed and shown the errors.
+    Resume,
+    /// The CLI reported no session: a fresh run was shown the answer.
+    Fresh,
 }
 
 pub enum Verdict<T = Checked> {

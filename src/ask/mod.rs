@@ -27,6 +27,7 @@ pub mod redact;
 
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use self::advice::Scope;
@@ -43,6 +44,8 @@ pub mod adviser;
 pub mod consult;
 pub mod packet_input;
 mod report;
+
+pub use report::Envelope;
 
 use adviser::{advisers, prepare};
 use consult::consult;
@@ -141,7 +144,8 @@ pub struct AskRequest {
 }
 
 /// What the result says about what was sent.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(rename = "AskContext")]
 pub struct Context {
     pub scope: Scope,
     /// Characters of the whole prompt sent to each adviser (brief + packet).
@@ -302,10 +306,7 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
     });
     drop(prepared);
     peers_ended();
-    let (mut value, code) = multi_envelope(&shared, results, started.elapsed());
-    if let Some(s) = meter.report() {
-        value["spending"] = serde_json::json!(s);
-    }
+    let (value, code) = multi_envelope(&shared, results, started.elapsed(), meter.report());
     match mode {
         Mode::Json => output::json_line(&value)?,
         Mode::Text => {

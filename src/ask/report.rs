@@ -1,6 +1,8 @@
 //! What `baton ask` prints: the dry-run plan, an adviser's error as a result,
 //! the side-by-side envelope of several advisers, and the text for people.
 
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::agent::Agent;
@@ -9,10 +11,44 @@ use crate::output::{self, Mode};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status};
 use crate::run::{self};
 
-use super::advice;
+use super::advice::{self, Scope};
 use super::adviser::Prepared;
+use super::budget::Budget;
 use super::packet::Built;
 use super::{Context, Shared};
+
+/// What `baton ask --agents a,b` prints: the advisers side by side
+/// (`baton schema ask-envelope`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Envelope {
+    pub schema_version: u32,
+    /// `success` when every adviser succeeded, the shared status when all
+    /// ended alike, else `partial` (some advice, not all) or `failed`.
+    #[schemars(schema_with = "envelope_status")]
+    pub status: String,
+    pub summary: String,
+    /// This consultation's id, shared by every adviser's result.
+    pub request_id: String,
+    pub scope: Scope,
+    pub context: Context,
+    /// Wall time, about the slowest adviser's.
+    pub duration_ms: u64,
+    /// One full result per adviser, in the order given.
+    pub results: Vec<RunResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<Budget>,
+    /// `--max-usd`, `--budget-tokens`: the limits and what every adviser
+    /// call together spent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spending: Option<crate::result::Spending>,
+}
+
+fn envelope_status(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["success", "failed", "timeout", "cancelled", "error", "partial"],
+    })
+}
 
 pub(super) fn dry_run(
     request_id: &str,
@@ -98,6 +134,7 @@ pub(super) fn multi_envelope(
     shared: &Shared,
     results: Vec<RunResult>,
     wall: std::time::Duration,
+    spending: Option<crate::result::Spending>,
 ) -> (Value, i32) {
     let statuses: Vec<Status> = results.iter().map(|r| r.status).collect();
     let first = statuses[0];
@@ -119,19 +156,19 @@ pub(super) fn multi_envelope(
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let mut v = json!({
-        "schema_version": SCHEMA_VERSION,
-        "status": status,
-        "summary": summary,
-        "request_id": shared.request_id,
-        "scope": shared.scope.as_str(),
-        "context": shared.context,
-        "duration_ms": wall.as_millis() as u64,
-        "results": results,
-    });
-    if let Some(b) = &shared.budget {
-        v["budget"] = json!(b);
-    }
+    let envelope = Envelope {
+        schema_version: SCHEMA_VERSION,
+        status,
+        summary,
+        request_id: shared.request_id.clone(),
+        scope: shared.scope,
+        context: shared.context.clone(),
+        duration_ms: wall.as_millis() as u64,
+        results,
+        budget: shared.budget.clone(),
+        spending,
+    };
+    let v = serde_json::to_value(&envelope).unwrap_or(Value::Null);
     (v, code)
 }
 

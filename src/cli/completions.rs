@@ -7,8 +7,10 @@
 //! and fish scripts get a small wrapper that asks `baton __complete-jobs`
 //! (the ids of the current repository's jobs, newest first) when the word
 //! being completed is the id of `wait`, `status`, `result`, `cancel`,
-//! `logs`, `continue` or `attach`. PowerShell and elvish get clap_complete's script as
-//! is (subcommands and flags; it completes no values there).
+//! `logs`, `continue` or `attach` (and only ids there: flags after `-`).
+//! clap_complete offers hidden subcommands too; every script here has them
+//! taken out of the words offered. PowerShell and elvish get clap_complete's
+//! script otherwise as is (subcommands and flags; no values there).
 
 use clap::Command;
 use clap::builder::PossibleValuesParser;
@@ -38,17 +40,23 @@ pub fn script(cmd: Command, shell: Shell) -> Result<String> {
     let mut cmd = with_agent_names(cmd);
     let bin = cmd.get_name().to_string();
     let jobs = job_commands(&cmd);
+    let hidden: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|s| s.is_hide_set())
+        .map(|s| s.get_name().to_string())
+        .collect();
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, &bin, &mut buf);
     let text = String::from_utf8(buf)
         .map_err(|_| Error::Internal("clap_complete wrote non-UTF-8".into()))?;
-    let alts = jobs.join("|");
+    let text = without_hidden(&text, shell, &hidden)?;
     Ok(match shell {
         Shell::Bash => {
             // Re-register through the wrapper with clap's own options.
             let replaced = text.replace("complete -F _baton ", "complete -F _baton_job_ids ");
             check_replaced(&text, &replaced, shell)?;
-            format!("{replaced}{}", BASH.replace("@JOBS@", &alts))
+            let cases = cases(&jobs, "        {name}) takes='{takes}' ;;\n");
+            format!("{replaced}{}", BASH.replace("@CASES@", &cases))
         }
         Shell::Zsh => {
             let replaced = text
@@ -60,16 +68,103 @@ pub fn script(cmd: Command, shell: Shell) -> Result<String> {
                 )
                 .replace("compdef _baton baton", "compdef _baton_job_ids baton");
             check_replaced(&text, &replaced, shell)?;
+            let replaced = zsh_commands_first(&replaced)?;
             // The wrapper must exist before the tail calls it.
             let at = replaced
                 .rfind("if [ \"$funcstack[1]\" = \"_baton\" ]")
                 .ok_or_else(|| Error::Internal("zsh script without its tail".into()))?;
-            let zsh = ZSH.replace("@JOBS@", &alts);
+            let zsh = ZSH.replace(
+                "@CASES@",
+                &cases(&jobs, "        ({name}) takes='{takes}' ;;\n"),
+            );
             format!("{}{zsh}{}", &replaced[..at], &replaced[at..])
         }
-        Shell::Fish => format!("{text}{}", FISH.replace("@JOBS@", &jobs.join(" "))),
+        Shell::Fish => format!(
+            "{text}{}",
+            FISH.replace(
+                "@CASES@",
+                &cases(
+                    &jobs,
+                    "        case {name}\n            set takes {takes}\n"
+                )
+            )
+        ),
         _ => text,
     })
+}
+
+/// One line of `template` per job command, `{takes}` its options that take
+/// a value (space-separated).
+fn cases(jobs: &[(String, Vec<String>)], template: &str) -> String {
+    jobs.iter()
+        .map(|(name, takes)| {
+            template
+                .replace("{name}", name)
+                .replace("{takes}", &takes.join(" "))
+        })
+        .collect()
+}
+
+/// The script without the hidden subcommands among the offered words
+/// (clap_complete lists every subcommand, hidden ones too). Only the offer
+/// goes: a hidden command typed in full still completes its flags.
+fn without_hidden(text: &str, shell: Shell, hidden: &[String]) -> Result<String> {
+    let mut out = text.to_string();
+    for name in hidden {
+        let before = out.clone();
+        out = match shell {
+            // `opts="… agents __complete-jobs …"` of the top level.
+            Shell::Bash => out
+                .lines()
+                .map(|l| {
+                    if l.trim_start().starts_with("opts=\"") {
+                        l.replace(&format!(" {name} "), " ")
+                            .replace(&format!(" {name}\""), "\"")
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => {
+                let offer = match shell {
+                    Shell::Zsh => format!("'{name}:"),
+                    Shell::Fish => format!("-a \"{name}\""),
+                    Shell::PowerShell => format!("[CompletionResult]::new('{name}',"),
+                    _ => format!("cand {name} "),
+                };
+                out.lines()
+                    .filter(|l| !l.contains(&offer))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+        };
+        if text.ends_with('\n') && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        check_replaced(&before, &out, shell)?;
+    }
+    Ok(out)
+}
+
+/// clap's zsh script gives the top level's optional TASK the first word,
+/// so in `baton wait <TAB>` zsh took `wait` for a task and offered command
+/// names, and `baton wait --<TAB>` the flags of `run`. Without that
+/// positional the first word is the command, as in bash and fish (a task
+/// given without `run` is prose: there is nothing to complete in it).
+fn zsh_commands_first(text: &str) -> Result<String> {
+    let task = text
+        .lines()
+        .find(|l| l.starts_with("'::task -- ") || l.starts_with("'::task:"))
+        .map(|l| format!("{l}\n"))
+        .ok_or_else(|| Error::Internal("the zsh script has no top-level task".into()))?;
+    let without = text.replacen(&task, "", 1);
+    let from = "        words=($line[2] \"${words[@]}\")\n        (( CURRENT += 1 ))\n        \
+                curcontext=\"${curcontext%:*:*}:baton-command-$line[2]:\"\n        case $line[2] in";
+    let to = from.replace("$line[2]", "$line[1]");
+    let replaced = without.replacen(from, &to, 1);
+    check_replaced(&without, &replaced, Shell::Zsh)?;
+    Ok(replaced)
 }
 
 /// A clap_complete upgrade that changes the lines we hook must fail loudly
@@ -105,8 +200,9 @@ fn with_agent_names(mut cmd: Command) -> Command {
     cmd
 }
 
-/// The visible subcommands whose first positional is a job `id`.
-fn job_commands(cmd: &Command) -> Vec<String> {
+/// The visible subcommands whose first positional is a job `id`, each with
+/// its options that take a value (their value is not the id).
+fn job_commands(cmd: &Command) -> Vec<(String, Vec<String>)> {
     cmd.get_subcommands()
         .filter(|s| !s.is_hide_set())
         .filter(|s| {
@@ -114,7 +210,24 @@ fn job_commands(cmd: &Command) -> Vec<String> {
                 .next()
                 .is_some_and(|a| a.get_id() == "id")
         })
-        .map(|s| s.get_name().to_string())
+        .map(|s| {
+            let mut takes = Vec::new();
+            for a in s.get_opts().filter(|a| a.get_action().takes_values()) {
+                takes.extend(
+                    a.get_long_and_visible_aliases()
+                        .into_iter()
+                        .flatten()
+                        .map(|l| format!("--{l}")),
+                );
+                takes.extend(
+                    a.get_short_and_visible_aliases()
+                        .into_iter()
+                        .flatten()
+                        .map(|c| format!("-{c}")),
+                );
+            }
+            (s.get_name().to_string(), takes)
+        })
         .collect()
 }
 
@@ -126,35 +239,69 @@ pub fn job_ids() -> Vec<String> {
         .unwrap_or_default()
 }
 
+// The wrappers offer job ids where the job id goes, and nothing else
+// there: flags only after `-`, a flag's value as clap completes it, and no
+// file names. Each knows which options of each command take a value
+// (@CASES@), so `wait --timeout 5s <TAB>` still offers ids.
+
 const BASH: &str = r#"
 # baton: job ids for the commands that take one (from `baton __complete-jobs`).
 _baton_job_ids() {
     _baton "$@"
-    local cur=${COMP_WORDS[COMP_CWORD]}
-    if [[ $COMP_CWORD -eq 2 && $cur != -* ]]; then
-        case ${COMP_WORDS[1]} in
-        @JOBS@)
-            local ids id keep=()
-            ids=$(baton __complete-jobs 2>/dev/null)
-            for id in "${COMPREPLY[@]}"; do
-                [[ $id == '<'*'>' ]] || keep+=("$id")
-            done
-            COMPREPLY=("${keep[@]}")
-            for id in $ids; do
-                [[ $id == "$cur"* ]] && COMPREPLY+=("$id")
-            done
-            ;;
-        esac
-    fi
+    local cur=${COMP_WORDS[COMP_CWORD]} takes
+    case ${COMP_WORDS[1]} in
+@CASES@        *) return 0 ;;
+    esac
+    [[ $cur == -* ]] && return 0
+    local i w skip=0
+    for (( i = 2; i < COMP_CWORD; i++ )); do
+        w=${COMP_WORDS[i]}
+        if [[ $w == = ]]; then skip=1; continue; fi
+        if (( skip )); then skip=0; continue; fi
+        if [[ $w == -* ]]; then
+            [[ " $takes " == *" $w "* ]] && skip=1
+            continue
+        fi
+        # The id is given: what follows is prose (a next turn) or nothing.
+        COMPREPLY=()
+        compopt +o default +o bashdefault 2>/dev/null
+        return 0
+    done
+    (( skip )) && return 0
+    local ids id
+    COMPREPLY=()
+    compopt +o default +o bashdefault 2>/dev/null
+    ids=$(baton __complete-jobs 2>/dev/null)
+    for id in $ids; do
+        [[ $id == "$cur"* ]] && COMPREPLY+=("$id")
+    done
 }
 "#;
 
 const ZSH: &str = r#"# baton: job ids for the commands that take one (from `baton __complete-jobs`).
 _baton_job_ids() {
-    if (( CURRENT == 3 )) && [[ ${words[2]} == (@JOBS@) && ${words[CURRENT]} != -* ]]; then
-        local -a ids
-        ids=(${(f)"$(baton __complete-jobs 2>/dev/null)"})
-        compadd -X 'job id' -a ids
+    local takes
+    case ${words[2]} in
+@CASES@        (*) _baton "$@"; return ;;
+    esac
+    if [[ ${words[CURRENT]} != -* ]]; then
+        local i w skip=0
+        for (( i = 3; i < CURRENT; i++ )); do
+            w=${words[i]}
+            if (( skip )); then skip=0; continue; fi
+            if [[ $w == -* ]]; then
+                [[ $w != *=* && " $takes " == *" $w "* ]] && skip=1
+                continue
+            fi
+            # The id is given: what follows is prose (a next turn) or nothing.
+            return 1
+        done
+        if (( ! skip )); then
+            local -a ids
+            ids=(${(f)"$(baton __complete-jobs 2>/dev/null)"})
+            compadd -X 'job id' -a ids
+            return
+        fi
     fi
     _baton "$@"
 }
@@ -163,7 +310,31 @@ _baton_job_ids() {
 
 const FISH: &str = r#"
 # baton: job ids for the commands that take one (from `baton __complete-jobs`).
-complete -c baton -n "__fish_seen_subcommand_from @JOBS@" -f -a "(baton __complete-jobs 2>/dev/null)" -d "job"
+# Prints `want` where the job id goes, `given` after it, nothing elsewhere.
+function __fish_baton_job_id
+    set -l tokens (commandline -opc)
+    set -l takes
+    switch "$tokens[2]"
+@CASES@        case '*'
+            return
+    end
+    set -l skip 0
+    for t in $tokens[3..-1]
+        if test $skip = 1
+            set skip 0
+            continue
+        end
+        if string match -q -- '-*' $t
+            contains -- $t $takes; and set skip 1
+            continue
+        end
+        echo given
+        return
+    end
+    test $skip = 0; and echo want
+end
+complete -c baton -n "string match -q want -- (__fish_baton_job_id)" -f -k -a "(baton __complete-jobs 2>/dev/null)" -d "job"
+complete -c baton -n "string match -q given -- (__fish_baton_job_id)" -f
 "#;
 
 #[cfg(test)]
@@ -174,7 +345,18 @@ mod tests {
     fn demo() -> Command {
         Command::new("baton")
             .arg(Arg::new("agent").long("agent"))
-            .subcommand(Command::new("wait").arg(Arg::new("id").required(true)))
+            .arg(Arg::new("task"))
+            .subcommand(
+                Command::new("wait")
+                    .arg(Arg::new("id").required(true))
+                    .arg(Arg::new("timeout").long("timeout"))
+                    .arg(
+                        Arg::new("json")
+                            .long("json")
+                            .action(clap::ArgAction::SetTrue),
+                    ),
+            )
+            .subcommand(Command::new("__job-runner").hide(true))
             .subcommand(
                 Command::new("ask")
                     .arg(Arg::new("agent").long("agent"))
@@ -196,7 +378,10 @@ mod tests {
         assert!(values(&c, "agent").contains(&"gemini-cli".to_string()));
         let ask = c.find_subcommand("ask").unwrap();
         assert_eq!(values(ask, "agents").len(), Agent::ALL.len());
-        assert_eq!(job_commands(&c), ["wait"]);
+        assert_eq!(
+            job_commands(&c),
+            [("wait".to_string(), vec!["--timeout".to_string()])]
+        );
     }
 
     #[test]
@@ -208,6 +393,19 @@ mod tests {
             let dynamic = ["bash", "zsh", "fish"].contains(&name);
             assert_eq!(s.contains("gemini-cli"), dynamic, "{name}: agent names");
             assert_eq!(s.contains("__complete-jobs"), dynamic, "{name}: job ids");
+            // A hidden command is never among the words offered.
+            let offered = s.lines().any(|l| match name {
+                "bash" => l.trim_start().starts_with("opts=") && l.contains(" __job-runner"),
+                "zsh" => l.starts_with("'__job-runner:"),
+                "fish" => l.contains("-a \"__job-runner\""),
+                "powershell" => l.contains("new('__job-runner',"),
+                _ => l.contains("cand __job-runner"),
+            });
+            assert!(!offered, "{name} offers the hidden command");
+            assert!(
+                s.contains("__job-runner"),
+                "{name}: the pattern above is stale"
+            );
         }
         assert_eq!(parse_shell("tcsh").unwrap_err().kind(), "usage");
     }

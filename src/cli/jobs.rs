@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::council::as_job;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output::Mode;
 use crate::{duration, job};
 
@@ -62,7 +62,7 @@ pub struct ContinueArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct PruneArgs {
-    /// Remove jobs that ended longer ago than this (e.g. 12h, 7d, 0 for all).
+    /// Remove what ended longer ago than this (e.g. 12h, 7d, 0 for all that ended).
     #[arg(long, value_name = "DURATION", default_value = "7d")]
     pub older_than: String,
     /// Show what would be removed, remove nothing.
@@ -128,7 +128,10 @@ pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
 
 pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
     let older_than = duration::parse(&a.older_than)?;
-    job::prune(older_than, a.dry_run, mode)
+    // Councils are read here and handed over: `job` sits below `council`.
+    let cwd = std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
+    let councils = crate::council::prune::entries(&crate::fsutil::project_root(&cwd))?;
+    job::prune(older_than, a.dry_run, mode, councils)
 }
 
 pub fn run_runner(a: RunnerArgs) -> Result<i32> {

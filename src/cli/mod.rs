@@ -63,7 +63,7 @@ pub struct Cli {
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct SchemaArgs {
-    /// Which schema [default: the result of run/ask].
+    /// Which schema [default: result, what run, wait, continue and ask print].
     #[arg(value_name = "NAME")]
     pub name: Option<String>,
 }
@@ -93,7 +93,7 @@ pub enum Command {
     /// Several peers propose, critique each other blind, a chair plans, one writes, the others review.
     #[command(subcommand)]
     Council(council::CouncilCommand),
-    /// Print the JSON Schema of the result, or of a council's: council, council-proposal, council-critique, council-plan, council-review.
+    /// Print the JSON Schema of the result, or: error, ask-envelope, council, council-proposal, council-critique, council-plan, council-review.
     Schema(SchemaArgs),
     /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
     Doctor(doctor::DoctorArgs),
@@ -123,7 +123,7 @@ pub enum Command {
     Continue(job::ContinueArgs),
     /// Take over an ended job's session in the peer CLI's own interactive interface.
     Attach(attach::AttachArgs),
-    /// Remove ended jobs and their logs.
+    /// Remove what ended long ago: jobs and their logs, run records, councils.
     Prune(job::PruneArgs),
     /// Install the `peer` skill for claude, codex, pi and gemini without a marketplace.
     Setup(setup::SetupArgs),
@@ -231,15 +231,12 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Agents) => crate::agents_cmd::list(mode),
         Some(Command::Usage(a)) => usage::command(a, mode),
         Some(Command::Schema(a)) => {
-            let v = match a.name.as_deref() {
-                None | Some("run" | "result") => crate::result::schema(),
-                Some(n) => crate::council::envelope_schema::named(n).ok_or_else(|| {
-                    Error::usage_hint(
-                        format!("no schema `{n}`"),
-                        "use council, council-proposal, council-critique, council-plan or council-review",
-                    )
-                })?,
-            };
+            let v = crate::schema::named(a.name.as_deref()).ok_or_else(|| {
+                Error::usage_hint(
+                    format!("no schema `{}`", a.name.as_deref().unwrap_or_default()),
+                    format!("use one of: {}", crate::schema::NAMES.join(", ")),
+                )
+            })?;
             output::json_line(&v)?;
             Ok(0)
         }

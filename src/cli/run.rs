@@ -205,7 +205,7 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     plan.check_chain_installed()?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
-    let (dir, not_saved) = run::run_dir_or_warning(&plan.root);
+    let (dir, not_saved) = run::run_dir_or_warning(&plan.root)?;
     // The line tails the run's log (`run::observe`), so it needs a run directory.
     let progress = dir
         .as_ref()

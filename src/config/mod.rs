@@ -4,10 +4,12 @@
 //! Precedence: flags > environment > project file > user file > defaults.
 //! Flags are applied by the commands (a flag that is given never asks the
 //! config); everything else is answered here by `lookup`/`effective`. Loading
-//! reads at most two small files and spawns nothing, so `baton run` stays fast.
+//! reads at most two small files (regular files of at most 1 MiB, see `read`)
+//! and spawns nothing, so `baton run` stays fast.
 
 pub mod command;
 pub mod file;
+mod read;
 pub mod secret;
 mod template;
 
@@ -224,11 +226,7 @@ impl Config {
             ),
         ] {
             let Some(path) = path else { continue };
-            let text = match std::fs::read_to_string(&path) {
-                Ok(t) => Some(t),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(Error::io(format!("reading {}", path.display()), e)),
-            };
+            let text = read::read(&path, scope, root)?;
             c.files.push(FileInfo {
                 scope: scope.as_str(),
                 path: path.clone(),

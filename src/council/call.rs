@@ -182,7 +182,7 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
         &a.prompt,
         (a.schema.text, &schema_path),
     )?;
-    let (dir, _) = run::run_dir_or_warning(&rec.root);
+    let (dir, _) = run::run_dir_or_warning(&rec.root)?;
     let repair = Repair {
         in_session: &|errs| repair_in_session(errs, a.schema.id, a.schema.text),
         fresh: &|errs, raw| repair_fresh(errs, raw, a.schema.id, a.schema.text),

@@ -40,6 +40,7 @@ pub mod lock;
 pub mod machine;
 pub mod preflight;
 pub mod proposal;
+pub mod prune;
 pub mod report;
 pub mod review;
 pub mod revise;

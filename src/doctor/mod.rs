@@ -142,9 +142,16 @@ pub fn command(req: &DoctorRequest, mode: Mode) -> Result<i32> {
             }
         )
     } else if !target_ready {
-        format!("{} is not ready: see the errors below", target.name())
+        let own = reports
+            .iter()
+            .filter(|r| r.name == target.name())
+            .flat_map(|r| r.checks.iter());
+        format!("{} is not ready: {}", target.name(), first_errors(own))
     } else {
-        "baton itself has a problem: see the errors below".to_string()
+        format!(
+            "baton itself has a problem: {}",
+            first_errors(checks.iter())
+        )
     };
     for r in &reports {
         checks.extend(r.checks.iter().cloned());
@@ -163,6 +170,25 @@ pub fn command(req: &DoctorRequest, mode: Mode) -> Result<i32> {
         Mode::Text => print_text(&summary, &checks, &reports)?,
     }
     Ok(if success { 0 } else { 1 })
+}
+
+/// The summary's reason: the first error's message, and how many more
+/// there are. Said in the summary itself, not "see below": the text report
+/// prints the summary last and the JSON puts `checks` after it.
+fn first_errors<'a>(checks: impl Iterator<Item = &'a Check>) -> String {
+    let errors: Vec<&Check> = checks
+        .filter(|c| !c.ok && c.severity == Severity::Error)
+        .collect();
+    match errors.as_slice() {
+        [] => "see its checks".into(),
+        [one] => one.message.clone(),
+        [first, rest @ ..] => format!(
+            "{} (and {} more error{})",
+            first.message,
+            rest.len(),
+            if rest.len() == 1 { "" } else { "s" }
+        ),
+    }
 }
 
 fn print_text(summary: &str, checks: &[Check], reports: &[agent::AgentReport]) -> Result<()> {

@@ -41,9 +41,9 @@ pub fn checks(
         (None, Some(e)) => Check::ok("baton.binary".into(), format!("running {}", e.display())),
         (_, None) => Check::ok("baton.binary".into(), "running (path unknown)".into()),
     });
-    let state = root.join(".baton");
-    out.push(state_dir_check(root, &state));
-    if let Some(c) = git_ignore_check(root, &state) {
+    let (check, state) = state_dir_check(root);
+    out.push(check);
+    if let Some(c) = git_ignore_check(root, &root.join(".baton")) {
         out.push(c);
     }
     let files = match config {
@@ -87,25 +87,26 @@ fn is_executable(p: &Path) -> bool {
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// `.baton/` must be writable (or creatable) for runs, jobs and logs.
-fn state_dir_check(root: &Path, state: &Path) -> Check {
-    let (probe, exists) = if state.is_dir() {
-        (state, true)
-    } else {
-        (root, false)
+/// The project's folder in the state directory (where runs, jobs and logs
+/// go; docs/state.md) must be usable: safe (`state_dir` refuses one others
+/// could change) and writable, or creatable. Returns the folder, if known.
+fn state_dir_check(root: &Path) -> (Check, Option<std::path::PathBuf>) {
+    let id = || "baton.state_dir".to_string();
+    let dir = match crate::state_dir::project(root) {
+        Ok(d) => d,
+        Err(e) => {
+            let hint = e.hint().unwrap_or_default();
+            return (
+                Check::problem(id(), Severity::Error, e.to_string(), &hint),
+                crate::state_dir::base().ok(),
+            );
+        }
     };
-    if writable(probe) {
-        Check::ok(
-            "baton.state_dir".into(),
-            if exists {
-                format!("{} is writable", state.display())
-            } else {
-                format!("{} will be created on the first run", state.display())
-            },
-        )
-    } else {
+    // The deepest part that exists decides whether the rest can be made.
+    let probe = dir.ancestors().find(|a| a.exists()).unwrap_or(&dir);
+    let check = if !writable(probe) {
         Check::problem(
-            "baton.state_dir".into(),
+            id(),
             Severity::Error,
             format!(
                 "{} is not writable: runs cannot keep their logs and results",
@@ -113,7 +114,15 @@ fn state_dir_check(root: &Path, state: &Path) -> Check {
             ),
             &format!("check its owner and mode: ls -ld {}", probe.display()),
         )
-    }
+    } else if probe == dir {
+        Check::ok(id(), format!("records go to {} (writable)", dir.display()))
+    } else {
+        Check::ok(
+            id(),
+            format!("records go to {} (made on the first run)", dir.display()),
+        )
+    };
+    (check, Some(dir))
 }
 
 /// baton writes `.baton/.gitignore` (`*`) itself; an existing `.baton/`

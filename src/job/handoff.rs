@@ -4,10 +4,11 @@
 //! `run --async` and `continue` put it in their JSON (`handoff`) so a host
 //! agent prints it as is instead of building commands (and getting them wrong).
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 /// The commands, ready to paste.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Handoff {
     pub job_id: String,
     /// Every job at a glance (the terminal dashboard).
@@ -31,7 +32,7 @@ impl Handoff {
         let watch = "baton watch".to_string();
         let logs = format!("baton logs --follow {id}");
         let wait = format!("baton wait {id}");
-        let continue_ = format!("baton continue {id} \"<next instruction>\"");
+        let continue_ = continue_command(id);
         let cancel = format!("baton cancel {id}");
         let attach = format!("baton attach {id}");
         let text = format!(
@@ -52,6 +53,24 @@ impl Handoff {
             attach,
             text,
         }
+    }
+}
+
+/// The command that sends job `id`'s session the next turn.
+pub fn continue_command(id: &str) -> String {
+    format!("baton continue {id} \"<next instruction>\"")
+}
+
+/// The hint of a job that was cancelled or lost: `baton continue` is how a
+/// job's session goes on (not `--resume`, which starts a foreground run).
+pub fn ended_hint(id: &str, session: bool) -> String {
+    if session {
+        format!(
+            "run it again, or continue its session with `{}`",
+            continue_command(id)
+        )
+    } else {
+        "run it again (the peer reported no session to continue)".to_string()
     }
 }
 
@@ -84,5 +103,13 @@ mod tests {
         }
         let v = serde_json::to_value(&h).unwrap();
         assert_eq!(v["continue"], h.continue_);
+    }
+
+    #[test]
+    fn an_ended_job_is_continued_with_baton_continue_not_resume() {
+        let h = ended_hint("abc123def4567", true);
+        assert!(h.contains("`baton continue abc123def4567 \"<next instruction>\"`"));
+        assert!(!h.contains("--resume"), "{h}");
+        assert!(!ended_hint("abc123def4567", false).contains("continue abc"));
     }
 }

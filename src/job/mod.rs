@@ -43,9 +43,11 @@ use crate::result::{RunResult, SCHEMA_VERSION};
 use crate::{process, run};
 mod continue_job;
 mod prune;
+mod prune_records;
 
 pub use continue_job::{continue_job, continue_start};
 pub use prune::prune;
+pub use prune_records::CouncilEntry;
 
 pub use self::launch::{Place, start};
 

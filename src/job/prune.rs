@@ -1,6 +1,10 @@
-//! `baton prune`: remove ended jobs (never running ones), their logs, and
-//! the worktrees no remaining job uses, unless those hold uncommitted work.
+//! `baton prune`: remove every record baton keeps once it is old enough:
+//! ended jobs (never running ones) with their logs and the worktrees no
+//! remaining job uses (unless those hold uncommitted work), foreground run
+//! records, and ended councils with their members' runs (`prune_records`).
 
+use std::collections::HashSet;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -9,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::output::{self, Mode};
 use crate::result::SCHEMA_VERSION;
 
+use super::prune_records::{self, CouncilEntry, PrunedCouncil, PrunedRun};
 use super::store::{Job, Store, id_time_ms, now_ms};
 
 #[derive(Serialize)]
@@ -29,12 +34,28 @@ pub(super) struct KeptWorktree {
     pub(super) reason: String,
 }
 
+/// How many records of each kind were (or, with `--dry-run`, would be) removed.
+#[derive(Serialize, Default)]
+struct Counts {
+    jobs: usize,
+    runs: usize,
+    councils: usize,
+    council_runs: usize,
+    worktrees: usize,
+}
+
 /// `baton prune [--older-than D] [--dry-run]`: remove ended jobs, never
 /// running ones. The worktree of a removed `--worktree` job goes too once no
 /// remaining job uses it, unless it holds uncommitted changes; its branch,
-/// which holds the work, always stays.
+/// which holds the work, always stays. Foreground run records and ended
+/// `councils` (read by the caller) go by the same age.
 /// `older_than` was parsed by the caller before anything is read.
-pub fn prune(older_than: Duration, dry_run: bool, mode: Mode) -> Result<i32> {
+pub fn prune(
+    older_than: Duration,
+    dry_run: bool,
+    mode: Mode,
+    councils: Vec<CouncilEntry>,
+) -> Result<i32> {
     let older = older_than.as_millis() as u64;
     let store = Store::here()?;
     let now = now_ms();
@@ -129,15 +150,31 @@ pub fn prune(older_than: Duration, dry_run: bool, mode: Mode) -> Result<i32> {
         }
         removed.push(p);
     }
-    let freed: u64 = removed.iter().map(|p| p.bytes).sum();
+    let (councils_removed, runs_removed, more) =
+        prune_others(&store, &councils, now, cutoff, dry_run)?;
+    let counts = Counts {
+        jobs: removed.len(),
+        runs: runs_removed.len(),
+        councils: councils_removed.len(),
+        council_runs: councils_removed.iter().map(|c| c.runs).sum(),
+        worktrees: worktrees_removed.len(),
+    };
+    let freed: u64 = removed.iter().map(|p| p.bytes).sum::<u64>()
+        + runs_removed.iter().map(|r| r.bytes).sum::<u64>()
+        + councils_removed.iter().map(|c| c.bytes).sum::<u64>();
     match mode {
         Mode::Json => output::json_line(&serde_json::json!({
             "schema_version": SCHEMA_VERSION,
             "dry_run": dry_run,
             "older_than_ms": older,
             "removed": removed,
+            "runs_removed": runs_removed,
+            "councils_removed": councils_removed,
+            "counts": counts,
             "freed_bytes": freed,
             "running_kept": running,
+            "runs_running_kept": more.runs_running,
+            "councils_not_ended_kept": more.councils_not_ended,
             "worktrees_removed": worktrees_removed,
             "worktrees_kept": worktrees_kept,
         }))?,
@@ -158,15 +195,95 @@ pub fn prune(older_than: Duration, dry_run: bool, mode: Mode) -> Result<i32> {
             for k in &worktrees_kept {
                 t.push_str(&format!("kept worktree {}: {}\n", k.id, k.reason));
             }
+            for c in &councils_removed {
+                t.push_str(&format!(
+                    "{verb} council {}  {:<10}  {} run(s)  {}\n",
+                    c.council_id, c.stage, c.runs, c.task
+                ));
+            }
+            if !runs_removed.is_empty() {
+                t.push_str(&format!(
+                    "{verb} {} foreground run record(s)\n",
+                    runs_removed.len()
+                ));
+            }
             t.push_str(&format!(
-                "{verb} {} job(s), {} KiB; {running} running job(s) kept\n",
-                removed.len(),
-                freed.div_ceil(1024)
+                "{verb} {} job(s), {} run record(s), {} council(s) with {} run(s), {} worktree(s): \
+                 {} KiB; kept {running} running job(s), {} running run(s), {} council(s) not ended\n",
+                counts.jobs,
+                counts.runs,
+                counts.councils,
+                counts.council_runs,
+                counts.worktrees,
+                freed.div_ceil(1024),
+                more.runs_running,
+                more.councils_not_ended,
             ));
             output::text(&t)?;
         }
     }
     Ok(0)
+}
+
+/// What was kept besides running jobs.
+struct Kept {
+    runs_running: usize,
+    councils_not_ended: usize,
+}
+
+/// Ended councils (with their members' runs) and foreground run records
+/// older than `cutoff`: removed unless `dry_run`, and reported.
+fn prune_others(
+    store: &Store,
+    councils: &[CouncilEntry],
+    now: u64,
+    cutoff: u64,
+    dry_run: bool,
+) -> Result<(Vec<PrunedCouncil>, Vec<PrunedRun>, Kept)> {
+    let (doomed, keep_runs, not_ended) = prune_records::councils(councils, now, cutoff);
+    let mut councils_removed = Vec::new();
+    let mut with_councils: HashSet<PathBuf> = HashSet::new();
+    for (c, p) in doomed {
+        with_councils.extend(c.runs.iter().cloned());
+        let parent = c.dir.parent().unwrap_or(&c.dir);
+        if !dry_run {
+            if !prune_records::remove_dir(parent, &c.dir, &c.id) {
+                continue;
+            }
+            for r in &c.runs {
+                let id = r.file_name().and_then(|n| n.to_str()).unwrap_or("run");
+                prune_records::remove_dir(r.parent().unwrap_or(r), r, id);
+            }
+        }
+        councils_removed.push(p);
+    }
+    let Some(root) = store.root() else {
+        return Ok((
+            councils_removed,
+            Vec::new(),
+            Kept {
+                runs_running: 0,
+                councils_not_ended: not_ended,
+            },
+        ));
+    };
+    let runs_dir = crate::state_dir::project(root)?.join("runs");
+    let (doomed_runs, runs_running) =
+        prune_records::runs(&runs_dir, cutoff, &keep_runs, &with_councils);
+    let mut runs_removed = Vec::new();
+    for (dir, p) in doomed_runs {
+        if dry_run || prune_records::remove_dir(&runs_dir, &dir, &p.run_id) {
+            runs_removed.push(p);
+        }
+    }
+    Ok((
+        councils_removed,
+        runs_removed,
+        Kept {
+            runs_running,
+            councils_not_ended: not_ended,
+        },
+    ))
 }
 
 /// Move the job out of sight first (one rename), then delete it, so no

@@ -50,6 +50,12 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
     let mut hooks = run::Hooks::new(&mut on_spawn);
     hooks.first = Some((spec.command.to_spec(), spec.program.clone()));
     let outcome = run::chain::run(&spec.plan, Some(&job.dir), &mut interrupts, hooks);
+    let outcome = outcome.map(|mut r| {
+        if let Some(e) = r.error.as_mut().filter(|e| e.kind == "cancelled") {
+            e.hint = Some(super::handoff::ended_hint(&job.id, r.session.is_some()));
+        }
+        r
+    });
     let result = match (outcome, &spec.worktree, &stop) {
         (Ok(mut r), Some(s), Some(stop)) => {
             // Commit what the peer left, run --test-cmd: as `run --worktree`.

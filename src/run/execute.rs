@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::agent::{Agent, CommandSpec, Outcome};
 use crate::error::{Error, Result};
-use crate::failure::{Failure, Named};
+use crate::failure::Failure;
 use crate::process::{self, EndReason, Interrupts, LogFiles, Watch};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
 use crate::spend::{Live, Meter, Spent, ledger, prices};
@@ -111,6 +111,11 @@ pub fn execute(
     slot.finish(&usage);
 
     let secs = |ms: u64| ms as f64 / 1000.0;
+    // A background job's runner replaces this with `baton continue ID`.
+    let resume_hint = match o.session.as_ref().or(plan.resume.as_ref()) {
+        Some(s) => format!("run it again, or continue its session with `--resume {s}`"),
+        None => "run it again (the peer reported no session to continue)".to_string(),
+    };
     let (status, error) = match finished.reason {
         EndReason::Timeout => (
             Status::Timeout,
@@ -134,7 +139,7 @@ pub fn execute(
         EndReason::OverBudget => (
             Status::Failed,
             Some(info(
-                Failure::BudgetExceeded.kind(),
+                "budget_exceeded",
                 meter
                     .crossed()
                     .unwrap_or_else(|| "the budget was crossed; the call was stopped".into()),
@@ -146,7 +151,7 @@ pub fn execute(
             Some(info(
                 "cancelled",
                 format!("stopped by {}", process::signal_name(sig)),
-                "run it again, or continue the session with --resume",
+                &resume_hint,
             )),
         ),
         EndReason::Exited | EndReason::HungAfterFinal => {
@@ -163,13 +168,22 @@ pub fn execute(
             } else if let Some(e) = &o.error {
                 // The adapter names the failure only when the CLI's output
                 // leaves no doubt; otherwise it is `agent_error`.
-                let named = o.failure.unwrap_or(Named::new(Failure::AgentError));
-                let mut i = info(
-                    named.failure.kind(),
-                    e.clone(),
-                    &named.failure.hint(plan.agent.name()),
-                );
-                i.retry_after_s = named.retry_after_s;
+                let i = match o.failure {
+                    Some(named) => {
+                        let mut i = info(
+                            named.failure.kind(),
+                            e.clone(),
+                            &named.failure.hint(plan.agent.name()),
+                        );
+                        i.retry_after_s = named.retry_after_s;
+                        i
+                    }
+                    None => info(
+                        "agent_error",
+                        e.clone(),
+                        "read the message; the full output is in log_path",
+                    ),
+                };
                 (Status::Failed, Some(i))
             } else if o.unparsable {
                 (
@@ -296,7 +310,7 @@ fn watch(plan: &Plan, meter: &Meter, live: &Arc<Live>) -> Option<Watch> {
 /// The result of a call the budget did not let start: nothing ran.
 fn not_started(plan: &Plan, meter: &Meter, why: String) -> RunResult {
     let error = info(
-        Failure::BudgetExceeded.kind(),
+        "budget_exceeded",
         why,
         &Failure::BudgetExceeded.hint(plan.agent.name()),
     );

@@ -5,7 +5,7 @@
 //! check that can fail fast (usage, access, recursion, CLI installed) and
 //! `execute` runs the peer and writes its logs into a given directory.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -23,11 +23,13 @@ mod execute;
 pub mod fallback;
 mod input;
 pub mod observe;
+mod records;
 
 pub use chain::Hooks;
 pub use execute::{execute, save_result, summarize};
 pub use fallback::Link;
 pub use input::{Depth, budget, read_task, resolve_access, resolve_cwd};
+pub use records::{RUN_LOCK, new_run_dir, run_dir_or_warning};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
@@ -433,27 +435,4 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         // Which config files decided the defaults above.
         "config_files": config::active().files_read(),
     })
-}
-
-/// A fresh run directory under `runs/` in the project's state folder.
-pub fn new_run_dir(root: &Path) -> Result<(String, PathBuf)> {
-    let runs = crate::state_dir::ensure_sub(root, "runs")?;
-    let id = ids::new_id();
-    let dir = runs.join(&id);
-    fsutil::ensure_private_dir(&dir)?;
-    Ok((id, dir))
-}
-
-/// A run directory, or none with the warning that says why (a full or
-/// read-only disk must not stop the run: its result is on stdout).
-pub fn run_dir_or_warning(root: &Path) -> (Option<PathBuf>, Option<String>) {
-    match new_run_dir(root) {
-        Ok((_, d)) => (Some(d), None),
-        Err(e) => (
-            None,
-            Some(format!(
-                "nothing of this run is saved (no prompt.txt, logs or result.json): {e}"
-            )),
-        ),
-    }
 }

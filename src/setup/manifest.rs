@@ -30,6 +30,12 @@ pub struct FileEntry {
     pub sha256: String,
     /// `claude`, `codex`, `pi`, `gemini` or `man`.
     pub owner: String,
+    /// Where `path` led when setup wrote it, every symlink resolved: what
+    /// uninstall removes, reached without following any link (a link swapped
+    /// in since is not followed). Missing in manifests of baton 0.2.0, where
+    /// `path` itself is walked that way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -37,6 +43,22 @@ pub struct DirEntry {
     pub path: PathBuf,
     /// As for files; `setup` for the manifest's own directories.
     pub owner: String,
+    /// As for files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real: Option<PathBuf>,
+}
+
+impl FileEntry {
+    /// The place uninstall looks at (see `real`).
+    pub fn target(&self) -> &Path {
+        self.real.as_deref().unwrap_or(&self.path)
+    }
+}
+
+impl DirEntry {
+    pub fn target(&self) -> &Path {
+        self.real.as_deref().unwrap_or(&self.path)
+    }
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {
@@ -78,12 +100,14 @@ impl Manifest {
         self.files.iter().find(|f| f.path == path)
     }
 
+    /// Record a file setup just wrote (and where it really is).
     pub fn record_file(&mut self, path: &Path, sha256: String, owner: &str) {
         self.files.retain(|f| f.path != path);
         self.files.push(FileEntry {
             path: path.to_path_buf(),
             sha256,
             owner: owner.to_string(),
+            real: fs::canonicalize(path).ok(),
         });
     }
 
@@ -96,6 +120,7 @@ impl Manifest {
             self.dirs.push(DirEntry {
                 path: path.to_path_buf(),
                 owner: owner.to_string(),
+                real: fs::canonicalize(path).ok(),
             });
         }
     }

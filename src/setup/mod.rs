@@ -6,12 +6,14 @@
 //! when it still has the checksum setup recorded (an update); a file with
 //! the wanted content is left as it is; anything else is someone else's and
 //! is skipped as a conflict unless `--force`. Uninstall removes only
-//! recorded files whose content is still what setup wrote, then the
-//! directories setup created once they are empty. `--dry-run` runs the same
-//! decisions and touches nothing.
+//! recorded files whose content is still what setup wrote, at the place
+//! recorded, never through a symlink (`remove`), then the directories setup
+//! created once they are empty. `--dry-run` runs the same decisions and
+//! touches nothing.
 
 pub mod host;
 pub mod manifest;
+mod remove;
 pub mod report;
 pub mod skill;
 
@@ -24,6 +26,7 @@ use crate::fsutil;
 
 pub use host::{Host, Places, Scope};
 use manifest::{Manifest, file_sha, sha256_hex};
+use remove::{remove_empty_dirs, uninstall};
 use report::HostReport;
 pub use report::Report;
 
@@ -125,6 +128,9 @@ pub fn run(req: &SetupRequest) -> Result<Report> {
     }
     let hosts = done?;
     let conflict = hosts.iter().any(HostReport::has_conflict);
+    let through_link = hosts
+        .iter()
+        .any(|h| h.skipped.iter().any(|s| s.reason == "link"));
     Ok(Report {
         schema_version: 1,
         status: if conflict { "conflict" } else { "ok" },
@@ -139,7 +145,11 @@ pub fn run(req: &SetupRequest) -> Result<Report> {
         manifest: manifest_path,
         hosts,
         hint: conflict.then(|| {
-            if req.uninstall {
+            if through_link {
+                "a path setup wrote now leads through a symlink setup did not make (see `detail`); \
+                 nothing was removed through it, not even with --force: look at it, and remove \
+                 the file yourself if it is yours"
+            } else if req.uninstall {
                 "the skipped files changed after baton setup wrote them; \
                  `--uninstall --force` removes them anyway"
             } else {
@@ -242,63 +252,6 @@ fn create_dirs(dir: &Path, owner: &str, manifest: &mut Manifest) -> Result<()> {
         manifest.record_dir(d, owner);
     }
     Ok(())
-}
-
-fn uninstall(
-    owner: &str,
-    req: &SetupRequest,
-    manifest: &mut Manifest,
-    rep: &mut HostReport,
-) -> Result<()> {
-    let entries: Vec<_> = manifest
-        .files
-        .iter()
-        .filter(|f| f.owner == owner)
-        .cloned()
-        .collect();
-    for f in entries {
-        match file_sha(&f.path)? {
-            None => {
-                rep.skip(f.path.clone(), "gone");
-                if !req.dry_run {
-                    manifest.forget_file(&f.path);
-                }
-            }
-            Some(sha) if sha == f.sha256 || req.force => {
-                if !req.dry_run {
-                    fs::remove_file(&f.path)
-                        .map_err(|e| Error::io(format!("removing {}", f.path.display()), e))?;
-                    manifest.forget_file(&f.path);
-                }
-                rep.removed.push(f.path.clone());
-            }
-            Some(_) => rep.skip(f.path.clone(), "changed"),
-        }
-    }
-    if !req.dry_run {
-        remove_empty_dirs(manifest, |d| d == owner);
-    }
-    Ok(())
-}
-
-/// Remove the recorded directories `owned` selects that are empty (or
-/// gone), deepest first, and forget them.
-fn remove_empty_dirs(manifest: &mut Manifest, owned: impl Fn(&str) -> bool) {
-    let mut dirs: Vec<PathBuf> = manifest
-        .dirs
-        .iter()
-        .filter(|d| owned(&d.owner))
-        .map(|d| d.path.clone())
-        .collect();
-    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
-    for d in dirs {
-        // remove_dir fails on a directory with anything in it: exactly the
-        // ones that hold files setup did not write stay.
-        let gone = !d.exists() || fs::remove_dir(&d).is_ok();
-        if gone {
-            manifest.dirs.retain(|e| e.path != d);
-        }
-    }
 }
 
 /// Write the manifest, or when it records nothing any more, remove it and

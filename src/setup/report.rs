@@ -42,8 +42,13 @@ pub struct HostReport {
 pub struct Skipped {
     pub path: PathBuf,
     /// `unchanged`, `not_ours` (conflict), `changed` (conflict on
-    /// uninstall: edited since setup wrote it) or `gone`.
+    /// uninstall: edited since setup wrote it), `link` (conflict on
+    /// uninstall: the path leads through a symlink setup did not make, so
+    /// nothing is removed through it, not even with `--force`) or `gone`.
     pub reason: &'static str,
+    /// Why, where the reason alone does not say (which link, what is there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 impl HostReport {
@@ -58,7 +63,19 @@ impl HostReport {
     }
 
     pub fn skip(&mut self, path: PathBuf, reason: &'static str) {
-        self.skipped.push(Skipped { path, reason });
+        self.skipped.push(Skipped {
+            path,
+            reason,
+            detail: None,
+        });
+    }
+
+    pub fn skip_because(&mut self, path: PathBuf, reason: &'static str, detail: String) {
+        self.skipped.push(Skipped {
+            path,
+            reason,
+            detail: Some(detail),
+        });
     }
 
     pub fn has_conflict(&self) -> bool {
@@ -67,7 +84,7 @@ impl HostReport {
 }
 
 fn is_conflict(reason: &str) -> bool {
-    matches!(reason, "not_ours" | "changed")
+    matches!(reason, "not_ours" | "changed" | "link")
 }
 
 impl Report {
@@ -102,9 +119,13 @@ impl crate::render::Render for Report {
                     "unchanged" => "already up to date",
                     "not_ours" => "CONFLICT: not written by baton setup",
                     "changed" => "CONFLICT: changed since baton setup wrote it",
+                    "link" => "CONFLICT: reached through a symlink baton setup did not make",
                     _ => "already gone",
                 };
                 out.push_str(&format!("  skipped {} ({why})\n", s.path.display()));
+                if let Some(d) = &s.detail {
+                    out.push_str(&format!("    {d}\n"));
+                }
             }
             if h.written.is_empty() && h.removed.is_empty() && h.skipped.is_empty() {
                 out.push_str("  nothing to do\n");

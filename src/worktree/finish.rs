@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -17,7 +18,8 @@ use super::commit::{self, settle};
 use super::{repo, store, verify};
 
 /// The `worktree` object of the result.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "WorktreeReport")]
 pub struct Report {
     pub id: String,
     pub path: PathBuf,
@@ -40,6 +42,33 @@ pub struct Report {
     /// Paths carried from the user's uncommitted state (`--include-dirty`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub carried: Vec<String>,
+}
+
+/// The `worktree` object of a result whose work baton did not commit: the
+/// peer tampered with the worktree, the commit failed, or a job's runner
+/// ended first. Only the schema uses this type (`baton schema`); the
+/// contract test checks real results of each case against it.
+#[derive(Serialize, JsonSchema)]
+#[allow(dead_code)]
+pub struct NotCommitted {
+    pub id: String,
+    pub path: PathBuf,
+    pub branch: String,
+    /// The commit the branch started from.
+    pub base: String,
+    /// Why nothing was committed.
+    pub error: String,
+    /// `true`: the peer rewired the worktree's git metadata
+    /// (`worktree_tampered`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tampered: bool,
+    /// `true`: a job's runner ended before baton committed the peer's work.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// `worktree_commit_failed`: the paths the peer changed that are not on
+    /// the branch (left in the worktree, when it still exists).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncommitted: Option<Vec<String>>,
 }
 
 /// After the peer: commit, describe the branch, run `--test-cmd`, and

@@ -62,7 +62,7 @@ mod staging;
 
 pub use check::check;
 pub use create::{abandon, prepare};
-pub use finish::{Report, finish};
+pub use finish::{NotCommitted, Report, finish};
 pub use manage::{Manage, command};
 
 /// Everything `check` established; creates nothing.

@@ -14,6 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -146,7 +147,7 @@ pub fn abs(dir: &Path, p: &str) -> PathBuf {
 }
 
 /// Files, insertions and deletions, as `git diff --stat` counts them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct DiffStat {
     pub files: u64,
     pub insertions: u64,
@@ -203,7 +204,7 @@ pub fn changed_paths(at: &(impl At + ?Sized), from: &str, to: &str) -> Result<Ve
 }
 
 /// One commit on the branch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Commit {
     pub sha: String,
     pub subject: String,

@@ -10,6 +10,7 @@
 #![allow(dead_code)]
 
 pub mod council;
+pub mod schema;
 pub mod secrets;
 
 use std::fs;
@@ -174,7 +175,7 @@ impl Env {
             .stdin(Stdio::null())
             .args(["-Urm", "sh", "-c"])
             .arg(format!(
-                "set -u\nmount -t tmpfs -o size={kib}k tmpfs \"$BATON_STATE_DIR\" || exit 99\n{script}"
+                "set -u\nmount -t tmpfs -o size={kib}k,mode=700 tmpfs \"$BATON_STATE_DIR\" || exit 99\n{script}"
             ));
         Some(c)
     }

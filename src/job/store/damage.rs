@@ -44,6 +44,22 @@ impl Job {
         }
     }
 
+    /// `corrupt_job` unless the record at `p` names this job.
+    pub(super) fn check_names_me(&self, p: &Path, named: &str) -> Result<()> {
+        if named == self.id {
+            return Ok(());
+        }
+        Err(Error::CorruptJob {
+            id: self.id.clone(),
+            path: p.to_path_buf(),
+            detail: format!(
+                "it names job `{}`, not `{}` (a folder copied or renamed by hand?)",
+                named.escape_debug(),
+                self.id
+            ),
+        })
+    }
+
     /// Set room aside (the runner, at its start) to record the end when the
     /// disk is full. Best effort: a disk already full gets none.
     pub fn make_reserve(&self) {

@@ -127,8 +127,21 @@ impl Store {
         let id = check_id(raw)?;
         let job = self.job(&id);
         // A directory without `state.json` is still a job: a launch cut
-        // short, which `refresh` records as lost.
-        if !job.dir.is_dir() {
+        // short, which `refresh` records as lost. A symlink is not one baton
+        // made: never followed (its target could be anywhere).
+        let meta = fs::symlink_metadata(&job.dir);
+        if meta.as_ref().is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::Refused {
+                kind: "unsafe_state_dir",
+                message: format!(
+                    "{} is a symlink inside baton's state directory; baton never makes one \
+                     there, so it does not follow it",
+                    job.dir.display()
+                ),
+                hint: format!("remove the link: rm {}", job.dir.display()),
+            });
+        }
+        if !meta.is_ok_and(|m| m.is_dir()) {
             return Err(Error::JobNotFound {
                 id,
                 store: self.dir.clone(),
@@ -177,7 +190,8 @@ impl Store {
     }
 
     /// Ids of the job directories, newest first. Entries that are not ids
-    /// (temp files, trash being removed) are skipped.
+    /// (temp files, trash being removed) or not directories (a planted
+    /// symlink: baton makes none) are skipped.
     pub fn ids(&self) -> Result<Vec<String>> {
         let rd = match fs::read_dir(&self.dir) {
             Ok(rd) => rd,
@@ -186,6 +200,7 @@ impl Store {
         };
         let mut ids: Vec<String> = rd
             .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter_map(|e| e.file_name().into_string().ok())
             .filter(|n| ids::is_valid(n))
             .collect();
@@ -224,12 +239,19 @@ impl Job {
         self.dir.join("runner.log")
     }
 
+    /// The job's state; `corrupt_job` when it does not parse or names
+    /// another job (a folder copied or renamed by hand would otherwise be
+    /// listed under the other job's id, twice).
     pub fn read_state(&self) -> Result<State> {
-        self.read_json(&self.state_path())
+        let s: State = self.read_json(&self.state_path())?;
+        self.check_names_me(&self.state_path(), &s.id)?;
+        Ok(s)
     }
 
     pub fn read_spec(&self) -> Result<Spec> {
-        self.read_json(&self.spec_path())
+        let s: Spec = self.read_json(&self.spec_path())?;
+        self.check_names_me(&self.spec_path(), &s.id)?;
+        Ok(s)
     }
 
     fn read_json<T: serde::de::DeserializeOwned>(&self, p: &Path) -> Result<T> {
@@ -427,11 +449,14 @@ fn read_state_at(dir: &File, id: &str, buf: &mut Vec<u8>) -> Option<State> {
     buf.resize(STATE_READ, 0);
     let n = f.read(buf).ok()?;
     buf.truncate(n);
-    if let Ok(s) = serde_json::from_slice(buf) {
-        return Some(s);
+    // A state that names another job is corrupt (`Job::read_state`).
+    if let Ok(s) = serde_json::from_slice::<State>(buf) {
+        return (s.id == id).then_some(s);
     }
     f.read_to_end(buf).ok()?;
-    serde_json::from_slice(buf).ok()
+    serde_json::from_slice(buf)
+        .ok()
+        .filter(|s: &State| s.id == id)
 }
 
 /// One read's worth for a `state.json` (they are well under 1 KiB).

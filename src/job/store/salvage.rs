@@ -51,9 +51,7 @@ impl Job {
                     retry_after_s: None,
                     kind: "cancelled".into(),
                     message: "cancelled by `baton cancel`".into(),
-                    hint: Some(
-                        "run it again, or continue the session with `baton continue`".into(),
-                    ),
+                    hint: Some(crate::job::handoff::ended_hint(&s.id, true)),
                 },
             ),
         };

@@ -1,0 +1,75 @@
+//! The project's councils as `baton prune` needs them (`job::CouncilEntry`):
+//! which have ended, when, and the run folders of their members. `prune`
+//! itself lives in `job`, below `council`, so the command line reads these
+//! here and hands them over.
+
+use std::path::{Path, PathBuf};
+
+use super::envelope::alive;
+use super::runs;
+use super::store::{Record, read_json};
+use crate::error::Result;
+use crate::ids;
+use crate::job::CouncilEntry;
+
+/// Every council folder of the project at `root` (none when it has no
+/// councils folder; it is not created here).
+pub fn entries(root: &Path) -> Result<Vec<CouncilEntry>> {
+    let project = crate::state_dir::project(root)?;
+    let base = project.join("councils");
+    let runs_dir = project.join("runs");
+    let Ok(rd) = std::fs::read_dir(&base) else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for e in rd.flatten() {
+        let Some(id) = e.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        // A symlink is no council folder baton made: never followed.
+        if !ids::is_valid(&id) || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let dir = e.path();
+        let rec = read_json::<Record>(&dir.join("state.json")).ok().flatten();
+        out.push(match rec {
+            Some(r) => {
+                // Ended: a terminal stage, and no process drives it any more
+                // (a cancel being carried out still has its runner).
+                let ended = r.stage.is_terminal() && !r.pid.is_some_and(alive);
+                CouncilEntry {
+                    id,
+                    stage: Some(r.stage.as_str().to_string()),
+                    task: crate::job::store::first_line(&r.task, 80),
+                    ended_ms: ended.then_some(r.updated_ms.max(r.created_ms)),
+                    runs: member_runs(&dir, &runs_dir),
+                    dir,
+                }
+            }
+            None => CouncilEntry {
+                id,
+                stage: None,
+                task: String::new(),
+                ended_ms: None,
+                runs: member_runs(&dir, &runs_dir),
+                dir,
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// The run folders a council's run records name, kept to folders of the
+/// project's `runs/` (a record is data, not a path to trust).
+fn member_runs(council: &Path, runs_dir: &Path) -> Vec<PathBuf> {
+    runs::list(council)
+        .into_iter()
+        .filter_map(|r| r.log?.parent().map(Path::to_path_buf))
+        .filter(|d| {
+            d.parent() == Some(runs_dir)
+                && d.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(ids::is_valid)
+        })
+        .collect()
+}
