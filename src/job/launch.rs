@@ -66,6 +66,10 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
         }
     };
     let new_worktree = matches!(place, Place::NewWorktree(_));
+    let checked = match &place {
+        Place::NewWorktree(c) => Some((*c).clone()),
+        _ => None,
+    };
     let (plan, session) = match place {
         Place::Cwd => (plan.clone(), None),
         Place::NewWorktree(c) => match worktree::prepare(c, plan, &id, Some(&id)) {
@@ -92,6 +96,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
                 &program,
                 resumed_from,
                 session.clone(),
+                checked,
             )
         });
     match launched {
@@ -149,6 +154,7 @@ fn launch(
     program: &Path,
     resumed_from: Option<String>,
     worktree: Option<worktree::Session>,
+    checked: Option<worktree::Checked>,
 ) -> Result<State> {
     let spec = Spec {
         version: STORE_VERSION,
@@ -159,6 +165,7 @@ fn launch(
         program: program.to_path_buf(),
         resumed_from,
         worktree,
+        checked,
     };
     let spec_json = serde_json::to_vec(&spec).map_err(|e| Error::Internal(e.to_string()))?;
     let log = fsutil::create_private(&job.runner_log())?;

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::{Plan, execute};
-use crate::agent::CommandSpec;
+use crate::agent::{Agent, CommandSpec, Extra};
 use crate::error::Result;
 use crate::failure::Failure;
 use crate::process::{self, Interrupts};
@@ -42,6 +42,9 @@ pub struct Hooks<'a> {
     /// The first attempt's command and program, when the caller resolved
     /// and stored them already (a job's runner runs what was checked at start).
     pub first: Option<(CommandSpec, PathBuf)>,
+    /// The CLI-level switches each agent's command needs beyond the plan
+    /// (ask and council: tools off, an answer schema), by agent.
+    pub extra: Option<&'a dyn Fn(Agent) -> Extra>,
 }
 
 impl<'a> Hooks<'a> {
@@ -50,6 +53,7 @@ impl<'a> Hooks<'a> {
             on_spawn,
             fresh: None,
             first: None,
+            extra: None,
         }
     }
 }
@@ -166,6 +170,7 @@ pub fn run(
         on_spawn,
         mut fresh,
         mut first,
+        extra,
     } = hooks;
     let started = Instant::now();
     let timeout = Duration::from_millis(plan.timeout_ms);
@@ -182,7 +187,10 @@ pub fn run(
         let (spec, program) = match first.take() {
             Some(f) => f,
             None => {
-                let spec = current.command()?;
+                let spec = match extra {
+                    Some(f) => current.command_with(f(current.agent))?,
+                    None => current.command()?,
+                };
                 let program = current.program(&spec)?;
                 (spec, program)
             }
@@ -256,6 +264,41 @@ pub fn run(
             }
         }
     }
+}
+
+/// The plan of the agent that served `r` (a result of `run` with `plan`):
+/// `plan` itself, or the fallback link it went to. What comes after in the
+/// same session (a repair round, `continue`) must go to that agent.
+pub fn served(plan: &Plan, r: &RunResult) -> Plan {
+    if r.agent == plan.agent.name()
+        && !r
+            .attempts
+            .iter()
+            .any(|a| a.then.as_deref() == Some("fallback"))
+    {
+        return plan.clone();
+    }
+    plan.fallback
+        .iter()
+        .rev()
+        .find(|l| {
+            l.agent.name() == r.agent
+                && (r.model_requested.is_none() || l.model == r.model_requested)
+        })
+        .or_else(|| {
+            plan.fallback
+                .iter()
+                .rev()
+                .find(|l| l.agent.name() == r.agent)
+        })
+        .map_or_else(
+            || plan.clone(),
+            |l| {
+                let mut p = plan.for_link(l);
+                p.meter = plan.meter.clone();
+                p
+            },
+        )
 }
 
 /// The last attempt's result as the run's: every attempt listed, their

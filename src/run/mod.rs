@@ -413,12 +413,32 @@ fn missing_sandbox_deps(agent: Agent, access: Access) -> Vec<&'static str> {
 
 /// What `--dry-run` prints.
 pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
+    let argv = |spec: &CommandSpec| {
+        std::iter::once(spec.program.clone())
+            .chain(spec.args_lossy())
+            .collect::<Vec<_>>()
+    };
+    // The chain as it would run: each agent's exact argv (checked by `plan`).
+    let fallback: Vec<serde_json::Value> = plan
+        .chain_commands()
+        .unwrap_or_default()
+        .iter()
+        .map(|(p, spec)| {
+            serde_json::json!({
+                "agent": p.agent.name(),
+                "model": p.model,
+                "effort": p.effort,
+                "argv": argv(spec),
+                "warnings": p.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
     serde_json::json!({
         "schema_version": SCHEMA_VERSION,
         "dry_run": true,
         "agent": plan.agent.name(),
         "program": spec.program,
-        "argv": std::iter::once(spec.program.clone()).chain(spec.args_lossy()).collect::<Vec<_>>(),
+        "argv": argv(spec),
         "cwd": plan.cwd,
         "env_set": spec.env_set.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
         "env_remove": spec.env_remove,
@@ -434,5 +454,9 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "warnings": plan.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
         // Which config files decided the defaults above.
         "config_files": config::active().files_read(),
+        "retry": plan.retry,
+        "fallback": fallback,
+        "max_usd": plan.budget.max_usd,
+        "budget_tokens": plan.budget.max_tokens,
     })
 }

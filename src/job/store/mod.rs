@@ -538,6 +538,7 @@ mod tests {
             program: PathBuf::from("/bin/true"),
             resumed_from: None,
             worktree: None,
+            checked: None,
         }
     }
 
