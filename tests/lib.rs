@@ -19,6 +19,7 @@ mod docs;
 mod doctor;
 mod dry_run;
 mod edges;
+mod fallback;
 mod identity;
 mod jobs;
 mod json;

@@ -57,6 +57,8 @@ pub fn links(args: &RunRequest, warnings: &mut Vec<String>) -> Result<Vec<Link>>
             None => return Ok(Vec::new()),
         },
     };
+    // `--fallback ""` asks for no chain, whatever the config says.
+    let items: Vec<String> = items.into_iter().filter(|i| !i.trim().is_empty()).collect();
     if items.is_empty() {
         return Ok(Vec::new());
     }
