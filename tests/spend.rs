@@ -160,3 +160,29 @@ fn limits_that_allow_nothing_are_usage_errors() {
         assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
     }
 }
+
+/// A background job keeps its budget: its runner stops the peer that
+/// streams past it, and the job ends `budget_exceeded`.
+#[test]
+fn a_job_is_held_to_its_budget_by_its_runner() {
+    let env = Env::new();
+    streaming_pi(&env, 3, 1000, 0.0);
+    let r = env.run(&[
+        "run",
+        "--async",
+        "--agent",
+        "pi",
+        "--budget-tokens",
+        "2500",
+        "--timeout",
+        "30s",
+        "x",
+    ]);
+    let id = r.json()["job_id"].as_str().unwrap().to_string();
+    let j = env.run(&["wait", &id, "--timeout", "60s"]).json();
+    assert_eq!(j["status"], "failed", "{j}");
+    assert_eq!(j["error"]["kind"], "budget_exceeded");
+    assert_eq!(j["usage"]["input_tokens"], 3000);
+    assert_eq!(j["spending"]["exceeded"], true);
+    assert_group_gone(&env);
+}

@@ -182,8 +182,12 @@ pub fn run(
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut notes: Vec<String> = Vec::new();
     loop {
-        let left = timeout.saturating_sub(started.elapsed());
-        current.timeout_ms = (left.as_millis() as u64).max(1);
+        // Later attempts get what is left of --timeout, which bounds the
+        // whole chain (the first gets all of it).
+        if !attempts.is_empty() {
+            let left = timeout.saturating_sub(started.elapsed());
+            current.timeout_ms = (left.as_millis() as u64).max(1);
+        }
         let (spec, program) = match first.take() {
             Some(f) => f,
             None => {
