@@ -25,6 +25,8 @@ pub struct AgentInfo {
     pub default_effort: Option<&'static str>,
     pub efforts: &'static [&'static str],
     pub access: Vec<&'static str>,
+    /// How baton can talk to it; the first is the default (`--transport`).
+    pub transports: Vec<&'static str>,
     pub notes: Vec<String>,
     pub install_hint: &'static str,
 }
@@ -64,7 +66,15 @@ pub fn list(mode: Mode) -> crate::error::Result<i32> {
 fn text(infos: &[AgentInfo]) -> String {
     let mut rows: Vec<Vec<String>> = vec![
         [
-            "AGENT", "BINARY", "STATUS", "VERSION", "MODEL", "EFFORT", "EFFORTS", "ACCESS",
+            "AGENT",
+            "BINARY",
+            "STATUS",
+            "VERSION",
+            "MODEL",
+            "EFFORT",
+            "EFFORTS",
+            "ACCESS",
+            "TRANSPORT",
         ]
         .map(String::from)
         .to_vec(),
@@ -83,6 +93,7 @@ fn text(infos: &[AgentInfo]) -> String {
                 e => e.join("|"),
             },
             a.access.join(", "),
+            a.transports.join(", "),
         ]);
     }
     let mut t = table(&rows);
@@ -181,6 +192,16 @@ fn info(a: Agent) -> AgentInfo {
              commands; full is yolo"
                 .into(),
         ),
+        Agent::Kilo => notes.push(
+            "ACP only: baton sets kilo's permission rules to ask (KILO_CONFIG_CONTENT) and \
+             answers each request like copilot's"
+                .into(),
+        ),
+        Agent::Copilot => notes.push(
+            "ACP only: baton answers each permission request (read-only rejects every edit and \
+             command; workspace allows edits inside the cwd and rejects commands)"
+                .into(),
+        ),
         _ => {}
     }
     AgentInfo {
@@ -194,6 +215,7 @@ fn info(a: Agent) -> AgentInfo {
         default_effort: t.default_effort,
         efforts: t.efforts,
         access: a.supported_access().iter().map(|x| x.as_str()).collect(),
+        transports: a.transports().iter().map(|t| t.as_str()).collect(),
         notes,
         install_hint: a.install_hint(),
     }

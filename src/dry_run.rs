@@ -175,12 +175,12 @@ argv:       codex -c 'model_reasoning_effort=\"high\"' --add-dir '/a b' 'it'\\''
 cwd:        /w
 env_set:    BATON_DEPTH=1 X='a b'
 env_remove: -
-stdin:      (the prompt)
 warnings:   w1, w2
+stdin:      (the prompt)
 worktree:
+  branch: baton/x
   allow:  src/**
   base:   abc
-  branch: baton/x
 prompt:
   line one
   line two

@@ -215,6 +215,10 @@ pub const KINDS: &[(&str, &str)] = &[
         "a model, effort, profile, provider or session id that may not reach a CLI's argv (names its source)",
     ),
     (
+        "access_capped",
+        "the access asked for is over BATON_MAX_ACCESS (set by `baton mcp` for the runs it starts)",
+    ),
+    (
         "unsafe_state_dir",
         "the state directory, or a folder in it, is a symlink or writable by others",
     ),

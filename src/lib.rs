@@ -18,6 +18,7 @@ pub mod git_pin;
 pub mod ids;
 pub mod job;
 pub mod json_cut;
+pub mod mcp;
 pub mod models;
 pub mod output;
 pub mod process;

@@ -113,6 +113,16 @@ pub fn table(agent: Agent) -> &'static ModelTable {
             default_effort: None,
             fixed_model: false,
         },
+        // Copilot's model comes from its settings or its provider
+        // (COPILOT_MODEL); over ACP baton passes none of its efforts.
+        Agent::Copilot | Agent::Kilo => &ModelTable {
+            default_model: None,
+            aliases: &[],
+            known: &[],
+            efforts: &[],
+            default_effort: None,
+            fixed_model: false,
+        },
     }
 }
 

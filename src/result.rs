@@ -190,6 +190,10 @@ pub const OUTCOME_KINDS: &[(&str, &str)] = &[
          or a running call crossed it (stopped with its whole process group)",
     ),
     (
+        "acp_handshake_timeout",
+        "an agent driven over ACP did not answer `initialize` in time; it was stopped",
+    ),
+    (
         "invalid_advice",
         "`ask`: the adviser's answer was not valid advice after one repair round",
     ),

@@ -39,7 +39,9 @@ fn agents_lists_installed_clis_with_their_versions() {
             "pi",
             "gemini-cli",
             "opencode",
-            "qwen"
+            "qwen",
+            "copilot",
+            "kilo"
         ]
     );
     let get = |n: &str| agents.iter().find(|a| a["name"] == n).unwrap();
@@ -83,6 +85,13 @@ fn agents_lists_installed_clis_with_their_versions() {
             .contains("Antigravity")
     );
     assert_eq!(agy["access"], serde_json::json!(["workspace", "full"]));
+    // Each agent names its transports, the default first.
+    assert_eq!(codex["transports"], serde_json::json!(["headless"]));
+    assert_eq!(
+        get("qwen")["transports"],
+        serde_json::json!(["headless", "acp"])
+    );
+    assert_eq!(get("copilot")["transports"], serde_json::json!(["acp"]));
     assert_eq!(agy["default_model"], "gemini-3.7-flash");
 }
 
@@ -148,7 +157,15 @@ fn agents_text_mode_is_an_aligned_table() {
     let lines: Vec<&str> = r.stdout.lines().collect();
     let header = lines[0];
     let titles = [
-        "AGENT", "BINARY", "STATUS", "VERSION", "MODEL", "EFFORT", "EFFORTS", "ACCESS",
+        "AGENT",
+        "BINARY",
+        "STATUS",
+        "VERSION",
+        "MODEL",
+        "EFFORT",
+        "EFFORTS",
+        "ACCESS",
+        "TRANSPORT",
     ];
     let starts: Vec<usize> = titles
         .iter()
@@ -192,6 +209,13 @@ fn agents_text_mode_is_an_aligned_table() {
                 efforts.join("|")
             },
             access.join(", "),
+            a["transports"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap())
+                .collect::<Vec<_>>()
+                .join(", "),
         ];
         for (c, w) in want.iter().enumerate() {
             let end = starts.get(c + 1).copied().unwrap_or(row.len());

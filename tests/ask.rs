@@ -865,6 +865,101 @@ fn secrets_are_redacted_before_sending_and_counted() {
     assert_eq!(r.json()["context"]["redacted_total"], 4);
 }
 
+/// Issue 20: `.pgpass`, `.htpasswd` and Terraform state files are refused
+/// by name, and their content piped on stdin is refused by shape.
+#[test]
+fn pgpass_htpasswd_and_tfstate_files_are_refused() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", "");
+    fs::create_dir(env.work.join("infra")).unwrap();
+    let pgpass = "db.example.com:5432:app:app:Xk29vLq0pR\n";
+    let htpasswd = "admin:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/\n";
+    let state = "{\n  \"version\": 4,\n  \"terraform_version\": \"1.9.5\",\n  \"serial\": 1,\n  \"lineage\": \"x\",\n  \"resources\": []\n}\n";
+    for (file, content, why) in [
+        (".pgpass", pgpass, "PostgreSQL passwords"),
+        (".htpasswd", htpasswd, "password hashes"),
+        ("infra/terraform.tfstate", state, "Terraform state"),
+        ("infra/terraform.tfstate.backup", state, "Terraform state"),
+    ] {
+        fs::write(env.work.join(file), content).unwrap();
+        let r = ask(&env, &["--file", file, "q"]);
+        assert_eq!(r.code, 2, "{file}: {}", r.stdout);
+        let j = r.json();
+        assert_eq!(j["error"]["kind"], "credential_file", "{file}: {j}");
+        let m = j["error"]["message"].as_str().unwrap();
+        assert!(m.contains(file) && m.contains(why), "{m}");
+    }
+    for stdin in [pgpass, htpasswd, state] {
+        let mut c = env.baton();
+        c.args(["ask", "--agent", "codex"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        {
+            use std::io::Write;
+            let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+        }
+        let r = Run::from(child.wait_with_output().unwrap());
+        assert_eq!(r.code, 2, "{stdin}: {}", r.stdout);
+        assert_eq!(r.json()["error"]["kind"], "credential_file", "{stdin}");
+    }
+    assert_eq!(a.calls("codex"), 0);
+}
+
+/// Issue 20: the shapes that reached the adviser unredacted in 0.2.0, sent
+/// as snippets (content that is not a file baton can refuse by name).
+#[test]
+fn issue_20_shapes_are_redacted_before_sending() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", "").reply(
+        "codex",
+        1,
+        &codex_reply("t", &good_advice().to_string(), 1),
+        0,
+    );
+    let tfstate = "{\"type\": \"random_password\", \"name\": \"db\", \"instances\": [{\"attributes\": {\"length\": 20, \"result\": \"Xy8#kP2!mQ9$vR4@aB1c\"}}]}";
+    let out = env
+        .baton()
+        .args([
+            "ask",
+            "--snippet",
+            r#"{"db": "https:\/\/user:S3cr3tPassw0rd@db.example.com\/x"}"#,
+            "--snippet",
+            "DB_PASS=Hq7vT2xLm9Kz\nsmtp_passwd: 'Wp4nZ8rQ2s'\nMYSQL_PWD=Zq8mT2vKx5",
+            "--snippet",
+            "db.example.com:5432:appdb:app:Pg5pAss9Wq",
+            "--snippet",
+            "admin:$2y$10$abcdefghijklmnopqrstuuE8Rk1eS1PGh/JVg0pr1tYpdyH.jDRsa",
+            "--snippet",
+            tfstate,
+            "why does the login fail?",
+        ])
+        .output()
+        .unwrap();
+    let r = Run::from(out);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let stdin = a.file("codex", 1, "stdin");
+    for secret in [
+        "S3cr3tPassw0rd",
+        "Hq7vT2xLm9Kz",
+        "Wp4nZ8rQ2s",
+        "Zq8mT2vKx5",
+        "Pg5pAss9Wq",
+        "uuE8Rk1eS1PGh",
+        "Xy8#kP2!mQ9",
+    ] {
+        assert!(!stdin.contains(secret), "{secret} was sent:\n{stdin}");
+    }
+    let red = &r.json()["context"]["redactions"];
+    assert_eq!(red["url_password"], 1, "{red}");
+    assert_eq!(red["password"], 5, "{red}");
+    assert_eq!(red["password_hash"], 1, "{red}");
+    assert_eq!(r.json()["context"]["redacted_total"], 7);
+}
+
 /// Issue 10: a line range that starts inside a PEM block (no BEGIN line in
 /// the range) or ends inside it (no END line) still sends no key material.
 #[test]

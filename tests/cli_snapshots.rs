@@ -42,6 +42,7 @@ const COMMANDS: &[&[&str]] = &[
     &["config", "show"],
     &["config", "path"],
     &["config", "init"],
+    &["mcp"],
     &["setup"],
     &["completions"],
     &["man"],

@@ -109,6 +109,23 @@ pub fn runs(c: &Contract) {
     assert_eq!(v["access"], "read-only");
     assert!(!v["denials"].as_array().unwrap().is_empty(), "{v}");
 
+    // An agent over ACP that never answers `initialize`.
+    let acp = crate::acp::copilot("plain", "--hang-init");
+    let r = Run::from(
+        acp.baton()
+            .env("BATON_ACP_INIT_TIMEOUT_MS", "1000")
+            .args(["run", "--agent", "copilot", "--timeout", "60s", "x"])
+            .output()
+            .unwrap(),
+    );
+    c.expect_kind("acp handshake", Shape::Result, &r, "acp_handshake_timeout");
+    let acp = crate::acp::copilot("plain", "");
+    c.check(
+        "copilot over acp",
+        Shape::Result,
+        &acp.run(&["--agent", "copilot", "x"]),
+    );
+
     env.replay("claude", "claude/claude-api-error.json", 1);
     c.expect_kind(
         "agent error",
@@ -252,6 +269,14 @@ pub fn tool_errors(c: &Contract) {
                 .unwrap(),
         );
         c.expect_kind("unsafe model", Shape::Error, &r, "unsafe_value");
+        let r = Run::from(
+            env.baton()
+                .env("BATON_MAX_ACCESS", "read-only")
+                .args(["--agent", "codex", "--access", "workspace", "x"])
+                .output()
+                .unwrap(),
+        );
+        c.expect_kind("access over the cap", Shape::Error, &r, "access_capped");
         fs::create_dir_all(&env.state).unwrap();
         fs::set_permissions(&env.state, fs::Permissions::from_mode(0o777)).unwrap();
         let r = env.run(&["--agent", "codex", "x"]);

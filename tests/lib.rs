@@ -3,10 +3,12 @@
 
 mod support;
 
+mod acp;
 mod agents;
 mod argv;
 mod ask;
 mod attach;
+mod blinding;
 mod cli_snapshots;
 mod completions;
 mod config;
@@ -25,6 +27,7 @@ mod jobs;
 mod json;
 mod json_cases;
 mod layers;
+mod mcp;
 mod opencode_qwen;
 mod parsers;
 mod plugin;
@@ -33,6 +36,7 @@ mod redact;
 mod run;
 mod serve;
 mod setup;
+mod setup_mcp;
 mod shim;
 mod spend;
 mod state;

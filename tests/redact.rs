@@ -99,6 +99,44 @@ fn measured_leaks_stay_fixed() {
     }
 }
 
+/// The leaks of issue 20, kept as named cases: (text, the secret).
+#[test]
+fn issue_20_leaks_stay_fixed() {
+    let cases = [
+        (
+            r#"{"db": "https:\/\/user:S3cr3tPassw0rd@db.example.com\/x"}"#,
+            "S3cr3tPassw0rd",
+        ),
+        ("DB_PASS=Hq7vT2xLm9Kz", "Hq7vT2xLm9Kz"),
+        ("smtp_passwd: 'Wp4nZ8rQ2s'", "Wp4nZ8rQ2s"),
+        ("export MYSQL_PWD=Zq8mT2vKx5", "Zq8mT2vKx5"),
+        ("redis_pass = \"Qm9vZ2xlUmFu\"", "Qm9vZ2xlUmFu"),
+        ("db.example.com:5432:appdb:app:Pg5pAss9Wq", "Pg5pAss9Wq"),
+        ("*:*:*:postgres:hunter2hunter2", "hunter2hunter2"),
+        (
+            "admin:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/",
+            "$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/",
+        ),
+        (
+            "alice:$2y$10$abcdefghijklmnopqrstuuE8Rk1eS1PGh/JVg0pr1tYpdyH.jDRsa",
+            "$2y$10$abcdefghijklmnopqrstuuE8Rk1eS1PGh/JVg0pr1tYpdyH.jDRsa",
+        ),
+        (
+            "bob:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=",
+            "{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=",
+        ),
+        (
+            "{\"type\": \"random_password\", \"instances\": [{\"attributes\": {\"result\": \"Xy8#kP2!mQ9$vR4@aB1c\"}}]}",
+            "Xy8#kP2!mQ9$vR4@aB1c",
+        ),
+    ];
+    for (text, secret) in cases {
+        let (out, counts) = redact(text);
+        assert!(!out.contains(secret), "{text} -> {out}");
+        assert_eq!(counts.values().sum::<usize>(), 1, "{text}: {counts:?}");
+    }
+}
+
 /// Text around a secret: printable ASCII, newlines and some non-ASCII.
 fn noise() -> impl Strategy<Value = String> {
     "[ -~\n\té—✓]{0,300}"

@@ -390,6 +390,7 @@ mod tests {
             timeout_secs: 3600,
             is_root: false,
             missing_sandbox_deps: vec![],
+            transport: crate::agent::Transport::Headless,
             extra: Extra::default(),
             origins: Default::default(),
         }

@@ -5,12 +5,14 @@
 //! line by line, into an `Outcome`. Supervision (spawning, timeouts, killing)
 //! lives in `process`, and the public result in `result`.
 
+pub mod acp;
 pub mod agy;
 pub mod argv;
 pub mod claude;
 pub mod codex;
 pub mod gemini_cli;
 pub mod opencode;
+mod parser;
 pub mod pi;
 pub mod qwen;
 pub mod vendor;
@@ -21,7 +23,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::result::{Denial, Usage};
+
+pub use acp::Transport;
+pub use parser::{Outcome, Parser, ProcessExit, Signal};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -42,10 +46,14 @@ pub enum Agent {
     Opencode,
     /// Qwen Code: `qwen --output-format stream-json`.
     Qwen,
+    /// GitHub Copilot CLI: `copilot --acp --stdio` (ACP only).
+    Copilot,
+    /// Kilo Code's CLI: `kilo acp` (ACP only).
+    Kilo,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 8] = [
+    pub const ALL: [Agent; 10] = [
         Agent::Codex,
         Agent::Claude,
         Agent::Gemini,
@@ -54,6 +62,8 @@ impl Agent {
         Agent::GeminiCli,
         Agent::Opencode,
         Agent::Qwen,
+        Agent::Copilot,
+        Agent::Kilo,
     ];
 
     /// Agents whose CLI takes baton's `--provider` (pi's provider,
@@ -70,6 +80,8 @@ impl Agent {
             Agent::GeminiCli => "gemini-cli",
             Agent::Opencode => "opencode",
             Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
+            Agent::Kilo => "kilo",
         }
     }
 
@@ -85,10 +97,12 @@ impl Agent {
             "gemini-cli" | "geminicli" => Agent::GeminiCli,
             "opencode" | "open-code" => Agent::Opencode,
             "qwen" | "qwen-code" | "qwencode" => Agent::Qwen,
+            "copilot" | "github-copilot" | "copilot-cli" => Agent::Copilot,
+            "kilo" | "kilocode" | "kilo-code" => Agent::Kilo,
             _ => {
                 return Err(Error::usage_hint(
                     format!("unknown agent `{s}`"),
-                    "use one of: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen",
+                    "use one of: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen, copilot, kilo",
                 ));
             }
         })
@@ -104,6 +118,8 @@ impl Agent {
             Agent::GeminiCli => "gemini",
             Agent::Opencode => "opencode",
             Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
+            Agent::Kilo => "kilo",
         }
     }
 
@@ -119,6 +135,8 @@ impl Agent {
             Agent::GeminiCli => "npm install -g @google/gemini-cli",
             Agent::Opencode => "npm install -g opencode-ai",
             Agent::Qwen => "npm install -g @qwen-code/qwen-code",
+            Agent::Copilot => "npm install -g @github/copilot",
+            Agent::Kilo => "npm install -g @kilocode/cli",
         }
     }
 
@@ -145,8 +163,12 @@ impl Agent {
     }
 
     pub fn command(self, req: &Request) -> Result<CommandSpec> {
-        // First: no value reaches an argv unchecked, whichever path built `req`.
+        // First: no value reaches an argv unchecked, whichever path built `req`
+        // (an ACP agent's model and the session it loads included).
         argv::check_request(req)?;
+        if req.transport == Transport::Acp || !self.transports().contains(&Transport::Headless) {
+            return acp::command(&self.acp_profile()?, req);
+        }
         if !self.supported_access().contains(&req.access) {
             return Err(self.access_refusal(req.access));
         }
@@ -168,6 +190,7 @@ impl Agent {
                 opencode::command(req, std::env::var(opencode::CONFIG_ENV).ok().as_deref())
             }
             Agent::Qwen => qwen::command(req),
+            Agent::Copilot | Agent::Kilo => return acp::command(&self.acp_profile()?, req),
         })
     }
 
@@ -194,6 +217,8 @@ impl Agent {
                 std::env::var(opencode::CONFIG_ENV).ok().as_deref(),
             ),
             Agent::Qwen => qwen::interactive_resume(req, session),
+            Agent::Copilot => acp::copilot_interactive_resume(req, session),
+            Agent::Kilo => acp::kilo_interactive_resume(req, session),
             Agent::Gemini => {
                 return Err(Error::usage_hint(
                     "agy (gemini) has no command-line switch that opens its interactive \
@@ -230,6 +255,7 @@ impl Agent {
             Agent::GeminiCli => Parser::GeminiCli(gemini_cli::Parser::default()),
             Agent::Opencode => Parser::Opencode(opencode::Parser::default()),
             Agent::Qwen => Parser::Qwen(qwen::Parser::default()),
+            Agent::Copilot | Agent::Kilo => self.parser_for(Transport::Acp),
         }
     }
 
@@ -295,6 +321,8 @@ pub struct Request {
     /// Programs claude's own sandbox needs that are not on PATH (Linux:
     /// `bwrap`, `socat`). Found by `run`, so adapters stay pure.
     pub missing_sandbox_deps: Vec<&'static str>,
+    /// Headless (the CLI's own switches) or ACP (the protocol over stdio).
+    pub transport: Transport,
     /// Extra CLI-level switches for special uses (`ask`): see `Extra`.
     pub extra: Extra,
     /// Where model, effort, profile, provider and resume came from, so that
@@ -369,112 +397,6 @@ impl CommandSpec {
     }
 }
 
-/// How the peer process ended, as far as the parser needs to know.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ProcessExit {
-    /// Exit code, `None` if killed by a signal.
-    pub code: Option<i32>,
-    /// The last bytes of stderr, for error messages (CLIs that report errors there).
-    pub stderr_tail: String,
-}
-
-/// What the parser understood of a run.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Outcome {
-    /// The CLI's own success marker was seen (and no failure marker).
-    pub success: bool,
-    /// A failure reported by the CLI (model/API error), if any.
-    pub error: Option<String>,
-    /// What kind of failure `error` is, when the CLI's output names it
-    /// beyond doubt (`None`: `agent_error`).
-    pub failure: Option<crate::failure::Named>,
-    pub session: Option<String>,
-    pub message: Option<String>,
-    pub usage: Usage,
-    /// The model the CLI said it used.
-    pub model: Option<String>,
-    pub denials: Vec<Denial>,
-    /// Notes for the result's `warnings` (e.g. non-fatal CLI errors).
-    pub warnings: Vec<String>,
-    /// The output could not be understood at all (no recognised event).
-    pub unparsable: bool,
-}
-
-/// What a single line told the supervisor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Signal {
-    Nothing,
-    /// The CLI reported that its turn is over (success or failure). If the
-    /// process does not exit shortly after, it is hung (codex is known to).
-    TurnFinished,
-}
-
-/// Streaming parser state for one run, per CLI. Fed one line at a time so
-/// memory stays flat however much the peer prints.
-#[derive(Debug)]
-pub enum Parser {
-    Codex(codex::Parser),
-    Claude(claude::Parser),
-    Agy(agy::Parser),
-    Pi(pi::Parser),
-    GeminiCli(gemini_cli::Parser),
-    Opencode(opencode::Parser),
-    Qwen(qwen::Parser),
-}
-
-impl Parser {
-    pub fn feed(&mut self, line: &[u8]) -> Signal {
-        let line = trim_line(line);
-        if line.is_empty() {
-            return Signal::Nothing;
-        }
-        match self {
-            Parser::Codex(p) => p.feed(line),
-            Parser::Claude(p) => p.feed(line),
-            Parser::Agy(p) => p.feed(line),
-            Parser::Pi(p) => p.feed(line),
-            Parser::GeminiCli(p) => p.feed(line),
-            Parser::Opencode(p) => p.feed(line),
-            Parser::Qwen(p) => p.feed(line),
-        }
-    }
-
-    pub fn finish(self, end: &ProcessExit) -> Outcome {
-        match self {
-            Parser::Codex(p) => p.finish(end),
-            Parser::Claude(p) => p.finish(end),
-            Parser::Agy(p) => p.finish(end),
-            Parser::Pi(p) => p.finish(end),
-            Parser::GeminiCli(p) => p.finish(end),
-            Parser::Opencode(p) => p.finish(end),
-            Parser::Qwen(p) => p.finish(end),
-        }
-    }
-
-    /// A copy of what is known so far (for a peer that had to be killed).
-    pub fn snapshot(&self, end: &ProcessExit) -> Outcome {
-        match self {
-            Parser::Codex(p) => p.clone().finish(end),
-            Parser::Claude(p) => p.clone().finish(end),
-            Parser::Agy(p) => p.clone().finish(end),
-            Parser::Pi(p) => p.clone().finish(end),
-            Parser::GeminiCli(p) => p.clone().finish(end),
-            Parser::Opencode(p) => p.clone().finish(end),
-            Parser::Qwen(p) => p.clone().finish(end),
-        }
-    }
-}
-
-fn trim_line(mut line: &[u8]) -> &[u8] {
-    while let [rest @ .., b'\r' | b'\n' | b' ' | b'\t'] = line {
-        line = rest;
-    }
-    while let [b' ' | b'\t', rest @ ..] = line {
-        line = rest;
-    }
-    line
-}
-
 /// The last non-empty line of a text, trimmed (for error messages from stderr).
 pub(crate) fn last_line(s: &str) -> Option<String> {
     s.lines()
@@ -533,10 +455,13 @@ mod tests {
     /// Invariants over every agent × access × resume × model/effort: the
     /// prompt travels on stdin (agy: as the last argument, after `--print`),
     /// the resume id and the model reach argv, and read-only is enforced or
-    /// refused, never dropped.
+    /// refused, never dropped. (ACP agents: `acp::tests`.)
     #[test]
     fn every_agent_access_resume_and_model_combination() {
         for agent in Agent::ALL {
+            if !agent.transports().contains(&Transport::Headless) {
+                continue;
+            }
             let t = crate::models::table(agent);
             for access in [Access::ReadOnly, Access::Workspace, Access::Full] {
                 for resume in [None, Some("sess-42")] {
@@ -553,6 +478,7 @@ mod tests {
                         timeout_secs: 60,
                         is_root: false,
                         missing_sandbox_deps: vec![],
+                        transport: Transport::Headless,
                         extra: Extra::default(),
                         origins: Default::default(),
                     };
@@ -595,7 +521,7 @@ mod tests {
                         Agent::GeminiCli => "default",
                         Agent::Opencode => opencode::READ_ONLY_AGENT,
                         Agent::Qwen => "plan",
-                        Agent::Gemini => continue,
+                        Agent::Gemini | Agent::Copilot | Agent::Kilo => continue,
                     };
                     assert_eq!(
                         argv.iter().any(|a| a == read_only_switch),
@@ -626,6 +552,7 @@ mod tests {
             missing_sandbox_deps: vec![],
             extra: Extra::default(),
             origins: argv::Origins::default(),
+            transport: Transport::Headless,
         };
         let bad = ["--yolo", "-m", "", "gpt 5", "x\ny", "\u{2013}yolo"];
         for agent in Agent::ALL {
@@ -681,11 +608,5 @@ mod tests {
             Agent::Codex.command(&req).is_ok(),
             "stdin prompts may start with `-`"
         );
-    }
-
-    #[test]
-    fn trim_line_strips_cr_and_spaces() {
-        assert_eq!(trim_line(b"  {\"a\":1}\r\n"), b"{\"a\":1}");
-        assert_eq!(trim_line(b"\r\n"), b"");
     }
 }

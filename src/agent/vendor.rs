@@ -17,6 +17,11 @@ impl Agent {
             Agent::Claude => Some("anthropic"),
             Agent::Gemini | Agent::GeminiCli => Some("google"),
             Agent::Zai => Some("zai"),
+            // Copilot answers with GitHub's models unless a provider of the
+            // user's own is set (COPILOT_PROVIDER_*), which baton cannot see.
+            Agent::Copilot => Some("github"),
+            // Kilo reaches many providers through its own config.
+            Agent::Kilo => None,
             Agent::Pi | Agent::Opencode | Agent::Qwen => None,
         };
         if let Some(v) = fixed {

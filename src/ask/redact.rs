@@ -16,18 +16,22 @@
 //! so no part of a secret found by any rule survives.
 
 mod gates;
+mod keywords;
+mod lines;
 mod pem;
 mod rules;
+mod tfstate;
 
 use std::collections::BTreeMap;
 use std::sync::{LazyLock, OnceLock};
 
-use aho_corasick::{AhoCorasick, AhoCorasickKind};
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex::bytes::Regex;
 
 use self::gates::{accept, identifier_at};
 use self::rules::{Check, End, RULES, Rule};
 
+pub use self::lines::{htpasswd_line, pgpass_line};
 pub use self::pem::{begins as private_key_begins, ends as private_key_ends};
 
 /// Redaction counts, per kind (`api_key`, `env:GITHUB_TOKEN`, …).
@@ -38,9 +42,13 @@ pub type Counts = BTreeMap<String, usize>;
 const MIN_ENV_SECRET: usize = 8;
 
 pub struct Redactor {
-    /// (variable name, value), longest value first so that a value which
-    /// contains another is replaced whole.
+    /// (variable name, value), longest value first.
     env: Vec<(String, String)>,
+    /// Every value in one automaton (pattern id = index in `env`),
+    /// leftmost-longest so that a value which contains another is replaced
+    /// whole: one pass over the text however many secrets the environment
+    /// holds.
+    env_values: Option<AhoCorasick>,
 }
 
 impl Redactor {
@@ -60,23 +68,34 @@ impl Redactor {
             .collect();
         env.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
         env.dedup_by(|a, b| a.1 == b.1);
-        Redactor { env }
+        let env_values = (!env.is_empty()).then(|| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(env.iter().map(|(_, v)| v))
+                .expect("environment values build")
+        });
+        Redactor { env, env_values }
     }
 
     /// `text` with every secret replaced; `counts` gains one per replacement.
     pub fn redact(&self, text: &str, counts: &mut Counts) -> String {
-        let mut text = std::borrow::Cow::Borrowed(text);
-        for (name, value) in &self.env {
-            let n = text.matches(value.as_str()).count();
-            if n > 0 {
-                let kind = format!("env:{name}");
-                text = text
-                    .replace(value.as_str(), &format!("[REDACTED:{kind}]"))
-                    .into();
-                *counts.entry(kind).or_default() += n;
-            }
+        let Some(values) = &self.env_values else {
+            return scan(text, counts);
+        };
+        let mut out = String::new();
+        let mut copied = 0;
+        for m in values.find_iter(text) {
+            let kind = format!("env:{}", self.env[m.pattern().as_usize()].0);
+            out.push_str(&text[copied..m.start()]);
+            out.push_str(&format!("[REDACTED:{kind}]"));
+            *counts.entry(kind).or_default() += 1;
+            copied = m.end();
         }
-        scan(&text, counts)
+        if copied == 0 {
+            return scan(text, counts);
+        }
+        out.push_str(&text[copied..]);
+        scan(&out, counts)
     }
 }
 
@@ -92,40 +111,101 @@ fn secret_name(name: &str) -> bool {
 /// compiled only the first time one of its keywords occurs, so a process
 /// that redacts clean text compiles none of them.
 struct Compiled {
-    keywords: AhoCorasick,
-    /// For each keyword (by Aho-Corasick pattern id), the rules it enables.
-    rules_of: Vec<Vec<usize>>,
+    keywords: aho_corasick::dfa::DFA,
+    /// For each keyword (by Aho-Corasick pattern id), the rules it enables,
+    /// each with the keyword's exact spelling when the rule's regex is
+    /// case-sensitive there (`SK` of `SK[0-9a-f]{32}`): a hit in another
+    /// case (`ask`, `task`) cannot match, so it opens no window.
+    rules_of: Vec<Vec<(usize, Option<&'static str>)>>,
+    /// For the keywords after the rules', the scanner each one feeds.
+    scanner_of: Vec<Option<Scanner>>,
     regexes: Vec<OnceLock<Regex>>,
 }
+
+/// The scanners that look at the text around a keyword themselves, fed by
+/// the same keyword pass as the rules, so the text is read once.
+#[derive(Clone, Copy, PartialEq)]
+enum Scanner {
+    /// `random_password` (`tfstate.rs`).
+    Tfstate,
+    /// A colon before a port or `*` (`:5432`, `:*`): a `.pgpass` entry may
+    /// be on that line (`lines.rs`).
+    Pgpass,
+    /// `-----BEGIN ` and `-----END ` (`pem.rs`).
+    PemBegin,
+    PemEnd,
+}
+
+/// The keywords of the scanners; `pem.rs` wants its lines in upper case.
+const SCANNER_KEYWORDS: &[(&str, Scanner)] = &[
+    ("random_password", Scanner::Tfstate),
+    (":0", Scanner::Pgpass),
+    (":1", Scanner::Pgpass),
+    (":2", Scanner::Pgpass),
+    (":3", Scanner::Pgpass),
+    (":4", Scanner::Pgpass),
+    (":5", Scanner::Pgpass),
+    (":6", Scanner::Pgpass),
+    (":7", Scanner::Pgpass),
+    (":8", Scanner::Pgpass),
+    (":9", Scanner::Pgpass),
+    (":*", Scanner::Pgpass),
+    ("-----begin ", Scanner::PemBegin),
+    ("-----end ", Scanner::PemEnd),
+];
 
 static COMPILED: LazyLock<Compiled> = LazyLock::new(compile);
 
 fn compile() -> Compiled {
     let mut words: Vec<&str> = Vec::new();
-    let mut rules_of: Vec<Vec<usize>> = Vec::new();
+    let mut rules_of: Vec<Vec<(usize, Option<&'static str>)>> = Vec::new();
     for (i, r) in RULES.iter().enumerate() {
         for k in r.keywords {
+            let enabled = (i, exact_case(r, k));
             match words.iter().position(|w| w == k) {
-                Some(p) => rules_of[p].push(i),
+                Some(p) => rules_of[p].push(enabled),
                 None => {
                     words.push(k);
-                    rules_of.push(vec![i]);
+                    rules_of.push(vec![enabled]);
                 }
             }
         }
     }
+    let mut scanner_of = vec![None; words.len()];
+    for &(k, scanner) in SCANNER_KEYWORDS {
+        assert!(!words.contains(&k), "`{k}` is a rule's keyword too");
+        words.push(k);
+        rules_of.push(Vec::new());
+        scanner_of.push(Some(scanner));
+    }
     // A DFA: the overlapping search over the whole text is the cost clean
     // text pays, and ~200 short keywords build in about a millisecond.
-    let keywords = AhoCorasick::builder()
-        .kind(Some(AhoCorasickKind::DFA))
-        .ascii_case_insensitive(true)
-        .build(&words)
-        .expect("redaction keywords build");
+    let keywords = keywords::build(&words);
     Compiled {
         keywords,
         rules_of,
+        scanner_of,
         regexes: RULES.iter().map(|_| OnceLock::new()).collect(),
     }
+}
+
+/// How `rule`'s regex spells `keyword`, if it spells it one way only: the
+/// keyword occurs once in the pattern, as plain literal text, and neither
+/// the pattern nor a name around it ignores case.
+fn exact_case(rule: &Rule, keyword: &str) -> Option<&'static str> {
+    let p = rule.pattern;
+    if !rule.names.is_empty() || p.contains("(?i") {
+        return None;
+    }
+    let lower = p.to_ascii_lowercase();
+    let mut found = lower.match_indices(keyword).map(|(at, _)| at);
+    let at = found.next()?;
+    let literal = &p[at..at + keyword.len()];
+    let plain = literal
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"_-~:/".contains(&b));
+    let escaped = p[..at].ends_with('\\');
+    (found.next().is_none() && plain && !escaped).then_some(literal)
 }
 
 impl Compiled {
@@ -187,10 +267,45 @@ fn find_all(text: &str) -> Vec<Found> {
     let bytes = text.as_bytes();
     // Per rule, the windows around its keywords' hits, in text order.
     let mut windows: Vec<Vec<(usize, usize)>> = vec![Vec::new(); RULES.len()];
-    for m in c.keywords.find_overlapping_iter(bytes) {
-        let rules = &c.rules_of[m.pattern().as_usize()];
-        let w = window(bytes, m.start(), m.end());
-        for &r in rules {
+    let (mut tf_hits, mut colons, mut begins, mut ends) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut last: Option<((usize, usize), (usize, usize))> = None;
+    for m in keywords::hits(&c.keywords, bytes) {
+        if let Some(scanner) = c.scanner_of[m.pattern] {
+            let upper = || {
+                bytes[m.start..m.end]
+                    .iter()
+                    .all(|b| !b.is_ascii_lowercase())
+            };
+            match scanner {
+                Scanner::Tfstate => tf_hits.push(m.start),
+                Scanner::Pgpass => colons.push(m.start),
+                Scanner::PemBegin if upper() => begins.push(m.start),
+                Scanner::PemEnd if upper() => ends.push(m.start),
+                Scanner::PemBegin | Scanner::PemEnd => {}
+            }
+            continue;
+        }
+        let hit = &bytes[m.start..m.end];
+        let mut rules = c.rules_of[m.pattern]
+            .iter()
+            .filter(|(_, exact)| exact.is_none_or(|e| e.as_bytes() == hit))
+            .map(|&(r, _)| r)
+            .peekable();
+        if rules.peek().is_none() {
+            continue;
+        }
+        // Hits on one line share its window.
+        let w = match last {
+            Some((line, w)) if m.start >= line.0 && m.end <= line.1 => w,
+            _ => {
+                let line = line_of(bytes, m.start, m.end);
+                let w = window(bytes, line);
+                last = Some((line, w));
+                w
+            }
+        };
+        for r in rules {
             let ws = &mut windows[r];
             match ws.last_mut() {
                 Some(last) if w.0 <= last.1 => *last = (last.0.min(w.0), last.1.max(w.1)),
@@ -198,7 +313,7 @@ fn find_all(text: &str) -> Vec<Found> {
             }
         }
     }
-    let mut found: Vec<Found> = pem::find(text)
+    let mut found: Vec<Found> = pem::find_at(text, &begins, &ends)
         .into_iter()
         .map(|(start, end)| Found {
             start,
@@ -217,44 +332,85 @@ fn find_all(text: &str) -> Vec<Found> {
             }));
         }
     }
+    // Structural finds, ranked after every rule: a rule that claims the
+    // same text names it.
+    let structural = lines::pgpass_at(text, &colons)
+        .into_iter()
+        .chain(tfstate::find(text, &tf_hits));
+    found.extend(structural.map(|(start, end)| Found {
+        start,
+        end,
+        rank: RULES.len() + 1,
+        kind: "password",
+    }));
     merge(found)
 }
 
-/// The text a rule needs to see around a keyword at `start..end`: the line
-/// before, the keyword's line and the line after (a named value may sit on
-/// the line after its name, and a keyword may end a line), each reaching at
-/// most `WINDOW_REACH` bytes before it settles for whitespace. Windows start
-/// and end at line breaks or whitespace, so `\b` and the token ends of the
-/// rules see what they would see in the whole text.
-fn window(b: &[u8], start: usize, end: usize) -> (usize, usize) {
-    let back = |from: usize| -> usize {
-        let floor = from.saturating_sub(WINDOW_REACH);
-        match b[floor..from].iter().rposition(|&c| c == b'\n') {
-            Some(p) => floor + p,
-            None if floor == 0 => 0,
-            None => b[..floor]
-                .iter()
-                .rposition(u8::is_ascii_whitespace)
-                .map_or(0, |p| p + 1),
-        }
+/// Whether rule `id` finds exactly the whole of `text` (the `.htpasswd`
+/// check of stdin).
+fn whole_match(id: &str, text: &str) -> bool {
+    RULES
+        .iter()
+        .position(|r| r.id == id)
+        .is_some_and(|i| rule_matches(i, text).any(|(s, e)| s == 0 && e == text.len()))
+}
+
+/// The line a keyword at `start..end` sits on, without its line break: at
+/// most `WINDOW_REACH` bytes on each side of the keyword before it settles
+/// for whitespace (a minified file is one long line).
+fn line_of(b: &[u8], start: usize, end: usize) -> (usize, usize) {
+    (line_start(b, start), line_end(b, end))
+}
+
+/// Where the line holding `at` begins (after its `\n`), within reach.
+fn line_start(b: &[u8], at: usize) -> usize {
+    let floor = at.saturating_sub(WINDOW_REACH);
+    match memchr::memrchr(b'\n', &b[floor..at]) {
+        Some(p) => floor + p + 1,
+        None if floor == 0 => 0,
+        None => b[..floor]
+            .iter()
+            .rposition(u8::is_ascii_whitespace)
+            .map_or(0, |p| p + 1),
+    }
+}
+
+/// Where the line holding `at` ends (at its `\n`), within reach.
+fn line_end(b: &[u8], at: usize) -> usize {
+    let ceil = (at + WINDOW_REACH).min(b.len());
+    match memchr::memchr(b'\n', &b[at..ceil]) {
+        Some(p) => at + p,
+        None if ceil == b.len() => ceil,
+        None => b[ceil..]
+            .iter()
+            .position(u8::is_ascii_whitespace)
+            .map_or(b.len(), |p| ceil + p),
+    }
+}
+
+/// The text a rule needs to see around a keyword's line: the line before,
+/// that line and the line after (a named value may sit on the line after
+/// its name, and a keyword may end a line), each reaching at most
+/// `WINDOW_REACH` bytes before it settles for whitespace. Windows start and
+/// end at line breaks or whitespace, so `\b` and the token ends of the rules
+/// see what they would see in the whole text.
+fn window(b: &[u8], (s, e): (usize, usize)) -> (usize, usize) {
+    // The line before, from the break that ends the one before it; the line
+    // after, up to and over its break.
+    let s = match s {
+        0 => 0,
+        s => match line_start(b, s - 1) {
+            p if p > 0 && b[p - 1] == b'\n' => p - 1,
+            p => p,
+        },
     };
-    let fwd = |from: usize| -> usize {
-        let ceil = (from + WINDOW_REACH).min(b.len());
-        match b[from..ceil].iter().position(|&c| c == b'\n') {
-            Some(p) => from + p + 1,
-            None if ceil == b.len() => ceil,
-            None => b[ceil..]
-                .iter()
-                .position(u8::is_ascii_whitespace)
-                .map_or(b.len(), |p| ceil + p),
-        }
+    let e = match e {
+        e if e >= b.len() => e,
+        e => match line_end(b, e + 1) {
+            q if q < b.len() && b[q] == b'\n' => q + 1,
+            q => q,
+        },
     };
-    // `back` stops on the break that ends the previous line; one more step
-    // takes that line in too.
-    let s = back(start);
-    let s = if s > 0 { back(s) } else { 0 };
-    let e = fwd(end);
-    let e = if e < b.len() { fwd(e) } else { e };
     (s, e)
 }
 
@@ -479,11 +635,31 @@ mod tests {
     fn a_window_is_the_keyword_line_and_its_neighbours() {
         let text = "a\nb\nkey\nc\nd\n";
         let at = text.find("key").unwrap();
-        let (s, e) = window(text.as_bytes(), at, at + 3);
+        let (s, e) = window(text.as_bytes(), line_of(text.as_bytes(), at, at + 3));
         assert_eq!(&text[s..e], "\nb\nkey\nc\n");
         // At the edges of the text.
-        let (s, e) = window(b"key", 0, 3);
+        let (s, e) = window(b"key", line_of(b"key", 0, 3));
         assert_eq!((s, e), (0, 3));
+    }
+
+    #[test]
+    fn keywords_keep_the_case_their_rule_needs() {
+        let rule = |id: &str| RULES.iter().find(|r| r.id == id).unwrap();
+        assert_eq!(exact_case(rule("twilio-api-key"), "sk"), Some("SK"));
+        assert_eq!(exact_case(rule("telegram-bot-token"), ":a"), Some(":A"));
+        assert_eq!(
+            exact_case(rule("openai-api-key"), "t3blbkfj"),
+            Some("T3BlbkFJ")
+        );
+        // Case-blind regexes and names, escaped or alternated literals: any case.
+        assert_eq!(exact_case(rule("bearer-token"), "bearer"), None);
+        assert_eq!(exact_case(rule("generic-secret"), "token"), None);
+        assert_eq!(exact_case(rule("doppler-token"), "dp."), None);
+        assert_eq!(exact_case(rule("stripe-access-token"), "sk_live"), None);
+        // `ask` and `task` open no window for the Twilio rule; `SK…` does.
+        let key = format!("SK{}", "0123456789abcdef".repeat(2));
+        let (out, _) = redact(&format!("ask the task runner\n{key}\n"));
+        assert_eq!(out, "ask the task runner\n[REDACTED:twilio_key]\n");
     }
 
     #[test]
@@ -492,7 +668,7 @@ mod tests {
         let pad = "word ".repeat(4000);
         let text = format!("{pad}token: {GHP} {pad}");
         let at = text.find("ghp_").unwrap();
-        let (s, e) = window(text.as_bytes(), at, at + 4);
+        let (s, e) = window(text.as_bytes(), line_of(text.as_bytes(), at, at + 4));
         assert!(
             e - s < 5 * WINDOW_REACH,
             "window {s}..{e} of {}",
@@ -524,6 +700,22 @@ mod tests {
             "aws_access_key_idToken=\"[REDACTED:aws_access_key_id]\""
         );
         assert_eq!(counts["aws_access_key_id"], 1);
+    }
+
+    #[test]
+    fn environment_values_are_replaced_whole_in_one_pass() {
+        let r = Redactor::with_env([
+            ("SHORT_TOKEN".to_string(), "abcdefgh12".to_string()),
+            ("LONG_TOKEN".to_string(), "abcdefgh1234567".to_string()),
+            ("OTHER_SECRET".to_string(), "zz-other-zz".to_string()),
+        ]);
+        let mut c = Counts::new();
+        let out = r.redact("a abcdefgh1234567 b abcdefgh12 c zz-other-zz", &mut c);
+        assert_eq!(
+            out,
+            "a [REDACTED:env:LONG_TOKEN] b [REDACTED:env:SHORT_TOKEN] c [REDACTED:env:OTHER_SECRET]"
+        );
+        assert_eq!(c.values().sum::<usize>(), 3, "{c:?}");
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod council;
 pub mod doctor;
 pub mod jobs;
 pub mod manpage;
+pub mod mcp;
 pub mod run;
 pub mod serve;
 pub mod setup;
@@ -125,6 +126,8 @@ pub enum Command {
     Attach(attach::AttachArgs),
     /// Remove what ended long ago: jobs and their logs, run records, councils.
     Prune(job::PruneArgs),
+    /// Serve baton's commands as MCP tools over stdio, for any MCP host (see docs/mcp.md).
+    Mcp(mcp::McpArgs),
     /// Install the `peer` skill for claude, codex, pi and gemini without a marketplace.
     Setup(setup::SetupArgs),
     /// Print a shell completion script: bash, zsh, fish, powershell or elvish.
@@ -254,6 +257,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Continue(a)) => jobs::continue_job(a, mode),
         Some(Command::Attach(a)) => attach::command(a, mode),
         Some(Command::Prune(a)) => jobs::prune(a, mode),
+        Some(Command::Mcp(a)) => mcp::command(a),
         Some(Command::Setup(a)) => setup::setup(a, mode),
         Some(Command::Completions(a)) => setup::completions(a),
         Some(Command::Man(a)) => setup::man(a, mode),

@@ -65,6 +65,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "P")]
     pub provider: Option<String>,
 
+    /// How to talk to the agent: headless (its CLI's own mode) or acp (the
+    /// Agent Client Protocol). Default: the agent's own (`baton agents`).
+    #[arg(long, value_name = "T")]
+    pub transport: Option<String>,
+
     /// Send the task as-is, without baton's brief.
     #[arg(long)]
     pub raw: bool,
@@ -145,6 +150,7 @@ pub fn request(a: RunArgs) -> RunRequest {
         idle_timeout: a.idle_timeout,
         profile: a.profile,
         provider: a.provider,
+        transport: a.transport,
         raw: a.raw,
         task: a.task,
         max_usd: a.max_usd,

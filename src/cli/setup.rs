@@ -20,6 +20,9 @@ pub struct SetupArgs {
     /// Also install the man pages into ~/.local/share/man/man1 (user scope).
     #[arg(long)]
     pub man: bool,
+    /// Add `baton mcp` to these hosts' MCP configuration: claude, codex, gemini, qwen, opencode, cursor, or all.
+    #[arg(long, value_name = "HOST", value_delimiter = ',')]
+    pub mcp: Vec<String>,
     /// List every path setup would write or remove, and change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -53,7 +56,7 @@ pub fn setup(a: SetupArgs, mode: Mode) -> Result<i32> {
     let exe = std::env::current_exe()
         .map_err(|e| Error::io("finding the path of the running baton", e))?;
     let scope = Scope::parse(&a.scope)?;
-    let targets = crate::setup::targets(&a.hosts, a.man, scope)?;
+    let targets = crate::setup::targets(&a.hosts, a.man, &a.mcp, scope)?;
     let man_pages = if targets.contains(&crate::setup::Target::Man) {
         super::manpage::pages(command())?
     } else {
@@ -62,6 +65,7 @@ pub fn setup(a: SetupArgs, mode: Mode) -> Result<i32> {
     let req = SetupRequest {
         targets: a.hosts,
         man: a.man,
+        mcp: a.mcp,
         scope,
         uninstall: a.uninstall,
         dry_run: a.dry_run,

@@ -75,6 +75,7 @@ enum Kind {
     Provider,
     Profile,
     Command,
+    Transport,
     Duration,
     Access,
     Count,
@@ -90,6 +91,7 @@ const AGENT_KEYS: &[(&str, Kind)] = &[
     ("provider", Kind::Provider),
     ("profile", Kind::Profile),
     ("command", Kind::Command),
+    ("transport", Kind::Transport),
 ];
 const RUN_KEYS: &[(&str, Kind)] = &[
     ("timeout", Kind::Duration),
@@ -457,6 +459,18 @@ fn check(
                 ));
             }
             Val::Str(s.to_string())
+        }
+        Kind::Transport => {
+            let a = agent.ok_or_else(|| bad("not an agent setting".into(), ""))?;
+            let t = crate::agent::Transport::parse(s).map_err(usage)?;
+            if !a.transports().contains(&t) {
+                let have: Vec<&str> = a.transports().iter().map(|t| t.as_str()).collect();
+                return Err(bad(
+                    format!("{} has no {} transport", a.name(), t.as_str()),
+                    &format!("use {}", have.join(" or ")),
+                ));
+            }
+            Val::Str(t.as_str().to_string())
         }
         Kind::Duration => {
             crate::duration::parse(s).map_err(usage)?;

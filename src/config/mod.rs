@@ -173,7 +173,14 @@ pub fn all_keys() -> Vec<String> {
     .map(|s| s.to_string())
     .collect();
     for a in Agent::ALL {
-        for leaf in ["model", "effort", "provider", "profile", "command"] {
+        for leaf in [
+            "model",
+            "effort",
+            "provider",
+            "profile",
+            "command",
+            "transport",
+        ] {
             keys.push(format!("agents.{}.{leaf}", a.name()));
         }
     }

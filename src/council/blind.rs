@@ -2,7 +2,8 @@
 //! identities stripped (and counted), labels drawn by a seeded shuffle.
 
 // Bytes regexes: the crate is built without Unicode tables, and every
-// pattern here is ASCII, so a match never splits a character.
+// pattern here is ASCII; they run over the folded text, whose matches are
+// mapped back to whole characters of the original.
 use regex::bytes::Regex;
 
 use super::proposal::Proposal;
@@ -49,48 +50,20 @@ pub fn label(i: usize) -> String {
 
 /// Removes what could identify an author: agent, model, vendor and CLI
 /// names, self-introductions, session ids and config paths.
+///
+/// Everything is matched in a folded copy of the text (see `Folded`), so a
+/// name written in fullwidth letters, with a zero-width space inside or with
+/// Cyrillic look-alikes is still the name; a replacement covers exactly the
+/// original characters of what matched, and the rest is kept as written.
 pub struct Stripper {
+    /// Over the folded text: self-introductions, config paths, session ids,
+    /// names of more than one word, and this council's own model ids.
     rules: Vec<Regex>,
 }
 
 impl Stripper {
     /// `extra`: names only this council knows (the members' model ids).
     pub fn new(extra: &[String]) -> Stripper {
-        let mut words: Vec<String> = [
-            "openai",
-            "anthropic",
-            "google",
-            "deepmind",
-            "alibaba",
-            "zhipu",
-            "z\\.ai",
-            "zai",
-            "codex",
-            "claude(?:[- ]code)?",
-            "gemini(?:[- ]cli)?",
-            "antigravity",
-            "agy",
-            "opencode",
-            "qwen(?:[- ]code)?",
-            "glm(?:-[0-9.]+)?",
-            "gpt-?[0-9a-z.\\-]*",
-            "chatgpt",
-            "opus",
-            "sonnet",
-            "haiku",
-            "o[134](?:-mini)?",
-            "pi coding agent",
-            "pi-coding-agent",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        words.extend(
-            extra
-                .iter()
-                .filter(|m| m.len() > 2)
-                .map(|m| regex::escape(m)),
-        );
         let mut rules = vec![
             // Self-introductions first, whole, so "As Claude, I" loses the clause.
             Regex::new(r"(?i-u)\b(?:i am|i'm|as) (?:an? )?(?:ai|assistant|language model|model)\b[a-z0-9 '\-]*")
@@ -101,26 +74,297 @@ impl Stripper {
             // Session and thread ids (uuids).
             Regex::new(r"(?i-u)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
                 .expect("rule"),
+            // Names whose parts are ordinary words alone (`pi`, `ai`).
+            Regex::new(r"(?i-u)\b(?:z\.ai|pi[- ]?coding[- ]?agent)\b").expect("rule"),
         ];
-        rules.push(
-            Regex::new(&format!(r"(?i-u)\b(?:{})\b", words.join("|"))).expect("the name rule"),
-        );
+        // A member's model id, with or without its separators
+        // (`my-model-x`, `MyModelX`).
+        let extra: Vec<String> = extra
+            .iter()
+            .filter(|m| m.len() > 2)
+            .map(|m| {
+                m.split(|c: char| !c.is_ascii_alphanumeric())
+                    .filter(|p| !p.is_empty())
+                    .map(regex::escape)
+                    .collect::<Vec<_>>()
+                    .join(r"[-_. /:]?")
+            })
+            .filter(|p| !p.is_empty())
+            .collect();
+        if !extra.is_empty() {
+            rules.push(
+                Regex::new(&format!(r"(?i-u)\b(?:{})\b", extra.join("|"))).expect("the model rule"),
+            );
+        }
         Stripper { rules }
     }
 
     /// The text with every match replaced by `[name removed]`, and how many.
     pub fn strip(&self, text: &str) -> (String, usize) {
-        let mut out = text.as_bytes().to_vec();
-        let mut n = 0;
+        let folded = Folded::of(text);
+        let t = folded.text.as_bytes();
+        let mut spans: Vec<(usize, usize)> = names(t);
         for r in &self.rules {
-            let found = r.find_iter(&out).count();
-            if found > 0 {
-                n += found;
-                out = r.replace_all(&out, &b"[name removed]"[..]).into_owned();
+            spans.extend(r.find_iter(t).map(|m| (m.start(), m.end())));
+        }
+        // Back to the original's bytes, merged where they overlap.
+        let mut orig: Vec<(usize, usize)> = spans
+            .into_iter()
+            .filter(|(s, e)| e > s)
+            .map(|(s, e)| (folded.src[s].0, folded.src[e - 1].1))
+            .collect();
+        orig.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(orig.len());
+        for (s, e) in orig {
+            match merged.last_mut() {
+                Some(last) if s < last.1 => last.1 = last.1.max(e),
+                _ => merged.push((s, e)),
             }
         }
-        (String::from_utf8_lossy(&out).into_owned(), n)
+        let mut out = String::with_capacity(text.len());
+        let mut copied = 0;
+        for &(s, e) in &merged {
+            out.push_str(&text[copied..s]);
+            out.push_str("[name removed]");
+            copied = e;
+        }
+        out.push_str(&text[copied..]);
+        (out, merged.len())
     }
+}
+
+/// A copy of a text for matching names: compatibility forms folded (NFKD:
+/// fullwidth `Ｃ`, mathematical `𝐂`, circled `Ⓒ` are `C`), combining marks
+/// dropped (`Cláude`), invisible characters dropped (zero-width space and
+/// joiners, soft hyphen, bidi controls, variation selectors), and Cyrillic
+/// and Greek letters that look Latin mapped to the letter they imitate.
+/// `src[i]` is the byte range of the original character that byte `i` of
+/// `text` came from.
+struct Folded {
+    text: String,
+    src: Vec<(usize, usize)>,
+}
+
+impl Folded {
+    fn of(text: &str) -> Folded {
+        let mut out = String::with_capacity(text.len());
+        let mut src = Vec::with_capacity(text.len());
+        for (i, c) in text.char_indices() {
+            let from = (i, i + c.len_utf8());
+            if c.is_ascii() {
+                out.push(c);
+                src.push(from);
+                continue;
+            }
+            if invisible(c) {
+                continue;
+            }
+            unicode_normalization::char::decompose_compatible(c, |d| {
+                if unicode_normalization::char::is_combining_mark(d) {
+                    return;
+                }
+                let before = out.len();
+                out.push(look_alike(d).unwrap_or(d));
+                src.extend(std::iter::repeat_n(from, out.len() - before));
+            });
+        }
+        Folded { text: out, src }
+    }
+}
+
+/// Unicode's default-ignorable code points: drawn as nothing, so a name
+/// with one inside reads as the name.
+fn invisible(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD | 0x034F | 0x061C | 0x115F..=0x1160 | 0x17B4..=0x17B5 | 0x180B..=0x180F
+        | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F
+        | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFF8 | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A
+        | 0xE0000..=0xE0FFF)
+}
+
+/// The Latin letter a Cyrillic, Greek or other letter is drawn like, for
+/// the letters that are drawn the same (Unicode's confusables, the part that
+/// spells names): `LOOK_ALIKES[i]` looks like `LATIN[i]`.
+fn look_alike(c: char) -> Option<char> {
+    // Cyrillic lower and upper case, Greek lower and upper case, then
+    // dotless i and j, Latin alpha, iota and script g, Armenian o and u.
+    const LOOK_ALIKES: &str = "аеѕіјкорсухһԁԛԝӏ\
+                               АВЕКМНОРСТХУЅІЈԚԜӀҺ\
+                               αορικνυεχγϲϳ\
+                               ΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹ\
+                               ıȷɑɩɡօս";
+    const LATIN: &[u8] = b"aesijkopcyxhdqwlABEKMHOPCTXYSIJQWIHaopikvuexycjABEZHIKMNOPTYXCijaigou";
+    LOOK_ALIKES
+        .chars()
+        .position(|l| l == c)
+        .map(|i| char::from(LATIN[i]))
+}
+
+/// Names that identify an agent, its model or its vendor. A word made only
+/// of these, version numbers and `AFFIXES` is a name however it is cased or
+/// joined (`ClaudeCode`, `claudecode`, `OpenAIcodex`, `qwen3`), and so is
+/// one that is a hump of a camelCase word (`useClaudeApi`).
+const NAMES: &[&str] = &[
+    "openai",
+    "anthropic",
+    "google",
+    "deepmind",
+    "alibaba",
+    "zhipu",
+    "zai",
+    "codex",
+    "claude",
+    "gemini",
+    "antigravity",
+    "agy",
+    "opencode",
+    "qwen",
+    "glm",
+    "gpt",
+    "chatgpt",
+    "opus",
+    "sonnet",
+    "haiku",
+    "o1",
+    "o3",
+    "o4",
+];
+
+/// Words that complete a name (`Claude Code`, `gemini-cli`, `qwen3-coder`,
+/// `gpt-4o-mini`) but are not one alone.
+const AFFIXES: &[&str] = &[
+    "code", "coder", "cli", "agent", "mini", "nano", "max", "pro", "plus", "turbo", "flash",
+    "lite", "preview", "latest", "instruct", "oss",
+];
+
+/// What a piece of a word is.
+#[derive(Clone, Copy, PartialEq)]
+enum Piece {
+    Name,
+    /// An affix or a version number (`3`, `4o`, `120b`).
+    Tail,
+    Other,
+}
+
+/// Longest word segmented: longer runs of letters are not names.
+const MAX_WORD: usize = 64;
+
+/// Byte ranges of names in `t` (folded, so ASCII wherever a name is).
+fn names(t: &[u8]) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut i = 0;
+    // A run that ended at the end of its word, which a following word of
+    // tails (`-cli`, ` 3.5`, `/claude`) extends.
+    let mut open: Option<usize> = None;
+    while i < t.len() {
+        if !t[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < t.len() && t[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let word = &t[start..i];
+        let pieces = segment(word);
+        let joined = open
+            .is_some_and(|o| o + 1 == start && matches!(t[o], b'-' | b'_' | b'.' | b' ' | b'/'))
+            && pieces.iter().all(|p| p.2 != Piece::Other);
+        if joined {
+            out.last_mut().expect("an open run").1 = i;
+            open = Some(i);
+            continue;
+        }
+        open = None;
+        // Runs of name and tail pieces that hold a name.
+        let mut k = 0;
+        while k < pieces.len() {
+            if pieces[k].2 == Piece::Other {
+                k += 1;
+                continue;
+            }
+            let mut j = k;
+            let mut named = false;
+            while j < pieces.len() && pieces[j].2 != Piece::Other {
+                named |= pieces[j].2 == Piece::Name;
+                j += 1;
+            }
+            if named {
+                let (s, e) = (start + pieces[k].0, start + pieces[j - 1].1);
+                out.push((s, e));
+                if e == i {
+                    open = Some(i);
+                }
+            }
+            k = j;
+        }
+    }
+    out
+}
+
+/// The word split into name, tail and other pieces with as few bytes of
+/// other as can be: `(start, end, piece)`. Other pieces start and end only
+/// where a camelCase hump or a digit run does, so `claudette` and
+/// `philanthropic` stay whole words while `myClaudeHelper` holds `Claude`.
+fn segment(w: &[u8]) -> Vec<(usize, usize, Piece)> {
+    let n = w.len();
+    if n > MAX_WORD {
+        return vec![(0, n, Piece::Other)];
+    }
+    let lower: Vec<u8> = w.to_ascii_lowercase();
+    let edge = |i: usize| {
+        i == 0
+            || i == n
+            || (w[i - 1].is_ascii_lowercase() && w[i].is_ascii_uppercase())
+            || (w[i - 1].is_ascii_digit() != w[i].is_ascii_digit())
+    };
+    // best[i]: (bytes of other, previous position, piece) for w[..i].
+    let mut best: Vec<Option<(usize, usize, Piece)>> = vec![None; n + 1];
+    best[0] = Some((0, 0, Piece::Other));
+    for i in 0..n {
+        let Some((cost, _, _)) = best[i] else {
+            continue;
+        };
+        let mut step = |j: usize, extra: usize, piece: Piece| {
+            let c = cost + extra;
+            if best[j].is_none_or(|b| c < b.0) {
+                best[j] = Some((c, i, piece));
+            }
+        };
+        for (list, piece) in [(NAMES, Piece::Name), (AFFIXES, Piece::Tail)] {
+            for p in list {
+                if !lower[i..].starts_with(p.as_bytes()) {
+                    continue;
+                }
+                let j = i + p.len();
+                // `o1` ends a digit run: not the start of `o11y`.
+                if j == n || !(w[j - 1].is_ascii_digit() && w[j].is_ascii_digit()) {
+                    step(j, 0, piece);
+                }
+            }
+        }
+        if w[i].is_ascii_digit() {
+            let d = i + w[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            step(d, 0, Piece::Tail);
+            // `4o`, `120b`, `3x`: a version with its letter.
+            if d < n && w[d].is_ascii_alphabetic() && (d + 1 == n || edge(d + 1)) {
+                step(d + 1, 0, Piece::Tail);
+            }
+        }
+        if edge(i) {
+            let j = (i + 1..=n).find(|&j| edge(j)).unwrap_or(n);
+            step(j, j - i, Piece::Other);
+        }
+    }
+    let mut pieces = Vec::new();
+    let mut j = n;
+    while j > 0 {
+        let (_, i, piece) = best[j].expect("every word splits into other pieces");
+        pieces.push((i, j, piece));
+        j = i;
+    }
+    pieces.reverse();
+    pieces
 }
 
 /// One proposal in the fixed template every reader sees: only the schema's
@@ -235,5 +479,103 @@ mod tests {
             (same.as_str(), zero),
             ("Add a lock around the cache insert.", 0)
         );
+    }
+
+    #[test]
+    fn every_look_alike_has_its_letter() {
+        assert_eq!(look_alike('\u{0430}'), Some('a'));
+        assert_eq!(look_alike('\u{03A1}'), Some('P'));
+        assert_eq!(look_alike('\u{0585}'), Some('o'));
+        assert_eq!(look_alike('b'), None);
+        // The two tables line up: the last look-alike maps to the last letter.
+        assert_eq!(look_alike('\u{057D}'), Some('u'));
+    }
+
+    /// Issue 20: the shapes that came through 0.2.0's stripper.
+    #[test]
+    fn names_joined_cased_or_disguised_are_stripped() {
+        let s = Stripper::new(&["my-model-x".into()]);
+        for written in [
+            "ClaudeCode",
+            "claudecode",
+            "OpenAIcodex",
+            "qwen3-coder",
+            "Qwen3-Coder-Plus",
+            "gpt-5.1-codex-max",
+            "GPT4o",
+            "CodexCLI",
+            "Claude 3.5 Sonnet",
+            "anthropic/claude-sonnet-4",
+            // A zero-width space, joiner, soft hyphen and BOM inside.
+            "Cl\u{200B}aude",
+            "co\u{200D}dex",
+            "Gem\u{00AD}ini",
+            "Open\u{FEFF}AI",
+            // Fullwidth and mathematical letters.
+            "\u{FF23}\u{FF4C}\u{FF41}\u{FF55}\u{FF44}\u{FF45}",
+            "\u{FF2F}\u{FF50}\u{FF45}\u{FF4E}\u{FF21}\u{FF29}",
+            "\u{1D402}\u{1D425}\u{1D41A}\u{1D42E}\u{1D41D}\u{1D41E}",
+            // Cyrillic С, а, е; Greek Α, ο; an accent.
+            "\u{0421}l\u{0430}ud\u{0435}",
+            "G\u{0435}mini",
+            "\u{0391}nthr\u{03BF}pic",
+            "Cla\u{0301}ude",
+            // This council's model id, however it is joined.
+            "MyModelX",
+            "my_model_x",
+        ] {
+            let text = format!("Proposal by {written}: add a lock.");
+            let (out, n) = s.strip(&text);
+            assert_eq!(
+                out, "Proposal by [name removed]: add a lock.",
+                "{written:?}"
+            );
+            assert_eq!(n, 1, "{written:?}");
+        }
+        // A name inside a camelCase identifier; the rest stays.
+        assert_eq!(
+            s.strip("call useClaudeApi()").0,
+            "call use[name removed]Api()"
+        );
+    }
+
+    #[test]
+    fn text_around_a_disguised_name_is_kept_as_written() {
+        let s = Stripper::new(&[]);
+        let text = "\u{FF48}\u{FF49}\u{200B} there, \u{FF23}\u{FF4C}\u{FF41}\u{FF55}\u{FF44}\u{FF45} said \
+                    \u{041F}\u{0440}\u{0438}\u{0432}\u{0435}\u{0442} \u{1F600} caf\u{00E9}";
+        let (out, n) = s.strip(text);
+        assert_eq!(
+            out,
+            "\u{FF48}\u{FF49}\u{200B} there, [name removed] said \
+             \u{041F}\u{0440}\u{0438}\u{0432}\u{0435}\u{0442} \u{1F600} caf\u{00E9}"
+        );
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn words_that_are_not_names_stay() {
+        let s = Stripper::new(&[]);
+        for text in [
+            "code",
+            "Code review of the CLI, agent, mini, max, pro and plus tiers",
+            "claudette",
+            "Claudette Colvin",
+            "a philanthropic and misanthropic octopus",
+            "strategy for the bazaar",
+            "the Geminids, googled, sonnets and haikus",
+            "Googlebot",
+            "go1.22 and foo1 and O(n) and o11y",
+            "pi = 3.14 and the agent",
+            "open the code",
+            // Cyrillic and Greek text that folds to no name: kept as written.
+            "\u{0421}l\u{0430}ss",
+            "\u{041F}\u{0440}\u{0438}\u{0432}\u{0435}\u{0442}, \u{043C}\u{0438}\u{0440}",
+            "\u{03B1}\u{03B2}\u{03B3}",
+            "\u{FF48}\u{FF45}\u{FF4C}\u{FF4C}\u{FF4F}",
+            "a\u{200B}b",
+        ] {
+            assert_eq!(s.strip(text), (text.to_string(), 0), "{text:?}");
+        }
     }
 }

@@ -512,6 +512,7 @@ echo '{"type":"agent_end"}'
             raw: false,
             profile: None,
             provider: None,
+            transport: Default::default(),
             command: Some(vec![script.display().to_string()]),
             timeout_ms: 60_000,
             idle_timeout_ms: 60_000,

@@ -373,6 +373,18 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
             (Agent::Qwen, Access::Workspace) => {
                 "--approval-mode auto-edit: edits, but no shell commands (cannot run tests)"
             }
+            (Agent::Copilot, Access::ReadOnly) => {
+                "over ACP: baton rejects every edit and command copilot asks to make (listed in denials); reads do not ask"
+            }
+            (Agent::Copilot, Access::Workspace) => {
+                "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials)"
+            }
+            (Agent::Kilo, Access::ReadOnly) => {
+                "over ACP (its rules set to ask): baton rejects every edit and command kilo asks to make (listed in denials)"
+            }
+            (Agent::Kilo, Access::Workspace) => {
+                "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials)"
+            }
             (_, Access::Full) => "nothing is enforced: the CLI's permission checks are skipped",
         }
     };

@@ -63,6 +63,20 @@ pub fn key_vars(agent: Agent) -> &'static [&'static str] {
             "ANTHROPIC_API_KEY",
             "GEMINI_API_KEY",
         ],
+        // A model provider of the user's own (BYOK), or a GitHub token.
+        Agent::Copilot => &[
+            "COPILOT_PROVIDER_API_KEY",
+            "COPILOT_GITHUB_TOKEN",
+            "GH_TOKEN",
+            "GITHUB_TOKEN",
+        ],
+        // kilo reaches many providers; these are the common ones.
+        Agent::Kilo => &[
+            "KILO_API_KEY",
+            "OPENAI_API_KEY",
+            "ANTHROPIC_API_KEY",
+            "OPENROUTER_API_KEY",
+        ],
     }
 }
 
@@ -85,6 +99,12 @@ pub fn login_file(agent: Agent, env: Env) -> Option<PathBuf> {
             .join("auth.json"),
         // Qwen Code's qwen-oauth login.
         Agent::Qwen => home.join(".qwen").join("oauth_creds.json"),
+        // `copilot login` keeps its token in the OS keyring, or in
+        // ~/.copilot/config.json where there is none.
+        Agent::Copilot => dir("COPILOT_HOME", home.join(".copilot")).join("config.json"),
+        Agent::Kilo => dir("XDG_DATA_HOME", home.join(".local/share"))
+            .join("kilo")
+            .join("auth.json"),
         // agy keeps its login in the OS keyring.
         Agent::Gemini => return None,
     })
@@ -108,6 +128,10 @@ fn login_hint(agent: Agent) -> &'static str {
         Agent::Qwen => {
             "run `qwen` once and sign in, or export OPENAI_API_KEY (with OPENAI_BASE_URL)"
         }
+        Agent::Copilot => {
+            "run `copilot login`, or set COPILOT_PROVIDER_BASE_URL and COPILOT_PROVIDER_API_KEY"
+        }
+        Agent::Kilo => "run `kilo auth login`, or add a provider to kilo's config",
     }
 }
 

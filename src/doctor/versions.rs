@@ -56,6 +56,8 @@ pub fn package(agent: Agent) -> Option<&'static str> {
         Agent::GeminiCli => "@google/gemini-cli",
         Agent::Opencode => "opencode-ai",
         Agent::Qwen => "@qwen-code/qwen-code",
+        Agent::Copilot => "@github/copilot",
+        Agent::Kilo => "@kilocode/cli",
         Agent::Gemini => return None,
     })
 }

@@ -24,6 +24,13 @@
 //! - Stopping is always of the whole group: SIGTERM, a grace period, SIGKILL,
 //!   reap. After the leader exits, anything left in its group (a background
 //!   grandchild) is stopped the same way, so no process outlives baton.
+//! - An ACP agent (the parser is an `acp::Client`) keeps its stdin: a writer
+//!   thread sends what the client queues (its requests and its answers to the
+//!   agent's permission requests), logs each line to `sent.log`, and closes
+//!   stdin when the client says the turn is over. Until the agent answers
+//!   `initialize` a handshake deadline applies. A cancel, timeout or idle
+//!   timeout first sends `session/cancel` and gives the agent a moment to end
+//!   its turn, then stops the group as for every peer.
 //! - On Linux baton is a child subreaper: a descendant that left the group
 //!   (`setsid`, a daemon) is reparented to baton when its parent dies. Those
 //!   carrying this supervision's `BATON_PEER_TOKEN` are stopped the same way,
@@ -100,7 +107,13 @@ pub struct Limits {
     pub kill_grace: Duration,
     /// A spending limit to hold the peer to while it runs.
     pub watch: Option<Watch>,
+    /// ACP: how long the agent may take to answer `initialize`.
+    pub handshake: Option<Duration>,
 }
+
+/// How long an ACP agent has to end its turn after `session/cancel` before
+/// its group is stopped.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// Why supervision ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,6 +128,8 @@ pub enum EndReason {
     Interrupted(i32),
     /// The usage the peer reported crossed its budget (`Limits::watch`).
     OverBudget,
+    /// An ACP agent did not answer `initialize` in time.
+    HandshakeTimeout,
 }
 
 #[derive(Debug)]
@@ -133,6 +148,8 @@ pub struct Finished {
 pub struct LogFiles {
     pub stdout: Option<PathBuf>,
     pub stderr: Option<PathBuf>,
+    /// What baton wrote to an ACP agent (the prompt's text left out).
+    pub sent: Option<PathBuf>,
 }
 
 enum Msg {
@@ -169,11 +186,12 @@ pub fn supervise(
     program: &Path,
     cwd: &Path,
     logs: &LogFiles,
-    parser: Parser,
+    mut parser: Parser,
     limits: &Limits,
     interrupts: &mut Interrupts,
     on_spawn: &mut dyn FnMut(u32),
 ) -> Result<Finished> {
+    let duplex = parser.acp().is_some();
     let notes: Arc<Mutex<Vec<String>>> = Arc::default();
     let open_log = |p: &Option<PathBuf>| {
         let p = p.as_ref()?;
@@ -194,7 +212,7 @@ pub fn supervise(
     let mut cmd = Command::new(program);
     cmd.args(&spec.args)
         .current_dir(cwd)
-        .stdin(if spec.stdin.is_some() {
+        .stdin(if spec.stdin.is_some() || duplex {
             Stdio::piped()
         } else {
             Stdio::null()
@@ -238,6 +256,17 @@ pub fn supervise(
 
     let (tx, rx) = mpsc::channel::<Msg>();
     let last_activity = Arc::new(AtomicU64::new(0));
+    if duplex && let Some(stdin) = child.stdin.take() {
+        let sent_log = logs
+            .sent
+            .as_ref()
+            .and_then(|p| crate::fsutil::create_private(p).ok());
+        let (out, outbox) = mpsc::channel();
+        thread::spawn(move || write_outbox(stdin, outbox, sent_log));
+        if let Some(c) = parser.acp() {
+            c.start(out);
+        }
+    }
     let parser = Arc::new(Mutex::new(Some(parser)));
     let stderr_tail = Arc::new(Mutex::new(Vec::<u8>::new()));
 
@@ -305,6 +334,7 @@ pub fn supervise(
 
     let deadline = started + limits.timeout;
     let mut watch_at = limits.watch.as_ref().map(|_| started + WATCH_EVERY);
+    let mut handshake = limits.handshake.map(|d| started + d);
     let mut final_at: Option<Instant> = None;
     let mut status: Option<io::Result<ExitStatus>> = None;
     let mut eofs = 0;
@@ -314,7 +344,7 @@ pub fn supervise(
             .idle_timeout
             .map(|d| started + Duration::from_millis(last_activity.load(Ordering::Relaxed)) + d);
         let hang_deadline = final_at.map(|t| t + limits.after_final);
-        let next = [Some(deadline), idle_deadline, hang_deadline, watch_at]
+        let next = [Some(deadline), idle_deadline, hang_deadline, watch_at, handshake]
             .into_iter()
             .flatten()
             .min()
@@ -331,6 +361,13 @@ pub fn supervise(
         if now >= next {
             if now >= deadline {
                 break EndReason::Timeout;
+            }
+            if handshake.is_some_and(|d| now >= d) {
+                if !acp_initialized(&parser) {
+                    break EndReason::HandshakeTimeout;
+                }
+                handshake = None;
+                continue;
             }
             if hang_deadline.is_some_and(|d| now >= d) {
                 break EndReason::HungAfterFinal;
@@ -356,6 +393,26 @@ pub fn supervise(
         }
     };
 
+    // An ACP agent is asked to end its turn first; its answer (or its exit)
+    // ends the wait early.
+    if status.is_none()
+        && reason != EndReason::Exited
+        && reason != EndReason::HungAfterFinal
+        && acp_cancel(&parser)
+    {
+        let until = Instant::now() + CANCEL_GRACE;
+        while let Ok(m) = rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            match m {
+                Msg::Exited(s) => {
+                    status = Some(s);
+                    break;
+                }
+                Msg::Eof => eofs += 1,
+                Msg::TurnFinished => break,
+                Msg::Signal(_) => {}
+            }
+        }
+    }
     if status.is_none() {
         status = Some(stop_leader(pgid, limits.kill_grace, &rx, |m| match m {
             Msg::Exited(s) => Some(s),
@@ -424,6 +481,46 @@ fn over_budget(parser: &Mutex<Option<Parser>>, watch: &Watch) -> bool {
         None => return false,
     };
     (watch.0)(&so_far)
+}
+
+fn acp_initialized(parser: &Mutex<Option<Parser>>) -> bool {
+    let mut g = parser.lock().unwrap();
+    g.as_mut()
+        .and_then(Parser::acp)
+        .is_none_or(|c| c.initialized())
+}
+
+/// Send `session/cancel` if an ACP prompt is in flight.
+fn acp_cancel(parser: &Mutex<Option<Parser>>) -> bool {
+    let mut g = parser.lock().unwrap();
+    g.as_mut().and_then(Parser::acp).is_some_and(|c| c.cancel())
+}
+
+/// The ACP writer: each queued line to the agent's stdin (and `sent.log`),
+/// until the client closes it or the agent stops reading.
+fn write_outbox(
+    mut stdin: std::process::ChildStdin,
+    outbox: mpsc::Receiver<crate::agent::acp::Outgoing>,
+    mut log: Option<std::fs::File>,
+) {
+    use crate::agent::acp::Outgoing;
+    for o in outbox {
+        match o {
+            Outgoing::Line { wire, logged } => {
+                if let Some(f) = &mut log
+                    && writeln!(f, "{logged}").is_err()
+                {
+                    log = None;
+                }
+                let mut line = wire.into_bytes();
+                line.push(b'\n');
+                if stdin.write_all(&line).and_then(|_| stdin.flush()).is_err() {
+                    return;
+                }
+            }
+            Outgoing::Close => return,
+        }
+    }
 }
 
 #[cfg(test)]

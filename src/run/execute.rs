@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::{Agent, CommandSpec, Outcome};
+use crate::agent::{Agent, CommandSpec, Outcome, Transport};
 use crate::error::{Error, Result};
 use crate::failure::Failure;
 use crate::process::{self, EndReason, Interrupts, LogFiles, Watch};
@@ -44,18 +44,22 @@ pub fn execute(
     let logs = LogFiles {
         stdout: dir.map(|d| d.join("stdout.log")),
         stderr: dir.map(|d| d.join("stderr.log")),
+        sent: dir
+            .filter(|_| plan.transport == Transport::Acp)
+            .map(|d| d.join("sent.log")),
     };
     // The snapshot behind `changed_files` costs a `git status` or more. When
     // the prompt goes on stdin it is taken while the CLI starts: the peer is
     // spawned first and gets its prompt only after the snapshot, so it
     // cannot act before it. A prompt in argv (agy) starts the work at once:
-    // then the snapshot comes first.
+    // then the snapshot comes first. An ACP agent gets nothing (not even
+    // `initialize`) before the snapshot is taken.
     let snapshot = || match &plan.git_pin {
         Some(p) => git::snapshot_pinned(&p.work_tree, p.env()),
         None => git::snapshot(&plan.cwd),
     };
     let mut before = None;
-    let early = spec.stdin.is_none();
+    let early = spec.stdin.is_none() && plan.transport != Transport::Acp;
     if early {
         before = snapshot();
     }
@@ -72,7 +76,7 @@ pub fn execute(
         program,
         &plan.cwd,
         &logs,
-        plan.agent.parser(),
+        plan.parser(),
         &limits,
         interrupts,
         &mut |pid| {
@@ -146,6 +150,21 @@ pub fn execute(
                 &Failure::BudgetExceeded.hint(plan.agent.name()),
             )),
         ),
+        EndReason::HandshakeTimeout => (
+            Status::Timeout,
+            Some(info(
+                "acp_handshake_timeout",
+                format!(
+                    "`{}` did not answer the ACP `initialize` request within {}s{}",
+                    spec.program,
+                    secs(plan.limits().handshake.unwrap_or_default().as_millis() as u64),
+                    crate::agent::last_line(&finished.exit.stderr_tail)
+                        .map(|l| format!(" (its stderr: {})", crate::agent::clip(&l, 200)))
+                        .unwrap_or_default()
+                ),
+                "check that the command speaks ACP on stdio (`baton doctor` sends it                  `initialize`), or that it is not waiting for a login",
+            )),
+        ),
         EndReason::Interrupted(sig) => (
             Status::Cancelled,
             Some(info(
@@ -157,7 +176,7 @@ pub fn execute(
         EndReason::Exited | EndReason::HungAfterFinal => {
             let exited_ok =
                 finished.reason == EndReason::HungAfterFinal || finished.exit.code == Some(0);
-            if finished.reason == EndReason::HungAfterFinal {
+            if finished.reason == EndReason::HungAfterFinal && plan.transport != Transport::Acp {
                 warnings.push(format!(
                     "the peer did not exit within {}s of its final event; baton stopped it",
                     secs(plan.limits().after_final.as_millis() as u64)
@@ -423,7 +442,9 @@ pub(super) fn session_usage(
     usage: &Usage,
     warnings: &mut Vec<String>,
 ) -> Usage {
-    if !plan.agent.usage_is_cumulative() {
+    // Over ACP every agent reports per prompt (qwen's headless total is
+    // per session; its ACP `_meta.usage` is per model call: measured).
+    if !plan.agent.usage_is_cumulative() || plan.transport == Transport::Acp {
         return usage.clone();
     }
     let Some(session) =

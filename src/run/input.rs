@@ -1,5 +1,5 @@
-//! What a run is asked, read and checked before planning: the recursion
-//! depth, access, cwd, the task text (words, a file or stdin), the budget.
+//! What a run is asked, read and checked before planning: access, cwd,
+//! the task text (words, a file or stdin), the budget.
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
@@ -9,36 +9,6 @@ use crate::agent::Access;
 use crate::config;
 use crate::error::{Error, Result};
 use crate::spend::Budget;
-
-/// Environment knobs, read once.
-pub struct Depth {
-    pub depth: u32,
-    pub max: u32,
-}
-
-impl Depth {
-    pub fn from_env() -> Depth {
-        let get = |k: &str| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.trim().parse::<u32>().ok())
-        };
-        Depth {
-            depth: get("BATON_DEPTH").unwrap_or(0),
-            max: get("BATON_MAX_DEPTH").unwrap_or(1),
-        }
-    }
-
-    pub fn check(&self) -> Result<()> {
-        if self.depth >= self.max {
-            return Err(Error::RecursionLimit {
-                depth: self.depth,
-                max: self.max,
-            });
-        }
-        Ok(())
-    }
-}
 
 pub fn resolve_access(args: &RunRequest) -> Result<Access> {
     if args.read_only {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::argv::{Origin, Origins};
-use crate::agent::{Access, Agent, CommandSpec, Extra, Request};
+use crate::agent::{Access, Agent, CommandSpec, Extra, Request, Transport};
 use crate::error::{Error, Result};
 use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
@@ -19,17 +19,22 @@ use crate::spend::{Budget, Meter};
 use crate::{config, duration, fsutil, ids, models, prompt};
 
 pub mod chain;
+mod cap;
 mod execute;
 pub mod fallback;
 mod input;
 pub mod observe;
 mod records;
+mod transport;
 
+pub use cap::{Depth, MAX_ACCESS_VAR, check_access_cap};
 pub use chain::Hooks;
 pub use execute::{execute, save_result, summarize};
 pub use fallback::Link;
-pub use input::{Depth, budget, read_task, resolve_access, resolve_cwd};
+pub use input::{budget, read_task, resolve_access, resolve_cwd};
 pub use records::{RUN_LOCK, new_run_dir, run_dir_or_warning};
+pub use transport::resolve_transport;
+use transport::{ACP_AFTER_FINAL, acp_init_timeout};
 
 /// How long a peer may linger after its own "turn finished" event.
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
@@ -68,6 +73,9 @@ pub struct Plan {
     pub raw: bool,
     pub profile: Option<String>,
     pub provider: Option<String>,
+    /// How baton talks to the agent (its CLI's headless mode, or ACP).
+    #[serde(default)]
+    pub transport: Transport,
     /// The argv prefix that starts the CLI (config `agents.<name>.command`),
     /// in place of its binary on PATH.
     #[serde(default)]
@@ -142,6 +150,9 @@ pub struct RunRequest {
     pub idle_timeout: Option<String>,
     pub profile: Option<String>,
     pub provider: Option<String>,
+    /// `--transport`: headless or acp (`None`: the config's
+    /// `agents.<name>.transport`, else the agent's default).
+    pub transport: Option<String>,
     pub raw: bool,
     /// The task as words (joined by spaces).
     pub task: Vec<String>,
@@ -187,6 +198,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     let (model, model_from) = pick("model", &args.model, &o.model, "--model");
     let (effort, effort_from) = pick("effort", &args.effort, &o.effort, "--effort");
     let access = resolve_access(args)?;
+    check_access_cap(access)?;
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     // The model alone first, so that an error names the source of the
     // value it is about.
@@ -218,7 +230,8 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     if retry > MAX_RETRY {
         return Err(Error::usage_hint(
             format!("--retry {retry} is more than {MAX_RETRY}"),
-            "a provider that is still unavailable after a few tries will not answer soon:              use --fallback for another agent",
+            "a provider that is still unavailable after a few tries will not answer soon: \
+             use --fallback for another agent",
         ));
     }
     if args.profile.is_some() && agent != Agent::Codex {
@@ -257,6 +270,12 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
             .as_ref()
             .map(|_| o.resume.clone().unwrap_or(Origin::Flag("--resume"))),
     };
+    let transport = resolve_transport(
+        agent,
+        args.transport
+            .clone()
+            .or_else(|| cfg.string(&format!("agents.{}.transport", agent.name()))),
+    )?;
     let cwd_str = cwd.display().to_string();
     let prompt = if args.raw {
         task.clone()
@@ -276,6 +295,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         raw: args.raw,
         profile,
         provider,
+        transport,
         command: cfg.command(agent),
         timeout_ms: duration::millis(timeout),
         idle_timeout_ms: duration::millis(idle),
@@ -314,6 +334,7 @@ impl Plan {
             // SAFETY: geteuid has no preconditions.
             is_root: unsafe { libc::geteuid() } == 0,
             missing_sandbox_deps: missing_sandbox_deps(self.agent, self.access),
+            transport: self.transport,
             extra: Extra {
                 writable_dirs: self.writable_dirs.clone(),
                 protected_paths: self.protected_paths.clone(),
@@ -351,8 +372,14 @@ impl Plan {
             timeout: Duration::from_millis(self.timeout_ms),
             idle_timeout: (self.agent.streams_progress() && self.idle_timeout_ms > 0)
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
-            after_final: after_final_grace(),
+            // An ACP agent's turn is over when its prompt is answered; one
+            // that lingers after its stdin closed is stopped sooner.
+            after_final: match self.transport {
+                Transport::Acp => after_final_grace().min(ACP_AFTER_FINAL),
+                Transport::Headless => after_final_grace(),
+            },
             kill_grace: KILL_GRACE,
+            handshake: (self.transport == Transport::Acp).then(acp_init_timeout),
             watch: None,
         }
     }
@@ -458,5 +485,7 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "fallback": fallback,
         "max_usd": plan.budget.max_usd,
         "budget_tokens": plan.budget.max_tokens,
+        "transport": plan.transport.as_str(),
+        "acp": transport::dry_run_acp(plan),
     })
 }

@@ -107,13 +107,14 @@ pub struct Places {
     pub vars: Vec<(String, String)>,
 }
 
-const VARS: [&str; 6] = [
+const VARS: [&str; 7] = [
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "PI_CODING_AGENT_DIR",
     "GEMINI_CLI_HOME",
     "XDG_STATE_HOME",
     "XDG_DATA_HOME",
+    "XDG_CONFIG_HOME",
 ];
 
 impl Places {

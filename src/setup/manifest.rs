@@ -22,6 +22,27 @@ pub struct Manifest {
     /// Directories setup created (removed on uninstall once empty).
     #[serde(default)]
     pub dirs: Vec<DirEntry>,
+    /// Entries setup put into files that are not its own (`--mcp`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entries: Vec<Entry>,
+}
+
+/// One entry in a host's configuration file (`baton setup --mcp`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Entry {
+    pub path: PathBuf,
+    /// Where in the file: `mcpServers.baton`, `mcp.baton`, `mcp_servers.baton`.
+    pub key: String,
+    /// Of the entry's value (JSON, keys sorted), or of `text`.
+    pub sha256: String,
+    /// `mcp-claude`, `mcp-codex`, …
+    pub owner: String,
+    /// The exact text setup appended (TOML), removed as is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Setup created the file: removed on uninstall when nothing else is left.
+    #[serde(default)]
+    pub created_file: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -111,6 +132,19 @@ impl Manifest {
         });
     }
 
+    pub fn entry(&self, path: &Path) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.path == path)
+    }
+
+    pub fn record_entry(&mut self, e: Entry) {
+        self.entries.retain(|x| x.path != e.path);
+        self.entries.push(e);
+    }
+
+    pub fn forget_entry(&mut self, path: &Path) {
+        self.entries.retain(|e| e.path != path);
+    }
+
     pub fn forget_file(&mut self, path: &Path) {
         self.files.retain(|f| f.path != path);
     }
@@ -126,7 +160,9 @@ impl Manifest {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.files.is_empty() && self.dirs.iter().all(|d| d.owner == "setup")
+        self.files.is_empty()
+            && self.entries.is_empty()
+            && self.dirs.iter().all(|d| d.owner == "setup")
     }
 
     pub fn to_json(&self) -> Vec<u8> {

@@ -13,6 +13,7 @@
 
 pub mod host;
 pub mod manifest;
+pub mod mcp;
 mod remove;
 pub mod report;
 pub mod skill;
@@ -26,6 +27,7 @@ use crate::fsutil;
 
 pub use host::{Host, Places, Scope};
 use manifest::{Manifest, file_sha, sha256_hex};
+pub use mcp::McpHost;
 use remove::{remove_empty_dirs, uninstall};
 use report::HostReport;
 pub use report::Report;
@@ -37,6 +39,8 @@ pub struct SetupRequest {
     pub targets: Vec<String>,
     /// Also install (or remove) the man pages.
     pub man: bool,
+    /// Hosts (or `all`) whose MCP configuration gets baton's server (`--mcp`).
+    pub mcp: Vec<String>,
     pub scope: Scope,
     pub uninstall: bool,
     pub dry_run: bool,
@@ -53,6 +57,8 @@ pub struct SetupRequest {
 pub enum Target {
     Host(Host),
     Man,
+    /// baton's MCP server in a host's configuration file.
+    Mcp(McpHost),
 }
 
 impl Target {
@@ -60,13 +66,14 @@ impl Target {
         match self {
             Target::Host(h) => h.name(),
             Target::Man => "man",
+            Target::Mcp(h) => h.owner(),
         }
     }
 }
 
 /// The targets `names` select. `all` means every host, plus the man pages
 /// in user scope (they have no per-project place).
-pub fn targets(names: &[String], man: bool, scope: Scope) -> Result<Vec<Target>> {
+pub fn targets(names: &[String], man: bool, mcp: &[String], scope: Scope) -> Result<Vec<Target>> {
     let hosts = || Host::ALL.map(|h| h.name()).join(", ");
     let mut out = Vec::new();
     let mut add = |t: Target| {
@@ -98,6 +105,27 @@ pub fn targets(names: &[String], man: bool, scope: Scope) -> Result<Vec<Target>>
         }
         add(Target::Man);
     }
+    for name in mcp {
+        if scope == Scope::Project {
+            return Err(Error::usage_hint(
+                "`--mcp` writes your user configuration only",
+                "drop `--scope project`",
+            ));
+        }
+        if name == "all" {
+            McpHost::ALL.into_iter().for_each(|h| add(Target::Mcp(h)));
+        } else if let Some(h) = McpHost::parse(name) {
+            add(Target::Mcp(h));
+        } else {
+            return Err(Error::usage_hint(
+                format!("unknown MCP host `{name}`"),
+                format!(
+                    "name one or more of: {}, or `all`",
+                    McpHost::ALL.map(|h| h.name()).join(", ")
+                ),
+            ));
+        }
+    }
     if out.is_empty() {
         return Err(Error::usage_hint(
             "name the hosts to set up",
@@ -112,7 +140,7 @@ pub fn targets(names: &[String], man: bool, scope: Scope) -> Result<Vec<Target>>
 
 /// Run setup; the report lists per host what was (or would be) done.
 pub fn run(req: &SetupRequest) -> Result<Report> {
-    let targets = targets(&req.targets, req.man, req.scope)?;
+    let targets = targets(&req.targets, req.man, &req.mcp, req.scope)?;
     let manifest_path = match req.scope {
         Scope::User => req.places.state_dir()?.join("setup.json"),
         Scope::Project => req.places.project.join(".baton/setup.json"),
@@ -171,9 +199,23 @@ fn apply(
         let dir = match t {
             Target::Host(h) => h.skills_dir(req.scope, &req.places)?,
             Target::Man => req.places.man1_dir()?,
+            Target::Mcp(h) => h.config_file(&req.places)?,
         };
         let mut rep = HostReport::new(t.name(), dir);
-        if req.uninstall {
+        if let Target::Mcp(host) = t {
+            let job = mcp::Job {
+                host,
+                exe: &req.exe,
+                places: &req.places,
+                dry_run: req.dry_run,
+                force: req.force,
+            };
+            if req.uninstall {
+                mcp::uninstall(&job, manifest, &mut rep)?;
+            } else {
+                mcp::install(&job, manifest, &mut rep)?;
+            }
+        } else if req.uninstall {
             uninstall(t.name(), req, manifest, &mut rep)?;
         } else {
             for (path, content) in files_for(t, req)? {
@@ -192,6 +234,7 @@ fn files_for(t: Target, req: &SetupRequest) -> Result<Vec<(PathBuf, Vec<u8>)>> {
             let dir = h.skills_dir(req.scope, &req.places)?.join(skill::NAME);
             vec![(dir.join("SKILL.md"), skill::render(&req.exe).into_bytes())]
         }
+        Target::Mcp(_) => Vec::new(),
         Target::Man => {
             if req.man_pages.is_empty() {
                 return Err(Error::Internal("setup was given no man pages".into()));
@@ -257,7 +300,7 @@ fn create_dirs(dir: &Path, owner: &str, manifest: &mut Manifest) -> Result<()> {
 /// Write the manifest, or when it records nothing any more, remove it and
 /// the directories made for it.
 fn save(path: &Path, manifest: &mut Manifest, scope: Scope, places: &Places) -> Result<()> {
-    if manifest.files.is_empty() {
+    if manifest.files.is_empty() && manifest.entries.is_empty() {
         if path.exists() {
             fs::remove_file(path)
                 .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
@@ -291,13 +334,13 @@ mod tests {
 
     #[test]
     fn all_means_every_host_and_man_pages_for_the_user() {
-        let all = targets(&names(&["all"]), false, Scope::User).unwrap();
+        let all = targets(&names(&["all"]), false, &[], Scope::User).unwrap();
         assert_eq!(all.len(), 5);
         assert!(all.contains(&Target::Man));
-        let project = targets(&names(&["all"]), false, Scope::Project).unwrap();
+        let project = targets(&names(&["all"]), false, &[], Scope::Project).unwrap();
         assert_eq!(project.len(), 4);
         assert!(!project.contains(&Target::Man));
-        let two = targets(&names(&["pi", "claude", "pi"]), true, Scope::User).unwrap();
+        let two = targets(&names(&["pi", "claude", "pi"]), true, &[], Scope::User).unwrap();
         assert_eq!(
             two,
             [
@@ -315,7 +358,7 @@ mod tests {
             (names(&[]), false, Scope::User),
             (names(&["pi"]), true, Scope::Project),
         ] {
-            let e = targets(&n, man, scope).unwrap_err();
+            let e = targets(&n, man, &[], scope).unwrap_err();
             assert_eq!(e.kind(), "usage", "{n:?}");
             assert!(e.hint().is_some());
         }

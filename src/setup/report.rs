@@ -44,7 +44,8 @@ pub struct Skipped {
     /// `unchanged`, `not_ours` (conflict), `changed` (conflict on
     /// uninstall: edited since setup wrote it), `link` (conflict on
     /// uninstall: the path leads through a symlink setup did not make, so
-    /// nothing is removed through it, not even with `--force`) or `gone`.
+    /// nothing is removed through it, not even with `--force`), `unreadable`
+    /// (conflict: a host's config file that is not valid JSON or TOML) or `gone`.
     pub reason: &'static str,
     /// Why, where the reason alone does not say (which link, what is there).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -84,7 +85,7 @@ impl HostReport {
 }
 
 fn is_conflict(reason: &str) -> bool {
-    matches!(reason, "not_ours" | "changed" | "link")
+    matches!(reason, "not_ours" | "changed" | "link" | "unreadable")
 }
 
 impl Report {
@@ -120,6 +121,7 @@ impl crate::render::Render for Report {
                     "not_ours" => "CONFLICT: not written by baton setup",
                     "changed" => "CONFLICT: changed since baton setup wrote it",
                     "link" => "CONFLICT: reached through a symlink baton setup did not make",
+                    "unreadable" => "CONFLICT: not valid JSON or TOML, left alone",
                     _ => "already gone",
                 };
                 out.push_str(&format!("  skipped {} ({why})\n", s.path.display()));

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::agent::{Agent, Parser, ProcessExit};
 use crate::result::Usage;
 
-use super::events;
+use super::{acp_events, events};
 
 /// Buffered agy output kept for the final parse (agy prints one object at the end).
 const AGY_MAX: usize = 16 << 20;
@@ -159,6 +159,8 @@ pub struct Reducer {
     parser: Option<Parser>,
     /// The counts last reported, so an unchanged total is not repeated.
     usage: Usage,
+    /// `parser` was swapped for an ACP client (the log is ACP).
+    acp_parser: bool,
 }
 
 impl Reducer {
@@ -169,6 +171,7 @@ impl Reducer {
             agy: Vec::new(),
             parser: Some(agent.parser()),
             usage: Usage::default(),
+            acp_parser: false,
         }
     }
 
@@ -208,13 +211,17 @@ impl Reducer {
             });
             return out;
         };
+        // An ACP log (any agent driven over ACP) is read by its protocol.
+        if v.get("jsonrpc").is_some() {
+            return self.acp(line, &v);
+        }
         let mut out = match self.agent {
             Agent::Codex => events::codex(&v),
             Agent::Claude | Agent::Qwen => events::claude(&v),
             Agent::Opencode => events::opencode(&v),
             Agent::Zai | Agent::Pi => events::pi(&v),
             Agent::GeminiCli => self.gemini_cli(&v),
-            Agent::Gemini => Vec::new(),
+            Agent::Gemini | Agent::Copilot | Agent::Kilo => Vec::new(),
         };
         if let Some(p) = self.parser.as_mut() {
             p.feed(line);
@@ -260,6 +267,39 @@ impl Reducer {
         vec![Activity::Message {
             text: std::mem::take(&mut self.pending),
         }]
+    }
+
+    fn acp(&mut self, line: &[u8], v: &Value) -> Vec<Activity> {
+        let read = acp_events::acp(v);
+        let mut out = Vec::new();
+        match read.text {
+            Some(t) => self.pending.push_str(&t),
+            None if !read.acts.is_empty() => out = self.flush_pending(),
+            None => {}
+        }
+        out.extend(read.acts);
+        if self.parser.is_some() && !self.acp_parser {
+            self.parser = Some(self.agent.parser_for(crate::agent::Transport::Acp));
+            self.acp_parser = true;
+        }
+        if let Some(p) = self.parser.as_mut() {
+            p.feed(line);
+            // Only these carry counts: no copy of the client per chunk.
+            let counts = |k: &[u8]| line.windows(k.len()).any(|w| w == k);
+            if !counts(b"\"usage\"") && !counts(b"\"quota\"") {
+                return out;
+            }
+            let usage = p.snapshot(&ProcessExit::default()).usage;
+            if !usage.is_empty() && usage != self.usage {
+                self.usage = usage.clone();
+                let at = out
+                    .iter()
+                    .position(|a| matches!(a, Activity::Done { .. }))
+                    .unwrap_or(out.len());
+                out.insert(at, Activity::Usage { usage });
+            }
+        }
+        out
     }
 
     fn gemini_cli(&mut self, v: &Value) -> Vec<Activity> {

@@ -15,6 +15,7 @@
 //! - `progress` draws one status line on a terminal's stderr while a
 //!   foreground run works, from a tail of its log (the pump is never touched).
 
+mod acp_events;
 pub mod activity;
 pub mod council;
 pub mod council_watch;

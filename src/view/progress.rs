@@ -28,11 +28,26 @@ const SPINNER: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '�
 /// `\r` then erase the whole line.
 const ERASE: &str = "\r\x1b[2K";
 
-/// Whether a live line should be drawn: a person watches stderr, and
-/// neither `--quiet` nor `BATON_PROGRESS=0` turned it off.
+/// `BATON_PROGRESS=lines`: instead of a line redrawn on a terminal, one
+/// line on stderr each time the activity changes, this prefix then
+/// `{"activity": "codex: editing src/parse.rs · 1.2k tokens", "tokens": 1234}`,
+/// for a program that follows the run (`baton mcp` turns them into progress
+/// notifications). Internal: set by `baton mcp` for its children.
+pub const LINES_PREFIX: &str = "baton-progress: ";
+
+fn lines_mode() -> bool {
+    std::env::var_os("BATON_PROGRESS").is_some_and(|v| v == "lines")
+}
+
+/// Whether a live line should be drawn: a person watches stderr (or a
+/// program asked for lines), and neither `--quiet` nor `BATON_PROGRESS=0`
+/// turned it off.
 pub fn wanted(quiet: bool) -> bool {
     if quiet || std::env::var_os("BATON_PROGRESS").is_some_and(|v| v == "0") {
         return false;
+    }
+    if lines_mode() {
+        return true;
     }
     // SAFETY: isatty only inspects the descriptor.
     unsafe { libc::isatty(libc::STDERR_FILENO) == 1 }
@@ -92,6 +107,12 @@ impl Progress {
             }) as Box<dyn Send>)
         })));
         let (tx, rx) = mpsc::channel::<()>();
+        if lines_mode() {
+            return Progress {
+                stop: Some(tx),
+                thread: Some(thread::spawn(move || lines(&board, &rx))),
+            };
+        }
         let thread = thread::spawn(move || {
             let started = Instant::now();
             let mut err = std::io::stderr();
@@ -146,6 +167,75 @@ impl Drop for Progress {
     fn drop(&mut self) {
         self.end();
     }
+}
+
+/// `BATON_PROGRESS=lines`: a line each time the activity changes, polled as
+/// often as the terminal line is redrawn.
+fn lines(board: &Mutex<Board>, rx: &mpsc::Receiver<()>) {
+    let mut last = String::new();
+    let mut err = std::io::stderr();
+    loop {
+        let now = match board.lock() {
+            Ok(mut b) => {
+                for r in b.runs.iter_mut().filter(|r| !r.ended) {
+                    let _ = r.tail.poll(READ_PER_TICK);
+                }
+                let runs: Vec<(Agent, &Live, bool)> = b
+                    .runs
+                    .iter()
+                    .map(|r| (r.agent, &r.tail.live, r.ended))
+                    .collect();
+                let total: u64 = runs.iter().filter_map(|r| total_tokens(&r.1.usage)).sum();
+                (!runs.is_empty()).then(|| (activity(&runs), total))
+            }
+            Err(_) => None,
+        };
+        if let Some((line, total)) = now
+            && line != last
+        {
+            let json = serde_json::json!({"activity": line, "tokens": total});
+            let _ = err.write_all(format!("{LINES_PREFIX}{json}\n").as_bytes());
+            last = line;
+        }
+        match rx.recv_timeout(TICK) {
+            Err(RecvTimeoutError::Timeout) => {}
+            _ => break,
+        }
+    }
+}
+
+/// What the peers are doing, without spinner or clock:
+/// `codex: editing src/parse.rs · 1.2k tokens`; several as
+/// `2 peers (1 done) · codex: $ cargo test · claude: starting · 3k tokens`.
+pub fn activity(runs: &[(Agent, &Live, bool)]) -> String {
+    let doing = |live: &Live| {
+        live.doing()
+            .unwrap_or_else(|| "starting".into())
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    let mut line = match runs {
+        [(agent, live, _)] => format!("{}: {}", agent.name(), doing(live)),
+        _ => {
+            let done = runs.iter().filter(|r| r.2).count();
+            let mut l = format!("{} peers", runs.len());
+            if done > 0 {
+                l.push_str(&format!(" ({done} done)"));
+            }
+            for (agent, live, _) in runs.iter().filter(|r| !r.2) {
+                l.push_str(&format!(" · {}: {}", agent.name(), doing(live)));
+            }
+            l
+        }
+    };
+    let total: u64 = runs.iter().filter_map(|r| total_tokens(&r.1.usage)).sum();
+    if total > 0 {
+        line.push_str(&format!(" · {} tokens", tokens(total)));
+    }
+    // Control characters from the peer never reach a reader; long lines are cut.
+    cut(line, 300)
 }
 
 /// The line for any number of peers: one peer as `render`; several as
@@ -312,5 +402,10 @@ mod tests {
             render('⠋', t, Agent::Codex, &a, 200)
         );
         assert_eq!(render_board('⠋', t, "peers", &[], 200), "⠋ 40s · starting");
+        assert_eq!(
+            activity(&runs),
+            "3 peers (1 done) · codex: $ cargo test · claude: starting · 1.5k tokens"
+        );
+        assert_eq!(activity(&runs[..1]), "codex: $ cargo test · 1.0k tokens");
     }
 }

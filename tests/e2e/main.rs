@@ -42,6 +42,7 @@ mod claude_sandbox;
 mod council;
 mod doctor;
 mod jobs;
+mod mcp;
 mod plugin;
 mod run;
 mod setup;

@@ -534,6 +534,8 @@ fn real_prompt_text(text: &str) -> Option<String> {
         "session_context",
         "environment_context",
         "user_instructions",
+        // copilot's user message starts with the time.
+        "current_datetime",
     ] {
         let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
         while let Some(a) = t.find(&open) {
@@ -1018,6 +1020,9 @@ enum ChatCli {
     Pi,
     Opencode,
     Qwen,
+    Copilot,
+    /// Kilo Code (an opencode fork: opencode's tool names).
+    Kilo,
 }
 
 fn system_text(body: &Value) -> String {
@@ -1039,6 +1044,10 @@ fn chat_cli(body: &Value) -> ChatCli {
         ChatCli::Opencode
     } else if sys.contains("Qwen Code") {
         ChatCli::Qwen
+    } else if sys.contains("You are GitHub Copilot") {
+        ChatCli::Copilot
+    } else if sys.contains("You are Kilo") {
+        ChatCli::Kilo
     } else {
         ChatCli::Pi
     }
@@ -1106,8 +1115,11 @@ fn chat_stream(
         Action::Write { path, content } => {
             let (name, args) = match cli {
                 ChatCli::Pi => ("write", json!({"path": path, "content": content})),
-                ChatCli::Opencode => ("write", json!({"filePath": path, "content": content})),
+                ChatCli::Opencode | ChatCli::Kilo => {
+                    ("write", json!({"filePath": path, "content": content}))
+                }
                 ChatCli::Qwen => ("write_file", json!({"file_path": path, "content": content})),
+                ChatCli::Copilot => ("create", json!({"path": path, "file_text": content})),
             };
             sse.send(None, &chunk(call(name, args), Value::Null))?;
             "tool_calls"
@@ -1115,8 +1127,11 @@ fn chat_stream(
         Action::Shell(cmd) => {
             let (name, args) = match cli {
                 ChatCli::Pi => ("bash", json!({"command": cmd})),
-                ChatCli::Opencode => ("bash", json!({"command": cmd, "description": "run it"})),
+                ChatCli::Opencode | ChatCli::Kilo => {
+                    ("bash", json!({"command": cmd, "description": "run it"}))
+                }
                 ChatCli::Qwen => ("run_shell_command", json!({"command": cmd})),
+                ChatCli::Copilot => ("bash", json!({"command": cmd, "description": "run it"})),
             };
             sse.send(None, &chunk(call(name, args), Value::Null))?;
             "tool_calls"

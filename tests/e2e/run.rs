@@ -4,8 +4,8 @@
 use std::fs;
 use std::time::Duration;
 
-use crate::mock::Recorded;
-use crate::support::{Agent, Peer, assert_usage, eventually, mock, turns};
+use crate::mock::{MockUsage, Recorded};
+use crate::support::{Agent, Outcome, Peer, assert_usage, eventually, mock, turns};
 
 const WRITTEN: &str = "written by the peer\n";
 
@@ -28,7 +28,7 @@ fn plain(agent: Agent) {
     assert_eq!(t.len(), 1, "one model turn expected");
     assert_eq!(t[0].scenario, "plain");
     assert_wire(agent, &t[0]);
-    assert_usage(&o, mock().usage_for(&id));
+    usage_ok(agent, &o, &id);
     assert!(o.changed_files().is_empty(), "{}", o.dump());
 }
 
@@ -49,14 +49,24 @@ fn assert_wire(agent: Agent, r: &Recorded) {
             "authorization",
             "Bearer e2e-opencode-key",
         ),
-        Agent::Qwen => (
+        Agent::Qwen | Agent::QwenAcp => (
             "/v1/chat/completions",
             "authorization",
             "Bearer e2e-qwen-key",
         ),
-        Agent::GeminiCli => ("", "x-goog-api-key", "e2e-gemini-key"),
+        Agent::Copilot => (
+            "/v1/chat/completions",
+            "authorization",
+            "Bearer e2e-copilot-key",
+        ),
+        Agent::Kilo => (
+            "/v1/chat/completions",
+            "authorization",
+            "Bearer e2e-kilo-key",
+        ),
+        Agent::GeminiCli | Agent::GeminiCliAcp => ("", "x-goog-api-key", "e2e-gemini-key"),
     };
-    if agent == Agent::GeminiCli {
+    if agent.cli() == Agent::GeminiCli {
         assert!(
             r.path.contains(":streamGenerateContent?alt=sse"),
             "{}",
@@ -69,7 +79,14 @@ fn assert_wire(agent: Agent, r: &Recorded) {
     let model = r.body["model"].as_str();
     match agent {
         Agent::Zai => assert_eq!(model, Some("glm-5.2")),
-        Agent::Pi | Agent::Opencode | Agent::Qwen => assert_eq!(model, Some("mock-model")),
+        Agent::Pi
+        | Agent::Opencode
+        | Agent::Qwen
+        | Agent::QwenAcp
+        | Agent::Copilot
+        | Agent::Kilo => {
+            assert_eq!(model, Some("mock-model"))
+        }
         _ => {}
     }
 }
@@ -112,8 +129,12 @@ fn write_workspace(agent: Agent) {
     );
     assert_eq!(o.changed_files(), ["out.txt"], "{}", o.dump());
     assert!(o.message().starts_with("WRITE-DONE"), "{}", o.dump());
-    assert_eq!(turns(&id).len(), 2, "tool call, then the final answer");
-    assert_usage(&o, mock().usage_for(&id));
+    assert_eq!(
+        main_turns(agent, &id).len(),
+        2,
+        "tool call, then the final answer"
+    );
+    usage_ok(agent, &o, &id);
 }
 
 /// Scenario 3: The same scenario read-only: the CLI refuses the write (the model did
@@ -126,6 +147,55 @@ fn write_read_only(agent: Agent) {
     assert_refused(&p, &id, &o);
 }
 
+/// The usage baton reports equals what the mock reported, where the
+/// transport carries it all. Over ACP, gemini-cli reports input and output
+/// only (no cached count) and leaves its router calls out; qwen leaves its
+/// memory-extraction call out: there the main turns are compared
+/// (docs/agents-acp.md).
+fn usage_ok(agent: Agent, o: &Outcome, run: &str) {
+    if !matches!(agent, Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo) {
+        return assert_usage(o, mock().usage_for(run));
+    }
+    let mut main = MockUsage::default();
+    let mut counted = main_turns(agent, run);
+    if agent == Agent::Kilo {
+        // Kilo (like opencode over ACP) reports the last model call only.
+        counted = counted.split_off(counted.len().saturating_sub(1));
+    }
+    for r in counted {
+        if let Some(u) = r.usage {
+            main.add(&u);
+        }
+    }
+    let u = &o.json["usage"];
+    let cached = if agent == Agent::GeminiCliAcp {
+        None
+    } else {
+        Some(main.cached)
+    };
+    assert_eq!(
+        (
+            u["input_tokens"].as_u64(),
+            u["cached_input_tokens"].as_u64(),
+            u["output_tokens"].as_u64()
+        ),
+        (Some(main.input), cached, Some(main.output)),
+        "usage of the main turns\n{}",
+        o.dump()
+    );
+}
+
+/// The model requests of a run's turn. Over ACP, qwen asks the model for a
+/// follow-up suggestion once the turn is over (its
+/// `qwen/notify/session/prompt-suggestion`); that request carries no
+/// scenario marker, so the mock answers it with its default.
+fn main_turns(agent: Agent, run: &str) -> Vec<Recorded> {
+    turns(run)
+        .into_iter()
+        .filter(|r| agent != Agent::QwenAcp || r.scenario != "default")
+        .collect()
+}
+
 fn assert_refused(p: &Peer, run: &str, o: &crate::support::Outcome) {
     assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
     assert!(
@@ -134,10 +204,18 @@ fn assert_refused(p: &Peer, run: &str, o: &crate::support::Outcome) {
         o.dump()
     );
     assert!(o.changed_files().is_empty(), "{}", o.dump());
-    let t = turns(run);
+    let t = main_turns(p.agent, run);
+    // Copilot and qwen (over ACP) end the turn when a tool call is rejected
+    // (copilot: "Info: Operation cancelled by user"): the model is not asked
+    // again (measured).
+    let expected = if matches!(p.agent, Agent::Copilot | Agent::QwenAcp | Agent::Kilo) {
+        1
+    } else {
+        2
+    };
     assert_eq!(
         t.len(),
-        2,
+        expected,
         "the model asked to write and got an answer back\n{}",
         o.dump()
     );
@@ -169,7 +247,7 @@ fn resume(agent: Agent) {
         "the resumed request must carry the first turn (prompt and answer)"
     );
     assert_refused(&p, &ro_id, &b);
-    assert_usage(&b, mock().usage_for(&ro_id));
+    usage_ok(agent, &b, &ro_id);
 
     // Resumed with workspace access: the same script writes.
     let (ws_id, ws) = p.prompt("E2E-WRITE");
@@ -184,7 +262,7 @@ fn resume(agent: Agent) {
     );
     assert_eq!(c.changed_files(), ["out.txt"], "{}", c.dump());
     assert!(turns(&ws_id)[0].raw_body.contains(&first_id));
-    assert_usage(&c, mock().usage_for(&ws_id));
+    usage_ok(agent, &c, &ws_id);
 }
 
 /// Scenario 5: The model answers HTTP 400: failed, exit 1, the API's text in
@@ -203,6 +281,11 @@ fn model_error(agent: Agent) {
     match agent {
         Agent::Pi | Agent::Zai => assert_eq!(peer_exit, Some(0), "{}", o.dump()),
         Agent::GeminiCli => assert_eq!(peer_exit, Some(400 % 256), "{}", o.dump()),
+        // Over ACP the error is the prompt's answer (copilot: its text
+        // "Error: 400 …"); the agent then exits at the end of its input, or
+        // is stopped.
+        Agent::Copilot => assert_eq!(peer_exit, Some(0), "{}", o.dump()),
+        Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo => {}
         Agent::Codex | Agent::Claude | Agent::Opencode | Agent::Qwen => {
             assert_eq!(peer_exit, Some(1), "{}", o.dump())
         }
@@ -247,11 +330,20 @@ fn timeout(agent: Agent) {
 
 per_agent!(
     [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli,
-     opencode => Opencode, qwen => Qwen]
+     opencode => Opencode, qwen => Qwen, copilot => Copilot, kilo => Kilo,
+     gemini_cli_acp => GeminiCliAcp, qwen_acp => QwenAcp]
     plain,
     write_workspace,
     write_read_only,
-    resume,
     model_error,
     timeout
+);
+
+// Not gemini-cli over ACP: its `session/load` answered "No previous
+// sessions found for this project" for a session saved moments before
+// (measured twice, docs/agents-acp.md); its headless `--resume` works.
+per_agent!(
+    [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli,
+     opencode => Opencode, qwen => Qwen, copilot => Copilot, kilo => Kilo, qwen_acp => QwenAcp]
+    resume
 );

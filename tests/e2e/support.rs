@@ -65,6 +65,14 @@ pub enum Agent {
     GeminiCli,
     Opencode,
     Qwen,
+    /// GitHub Copilot CLI (ACP only).
+    Copilot,
+    /// Kilo Code's CLI (ACP only).
+    Kilo,
+    /// gemini-cli and qwen driven over ACP (`--transport acp`), side by side
+    /// with their headless adapters.
+    GeminiCliAcp,
+    QwenAcp,
 }
 
 impl Agent {
@@ -76,7 +84,36 @@ impl Agent {
             Agent::Pi => "pi",
             Agent::GeminiCli => "gemini-cli",
             Agent::Opencode => "opencode",
-            Agent::Qwen => "qwen",
+            Agent::Qwen | Agent::QwenAcp => "qwen",
+            Agent::Copilot => "copilot",
+            Agent::Kilo => "kilo",
+            Agent::GeminiCliAcp => "gemini-cli",
+        }
+    }
+
+    /// Unique per variant (directory names).
+    pub fn label(self) -> &'static str {
+        match self {
+            Agent::GeminiCliAcp => "gemini-cli-acp",
+            Agent::QwenAcp => "qwen-acp",
+            a => a.name(),
+        }
+    }
+
+    /// Driven over ACP.
+    pub fn acp(self) -> bool {
+        matches!(
+            self,
+            Agent::Copilot | Agent::Kilo | Agent::GeminiCliAcp | Agent::QwenAcp
+        )
+    }
+
+    /// The headless twin of an ACP variant (same CLI, same configuration).
+    pub fn cli(self) -> Agent {
+        match self {
+            Agent::GeminiCliAcp => Agent::GeminiCli,
+            Agent::QwenAcp => Agent::Qwen,
+            a => a,
         }
     }
 
@@ -88,17 +125,21 @@ impl Agent {
             // With opencode and qwen in the suite the machine is busier: at a
             // load of 20, claude and pi did not reach the model in 10 s / 25 s.
             Agent::Codex | Agent::Claude => "30s",
-            Agent::Zai | Agent::Pi | Agent::GeminiCli => "50s",
+            Agent::Zai | Agent::Pi | Agent::GeminiCli | Agent::Copilot => "50s",
             // opencode and qwen take tens of seconds to start on a loaded
             // 2-core machine (measured: 40 s, and over 150 s at a load of 19).
-            Agent::Opencode | Agent::Qwen => "240s",
+            Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp | Agent::Kilo => {
+                "240s"
+            }
         }
     }
 
     /// How long the CLI may take to start and send its first model request.
     pub fn startup_limit(self) -> Duration {
         match self {
-            Agent::Opencode | Agent::Qwen => Duration::from_secs(230),
+            Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp | Agent::Kilo => {
+                Duration::from_secs(230)
+            }
             _ => Duration::from_secs(60),
         }
     }
@@ -106,7 +147,9 @@ impl Agent {
     /// The guard `--timeout` of ordinary runs (no test may hang the suite).
     pub fn guard_timeout(self) -> &'static str {
         match self {
-            Agent::Opencode | Agent::Qwen => "400s",
+            Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp | Agent::Kilo => {
+                "400s"
+            }
             _ => "180s",
         }
     }
@@ -127,7 +170,7 @@ pub struct Peer {
 impl Peer {
     /// `name` must be unique per test (it names the directories).
     pub fn new(agent: Agent, name: &str) -> Peer {
-        let name = format!("{}-{}", agent.name(), name);
+        let name = format!("{}-{}", agent.label(), name);
         let root = work_root().join(&name);
         let _ = fs::remove_dir_all(&root);
         let home = root.join("home");
@@ -148,7 +191,7 @@ impl Peer {
                 std::env::var("USER").unwrap_or_else(|_| "root".into()),
             ),
         ];
-        env.extend(configure(agent, &home));
+        env.extend(configure(agent.cli(), &home));
         Peer {
             agent,
             name,
@@ -221,8 +264,11 @@ impl Peer {
             Agent::Pi | Agent::Opencode => {
                 args.extend(["--provider", "mock", "--model", "mock-model"].map(String::from));
             }
-            Agent::Qwen => args.extend(["--provider", "openai"].map(String::from)),
+            Agent::Qwen | Agent::QwenAcp => args.extend(["--provider", "openai"].map(String::from)),
             _ => {}
+        }
+        if matches!(self.agent, Agent::GeminiCliAcp | Agent::QwenAcp) {
+            args.extend(["--transport", "acp"].map(String::from));
         }
         Baton {
             env: self.env.clone(),
@@ -477,11 +523,44 @@ stream_max_retries = 0
                 kv("OPENCODE_DISABLE_AUTOUPDATE", "1"),
             ]
         }
-        Agent::Qwen => vec![
+        Agent::Qwen | Agent::QwenAcp => vec![
             kv("OPENAI_API_KEY", "e2e-qwen-key"),
             kv("OPENAI_BASE_URL", &format!("{url}/v1")),
             kv("OPENAI_MODEL", "mock-model"),
         ],
+        // A model provider of the user's own (shared/realcli/copilot-acp.md):
+        // no GitHub login, nothing contacted but the mock.
+        Agent::Copilot => vec![
+            kv("COPILOT_PROVIDER_BASE_URL", &format!("{url}/v1")),
+            kv("COPILOT_PROVIDER_API_KEY", "e2e-copilot-key"),
+            kv("COPILOT_MODEL", "mock-model"),
+            kv("COPILOT_OFFLINE", "true"),
+        ],
+        // Kilo is an opencode fork: the same provider block, in its own
+        // config dir; the model is chosen there (baton passes none).
+        Agent::Kilo => {
+            let config = home.join(".config");
+            let dir = config.join("kilo");
+            fs::create_dir_all(&dir).unwrap();
+            let cfg = json!({
+                "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "mock",
+                    "options": {"baseURL": format!("{url}/v1"), "apiKey": "{env:MOCK_API_KEY}"},
+                    "models": {"mock-model": {"name": "mock-model"}}}},
+                "model": "mock/mock-model",
+                "autoupdate": false,
+                "share": "disabled"
+            });
+            fs::write(dir.join("kilo.json"), cfg.to_string()).unwrap();
+            let xdg = |k: &str, sub: &str| kv(k, &home.join(sub).display().to_string());
+            vec![
+                xdg("XDG_CONFIG_HOME", ".config"),
+                xdg("XDG_DATA_HOME", ".local/share"),
+                xdg("XDG_CACHE_HOME", ".cache"),
+                xdg("XDG_STATE_HOME", ".local/state"),
+                kv("MOCK_API_KEY", "e2e-kilo-key"),
+            ]
+        }
+        Agent::GeminiCliAcp => unreachable!("configured as gemini-cli"),
     }
 }
 

@@ -10,6 +10,7 @@
 #![allow(dead_code)]
 
 pub mod council;
+pub mod names;
 pub mod schema;
 pub mod secrets;
 

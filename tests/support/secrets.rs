@@ -53,18 +53,28 @@ fn class(code: &str, nodigit: bool) -> String {
         "b64" => format!("{UPPER}{LOWER}{d}+/"),
         "url" => format!("{UPPER}{LOWER}{d}_-"),
         "b32" => format!("{UPPER}{}", if nodigit { "" } else { "234567" }),
+        // crypt(3)'s alphabet: the salts and hashes of `$apr1$`, bcrypt, `$6$`.
+        "cr" => format!("./{UPPER}{LOWER}{d}"),
+        // Terraform `random_password`'s default set (no `<>&`: Terraform's
+        // JSON escapes them).
+        "pw" => format!("{UPPER}{LOWER}{d}!#$%*()-_=+[]{{}}:?@"),
         other => panic!("unknown class {other}"),
     }
 }
 
-/// Expand `ghp_{an:36}` or `{an:16-32}` into a random string.
+/// Expand `ghp_{an:36}` or `{an:16-32}` into a random string; braces
+/// without a colon (`{SHA}`) are literal.
 pub fn expand(template: &str, rng: &mut Rng, nodigit: bool) -> String {
     let mut out = String::new();
     let mut rest = template;
     while let Some(open) = rest.find('{') {
         out.push_str(&rest[..open]);
         let close = rest[open..].find('}').expect("unclosed {") + open;
-        let (code, len) = rest[open + 1..close].split_once(':').expect("{class:len}");
+        let Some((code, len)) = rest[open + 1..close].split_once(':') else {
+            out.push_str(&rest[open..=close]);
+            rest = &rest[close + 1..];
+            continue;
+        };
         let n = match len.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (usize, usize) = (a.parse().unwrap(), b.parse().unwrap());
@@ -91,6 +101,9 @@ pub struct Family {
     pub templates: &'static [&'static str],
     /// More contexts, `{s}` for the secret (e.g. `"SecretAccessKey": "{s}"`).
     pub extra: &'static [&'static str],
+    /// Whether the value also goes into the `ASSIGN` contexts (`{i}Token=…`);
+    /// a shape of its own (a URL, a `.pgpass` line) does not.
+    pub assign: bool,
 }
 
 const fn fam(
@@ -105,6 +118,7 @@ const fn fam(
         bare,
         templates,
         extra: &[],
+        assign: true,
     }
 }
 
@@ -170,6 +184,7 @@ pub static FAMILIES: &[Family] = &[
             "[default]\naws_access_key_id = AKIAQWERTYUIOPASDFGH\naws_secret_access_key = {s}\n",
             "AWS_SECRET_ACCESS_KEY={s} aws s3 ls",
         ],
+        assign: true,
     },
     fam(
         "stripe",
@@ -240,6 +255,7 @@ pub static FAMILIES: &[Family] = &[
         extra: &[
             "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={s};EndpointSuffix=core.windows.net",
         ],
+        assign: true,
     },
     fam(
         "azure-ad-client-secret",
@@ -408,6 +424,7 @@ pub static FAMILIES: &[Family] = &[
             "headers = {\"Authorization\": \"Bearer {s}\"}",
             "req.Header.Set(\"Authorization\", \"Bearer {s}\")",
         ],
+        assign: false,
     },
     Family {
         name: "url-password",
@@ -420,6 +437,102 @@ pub static FAMILIES: &[Family] = &[
             "amqp://worker:{s}@rabbit:5672/",
             "url: \"mongodb+srv://admin:{s}@cluster0.abcde.mongodb.net/db\"",
         ],
+        assign: false,
+    },
+    // Issue 20: what reached the adviser unredacted in 0.2.0.
+    Family {
+        name: "url-password-json",
+        idents: &["url"],
+        bare: false,
+        templates: &["{an:16}", "{an:8-12}", "S3cr3t{an:8}"],
+        extra: &[
+            "{\"url\": \"https:\\/\\/user:{s}@db.example.com\\/x\"}",
+            "{\"DATABASE_URL\":\"postgres:\\/\\/app:{s}@db.internal:5432\\/app\",\"debug\":false}",
+            "    \"dsn\": \"mysql:\\/\\/root:{s}@127.0.0.1:3306\\/shop\",",
+        ],
+        assign: false,
+    },
+    Family {
+        name: "password-suffix",
+        idents: &[
+            "DB_PASS",
+            "db_pass",
+            "SMTP_PASSWD",
+            "smtp_passwd",
+            "MYSQL_PWD",
+            "mysql_pwd",
+            "REDIS_PASS",
+            "ftp_pwd",
+            "LDAP_BIND_PASSWD",
+            "mail.pass",
+            "dbPass",
+        ],
+        bare: false,
+        templates: &["{an:12-24}", "p@{an:10}!", "{b64:20}", "{al:20}", "{hx:24}"],
+        extra: &[
+            "{i}={s}",
+            "export {i}=\"{s}\"",
+            "{i}: {s}",
+            "{i}: '{s}'",
+            "{i} = \"{s}\"",
+            "\"{i}\": \"{s}\",",
+            "ENV {i}={s}",
+            "docker run -e {i}={s} app",
+            "<{i}>{s}</{i}>",
+            "{i} := \"{s}\"",
+        ],
+        assign: false,
+    },
+    Family {
+        name: "pgpass",
+        idents: &["pgpass"],
+        bare: false,
+        templates: &["{an:12-20}", "p@{an:10}!", "{b64:16}", "{hx:24}"],
+        extra: &[
+            "db.example.com:5432:appdb:app:{s}",
+            "*:*:*:postgres:{s}",
+            "# ~/.pgpass\nhostname:port:database:username:password\nlocalhost:5432:*:me:{s}\n",
+            "$ cat ~/.pgpass\nprod-db.internal:6432:orders:orders_rw:{s}\n$ ",
+            "@@ -1,2 +1,3 @@\n localhost:5432:*:me:abc\n+10.0.3.7:5433:analytics:reporter:{s}\n",
+            "```\n/var/run/postgresql:5432:app:app:{s}\n```",
+            "RUN echo '127.0.0.1:5432:test:tester:{s}' > ~/.pgpass",
+            "pgpass:\n  - \"replica.example.com:5432:*:replicator:{s}\"\n",
+        ],
+        assign: false,
+    },
+    Family {
+        name: "htpasswd",
+        idents: &["htpasswd"],
+        bare: false,
+        templates: &[
+            "$apr1${cr:8}${cr:22}",
+            "$2y$10${cr:53}",
+            "$2b$12${cr:53}",
+            "{SHA}{b64:27}=",
+            "$6$rounds=5000${cr:16}${cr:86}",
+        ],
+        extra: &[
+            "admin:{s}",
+            "# .htpasswd\nalice:{s}\n",
+            "$ htpasswd -nbB deploy hunter2\ndeploy:{s}\n",
+            "+ci-bot:{s}",
+            "  - \"traefik.http.middlewares.auth.basicauth.users=user:{s}\"",
+            "root:{s}:19000:0:99999:7:::",
+        ],
+        assign: false,
+    },
+    Family {
+        name: "tfstate-random-password",
+        idents: &["tfstate"],
+        bare: false,
+        templates: &["{pw:16}", "{pw:24}", "{pw:12-32}"],
+        extra: &[
+            TFSTATE_V4,
+            "{\"address\":\"random_password.db\",\"mode\":\"managed\",\"type\":\"random_password\",\"name\":\"db\",\"provider_name\":\"registry.terraform.io/hashicorp/random\",\"schema_version\":3,\"values\":{\"id\":\"none\",\"keepers\":null,\"length\":24,\"result\":\"{s}\",\"special\":true},\"sensitive_values\":{\"result\":true}}",
+            "{\n  \"modules\": [{\n    \"resources\": {\n      \"random_password.admin\": {\n        \"type\": \"random_password\",\n        \"depends_on\": [],\n        \"primary\": {\n          \"id\": \"none\",\n          \"attributes\": {\n            \"id\": \"none\",\n            \"length\": \"20\",\n            \"result\": \"{s}\"\n          }\n        }\n      }\n    }\n  }]\n}",
+            "{\"state\": \"{\\\"type\\\": \\\"random_password\\\", \\\"instances\\\": [{\\\"attributes\\\": {\\\"result\\\": \\\"{s}\\\"}}]}\"}",
+        ],
+        assign: false,
     },
     fam(
         "generic",
@@ -442,6 +555,50 @@ pub static FAMILIES: &[Family] = &[
         ],
     ),
 ];
+
+/// A `terraform.tfstate` (format 4) with a `random_password` among other
+/// resources; `{s}` its result.
+const TFSTATE_V4: &str = r#"{
+  "version": 4,
+  "terraform_version": "1.9.5",
+  "serial": 7,
+  "lineage": "3f1c2d4e-0000-4000-8000-000000000000",
+  "outputs": {},
+  "resources": [
+    {
+      "mode": "managed",
+      "type": "random_pet",
+      "name": "server",
+      "provider": "provider[\"registry.terraform.io/hashicorp/random\"]",
+      "instances": [{"schema_version": 0, "attributes": {"id": "good-dog", "length": 2}}]
+    },
+    {
+      "mode": "managed",
+      "type": "random_password",
+      "name": "db",
+      "provider": "provider[\"registry.terraform.io/hashicorp/random\"]",
+      "instances": [
+        {
+          "schema_version": 3,
+          "attributes": {
+            "bcrypt_hash": "$2a$10$Kq3UqE0pW2bNnHc8m0y5Be7sWJ6c1QpXl0jZgk3m9GQ1f8rVh2aXy",
+            "id": "none",
+            "keepers": null,
+            "length": 24,
+            "lower": true,
+            "min_lower": 0,
+            "override_special": null,
+            "result": "{s}",
+            "special": true,
+            "upper": true
+          },
+          "sensitive_attributes": [[{"type": "get_attr", "value": "result"}]]
+        }
+      ]
+    }
+  ],
+  "check_results": null
+}"#;
 
 /// gitleaks' sample contexts and a few more; `{i}` the identifier, `{I}` it
 /// upper-cased, `{s}` the secret.
@@ -516,7 +673,7 @@ pub fn corpus(seed: u64) -> Vec<Sample> {
     let mut out = Vec::new();
     for f in FAMILIES {
         let mut contexts: Vec<&str> = f.extra.to_vec();
-        if f.name != "bearer" && f.name != "url-password" {
+        if f.assign {
             contexts.extend(ASSIGN);
         }
         if f.bare {
@@ -792,4 +949,29 @@ pub const FIXED_LOOKALIKES: &[&str] = &[
     "author = \"Jane Doe <jane@example.com>\"",
     "token_count = len(tokens)",
     "cache_key = \"v1-deps-{{ checksum \\\"Cargo.lock\\\" }}\"",
+    // Issue 20's shapes, written without a secret.
+    "{\"url\": \"https:\\/\\/user:password@db.example.com\\/x\"}",
+    "{\"home\": \"https:\\/\\/example.com\\/a\\/b\"}",
+    "bypass: true",
+    "pass_rate: 0.95",
+    "CI_PASS=1",
+    "ALL_TESTS_PASS=true",
+    "on_pass: notify_slack",
+    "compass = north",
+    "DB_PASS=${DB_PASS}",
+    "password_file = /run/secrets/db_pass",
+    "hostname:port:database:username:password",
+    "localhost:5432:mydb:myuser:${PGPASSWORD}",
+    "*:*:*:*:*",
+    "src/main.rs:12:5: error[E0425]: cannot find value `x` in this scope",
+    "main.c:10:5:warning:unused",
+    "fe80::1ff:fe23:4567:890a",
+    "00:1a:2b:3c:4d:5e",
+    "redis-cli GET cache:1:users:profile:name",
+    "AuthUserFile /etc/apache2/.htpasswd",
+    "htpasswd -c .htpasswd admin",
+    "bcrypt hashes start with $2y$10$ and are 60 characters long",
+    "resource \"random_password\" \"db\" {\n  length  = 16\n  special = true\n}",
+    "output \"db_password\" {\n  value     = random_password.db.result\n  sensitive = true\n}",
+    "{\"type\": \"random_string\", \"values\": {\"result\": \"good-dog\"}}",
 ];

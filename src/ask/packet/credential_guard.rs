@@ -6,7 +6,8 @@
 //! name: those in the project and in the well-known places in the home
 //! directory. Text read from stdin has no name at all; it is refused when it
 //! has the shape of a credential file (a private key, an AWS credentials
-//! file, a `.env` file of secret-named settings).
+//! file, a `.env` file of secret-named settings, a `.pgpass` or `.htpasswd`
+//! file, a Terraform state).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -44,7 +45,14 @@ pub fn hardlinked_credential(path: &Path, project: &Path) -> Option<(PathBuf, St
         ] {
             roots.push(home.join(d));
         }
-        for f in [".netrc", ".npmrc", ".pypirc", ".git-credentials", ".env"] {
+        for f in [
+            ".netrc",
+            ".npmrc",
+            ".pypirc",
+            ".git-credentials",
+            ".env",
+            ".pgpass",
+        ] {
             let p = home.join(f);
             if same(&p) {
                 let why = credential_reason(&p)?;
@@ -105,7 +113,38 @@ pub fn credential_content(text: &str) -> Option<&'static str> {
     if dotenv_with_secrets(text) {
         return Some("it is a `.env`-style list of secret settings");
     }
+    if every_line(text, crate::ask::redact::pgpass_line) {
+        return Some("it is a `.pgpass` file of PostgreSQL passwords");
+    }
+    if every_line(text, crate::ask::redact::htpasswd_line) {
+        return Some("it is an `.htpasswd` file of password hashes");
+    }
+    if terraform_state(text) {
+        return Some("it is a Terraform state, which holds its resources' secrets in clear");
+    }
     None
+}
+
+/// Every line that is not blank or a comment passes `shape`, and there is one.
+fn every_line(text: &str, shape: fn(&str) -> bool) -> bool {
+    let mut lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .peekable();
+    lines.peek().is_some() && lines.all(shape)
+}
+
+/// The top-level keys every Terraform state (format 3 and 4) starts with.
+fn terraform_state(text: &str) -> bool {
+    let mut n = text.len().min(4096);
+    while !text.is_char_boundary(n) {
+        n -= 1;
+    }
+    let head = &text[..n];
+    head.trim_start().starts_with('{')
+        && head.contains("\"terraform_version\"")
+        && (head.contains("\"lineage\"") || head.contains("\"serial\""))
 }
 
 fn private_key(text: &str) -> bool {
@@ -177,12 +216,22 @@ mod tests {
                 .is_some()
         );
         assert!(credential_content("# env\nDB_PASSWORD=x\nPORT=80\n\nexport HOST=h\n").is_some());
+        let pgpass =
+            "# ~/.pgpass\ndb.example.com:5432:app:app:Xk29vLq0pR\n*:*:*:postgres:s3cr3t!\n";
+        assert!(credential_content(pgpass).unwrap().contains(".pgpass"));
+        let htpasswd =
+            "admin:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/\nbob:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\n";
+        assert!(credential_content(htpasswd).unwrap().contains(".htpasswd"));
+        let state = "{\n  \"version\": 4,\n  \"terraform_version\": \"1.9.5\",\n  \"serial\": 3,\n  \"lineage\": \"x\",\n  \"outputs\": {},\n  \"resources\": []\n}\n";
+        assert!(credential_content(state).unwrap().contains("Terraform"));
         // Ordinary questions, public keys and plain settings pass.
         for ok in [
             "Why does DEBUG=1 make the login test flaky?",
             "PORT=80\nHOST=localhost\n",
             "-----BEGIN PUBLIC KEY-----\nMIIB\n",
             "set API_KEY=… in CI, then:\nrun the tests\nand see\nwhat fails\n",
+            "error at src/main.rs:12:5: cannot find value\n",
+            "{\"terraform_version_constraint\": \">= 1.5\"}",
             "",
         ] {
             assert_eq!(credential_content(ok), None, "{ok}");

@@ -42,6 +42,14 @@ pub fn credential_reason(path: &Path) -> Option<String> {
         ".netrc" | ".npmrc" | ".pypirc" | ".git-credentials" | "auth.json"
     ) {
         "it holds login tokens"
+    } else if name == ".pgpass" {
+        "it holds PostgreSQL passwords"
+    } else if name == ".htpasswd" {
+        "it holds password hashes"
+    } else if name.ends_with(".tfstate") || name.ends_with(".tfstate.backup") {
+        // Terraform writes every resource's attributes into its state in
+        // clear, generated passwords (`random_password`) included.
+        "Terraform state holds the secrets of the resources it manages"
     } else if name.starts_with("credentials") {
         "it holds credentials"
     } else {
@@ -128,6 +136,13 @@ mod tests {
             "u/.codex/config.toml",
             "u/.claude/settings.json",
             "u/.config/gcloud/application_default_credentials.json",
+            ".pgpass",
+            "home/u/.pgpass",
+            "site/.htpasswd",
+            "infra/terraform.tfstate",
+            "infra/terraform.tfstate.backup",
+            "envs/prod.TFSTATE",
+            "infra/.terraform/terraform.tfstate",
         ];
         for p in refused {
             assert!(credential_reason(Path::new(p)).is_some(), "{p}");
@@ -142,6 +157,11 @@ mod tests {
             "my_credentials_doc.md",
             "package.json",
             "README",
+            "docs/pgpass.md",
+            "htpasswd.rs",
+            "infra/main.tf",
+            "infra/terraform.tfvars.example",
+            "src/tfstate_reader.rs",
         ];
         for p in allowed {
             assert_eq!(credential_reason(Path::new(p)), None, "{p}");

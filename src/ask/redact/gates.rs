@@ -50,7 +50,7 @@ fn value_entropy(len: usize) -> f32 {
 
 /// Structural non-secrets in any rule: `xxxx…`, `****`, one repeated byte,
 /// already-redacted text.
-fn filler(s: &str) -> bool {
+pub(super) fn filler(s: &str) -> bool {
     let b = s.as_bytes();
     let top = {
         let mut freq = [0u32; 256];
@@ -65,7 +65,7 @@ fn filler(s: &str) -> bool {
 }
 
 /// Placeholders people write where a secret goes.
-fn placeholder(s: &str) -> bool {
+pub(super) fn placeholder(s: &str) -> bool {
     let l = s.to_ascii_lowercase();
     const WORDS: &[&str] = &[
         "example",
@@ -126,7 +126,7 @@ fn placeholder(s: &str) -> bool {
 /// piece is lower, UPPER, Capitalised or camelCase. Random mixed-case
 /// letters fail the camelCase test (random humps of one letter); a long
 /// one-case piece must also have the vowels of words (a quarter or more).
-fn word_like(s: &str) -> bool {
+pub(super) fn word_like(s: &str) -> bool {
     // Digits, the symbols of passwords, base64 padding: not a name.
     if s.bytes()
         .any(|b| b.is_ascii_digit() || b"!@#%^*?~".contains(&b))

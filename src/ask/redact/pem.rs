@@ -6,6 +6,9 @@
 //! JSON-escaped (`\n` inside a service-account file) or diff-prefixed (`+`),
 //! and the cut-at-the-start case has to walk backwards from the END line.
 
+#[cfg(test)]
+use memchr::memmem;
+
 const BEGIN: &str = "-----BEGIN ";
 const END: &str = "-----END ";
 const DASHES: &str = "-----";
@@ -39,13 +42,21 @@ pub fn ends(line: &str) -> bool {
 }
 
 /// Byte ranges of every private key in `text`.
+#[cfg(test)]
 pub fn find(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let begins: Vec<usize> = memmem::find_iter(b, BEGIN.as_bytes()).collect();
+    let ends: Vec<usize> = memmem::find_iter(b, END.as_bytes()).collect();
+    find_at(text, &begins, &ends)
+}
+
+/// Byte ranges of every private key in `text`, given where its BEGIN and END
+/// lines start (`-----BEGIN `, `-----END `, each in order; the redactor's
+/// keyword pass finds them, so the text is not searched again here).
+pub fn find_at(text: &str, begins: &[usize], ends: &[usize]) -> Vec<(usize, usize)> {
     let mut spans: Vec<(usize, usize)> = Vec::new();
-    if !text.contains(DASHES) {
-        return spans;
-    }
     let mut covered = 0;
-    for (at, _) in text.match_indices(BEGIN) {
+    for &at in begins {
         if at < covered {
             continue;
         }
@@ -55,9 +66,9 @@ pub fn find(text: &str) -> Vec<(usize, usize)> {
         let body = at + BEGIN.len() + head;
         // Without an END line the rest of the text goes: a cut-off key is
         // still a key.
-        let end = match text[body..].find(END) {
-            Some(rel) => {
-                let e = body + rel + END.len();
+        let end = match ends.get(ends.partition_point(|&e| e < body)) {
+            Some(&rel) => {
+                let e = rel + END.len();
                 text[e..]
                     .find(DASHES)
                     .map_or(text.len(), |r| e + r + DASHES.len())
@@ -67,7 +78,7 @@ pub fn find(text: &str) -> Vec<(usize, usize)> {
         spans.push((at, end));
         covered = end;
     }
-    for (at, _) in text.match_indices(END) {
+    for &at in ends {
         if spans.iter().any(|&(s, e)| at >= s && at < e) {
             continue;
         }

@@ -367,20 +367,41 @@ pub static RULES: &[Rule] = &[
     tok(
         "url-password",
         "url_password",
-        &["://"],
+        &["://", ":\\/\\/"],
         // user:password@host in any URL; the secret is the password alone.
-        "[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\\s:@/'\"<>]{1,64}:(?P<s>[^\\s:@/'\"<>]{3,128})@[A-Za-z0-9.\\[-]",
+        // Also JSON-escaped (`https:\/\/user:pw@host\/x`, as PHP's and
+        // Go's encoders write URLs).
+        "[a-zA-Z][a-zA-Z0-9+.-]{1,20}:(?://|\\\\/\\\\/)[^\\s:@/'\"<>]{1,64}:(?P<s>[^\\s:@/'\"<>]{3,128})@[A-Za-z0-9.\\[-]",
         0.0,
     )
     .check(Check::Placeholder)
     .end(End::Free),
     // --- Generic assignments: any name that says it holds a secret. Last, so
     // a specific rule that claims the same value names it.
+    // Password hashes: an `.htpasswd` line (`user:$apr1$…`, bcrypt,
+    // `{SHA}`), `/etc/shadow`, a Terraform `bcrypt_hash`. Offline cracking
+    // turns a weak password's hash into the password.
+    tok(
+        "password-hash",
+        "password_hash",
+        &["$apr1$", "$1$", "$2a$", "$2b$", "$2x$", "$2y$", "$5$", "$6$", "{sha}", "{ssha}"],
+        "(?P<s>\\$(?:apr1|1)\\$[./0-9A-Za-z]{1,8}\\$[./0-9A-Za-z]{22}\
+         |\\$2[abxy]\\$[0-9]{2}\\$[./0-9A-Za-z]{53}\
+         |\\$5\\$(?:rounds=[0-9]{1,9}\\$)?[./0-9A-Za-z]{1,16}\\$[./0-9A-Za-z]{43}\
+         |\\$6\\$(?:rounds=[0-9]{1,9}\\$)?[./0-9A-Za-z]{1,16}\\$[./0-9A-Za-z]{86}\
+         |\\{SHA\\}[A-Za-z0-9+/]{27}=\
+         |\\{SSHA\\}[A-Za-z0-9+/]{28,}={0,2})(?:[^./0-9A-Za-z]|\\z)",
+        3.0,
+    )
+    .end(End::Free)
+    .anywhere(),
     named(
         "generic-password",
         "password",
         &["pass", "pwd"],
-        "passw(?:or)?d|pwd|passphrase",
+        // `DB_PASS`, `smtp.pass`, `pass:` and `dbPass`, but not `bypass`,
+        // `compass` or `pass_rate`.
+        "passw(?:or)?d|pwd|passphrase|(?:\\b|_)pass\\b|(?-i:[a-z0-9]Pass)\\b",
         "[A-Za-z0-9_.~+/=!@#$%^*?-]{6,}",
         0.0,
     )
@@ -923,6 +944,12 @@ mod tests {
                 "postgres://app:hunter2x@db:5432/app".into(),
                 "hunter2x".into(),
                 "postgres://user:password@localhost/app",
+            ),
+            assign(
+                "password-hash",
+                "admin:$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/\n".into(),
+                "$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/".into(),
+                "echo \"$1$2\" costs $5$ or $6",
             ),
             assign(
                 "generic-password",

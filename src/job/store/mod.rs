@@ -518,6 +518,7 @@ mod tests {
                 raw: true,
                 profile: None,
                 provider: None,
+                transport: Default::default(),
                 command: None,
                 timeout_ms: 1000,
                 idle_timeout_ms: 1000,

@@ -1,0 +1,433 @@
+//! The ACP client as a state machine: fed the agent's stdout one line at a
+//! time (like every other agent's parser), it answers through an outbox the
+//! supervisor drains into the agent's stdin, and ends as an `Outcome`.
+//!
+//! The exchange, with baton's fixed request ids (so a log can be read back
+//! without what baton sent):
+//! `initialize` (1) → `session/new` or `session/load` (2) → optionally
+//! `session/set_mode` (3) → `session/prompt` (4) → stdin closed once the
+//! prompt's response arrives. The agent's `session/request_permission`
+//! requests are answered by the `Policy`; the file-system and terminal
+//! methods are not offered (the client capabilities say so) and are refused
+//! as unknown methods.
+//!
+//! Without an outbox (a log read back by `logs`, `watch` or a salvage) the
+//! same code parses passively: responses are matched by their ids.
+
+use std::sync::mpsc::Sender;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema as acp;
+use serde_json::{Value, json};
+
+use super::Profile;
+use super::policy::Policy;
+use crate::agent::{Outcome, ProcessExit, Signal, clip, last_line};
+use crate::result::{Denial, Usage};
+
+pub const ID_INITIALIZE: u64 = 1;
+pub const ID_SESSION: u64 = 2;
+pub const ID_MODE: u64 = 3;
+pub const ID_PROMPT: u64 = 4;
+
+/// What the supervisor writes to the agent's stdin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outgoing {
+    /// One JSON-RPC message: the bytes sent, and the line kept in the run's
+    /// `sent.log` (the prompt's text left out: it is in `prompt.txt`).
+    Line { wire: String, logged: String },
+    /// Close stdin: the turn is over (ACP agents exit at end of input).
+    Close,
+}
+
+/// Everything the client needs for one run.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub profile: Profile,
+    pub policy: Policy,
+    pub prompt: String,
+    pub resume: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Stage {
+    Initializing,
+    OpeningSession,
+    SettingMode,
+    Prompting,
+    Done,
+}
+
+#[derive(Debug, Clone)]
+pub struct Client {
+    pub(super) setup: Option<Setup>,
+    pub(super) profile: Profile,
+    pub(super) out: Option<Sender<Outgoing>>,
+    pub(super) stage: Stage,
+    pub(super) session: Option<String>,
+    /// The agent's text since its last tool call: the final answer.
+    pub(super) text: String,
+    pub(super) usage: Usage,
+    /// The prompt's response carried usage: per-message counts are not added.
+    pub(super) usage_final: bool,
+    pub(super) denials: Vec<Denial>,
+    pub(super) error: Option<String>,
+    pub(super) stop_reason: Option<String>,
+    pub(super) agent_name: Option<String>,
+    pub(super) recognised: bool,
+    pub(super) not_protocol: u64,
+    pub(super) cancel_sent: bool,
+    pub(super) warnings: Vec<String>,
+}
+
+impl Client {
+    /// A client that drives a run: its messages go to `out`.
+    pub fn new(setup: Setup, out: Option<Sender<Outgoing>>) -> Client {
+        let mut c = Client::passive(setup.profile.clone());
+        c.setup = Some(setup);
+        c.out = out;
+        c
+    }
+
+    /// A client that only reads (a log of an earlier run).
+    pub fn passive(profile: Profile) -> Client {
+        Client {
+            setup: None,
+            profile,
+            out: None,
+            stage: Stage::Initializing,
+            session: None,
+            text: String::new(),
+            usage: Usage::default(),
+            usage_final: false,
+            denials: Vec::new(),
+            error: None,
+            stop_reason: None,
+            agent_name: None,
+            recognised: false,
+            not_protocol: 0,
+            cancel_sent: false,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Whether the agent answered `initialize`.
+    pub fn initialized(&self) -> bool {
+        self.stage > Stage::Initializing
+    }
+
+    /// Ask the agent to stop its turn (`session/cancel`), once, if a prompt is
+    /// in flight. Returns whether it was sent.
+    pub fn cancel(&mut self) -> bool {
+        if self.stage != Stage::Prompting || self.cancel_sent {
+            return false;
+        }
+        let Some(session) = self.session.clone() else {
+            return false;
+        };
+        self.cancel_sent = true;
+        let n = acp::CancelNotification::new(session);
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "session/cancel", "params": n}),
+            None,
+        );
+        true
+    }
+
+    pub fn feed(&mut self, line: &[u8]) -> Signal {
+        let Ok(msg) = serde_json::from_slice::<Value>(line) else {
+            self.not_protocol += 1;
+            return Signal::Nothing;
+        };
+        if msg.get("jsonrpc").is_none() {
+            self.not_protocol += 1;
+            return Signal::Nothing;
+        }
+        self.recognised = true;
+        let method = msg.get("method").and_then(Value::as_str);
+        let id = msg.get("id").filter(|v| !v.is_null());
+        match (method, id) {
+            (Some(m), Some(id)) => {
+                let m = m.to_string();
+                self.on_request(&m, id.clone(), msg.get("params").unwrap_or(&Value::Null));
+                Signal::Nothing
+            }
+            (Some("session/update"), None) => {
+                self.on_update(msg.get("params").unwrap_or(&Value::Null));
+                Signal::Nothing
+            }
+            (Some(_), None) => Signal::Nothing,
+            (None, Some(id)) => self.on_response(id.as_u64(), &msg),
+            (None, None) => Signal::Nothing,
+        }
+    }
+
+    fn on_response(&mut self, id: Option<u64>, msg: &Value) -> Signal {
+        let err = msg.get("error").map(rpc_error);
+        let result = msg.get("result").unwrap_or(&Value::Null);
+        match id {
+            Some(ID_INITIALIZE) if self.stage == Stage::Initializing => {
+                if let Some(e) = err {
+                    return self.fail(format!("the agent refused `initialize`: {e}"));
+                }
+                self.stage = Stage::OpeningSession;
+                match serde_json::from_value::<acp::InitializeResponse>(result.clone()) {
+                    Ok(r) => {
+                        self.agent_name = r.agent_info.as_ref().map(|i| i.name.clone());
+                        if r.protocol_version != ProtocolVersion::V1 {
+                            return self.fail(format!(
+                                "the agent speaks ACP protocol version {}; baton speaks 1",
+                                serde_json::to_string(&r.protocol_version).unwrap_or_default()
+                            ));
+                        }
+                        let resuming = self.setup.as_ref().is_some_and(|s| s.resume.is_some());
+                        if resuming && !r.agent_capabilities.load_session {
+                            return self.fail(
+                                "the agent cannot load an earlier session (its `initialize` \
+                                 answer has no `loadSession` capability), so --resume cannot work"
+                                    .into(),
+                            );
+                        }
+                    }
+                    Err(e) => {
+                        return self.fail(format!("the `initialize` answer is not ACP: {e}"));
+                    }
+                }
+                self.open_session();
+                Signal::Nothing
+            }
+            Some(ID_SESSION) if self.stage == Stage::OpeningSession => {
+                let resume = self.setup.as_ref().and_then(|s| s.resume.clone());
+                if let Some(e) = err {
+                    return self.fail(match resume {
+                        Some(r) => format!("the agent could not load session `{r}`: {e}"),
+                        None => format!("the agent could not open a session: {e}"),
+                    });
+                }
+                self.session = result
+                    .get("sessionId")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                    .or(resume)
+                    .or(self.session.take());
+                self.set_mode_or_prompt(result);
+                Signal::Nothing
+            }
+            Some(ID_MODE) if self.stage == Stage::SettingMode => {
+                if let Some(e) = err {
+                    return self.fail(format!(
+                        "the agent refused the session mode baton needs for this access: {e}"
+                    ));
+                }
+                self.send_prompt();
+                Signal::Nothing
+            }
+            Some(ID_PROMPT) if self.stage >= Stage::Prompting => {
+                self.stage = Stage::Done;
+                if let Some(e) = err {
+                    self.error.get_or_insert(e);
+                } else {
+                    self.on_prompt_result(result);
+                }
+                self.close();
+                Signal::TurnFinished
+            }
+            _ => Signal::Nothing,
+        }
+    }
+
+    fn on_prompt_result(&mut self, result: &Value) {
+        if let Ok(r) = serde_json::from_value::<acp::PromptResponse>(result.clone()) {
+            self.stop_reason = serde_json::to_value(r.stop_reason)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_string));
+            if let Some(u) = r.usage {
+                self.usage = self.profile.usage.normalise(
+                    u.input_tokens,
+                    u.cached_read_tokens,
+                    u.output_tokens,
+                    u.thought_tokens,
+                );
+                self.usage_final = true;
+            }
+        } else {
+            self.stop_reason = result
+                .get("stopReason")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        // A `usage` the typed schema refused (a field it requires missing):
+        // its counts as they are.
+        if !self.usage_final
+            && let Some(u) = result.get("usage").filter(|u| u.is_object())
+        {
+            let n = |k: &str| u.get(k).and_then(Value::as_u64);
+            if let (Some(i), Some(o)) = (n("inputTokens"), n("outputTokens")) {
+                self.usage =
+                    self.profile
+                        .usage
+                        .normalise(i, n("cachedReadTokens"), o, n("thoughtTokens"));
+                self.usage_final = true;
+            }
+        }
+        // gemini-cli: `_meta.quota.token_count` {input_tokens, output_tokens}.
+        if !self.usage_final
+            && let Some(t) = result.pointer("/_meta/quota/token_count")
+        {
+            let n = |k: &str| t.get(k).and_then(Value::as_u64).unwrap_or(0);
+            self.usage =
+                self.profile
+                    .usage
+                    .normalise(n("input_tokens"), None, n("output_tokens"), None);
+            self.usage_final = true;
+        }
+    }
+
+    fn on_update(&mut self, params: &Value) {
+        let Some(update) = params.get("update") else {
+            return;
+        };
+        // Before the session is open, a `session/load` replays the earlier
+        // turns: not this run's answer.
+        if self.stage <= Stage::OpeningSession {
+            return;
+        }
+        match update
+            .get("sessionUpdate")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+        {
+            "agent_message_chunk" => {
+                if let Some(t) = update.pointer("/content/text").and_then(Value::as_str) {
+                    self.text.push_str(t);
+                }
+                // Qwen Code: per model call, on an empty chunk.
+                if !self.usage_final
+                    && let Some(u) = update.pointer("/_meta/usage")
+                {
+                    let n = |k: &str| u.get(k).and_then(Value::as_u64);
+                    let part = self.profile.usage.normalise(
+                        n("inputTokens").unwrap_or(0),
+                        n("cachedReadTokens"),
+                        n("outputTokens").unwrap_or(0),
+                        n("thoughtTokens"),
+                    );
+                    self.usage.add(&part);
+                }
+            }
+            // The answer is what follows the last tool activity (copilot
+            // says "Info: <path>" while a tool runs).
+            "tool_call" | "tool_call_update" => self.text.clear(),
+            _ => {}
+        }
+    }
+
+    fn on_request(&mut self, method: &str, id: Value, params: &Value) {
+        if method != "session/request_permission" {
+            // fs/*, terminal/* and extensions: the client capabilities sent
+            // in `initialize` offer none of them.
+            self.send(
+                json!({"jsonrpc": "2.0", "id": id, "error":
+                    {"code": -32601, "message": format!("baton does not offer `{method}`")}}),
+                None,
+            );
+            return;
+        }
+        // Reading a log: the verdict was recorded when it was given.
+        let Some(setup) = &self.setup else {
+            return;
+        };
+        let (outcome, denial) = setup.policy.answer(params);
+        self.denials.extend(denial);
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "result": {"outcome": outcome}}),
+            None,
+        );
+    }
+
+    /// A failure that ends the exchange: recorded, and stdin closed so the
+    /// agent exits.
+    pub(super) fn fail(&mut self, e: String) -> Signal {
+        self.error.get_or_insert(e);
+        self.stage = Stage::Done;
+        self.close();
+        Signal::TurnFinished
+    }
+
+    pub fn finish(mut self, end: &ProcessExit) -> Outcome {
+        let message = (!self.text.trim().is_empty()).then(|| self.text.trim().to_string());
+        if self.error.is_none()
+            && let (Some(prefix), Some(m)) = (self.profile.error_prefix, &message)
+            && m.starts_with(prefix)
+        {
+            // Copilot reports a failed model call as text, not as an error.
+            self.error = Some(m.clone());
+        }
+        let ended_turn = self.stop_reason.as_deref() == Some("end_turn");
+        if self.error.is_none() {
+            self.error = match self.stop_reason.as_deref() {
+                Some("end_turn") => None,
+                Some("cancelled") => Some("the agent's turn was cancelled".into()),
+                Some("refusal") => {
+                    Some("the agent refused to continue (stop reason `refusal`)".into())
+                }
+                Some(r) => Some(format!("the agent stopped early (stop reason `{r}`)")),
+                None if self.recognised && !self.initialized() => Some(format!(
+                    "the agent exited without answering `initialize`{}",
+                    stderr_note(end)
+                )),
+                None if self.recognised => Some(format!(
+                    "the agent exited before it finished its turn{}",
+                    stderr_note(end)
+                )),
+                None => None,
+            };
+        }
+        if self.not_protocol > 0 {
+            self.warnings.push(format!(
+                "{} line(s) the agent printed on stdout were not JSON-RPC (ignored; see log_path)",
+                self.not_protocol
+            ));
+        }
+        Outcome {
+            failure: None,
+            success: ended_turn && self.error.is_none(),
+            error: self.error,
+            session: self.session,
+            message,
+            usage: self.usage,
+            model: None,
+            denials: self.denials,
+            warnings: self.warnings,
+            unparsable: !self.recognised,
+        }
+    }
+}
+
+fn stderr_note(end: &ProcessExit) -> String {
+    let code = match end.code {
+        Some(c) => format!(" (exit code {c})"),
+        None => " (killed by a signal)".into(),
+    };
+    match last_line(&end.stderr_tail) {
+        Some(l) => format!("{code}: {}", clip(&l, 300)),
+        None => code,
+    }
+}
+
+fn rpc_error(e: &Value) -> String {
+    let mut msg = e
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("unknown error")
+        .to_string();
+    // Qwen Code puts the API's words in `data.details` under a generic
+    // "Internal error".
+    if let Some(d) = e.pointer("/data/details").and_then(Value::as_str) {
+        msg = format!("{msg}: {d}");
+    }
+    match e.get("code").and_then(Value::as_i64) {
+        Some(c) => format!("{msg} (JSON-RPC error {c})"),
+        None => msg,
+    }
+}

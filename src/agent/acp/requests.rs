@@ -1,0 +1,159 @@
+//! What the ACP client sends: `initialize`, the session (new or loaded),
+//! the session mode an access needs, the prompt, and the end of input.
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema as acp;
+use serde_json::{Value, json};
+
+use super::client::ID_INITIALIZE;
+use super::client::{Client, ID_MODE, ID_PROMPT, ID_SESSION, Outgoing, Setup, Stage};
+
+impl Client {
+    /// Attach the outbox and send `initialize`. Called once the process runs.
+    pub fn start(&mut self, out: std::sync::mpsc::Sender<Outgoing>) {
+        self.out = Some(out);
+        self.send_request(ID_INITIALIZE, "initialize", initialize_params());
+    }
+
+    pub(super) fn open_session(&mut self) {
+        let Some(s) = &self.setup else {
+            return;
+        };
+        let cwd = s.policy.cwd.clone();
+        match s.resume.clone() {
+            Some(id) => {
+                self.session = Some(id.clone());
+                let p = acp::LoadSessionRequest::new(id, cwd);
+                self.send_request(ID_SESSION, "session/load", to_value(p));
+            }
+            None => {
+                let p = acp::NewSessionRequest::new(cwd);
+                self.send_request(ID_SESSION, "session/new", to_value(p));
+            }
+        }
+    }
+
+    /// Set the session mode this access needs, if the profile names one; a
+    /// session that does not offer it cannot be trusted to ask first.
+    pub(super) fn set_mode_or_prompt(&mut self, session_result: &Value) {
+        let Some(s) = &self.setup else {
+            self.stage = Stage::Prompting;
+            return;
+        };
+        let Some(mode) = self.profile.mode_for(s.policy.access) else {
+            self.send_prompt();
+            return;
+        };
+        let offered: Vec<&str> = session_result
+            .pointer("/modes/availableModes")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m.get("id").and_then(Value::as_str))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !offered.is_empty() && !offered.contains(&mode) {
+            let _ = self.fail(format!(
+                "the agent does not offer session mode `{mode}` (it offers {}), which baton \
+                 needs to enforce {} access",
+                offered.join(", "),
+                s.policy.access.as_str()
+            ));
+            return;
+        }
+        let session = self.session.clone().unwrap_or_default();
+        self.stage = Stage::SettingMode;
+        let p = acp::SetSessionModeRequest::new(session, mode.to_string());
+        self.send_request(ID_MODE, "session/set_mode", to_value(p));
+    }
+
+    pub(super) fn send_prompt(&mut self) {
+        self.stage = Stage::Prompting;
+        let Some(s) = &self.setup else {
+            return;
+        };
+        let session = self.session.clone().unwrap_or_default();
+        let prompt = s.prompt.clone();
+        let logged = format!("[the prompt: {} bytes, as in prompt.txt]", prompt.len());
+        let p = acp::PromptRequest::new(
+            session.clone(),
+            vec![acp::ContentBlock::Text(acp::TextContent::new(prompt))],
+        );
+        let msg =
+            json!({"jsonrpc": "2.0", "id": ID_PROMPT, "method": "session/prompt", "params": p});
+        let mut log = msg.clone();
+        if let Some(t) = log.pointer_mut("/params/prompt/0/text") {
+            *t = Value::String(logged);
+        }
+        self.send(msg, Some(log));
+    }
+
+    pub(super) fn send_request(&mut self, id: u64, method: &str, params: Value) {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+            None,
+        );
+    }
+
+    pub(super) fn send(&mut self, msg: Value, logged: Option<Value>) {
+        let Some(out) = &self.out else {
+            return;
+        };
+        let wire = msg.to_string();
+        let logged = logged.map_or_else(|| wire.clone(), |l| l.to_string());
+        let _ = out.send(Outgoing::Line { wire, logged });
+    }
+
+    pub(super) fn close(&mut self) {
+        if let Some(out) = self.out.take() {
+            let _ = out.send(Outgoing::Close);
+        }
+    }
+
+    /// The messages a run would send before any answer (`--dry-run`).
+    pub fn planned(setup: &Setup) -> Vec<Value> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut c = Client::new(setup.clone(), None);
+        c.start(tx);
+        // Pretend the agent answered, to show what follows.
+        let _ = c.feed(
+            json!({"jsonrpc": "2.0", "id": ID_INITIALIZE, "result":
+                {"protocolVersion": 1, "agentCapabilities": {"loadSession": true}}})
+            .to_string()
+            .as_bytes(),
+        );
+        let _ = c.feed(
+            json!({"jsonrpc": "2.0", "id": ID_SESSION, "result": {"sessionId": "<session id>"}})
+                .to_string()
+                .as_bytes(),
+        );
+        if c.stage == Stage::SettingMode {
+            let _ = c.feed(
+                json!({"jsonrpc": "2.0", "id": ID_MODE, "result": {}})
+                    .to_string()
+                    .as_bytes(),
+            );
+        }
+        drop(c);
+        rx.try_iter()
+            .filter_map(|o| match o {
+                Outgoing::Line { logged, .. } => serde_json::from_str(&logged).ok(),
+                Outgoing::Close => None,
+            })
+            .collect()
+    }
+}
+
+fn to_value(v: impl serde::Serialize) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// `initialize` as baton sends it: protocol 1, and no file-system or
+/// terminal capability (the agent uses its own tools, under the policy).
+fn initialize_params() -> Value {
+    let p = acp::InitializeRequest::new(ProtocolVersion::V1)
+        .client_capabilities(acp::ClientCapabilities::default())
+        .client_info(acp::Implementation::new("baton", env!("CARGO_PKG_VERSION")));
+    to_value(p)
+}

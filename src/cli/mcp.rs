@@ -1,0 +1,244 @@
+//! `baton mcp`: its flags, and each MCP tool's input described from the
+//! clap definition of the command it runs (`mcp::input::Field`), so the
+//! tools' schemas and argv come from the same place as `--help`.
+
+use std::any::TypeId;
+
+use clap::{ArgAction, Args, CommandFactory};
+
+use crate::error::Result;
+use crate::mcp::input::{Field, Kind};
+use crate::mcp::tools::{Described, TOOLS, ToolDef};
+
+use super::Cli;
+
+#[derive(Debug, Clone, Args, Default)]
+pub struct McpArgs {
+    /// Let calls ask for `access: full` (refused otherwise).
+    #[arg(long)]
+    pub allow_full_access: bool,
+
+    /// The most access any call may ask for: read-only or workspace [default: workspace].
+    #[arg(long, value_name = "MODE", value_parser = ["read-only", "workspace"])]
+    pub max_access: Option<String>,
+}
+
+fn options(a: &McpArgs) -> crate::mcp::Options {
+    crate::mcp::Options {
+        allow_full_access: a.allow_full_access,
+        max_access: a.max_access.clone(),
+    }
+}
+
+pub fn command(a: McpArgs) -> Result<i32> {
+    crate::mcp::serve(&options(&a), described())
+}
+
+/// Every tool, described from the command line.
+pub fn described() -> Vec<Described> {
+    let cli = Cli::command();
+    TOOLS.iter().map(|d| describe(&cli, d)).collect()
+}
+
+/// Arguments no tool takes: the output mode (a call's output is always
+/// JSON) and clap's own.
+const NEVER: &[&str] = &["json", "text", "help", "version"];
+
+fn subcommand<'a>(cli: &'a clap::Command, path: &[&str]) -> &'a clap::Command {
+    let mut c = cli;
+    for p in path {
+        c = c
+            .find_subcommand(p)
+            .unwrap_or_else(|| panic!("`baton {}` is not a command", path.join(" ")));
+    }
+    c
+}
+
+/// A field's name: its long flag in snake case (`--include-dirty` is
+/// `include_dirty`), so the tool's input reads like the command line; a
+/// positional's id (`task`, `id`).
+fn name(a: &clap::Arg) -> String {
+    match a.get_long() {
+        Some(l) if !a.is_positional() => l.replace('-', "_"),
+        _ => a.get_id().to_string(),
+    }
+}
+
+fn describe(cli: &clap::Command, def: &'static ToolDef) -> Described {
+    let c = subcommand(cli, def.path);
+    let fields = c
+        .get_arguments()
+        .filter(|a| {
+            let n = name(a);
+            !NEVER.contains(&n.as_str()) && !def.cli_only.iter().any(|(c, _)| *c == n)
+        })
+        .map(field)
+        .collect();
+    Described {
+        def,
+        about: c.get_about().map(|s| s.to_string()).unwrap_or_default(),
+        fields,
+    }
+}
+
+fn field(a: &clap::Arg) -> Field {
+    let positional = a.is_positional();
+    let integer = [
+        TypeId::of::<u64>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<usize>(),
+    ]
+    .iter()
+    .any(|t| a.get_value_parser().type_id() == *t);
+    let kind = match a.get_action() {
+        ArgAction::SetTrue => Kind::Switch,
+        // The words of a task or question: one string here.
+        ArgAction::Append if positional => Kind::Text,
+        ArgAction::Append => Kind::List,
+        _ if integer => Kind::Integer,
+        _ => Kind::Text,
+    };
+    let takes_value = matches!(kind, Kind::Text | Kind::Integer);
+    Field {
+        name: name(a),
+        flag: (!positional).then(|| format!("--{}", a.get_long().unwrap_or(a.get_id().as_str()))),
+        kind,
+        help: a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+        required: a.is_required_set(),
+        choices: if takes_value {
+            a.get_possible_values()
+                .iter()
+                .map(|p| p.get_name().to_string())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        default: a
+            .get_default_values()
+            .first()
+            .filter(|_| takes_value)
+            .map(|v| v.to_string_lossy().into_owned()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(tool: &str) -> Vec<String> {
+        described()
+            .into_iter()
+            .find(|t| t.def.name == tool)
+            .unwrap()
+            .fields
+            .into_iter()
+            .map(|f| f.name)
+            .collect()
+    }
+
+    /// A flag added to `run` fails this test until it is listed here (the
+    /// MCP input then has it) or in the tool's `cli_only` with a reason; a
+    /// flag removed or renamed fails it too.
+    #[test]
+    fn the_run_tool_knows_every_flag_of_run() {
+        let want = [
+            "agent",
+            "model",
+            "effort",
+            "access",
+            "cwd",
+            "resume",
+            "timeout",
+            "idle_timeout",
+            "profile",
+            "provider",
+            "transport",
+            "raw",
+            "worktree",
+            "base",
+            "include_dirty",
+            "allow",
+            "test_cmd",
+            "task",
+        ];
+        assert_eq!(names("run"), want);
+        assert_eq!(names("job_start"), want);
+        let run = subcommand(&Cli::command(), &["run"]).clone();
+        let every: Vec<String> = run
+            .get_arguments()
+            .map(name)
+            .filter(|id| !NEVER.contains(&id.as_str()))
+            .collect();
+        let cli_only: Vec<&str> = crate::mcp::tools::find("run")
+            .unwrap()
+            .cli_only
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        for id in &every {
+            assert!(
+                want.contains(&id.as_str()) || cli_only.contains(&id.as_str()),
+                "`run --{id}`: add it to the run tool or to its cli_only list"
+            );
+        }
+    }
+
+    #[test]
+    fn every_left_out_flag_exists_and_says_why() {
+        let cli = Cli::command();
+        for d in TOOLS {
+            let c = subcommand(&cli, d.path);
+            for (id, why) in d.cli_only {
+                assert!(
+                    c.get_arguments().any(|a| name(a) == *id),
+                    "{}: `{id}` is no argument of `baton {}`",
+                    d.name,
+                    d.path.join(" ")
+                );
+                assert!(!why.is_empty());
+            }
+            for id in d.also_required {
+                assert!(
+                    c.get_arguments().any(|a| name(a) == *id),
+                    "{}: {id}",
+                    d.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn fields_carry_the_clis_types_help_and_defaults() {
+        let t = described();
+        let get = |tool: &str, name: &str| {
+            t.iter()
+                .find(|d| d.def.name == tool)
+                .unwrap()
+                .fields
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap_or_else(|| panic!("{tool}.{name}"))
+                .clone()
+        };
+        let task = get("run", "task");
+        assert_eq!((task.kind, task.flag.as_deref()), (Kind::Text, None));
+        assert_eq!(get("run", "raw").kind, Kind::Switch);
+        assert_eq!(get("run", "allow").kind, Kind::List);
+        assert_eq!(
+            get("run", "idle_timeout").flag.as_deref(),
+            Some("--idle-timeout")
+        );
+        assert!(get("run", "model").help.contains("Model or alias"));
+        let q = get("council_plan", "quorum");
+        assert_eq!((q.kind, q.default.as_deref()), (Kind::Integer, Some("2")));
+        assert_eq!(
+            get("ask", "constraint").flag.as_deref(),
+            Some("--constraint")
+        );
+        assert_eq!(
+            get("council_discuss", "async").flag.as_deref(),
+            Some("--async")
+        );
+        assert!(get("job_wait", "id").flag.is_none());
+    }
+}

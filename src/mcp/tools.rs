@@ -1,0 +1,393 @@
+//! The tools `baton mcp` serves: which baton command each one runs, the
+//! flags it leaves out (and why), what it publishes as its output schema,
+//! and the annotations that say what it may change.
+
+use std::sync::Arc;
+
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use serde_json::Value;
+
+use super::input::{self, Field};
+use crate::agent::Access;
+
+/// What a tool's `structuredContent` is, as `baton schema …` publishes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// A run's result (`baton schema`).
+    Result,
+    /// A council (`baton schema council`).
+    Council,
+    /// A JSON object with no published schema yet (job views, agent and
+    /// doctor reports, ask's envelope of several advisers): given as
+    /// `structuredContent` without an `outputSchema`.
+    Unpublished,
+}
+
+/// What calling the tool may do to the user's files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Reads records or asks read-only advisers; changes nothing.
+    ReadOnly,
+    /// Starts a peer with the access the call asks for: read-only when the
+    /// server's cap is read-only, else it may change files.
+    Delegates,
+    /// Changes baton's own records (an approval, a cancel).
+    Records { destructive: bool },
+}
+
+/// One tool: the command it runs and what the MCP side adds.
+#[derive(Debug)]
+pub struct ToolDef {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// `baton <path…>`: the command whose flags are the tool's input.
+    pub path: &'static [&'static str],
+    /// Flags always passed (job_start runs `run --async`).
+    pub fixed: &'static [&'static str],
+    /// The command's arguments the tool leaves out (by field name: the long
+    /// flag in snake case), each with the reason.
+    pub cli_only: &'static [(&'static str, &'static str)],
+    /// Optional on the command line, required here.
+    pub also_required: &'static [&'static str],
+    /// Added to the command's own `about`.
+    pub note: &'static str,
+    pub output: Output,
+    pub effect: Effect,
+    /// Whether the call streams the peer's activity as progress.
+    pub progress: bool,
+}
+
+const RUN_CLI_ONLY: &[(&str, &str)] = &[
+    ("dry_run", "it prints a plan, not a result"),
+    ("async", "job_start is `run` as a background job"),
+    ("quiet", "there is no terminal line to hide"),
+    ("prompt_file", "the task is given as text"),
+    ("read_only", "the same as `access: read-only`"),
+    ("full_access", "the same as `access: full`"),
+];
+
+const LONG: &str = " Blocks until the peer ends (minutes; up to `timeout`, 60m by default): \
+a host whose tool calls time out sooner should call job_start, then job_wait.";
+
+pub const TOOLS: &[ToolDef] = &[
+    ToolDef {
+        name: "run",
+        title: "Delegate a task to a peer agent",
+        path: &["run"],
+        fixed: &[],
+        cli_only: RUN_CLI_ONLY,
+        also_required: &["task"],
+        note: LONG,
+        output: Output::Result,
+        effect: Effect::Delegates,
+        progress: true,
+    },
+    ToolDef {
+        name: "job_start",
+        title: "Start a delegated task as a background job",
+        path: &["run"],
+        fixed: &["--async"],
+        cli_only: RUN_CLI_ONLY,
+        also_required: &["task"],
+        note: " Returns at once with `job_id` (status `running`); follow it with job_wait \
+(bounded), job_status, job_result or job_cancel.",
+        output: Output::Result,
+        effect: Effect::Delegates,
+        progress: false,
+    },
+    ToolDef {
+        name: "ask",
+        title: "Ask advisers for a read-only second opinion",
+        path: &["ask"],
+        fixed: &[],
+        cli_only: &[
+            ("dry_run", "it prints a plan, not advice"),
+            ("quiet", "there is no terminal line to hide"),
+        ],
+        also_required: &[],
+        note: " Blocks until every adviser answered (up to `timeout`, 20m by default).",
+        output: Output::Unpublished,
+        effect: Effect::ReadOnly,
+        progress: true,
+    },
+    ToolDef {
+        name: "council_discuss",
+        title: "Council: proposals, blind critique, synthesis (read-only)",
+        path: &["council", "discuss"],
+        fixed: &[],
+        cli_only: &[
+            ("dry_run", "it prints a plan of calls, not a council"),
+            (
+                "yes",
+                "council_plan approves; a discussion has nothing to approve",
+            ),
+            (
+                "execute",
+                "council_plan executes; a discussion has nothing to execute",
+            ),
+        ],
+        also_required: &[],
+        note: " Several peer calls: pass `async: true` to get the council id at once and \
+follow it with job_wait.",
+        output: Output::Council,
+        effect: Effect::ReadOnly,
+        progress: false,
+    },
+    ToolDef {
+        name: "council_plan",
+        title: "Council: an executable plan, awaiting approval",
+        path: &["council", "plan"],
+        fixed: &[],
+        cli_only: &[("dry_run", "it prints a plan of calls, not a council")],
+        also_required: &[],
+        note: " Several peer calls: pass `async: true` to get the council id at once and \
+follow it with job_wait.",
+        output: Output::Council,
+        effect: Effect::Delegates,
+        progress: false,
+    },
+    ToolDef {
+        name: "council_approve",
+        title: "Council: approve a plan (bound to its sha256)",
+        path: &["council", "approve"],
+        fixed: &[],
+        cli_only: &[],
+        also_required: &[],
+        note: "",
+        output: Output::Council,
+        effect: Effect::Records { destructive: false },
+        progress: false,
+    },
+    ToolDef {
+        name: "council_execute",
+        title: "Council: carry out an approved plan",
+        path: &["council", "execute"],
+        fixed: &[],
+        cli_only: &[],
+        also_required: &[],
+        note: " Blocks until implement, verify and review are done.",
+        output: Output::Council,
+        effect: Effect::Delegates,
+        progress: false,
+    },
+    ToolDef {
+        name: "job_status",
+        title: "A background job's state",
+        path: &["status"],
+        fixed: &[],
+        cli_only: &[],
+        also_required: &[],
+        note: "",
+        output: Output::Unpublished,
+        effect: Effect::ReadOnly,
+        progress: false,
+    },
+    ToolDef {
+        name: "job_wait",
+        title: "Wait for a background job, at most `timeout`",
+        path: &["wait"],
+        fixed: &[],
+        cli_only: &[],
+        also_required: &["timeout"],
+        note: " Keep `timeout` under the host's tool-call time-out (e.g. 50s) and call again \
+while the status is `running`. A run's result (`baton schema`) or a council's \
+(`baton schema council`), as the id names.",
+        output: Output::Unpublished,
+        effect: Effect::ReadOnly,
+        progress: true,
+    },
+    ToolDef {
+        name: "job_result",
+        title: "A job's result, or its running status",
+        path: &["result"],
+        fixed: &[],
+        cli_only: &[],
+        also_required: &[],
+        note: " A run's result (`baton schema`) or a council's (`baton schema council`).",
+        output: Output::Unpublished,
+        effect: Effect::ReadOnly,
+        progress: false,
+    },
+    ToolDef {
+        name: "job_cancel",
+        title: "Stop a background job and its whole process tree",
+        path: &["cancel"],
+        fixed: &[],
+        cli_only: &[],
+        also_required: &[],
+        note: "",
+        output: Output::Unpublished,
+        effect: Effect::Records { destructive: true },
+        progress: false,
+    },
+    ToolDef {
+        name: "jobs",
+        title: "List background jobs",
+        path: &["jobs"],
+        fixed: &[],
+        cli_only: &[],
+        also_required: &[],
+        note: "",
+        output: Output::Unpublished,
+        effect: Effect::ReadOnly,
+        progress: false,
+    },
+    ToolDef {
+        name: "continue",
+        title: "Continue an ended job's peer session (a new job)",
+        path: &["continue"],
+        fixed: &[],
+        cli_only: &[],
+        also_required: &["task"],
+        note: " Returns at once with the new `job_id`.",
+        output: Output::Result,
+        effect: Effect::Delegates,
+        progress: false,
+    },
+    ToolDef {
+        name: "agents",
+        title: "The supported agents and whether they are installed",
+        path: &["agents"],
+        fixed: &[],
+        cli_only: &[],
+        also_required: &[],
+        note: "",
+        output: Output::Unpublished,
+        effect: Effect::ReadOnly,
+        progress: false,
+    },
+    ToolDef {
+        name: "doctor",
+        title: "Check agent CLIs, credentials, sandboxes and baton",
+        path: &["doctor"],
+        fixed: &[],
+        cli_only: &[],
+        also_required: &[],
+        note: "",
+        output: Output::Unpublished,
+        effect: Effect::ReadOnly,
+        progress: false,
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static ToolDef> {
+    TOOLS.iter().find(|t| t.name == name)
+}
+
+/// A tool as the command line described it: its fields and `about`.
+#[derive(Debug, Clone)]
+pub struct Described {
+    pub def: &'static ToolDef,
+    pub about: String,
+    pub fields: Vec<Field>,
+}
+
+impl Described {
+    /// The MCP tool, its annotations true for a server capped at `cap`.
+    pub fn tool(&self, cap: Access) -> Tool {
+        let d = self.def;
+        let input = input::schema(&self.fields, d.also_required);
+        let about = self.about.trim_end_matches('.');
+        let mut t = Tool::new(d.name, format!("{about}.{}", d.note), input);
+        t.title = Some(d.title.into());
+        if let Some(s) = output_schema(d.output) {
+            t = t.with_raw_output_schema(Arc::new(s));
+        }
+        t.annotate(annotations(d, cap))
+    }
+}
+
+/// The output schema `baton schema …` publishes for this kind of output.
+pub fn output_schema(o: Output) -> Option<JsonObject> {
+    let v = match o {
+        Output::Result => crate::schema::result(),
+        Output::Council => crate::schema::named(Some("council"))?,
+        Output::Unpublished => return None,
+    };
+    match v {
+        Value::Object(m) => Some(m),
+        _ => None,
+    }
+}
+
+fn annotations(d: &ToolDef, cap: Access) -> ToolAnnotations {
+    let local = d.effect != Effect::Delegates && d.name != "ask" && d.name != "doctor";
+    let a = ToolAnnotations::with_title(d.title).open_world(!local);
+    match d.effect {
+        Effect::ReadOnly => a.read_only(true),
+        Effect::Delegates if cap == Access::ReadOnly => a.read_only(true),
+        Effect::Delegates => a.read_only(false).destructive(true).idempotent(false),
+        Effect::Records { destructive } => {
+            a.read_only(false).destructive(destructive).idempotent(true)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn described(name: &str) -> Described {
+        Described {
+            def: find(name).unwrap(),
+            about: "About.".into(),
+            fields: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn annotations_tell_what_a_call_may_change() {
+        let hints = |name: &str, cap: Access| {
+            let a = described(name).tool(cap).annotations.unwrap();
+            (a.read_only_hint, a.destructive_hint)
+        };
+        for name in ["ask", "job_status", "jobs", "agents", "doctor", "job_wait"] {
+            assert_eq!(hints(name, Access::Workspace), (Some(true), None), "{name}");
+        }
+        assert_eq!(hints("run", Access::Workspace), (Some(false), Some(true)));
+        assert_eq!(hints("run", Access::Full), (Some(false), Some(true)));
+        // A server capped at read-only cannot let a peer write.
+        assert_eq!(hints("run", Access::ReadOnly), (Some(true), None));
+        assert_eq!(
+            hints("job_cancel", Access::Workspace),
+            (Some(false), Some(true))
+        );
+        assert_eq!(
+            hints("council_approve", Access::Workspace),
+            (Some(false), Some(false))
+        );
+    }
+
+    #[test]
+    fn output_schemas_are_the_published_ones() {
+        let run = described("run").tool(Access::Workspace);
+        assert_eq!(
+            Value::Object((*run.output_schema.unwrap()).clone()),
+            crate::schema::result()
+        );
+        let c = described("council_plan").tool(Access::Workspace);
+        assert_eq!(
+            Value::Object((*c.output_schema.unwrap()).clone()),
+            crate::schema::named(Some("council")).unwrap()
+        );
+        assert!(
+            described("jobs")
+                .tool(Access::Workspace)
+                .output_schema
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn tool_names_are_unique_and_valid() {
+        let mut names: Vec<&str> = TOOLS.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TOOLS.len());
+        assert!(
+            TOOLS
+                .iter()
+                .all(|t| t.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        );
+    }
+}
