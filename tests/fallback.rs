@@ -406,3 +406,142 @@ fn in_worktree_mode_the_next_agent_starts_in_a_fresh_worktree() {
         "the checkout is clean"
     );
 }
+
+/// An ACP agent in the chain is driven over ACP, with the access of the run
+/// translated as for `--agent copilot`: read-only rejects the edit copilot
+/// asks for (the recorded `write-rejected` exchange).
+#[test]
+fn a_rate_limited_codex_falls_back_to_copilot_over_acp_with_the_same_access() {
+    let env = crate::acp::copilot("write-rejected", "");
+    fake_printing(&env, "codex", CODEX_RATE_LIMITED, 1);
+    let r = env.run(&["--read-only", "--fallback", "copilot", "write it"]);
+    let j = r.json();
+    assert_eq!((r.code, j["status"].as_str()), (0, Some("success")), "{j}");
+    assert_eq!(j["agent"], "copilot");
+    let a = attempts(&j);
+    assert_eq!(a[0]["agent"], "codex");
+    assert_eq!(a[0]["kind"], "rate_limited");
+    assert_eq!(a[1]["agent"], "copilot");
+    assert_eq!(j["session"], "af4c8f75-a42b-46f5-a391-0dffc6e24872");
+    // The edit was refused by baton's read-only policy, as with --agent.
+    assert!(!env.work.join("out.txt").exists());
+    let d = j["denials"].as_array().expect("denials");
+    assert!(d[0]["tool"].as_str().unwrap().starts_with("edit"), "{j}");
+    let sent: Vec<Value> = fs::read_to_string(env.fake_dir.join("sent.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(sent[0]["method"], "initialize");
+    let answer = sent.iter().find(|m| m.get("result").is_some()).unwrap();
+    assert_eq!(answer["result"]["outcome"]["optionId"], "reject_once");
+    // Its ACP exchange is kept beside its output, as for --agent copilot.
+    let log = j["log_path"].as_str().unwrap();
+    let sent_log = std::path::Path::new(log).with_file_name("sent.log");
+    assert!(sent_log.exists(), "{}", sent_log.display());
+    // --dry-run says how each agent of the chain is driven.
+    let j = env
+        .run(&["--dry-run", "--fallback", "claude,copilot", "x"])
+        .json();
+    let chain = j["fallback"].as_array().unwrap();
+    assert_eq!(chain[0]["transport"], "headless");
+    assert_eq!(chain[1]["transport"], "acp");
+    assert_eq!(
+        chain[1]["argv"],
+        serde_json::json!(["copilot", "--acp", "--stdio"])
+    );
+}
+
+/// A fallback agent is driven as `--agent` would drive it: its own
+/// `agents.<name>.transport`, not the first agent's (`--transport` is the
+/// first agent's alone).
+#[test]
+fn a_fallback_agent_takes_its_own_transport() {
+    let env = Env::new();
+    fs::write(
+        env.work.join("baton.toml"),
+        "[agents.qwen]\ntransport = \"acp\"\n",
+    )
+    .unwrap();
+    let j = env
+        .run(&[
+            "--dry-run",
+            "--agent",
+            "gemini-cli",
+            "--transport",
+            "acp",
+            "--fallback",
+            "qwen,opencode,kilo",
+            "x",
+        ])
+        .json();
+    assert_eq!(j["transport"], "acp", "{j}");
+    let chain = j["fallback"].as_array().unwrap();
+    let t: Vec<(&str, &str)> = chain
+        .iter()
+        .map(|c| {
+            (
+                c["agent"].as_str().unwrap(),
+                c["transport"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        t,
+        [("qwen", "acp"), ("opencode", "headless"), ("kilo", "acp")]
+    );
+    assert_eq!(chain[0]["argv"][1], "--acp");
+    assert_eq!(chain[2]["argv"], serde_json::json!(["kilo", "acp"]));
+}
+
+/// Under `BATON_MAX_ACCESS` (what `baton mcp` sets), a chain is held to the
+/// cap like its first agent: over it, nothing starts; within it, the
+/// fallback agent runs with the capped access (read-only: the edit refused).
+#[test]
+fn the_access_cap_holds_for_every_agent_of_the_chain() {
+    let env = crate::acp::copilot("write-rejected", "");
+    fake_printing(&env, "codex", CODEX_RATE_LIMITED, 1);
+    let capped = |args: &[&str]| {
+        crate::support::Run::from(
+            env.baton()
+                .env("BATON_MAX_ACCESS", "read-only")
+                .args(args)
+                .output()
+                .unwrap(),
+        )
+    };
+    for args in [
+        &["--fallback", "copilot", "write it"][..],
+        &[
+            "--access",
+            "full",
+            "--fallback",
+            "claude,copilot",
+            "write it",
+        ][..],
+    ] {
+        let r = capped(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stdout);
+        assert_eq!(r.json()["error"]["kind"], "access_capped", "{args:?}");
+        assert!(!env.called("codex") && !env.called("copilot"));
+    }
+    fs::write(
+        env.work.join("baton.toml"),
+        "[run]\nfallback = [\"copilot\"]\naccess = \"workspace\"\n",
+    )
+    .unwrap();
+    let r = capped(&["write it"]);
+    assert_eq!(r.json()["error"]["kind"], "access_capped", "{}", r.stdout);
+    assert!(!env.called("codex") && !env.called("copilot"));
+    let r = capped(&["--read-only", "write it"]);
+    let j = r.json();
+    assert_eq!((r.code, j["agent"].as_str()), (0, Some("copilot")), "{j}");
+    assert_eq!(j["access"], "read-only");
+    assert!(!env.work.join("out.txt").exists());
+    assert!(
+        j["denials"][0]["tool"]
+            .as_str()
+            .unwrap()
+            .starts_with("edit")
+    );
+}

@@ -194,7 +194,10 @@ mod tests {
     #[test]
     fn the_spending_and_fallback_inputs_are_typed() {
         for tool in ["run", "job_start", "ask", "council_discuss"] {
-            let t = described().into_iter().find(|t| t.def.name == tool).unwrap();
+            let t = described()
+                .into_iter()
+                .find(|t| t.def.name == tool)
+                .unwrap();
             let kind = |n: &str| t.fields.iter().find(|f| f.name == n).map(|f| f.kind);
             assert_eq!(kind("max_usd"), Some(Kind::Number), "{tool}");
             if tool != "council_discuss" {

@@ -53,13 +53,14 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
     let link = (served != p.agent.name())
         .then(|| p.fallback.iter().find(|l| l.agent.name() == served))
         .flatten();
-    let (agent, model, effort, profile, provider) = match link {
+    let (agent, model, effort, profile, provider, transport) = match link {
         Some(l) => (
             l.agent,
             l.model.clone(),
             l.effort.clone(),
             l.profile.clone(),
             l.provider.clone(),
+            l.transport,
         ),
         None => (
             p.agent,
@@ -67,6 +68,7 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
             p.effort.clone(),
             p.profile.clone(),
             p.provider.clone(),
+            p.transport,
         ),
     };
     let args = run::RunRequest {
@@ -80,6 +82,8 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
         idle_timeout: Some(format!("{}ms", p.idle_timeout_ms)),
         profile,
         provider,
+        // The session lives in the transport that started it.
+        transport: Some(transport.as_str().to_string()),
         raw: p.raw,
         task,
         // A resumed session stays with its agent; retries still apply.

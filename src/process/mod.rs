@@ -344,11 +344,17 @@ pub fn supervise(
             .idle_timeout
             .map(|d| started + Duration::from_millis(last_activity.load(Ordering::Relaxed)) + d);
         let hang_deadline = final_at.map(|t| t + limits.after_final);
-        let next = [Some(deadline), idle_deadline, hang_deadline, watch_at, handshake]
-            .into_iter()
-            .flatten()
-            .min()
-            .expect("deadline is always set");
+        let next = [
+            Some(deadline),
+            idle_deadline,
+            hang_deadline,
+            watch_at,
+            handshake,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .expect("deadline is always set");
         if let (Some(at), Some(w)) = (watch_at, &limits.watch)
             && now >= at
         {

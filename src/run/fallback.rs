@@ -6,9 +6,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Plan, RunRequest};
+use super::{Plan, RunRequest, check_access_cap, resolve_transport};
 use crate::agent::argv::{Origin, Origins};
-use crate::agent::{Agent, CommandSpec};
+use crate::agent::{Agent, CommandSpec, Transport};
 use crate::config::{self, Val};
 use crate::error::{Error, Result};
 use crate::models;
@@ -27,6 +27,10 @@ pub struct Link {
     /// The config's `agents.<name>.command`.
     #[serde(default)]
     pub command: Option<Vec<String>>,
+    /// How baton drives it: its default, or `agents.<name>.transport` (an
+    /// ACP-only agent such as copilot is driven over ACP).
+    #[serde(default)]
+    pub transport: Transport,
     /// What resolving its model said (an unknown model passed through).
     #[serde(default)]
     pub warnings: Vec<String>,
@@ -117,6 +121,12 @@ fn link(agent: Agent, model: Option<String>, origin: &Origin) -> Result<Link> {
         .map_or((None, None), |(v, o)| (Some(v), o));
     let resolved = models::resolve(agent, model.as_deref(), effort.as_deref())
         .map_err(|e| named(e, model_from.as_ref().unwrap_or(origin)))?;
+    // As `--agent` would pick it; `--transport` is the first agent's alone.
+    let key = format!("agents.{}.transport", agent.name());
+    let transport = resolve_transport(agent, cfg.string(&key)).map_err(|e| {
+        let o = cfg.lookup(&key).and_then(|s| s.source.origin(&key));
+        named(e, o.as_ref().unwrap_or(origin))
+    })?;
     Ok(Link {
         agent,
         model: resolved.model,
@@ -124,6 +134,7 @@ fn link(agent: Agent, model: Option<String>, origin: &Origin) -> Result<Link> {
         profile,
         provider,
         command: cfg.command(agent),
+        transport,
         warnings: resolved.warnings,
         origins: Origins {
             model: model_from,
@@ -146,6 +157,7 @@ impl Plan {
         p.profile = l.profile.clone();
         p.provider = l.provider.clone();
         p.command = l.command.clone();
+        p.transport = l.transport;
         p.resume = None;
         p.warnings = l.warnings.clone();
         p.origins = l.origins.clone();
@@ -155,13 +167,15 @@ impl Plan {
     }
 
     /// Each fallback agent's plan and exact command: an agent that cannot
-    /// enforce the access asked for, or a value the argv check refuses, is
-    /// an error now, before anything runs.
+    /// enforce the access asked for, access over the cap a parent set
+    /// (`BATON_MAX_ACCESS`), or a value the argv check refuses, is an error
+    /// now, before anything runs.
     pub fn chain_commands(&self) -> Result<Vec<(Plan, CommandSpec)>> {
         self.fallback
             .iter()
             .map(|l| {
                 let p = self.for_link(l);
+                check_access_cap(p.access).map_err(|e| fallback_refusal(l, e))?;
                 let spec = p.command().map_err(|e| fallback_refusal(l, e))?;
                 Ok((p, spec))
             })
@@ -179,7 +193,20 @@ impl Plan {
 
 /// An access refusal of a fallback agent says it is one.
 fn fallback_refusal(l: &Link, e: Error) -> Error {
+    let why = format!(
+        "`{}` is in the fallback chain (--fallback or run.fallback): drop it from there",
+        l.agent.name()
+    );
     match e {
+        Error::Refused {
+            kind: kind @ "access_capped",
+            message,
+            hint,
+        } => Error::Refused {
+            kind,
+            message,
+            hint: format!("{hint}; {why}"),
+        },
         Error::UnsupportedAccess {
             agent,
             access,
@@ -189,11 +216,7 @@ fn fallback_refusal(l: &Link, e: Error) -> Error {
             agent,
             access,
             reason,
-            hint: format!(
-                "{hint}; `{}` is in the fallback chain (--fallback or run.fallback): \
-                 drop it from there",
-                l.agent.name()
-            ),
+            hint: format!("{hint}; {why}"),
         },
         e => e,
     }

@@ -18,8 +18,8 @@ use crate::result::SCHEMA_VERSION;
 use crate::spend::{Budget, Meter};
 use crate::{config, duration, fsutil, ids, models, prompt};
 
-pub mod chain;
 mod cap;
+pub mod chain;
 mod execute;
 pub mod fallback;
 mod input;
@@ -455,6 +455,7 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
                 "agent": p.agent.name(),
                 "model": p.model,
                 "effort": p.effort,
+                "transport": p.transport.as_str(),
                 "argv": argv(spec),
                 "warnings": p.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
             })
