@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::support::{Env, fixture, record};
 
 /// codex 0.171.0 after its own retries, on a 429 (tests/fixtures/failures/codex/rate_limit*).
-const CODEX_RATE_LIMITED: &str = r#"{"type":"thread.started","thread_id":"t-limited"}
+pub const CODEX_RATE_LIMITED: &str = r#"{"type":"thread.started","thread_id":"t-limited"}
 {"type":"turn.started"}
 {"type":"error","message":"exceeded retry limit, last status: 429 Too Many Requests, request id: req_mockfault0001"}
 {"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests, request id: req_mockfault0001"}}
@@ -31,7 +31,7 @@ fn pi_rate_limited(tokens: u32, wait_s: u32) -> String {
 }
 
 /// A fake that prints `transcript` (and exits `code`) after recording its call.
-fn fake_printing(env: &Env, name: &str, transcript: &str, code: i32) {
+pub fn fake_printing(env: &Env, name: &str, transcript: &str, code: i32) {
     let f = env.tmp.path().join(format!("{name}.out"));
     fs::write(&f, transcript).unwrap();
     env.fake(

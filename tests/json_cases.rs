@@ -209,6 +209,16 @@ pub fn runs(c: &Contract) {
     );
     assert_eq!(v["spending"]["exceeded"], true, "{v}");
 
+    // A rate-limited codex hands the task to claude: `attempts`.
+    crate::fallback::fake_printing(&env, "codex", crate::fallback::CODEX_RATE_LIMITED, 1);
+    env.replay("claude", "claude/claude-stream.jsonl", 0);
+    let v = c.check(
+        "fell back",
+        Shape::Result,
+        &env.run(&["--agent", "codex", "--fallback", "claude", "x"]),
+    );
+    assert_eq!(v["attempts"][0]["then"], "fallback", "{v}");
+
     // Found on PATH, cannot be started.
     env.fake("pi", "");
     fs::write(env.bin.join("pi"), "#!/nonexistent/interpreter\n").unwrap();

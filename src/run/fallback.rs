@@ -199,10 +199,10 @@ fn fallback_refusal(l: &Link, e: Error) -> Error {
     );
     match e {
         Error::Refused {
-            kind: kind @ "access_capped",
+            kind,
             message,
             hint,
-        } => Error::Refused {
+        } if kind == "access_capped" => Error::Refused {
             kind,
             message,
             hint: format!("{hint}; {why}"),
