@@ -422,7 +422,7 @@ fn a_rate_limited_codex_falls_back_to_copilot_over_acp_with_the_same_access() {
     assert_eq!(a[0]["agent"], "codex");
     assert_eq!(a[0]["kind"], "rate_limited");
     assert_eq!(a[1]["agent"], "copilot");
-    assert_eq!(j["session"], "af4c8f75-a42b-46f5-a391-0dffc6e24872");
+    assert!(j["session"].is_string(), "copilot's session: {j}");
     // The edit was refused by baton's read-only policy, as with --agent.
     assert!(!env.work.join("out.txt").exists());
     let d = j["denials"].as_array().expect("denials");

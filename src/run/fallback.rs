@@ -199,11 +199,11 @@ fn fallback_refusal(l: &Link, e: Error) -> Error {
     );
     match e {
         Error::Refused {
-            kind,
+            kind: "access_capped",
             message,
             hint,
-        } if kind == "access_capped" => Error::Refused {
-            kind,
+        } => Error::Refused {
+            kind: "access_capped",
             message,
             hint: format!("{hint}; {why}"),
         },
