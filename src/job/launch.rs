@@ -95,8 +95,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
                 command,
                 &program,
                 resumed_from,
-                session.clone(),
-                checked,
+                (session.clone(), checked),
             )
         });
     match launched {
@@ -153,8 +152,8 @@ fn launch(
     command: StoredCommand,
     program: &Path,
     resumed_from: Option<String>,
-    worktree: Option<worktree::Session>,
-    checked: Option<worktree::Checked>,
+    // The job's worktree, and what was checked of it at start.
+    (worktree, checked): (Option<worktree::Session>, Option<worktree::Checked>),
 ) -> Result<State> {
     let spec = Spec {
         version: STORE_VERSION,

@@ -32,13 +32,16 @@ use crate::failure::Failure;
 use crate::process::{self, Interrupts};
 use crate::result::{Attempt, RunResult, Usage};
 
+/// Moves a fallback attempt's plan to a fresh place (see `Hooks::fresh`).
+pub type Fresh<'a> = &'a mut dyn FnMut(&Plan) -> Result<Plan>;
+
 /// What the caller lets the chain do around its attempts.
 pub struct Hooks<'a> {
     /// The peer's pid (its process group) when each attempt starts.
     pub on_spawn: &'a mut dyn FnMut(u32),
     /// Before a fallback attempt: its plan moved to a fresh place (a new
     /// worktree at the same base). `None`: the run works in place.
-    pub fresh: Option<&'a mut dyn FnMut(&Plan) -> Result<Plan>>,
+    pub fresh: Option<Fresh<'a>>,
     /// The first attempt's command and program, when the caller resolved
     /// and stored them already (a job's runner runs what was checked at start).
     pub first: Option<(CommandSpec, PathBuf)>,
