@@ -50,17 +50,22 @@ use std::time::{Duration, Instant};
 use crate::agent::{CommandSpec, Outcome, Parser, ProcessExit};
 use crate::error::{Error, Result};
 
+mod acp;
 mod group;
 mod interrupts;
 mod orphans;
 mod pump;
+mod watch;
 
+use acp::{acp_cancel, acp_initialized, write_outbox};
 use group::become_subreaper;
 pub use group::{group_alive, killpg, stop_group_leftovers, stop_leader};
 pub use interrupts::{Interrupts, signal_name};
 pub use orphans::PEER_TOKEN_VAR;
 use orphans::{NEXT_TOKEN, stop_orphans};
 use pump::{Log, Pump, enlarge_pipe, pump_stderr, pump_stdout};
+use watch::over_budget;
+pub use watch::{WATCH_EVERY, Watch};
 
 /// Lines longer than this are logged whole but parsed only up to here
 /// (bounded memory).
@@ -81,20 +86,6 @@ pub fn max_line() -> usize {
 }
 /// How much of stderr is kept in memory for error messages.
 const STDERR_TAIL: usize = 16 << 10;
-
-/// How often a spending watch looks at the usage reported so far.
-pub const WATCH_EVERY: Duration = Duration::from_millis(200);
-
-/// Looks at what a running peer reported so far (its usage, its model) and
-/// answers whether the run must stop because it crossed its budget.
-#[derive(Clone)]
-pub struct Watch(pub Arc<dyn Fn(&Outcome) -> bool + Send + Sync>);
-
-impl std::fmt::Debug for Watch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Watch")
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -478,55 +469,6 @@ pub fn supervise(
         pipes_left_open: eofs < 2,
         warnings,
     })
-}
-
-/// What the parser understood so far, shown to the watch.
-fn over_budget(parser: &Mutex<Option<Parser>>, watch: &Watch) -> bool {
-    let so_far = match parser.lock().unwrap().as_ref() {
-        Some(p) => p.snapshot(&ProcessExit::default()),
-        None => return false,
-    };
-    (watch.0)(&so_far)
-}
-
-fn acp_initialized(parser: &Mutex<Option<Parser>>) -> bool {
-    let mut g = parser.lock().unwrap();
-    g.as_mut()
-        .and_then(Parser::acp)
-        .is_none_or(|c| c.initialized())
-}
-
-/// Send `session/cancel` if an ACP prompt is in flight.
-fn acp_cancel(parser: &Mutex<Option<Parser>>) -> bool {
-    let mut g = parser.lock().unwrap();
-    g.as_mut().and_then(Parser::acp).is_some_and(|c| c.cancel())
-}
-
-/// The ACP writer: each queued line to the agent's stdin (and `sent.log`),
-/// until the client closes it or the agent stops reading.
-fn write_outbox(
-    mut stdin: std::process::ChildStdin,
-    outbox: mpsc::Receiver<crate::agent::acp::Outgoing>,
-    mut log: Option<std::fs::File>,
-) {
-    use crate::agent::acp::Outgoing;
-    for o in outbox {
-        match o {
-            Outgoing::Line { wire, logged } => {
-                if let Some(f) = &mut log
-                    && writeln!(f, "{logged}").is_err()
-                {
-                    log = None;
-                }
-                let mut line = wire.into_bytes();
-                line.push(b'\n');
-                if stdin.write_all(&line).and_then(|_| stdin.flush()).is_err() {
-                    return;
-                }
-            }
-            Outgoing::Close => return,
-        }
-    }
 }
 
 #[cfg(test)]
