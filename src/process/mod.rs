@@ -50,14 +50,12 @@ use std::time::{Duration, Instant};
 use crate::agent::{CommandSpec, Outcome, Parser, ProcessExit};
 use crate::error::{Error, Result};
 
-mod acp;
 mod group;
 mod interrupts;
 mod orphans;
 mod pump;
 mod watch;
 
-use acp::{acp_cancel, acp_initialized, write_outbox};
 use group::become_subreaper;
 pub use group::{group_alive, killpg, stop_group_leftovers, stop_leader};
 pub use interrupts::{Interrupts, signal_name};
@@ -469,6 +467,46 @@ pub fn supervise(
         pipes_left_open: eofs < 2,
         warnings,
     })
+}
+
+fn acp_initialized(parser: &Mutex<Option<Parser>>) -> bool {
+    let mut g = parser.lock().unwrap();
+    g.as_mut()
+        .and_then(Parser::acp)
+        .is_none_or(|c| c.initialized())
+}
+
+/// Send `session/cancel` if an ACP prompt is in flight.
+fn acp_cancel(parser: &Mutex<Option<Parser>>) -> bool {
+    let mut g = parser.lock().unwrap();
+    g.as_mut().and_then(Parser::acp).is_some_and(|c| c.cancel())
+}
+
+/// The ACP writer: each queued line to the agent's stdin (and `sent.log`),
+/// until the client closes it or the agent stops reading.
+fn write_outbox(
+    mut stdin: std::process::ChildStdin,
+    outbox: mpsc::Receiver<crate::agent::acp::Outgoing>,
+    mut log: Option<std::fs::File>,
+) {
+    use crate::agent::acp::Outgoing;
+    for o in outbox {
+        match o {
+            Outgoing::Line { wire, logged } => {
+                if let Some(f) = &mut log
+                    && writeln!(f, "{logged}").is_err()
+                {
+                    log = None;
+                }
+                let mut line = wire.into_bytes();
+                line.push(b'\n');
+                if stdin.write_all(&line).and_then(|_| stdin.flush()).is_err() {
+                    return;
+                }
+            }
+            Outgoing::Close => return,
+        }
+    }
 }
 
 #[cfg(test)]
