@@ -10,6 +10,8 @@ use crate::agent::Agent;
 use crate::models;
 use crate::output::{self, Mode};
 use crate::process;
+use crate::render::table;
+use crate::spend::prices;
 
 #[derive(Debug, Serialize)]
 pub struct AgentInfo {
@@ -46,8 +48,14 @@ pub fn list(mode: Mode) -> crate::error::Result<i32> {
         Mode::Json => output::json_line(&serde_json::json!({
             "schema_version": crate::result::SCHEMA_VERSION,
             "agents": infos,
+            "prices": {
+                "as_of": prices::AS_OF,
+                "source": prices::SOURCE,
+                "unit": "USD per million tokens",
+                "models": prices::TABLE,
+            },
         }))?,
-        Mode::Text => output::text(&text(&infos))?,
+        Mode::Text => output::text(&format!("{}{}", text(&infos), price_text()))?,
     }
     Ok(0)
 }
@@ -117,32 +125,27 @@ fn text(infos: &[AgentInfo]) -> String {
     t
 }
 
-/// Rows as aligned columns, two spaces apart, no trailing blanks.
-fn table(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.chars().count())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    for r in rows {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
-            line.push_str(cell);
-            if c + 1 < r.len() {
-                let pad = widths[c] - cell.chars().count() + 2;
-                line.push_str(&" ".repeat(pad));
-            }
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
+/// The price table that estimates a cost a CLI does not report.
+fn price_text() -> String {
+    let mut rows = vec![
+        ["PROVIDER", "MODEL", "INPUT", "CACHED", "OUTPUT"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for p in prices::TABLE {
+        rows.push(vec![
+            p.provider.to_string(),
+            p.model.to_string(),
+            format!("{:.3}", p.input),
+            format!("{:.3}", p.cached_input),
+            format!("{:.3}", p.output),
+        ]);
     }
-    out
+    format!(
+        "\nprices (USD per million tokens, as of {}; only for costs a CLI does not report):\n{}",
+        prices::AS_OF,
+        table(&rows)
+    )
 }
 
 fn info(a: Agent) -> AgentInfo {

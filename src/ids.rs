@@ -11,6 +11,14 @@ use std::time::{SystemTime, UNIX_EPOCH};
 const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
 pub const ID_LEN: usize = 13;
 
+/// Milliseconds since the epoch (0 if the clock is before it).
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
 pub fn new_id() -> String {
     let ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)

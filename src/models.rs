@@ -246,6 +246,23 @@ fn same_model(asked: &str, reported: &str) -> bool {
     !a.is_empty() && (a == r || r.contains(&a) || a.contains(&r))
 }
 
+/// `NAME[:MODEL]` (`claude`, `pi:glm-5.2`): an agent and the model asked
+/// for it, as `--fallback` and `run.fallback` give them.
+pub fn parse_item(item: &str) -> Result<(Agent, Option<String>)> {
+    let item = item.trim();
+    let (name, model) = match item.split_once(':') {
+        Some((n, m)) => (n, Some(m.trim().to_string())),
+        None => (item, None),
+    };
+    if model.as_deref() == Some("") {
+        return Err(Error::usage_hint(
+            format!("fallback `{item}` names no model after `:`"),
+            "write NAME or NAME:MODEL, e.g. --fallback claude,pi:glm-5.2",
+        ));
+    }
+    Ok((Agent::parse(name)?, model))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

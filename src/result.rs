@@ -76,8 +76,14 @@ pub struct Usage {
     /// Reasoning/thinking tokens, where the CLI reports them (part of output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning_output_tokens: Option<u64>,
-    /// Cost in US dollars as reported by the CLI itself (claude only today).
+    /// Cost in US dollars: as the CLI reported it (claude, pi, opencode), else
+    /// estimated from baton's price table (`cost_estimated`), else null (no
+    /// price known for the model: it counts in tokens only).
     pub cost_usd: Option<f64>,
+    /// `cost_usd` (or part of it, for a sum) was estimated from baton's
+    /// dated price table (`baton agents` shows it), not reported by the CLI.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_estimated: bool,
 }
 
 impl Usage {
@@ -102,6 +108,7 @@ impl Usage {
             (None, None) => None,
             (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
         };
+        self.cost_estimated |= other.cost_estimated;
     }
 
     /// `self - earlier`, for CLIs whose counters are cumulative per session.
@@ -118,8 +125,30 @@ impl Usage {
                 earlier.reasoning_output_tokens,
             ),
             cost_usd: self.cost_usd,
+            cost_estimated: self.cost_estimated,
         }
     }
+}
+
+/// What a run (or an ask, or a council) was allowed to spend and what it
+/// spent, when `--max-usd` or `--budget-tokens` was given.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Spending {
+    pub max_usd: Option<f64>,
+    pub max_tokens: Option<u64>,
+    /// Dollars spent by the calls with a known cost (null: none had one).
+    pub spent_usd: Option<f64>,
+    /// Input + output tokens of every call.
+    pub spent_tokens: u64,
+    /// Part of `spent_usd` was estimated from baton's price table.
+    pub cost_estimated: bool,
+    /// Calls with no known cost (no price for their model): `--max-usd`
+    /// could count them in tokens only.
+    pub unpriced_calls: u32,
+    /// Peer calls counted (attempts, advisers, members).
+    pub calls: u32,
+    /// The limit stopped the work (`error.kind: "budget_exceeded"`).
+    pub exceeded: bool,
 }
 
 /// The `error.kind` of a peer that ran and did not succeed, with when it
@@ -152,6 +181,11 @@ pub const OUTCOME_KINDS: &[(&str, &str)] = &[
     (
         "result_not_stored",
         "a background job's result could not be stored (a full disk)",
+    ),
+    (
+        "budget_exceeded",
+        "--max-usd or --budget-tokens: the next call would cross the limit (not started), \
+         or a running call crossed it (stopped with its whole process group)",
     ),
     (
         "acp_handshake_timeout",
@@ -268,6 +302,15 @@ pub struct RunResult {
     /// Set for background jobs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job_id: Option<String>,
+    /// Every peer call of the run, in order, when there was more than one
+    /// (`--retry`, `--fallback`): `agent` above is the one that served, and
+    /// `usage` above is the sum over these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Attempt>,
+    /// The spending limit and what was spent, when `--max-usd` or
+    /// `--budget-tokens` was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spending: Option<Spending>,
     /// Objects added by other features (`worktree`, `handoff`, ask's
     /// `advice`, …): this layer cannot name their types, so `crate::schema`
     /// adds each to the published schema beside these fields. A key put
@@ -275,6 +318,33 @@ pub struct RunResult {
     #[serde(flatten)]
     #[schemars(skip)]
     pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// One peer call of a run that took several (`--retry`, `--fallback`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Attempt {
+    pub agent: String,
+    pub model: Option<String>,
+    pub status: Status,
+    /// Its `error.kind` (null: it succeeded).
+    pub kind: Option<String>,
+    /// What the provider said about when to try again, if it said.
+    #[serde(default)]
+    pub retry_after_s: Option<u64>,
+    pub duration_ms: u64,
+    pub usage: Usage,
+    /// Files it changed (a failure after a change is not handed on).
+    #[serde(default)]
+    pub changed_files: Vec<String>,
+    pub log_path: Option<String>,
+    /// What came after it: `retry` (the same agent again after
+    /// `waited_ms`) or `fallback` (the next agent of the chain); null for
+    /// the last attempt, whose result is the run's.
+    #[serde(default)]
+    pub then: Option<String>,
+    /// `retry`: how long baton waited before the next attempt.
+    #[serde(default)]
+    pub waited_ms: Option<u64>,
 }
 
 /// What baton prints when it could not do its job at all (usage errors,
@@ -411,6 +481,7 @@ mod tests {
             cached_input_tokens: Some(0),
             reasoning_output_tokens: None,
             cost_usd: None,
+            cost_estimated: false,
         };
         let before = Usage {
             input_tokens: Some(240),
@@ -418,6 +489,7 @@ mod tests {
             cached_input_tokens: Some(0),
             reasoning_output_tokens: None,
             cost_usd: None,
+            cost_estimated: false,
         };
         let d = total.minus(&before);
         assert_eq!(d.input_tokens, Some(120));

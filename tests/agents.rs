@@ -243,6 +243,24 @@ fn agents_text_mode_is_an_aligned_table() {
     assert!(install.contains("  qwen "), "{install}");
     let notes = r.stdout.split("\nnotes:\n").nth(1).expect("notes section");
     assert!(notes.contains("  gemini      no read-only mode"), "{notes}");
+    // The dated price table that estimates costs a CLI does not report.
+    let prices = &j["prices"];
+    assert_eq!(prices["as_of"], "2026-06-01");
+    assert_eq!(prices["unit"], "USD per million tokens");
+    let gpt = prices["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["model"] == "gpt-5.4")
+        .expect("gpt-5.4 priced");
+    assert_eq!(gpt["provider"], "openai");
+    assert_eq!(gpt["output"], 15.0);
+    let table = r
+        .stdout
+        .split("\nprices (USD per million tokens, as of 2026-06-01")
+        .nth(1)
+        .expect("prices section");
+    assert!(table.contains("openai     gpt-5.4 "), "{table}");
 }
 
 #[test]

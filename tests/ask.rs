@@ -401,6 +401,62 @@ fn invalid_twice_fails_with_the_raw_text_and_no_made_up_fields() {
     assert_eq!(j["usage"]["input_tokens"], 22, "both rounds counted");
 }
 
+/// `--budget-tokens` counts every adviser call of the ask: a repair round
+/// that would cross it (one more call of the first one's size) is not
+/// started, and the result says what was spent.
+#[test]
+fn a_repair_round_that_would_cross_the_budget_is_not_started() {
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", "")
+        .reply("codex", 1, &codex_reply("t-b", "not json at all", 100), 0)
+        .reply(
+            "codex",
+            2,
+            &codex_reply("t-b", &good_advice().to_string(), 130),
+            0,
+        );
+    let r = ask(&env, &["--agent", "codex", "--budget-tokens", "150", "q"]);
+    let j = r.json();
+    assert_eq!(r.code, 1, "{j}");
+    assert_eq!(a.calls("codex"), 1, "the repair round never started");
+    assert_eq!(j["status"], "failed");
+    assert_eq!(j["error"]["kind"], "budget_exceeded", "{j}");
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--budget-tokens 150: 107 tokens spent over 1 call(s)"),
+        "{j}"
+    );
+    assert_eq!(
+        j["usage"]["input_tokens"], 100,
+        "the first call's usage is kept"
+    );
+    assert_eq!(j["spending"]["spent_tokens"], 107);
+    assert_eq!(j["spending"]["exceeded"], true);
+    // A budget that fits lets the repair run.
+    let env = Env::new();
+    let a = Advisers::new(&env);
+    a.install("codex", "")
+        .reply("codex", 1, &codex_reply("t-c", "not json at all", 100), 0)
+        .reply(
+            "codex",
+            2,
+            &codex_reply("t-c", &good_advice().to_string(), 130),
+            0,
+        );
+    let j = ask(&env, &["--agent", "codex", "--budget-tokens", "1000", "q"]).json();
+    assert_eq!(j["status"], "success", "{j}");
+    assert_eq!(j["spending"]["exceeded"], false);
+    assert_eq!(j["spending"]["calls"], 2);
+    // In `baton usage`: one run of two calls, the tokens of the result.
+    let u = env.run(&["usage"]).json();
+    assert_eq!(u["total"]["runs"], 1, "{u}");
+    assert_eq!(u["total"]["calls"], 2);
+    assert_eq!(u["total"]["input_tokens"], j["usage"]["input_tokens"]);
+}
+
 #[test]
 fn without_a_session_the_repair_is_a_fresh_run_shown_its_answer() {
     let env = Env::new();

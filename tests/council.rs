@@ -772,6 +772,61 @@ fn a_projected_budget_overrun_stops_before_the_stage() {
         fake.stage(Stage::Critique).is_empty(),
         "the critique round would cross the budget"
     );
+    // A spending limit stopped it: the kind says so, and what was spent.
+    assert_eq!(v["error"]["kind"], "budget_exceeded", "{v}");
+    assert_eq!(v["spending"]["max_tokens"], 500);
+    assert_eq!(v["spending"]["spent_tokens"], 330, "{v}");
+    assert_eq!(v["spending"]["exceeded"], true);
+    assert_eq!(v["usage_by_stage"]["proposing"]["input_tokens"], 300);
+}
+
+/// `--max-usd` the same way, over the calls with a known cost: the fake
+/// claude reports $0.001 a call, codex's and pi's calls have none.
+#[test]
+fn a_projected_dollar_overrun_stops_before_the_stage() {
+    let (env, fake) = setup();
+    fake.write(&good_scenario());
+    let r = council(
+        &env,
+        &[
+            "discuss",
+            "--members",
+            "codex,claude,pi",
+            "--max-usd",
+            "0.004",
+            "q?",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["status"], "needs_human", "{v}");
+    assert_eq!(v["error"]["kind"], "budget_exceeded", "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("--max-usd 0.004: $0.0010 used, $0.0050 projected with the 4 call(s) ahead"),
+        "{msg}"
+    );
+    assert!(fake.stage(Stage::Critique).is_empty());
+    assert_eq!(v["spending"]["spent_usd"], 0.001);
+    assert_eq!(v["spending"]["unpriced_calls"], 2);
+    assert_eq!(v["spending"]["calls"], 3);
+    // Within the limit, the same council goes on to the end.
+    let (env, fake) = setup();
+    fake.write(&good_scenario());
+    let v = council(
+        &env,
+        &[
+            "discuss",
+            "--members",
+            "codex,claude,pi",
+            "--max-usd",
+            "1",
+            "q?",
+        ],
+    )
+    .json();
+    assert_eq!(v["status"], "done", "{v}");
+    assert_eq!(v["spending"]["exceeded"], false);
 }
 
 #[test]

@@ -36,11 +36,6 @@ pub const EXEMPT: &[(&str, &str)] = &[
         "`ask` between building its packet and starting its advisers: a window \
          of microseconds with nothing to wait on, so a signal cannot be aimed at it",
     ),
-    (
-        "budget_exceeded",
-        "named for issue 22 §3 (--max-usd, --budget-tokens): nothing makes it yet; \
-         the change that does adds its case and drops this line",
-    ),
 ];
 
 /// One group of cases, run on its own thread.

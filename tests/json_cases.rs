@@ -182,6 +182,43 @@ pub fn runs(c: &Contract) {
     let hint = v["error"]["hint"].as_str().unwrap();
     assert!(hint.contains("`--resume t-f`"), "{hint}");
 
+    // What it cost: estimated from the price table where the CLI says
+    // nothing; a budget, and a call stopped as it streams past it.
+    env.replay("codex", "codex/codex-exec-usage.jsonl", 0);
+    let v = c.check(
+        "estimated cost",
+        Shape::Result,
+        &env.run(&["--model", "gpt-5.4", "--max-usd", "5", "x"]),
+    );
+    assert_eq!(v["usage"]["cost_estimated"], true, "{v}");
+    assert_eq!(v["spending"]["exceeded"], false, "{v}");
+    crate::spend::streaming_pi(&env, 3, 1000, 0.0);
+    let v = c.expect_kind(
+        "over budget",
+        Shape::Result,
+        &env.run(&[
+            "--agent",
+            "pi",
+            "--budget-tokens",
+            "1500",
+            "--timeout",
+            "20s",
+            "x",
+        ]),
+        "budget_exceeded",
+    );
+    assert_eq!(v["spending"]["exceeded"], true, "{v}");
+
+    // A rate-limited codex hands the task to claude: `attempts`.
+    crate::fallback::fake_printing(&env, "codex", crate::fallback::CODEX_RATE_LIMITED, 1);
+    env.replay("claude", "claude/claude-stream.jsonl", 0);
+    let v = c.check(
+        "fell back",
+        Shape::Result,
+        &env.run(&["--agent", "codex", "--fallback", "claude", "x"]),
+    );
+    assert_eq!(v["attempts"][0]["then"], "fallback", "{v}");
+
     // Found on PATH, cannot be started.
     env.fake("pi", "");
     fs::write(env.bin.join("pi"), "#!/nonexistent/interpreter\n").unwrap();
@@ -707,13 +744,16 @@ pub fn fanouts(c: &Contract) {
         ]),
         "no_eligible_candidate",
     );
-    fake.write(&Scenario::new().on("codex", Stage::Implement, Step::say("A")));
+    // codex reports tokens, not dollars: the cost is estimated from the
+    // price table for a model it lists.
+    fake.write(&Scenario::new().on("codex", Stage::Implement, Step::say("A").usage(1000, 100)));
     let v = c.check(
         "read-only fan-out",
         Shape::Fanout,
-        &env.run(&["run", "--agents", "codex", "--read-only", "which?"]),
+        &env.run(&["run", "--agents", "codex:gpt-5.4", "--read-only", "which?"]),
     );
     assert_eq!(v["mode"], "read-only", "{v}");
+    assert!(v.to_string().contains("\"cost_estimated\":true"), "{v}");
     fake.write(&Scenario::new().on("codex", Stage::Implement, Step::fail("down")));
     c.expect_kind(
         "no answer",

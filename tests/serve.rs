@@ -819,3 +819,23 @@ fn every_snapshot_reads_the_clocks_when_it_is_sent() {
     assert_eq!(age, now3 - ended, "ended {} ms ago: {j}", now3 - ended);
     assert!(age >= 2000, "{j}");
 }
+
+/// `GET /api/usage` is `baton usage --by agent` (what the page's panel
+/// shows), behind the session like every other route.
+#[test]
+fn usage_is_what_baton_usage_says_and_needs_the_session() {
+    let env = Env::new();
+    env.replay("pi", "pi/pi-json-basic.jsonl", 0);
+    assert_eq!(env.run(&["--agent", "pi", "x"]).code, 0);
+    let srv = Server::start(&env);
+    let r = srv.req("GET", "/api/usage", &[], None);
+    assert_eq!(r.code, 401, "{}", r.body);
+    let session = srv.login();
+    let r = srv.get("/api/usage", &session);
+    assert_eq!(r.code, 200, "{}", r.body);
+    let page = r.json();
+    let cli = env.run(&["usage", "--by", "agent"]).json();
+    assert_eq!(page, cli);
+    assert_eq!(page["groups"][0]["key"], "pi");
+    assert_eq!(page["total"]["input_tokens"], 120);
+}

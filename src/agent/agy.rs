@@ -135,6 +135,7 @@ impl Parser {
             cached_input_tokens: cached,
             reasoning_output_tokens: None,
             cost_usd: None,
+            cost_estimated: false,
         };
         let false_success = false_success(&self.last_line, &end.stderr_tail);
         o.success = status_ok && !is_error && false_success.is_none();

@@ -288,6 +288,7 @@ impl Parser {
                             cached_input_tokens: Some(cached),
                             reasoning_output_tokens: None,
                             cost_usd: ev.total_cost_usd,
+                            cost_estimated: false,
                         }
                     })
                     .unwrap_or_default();

@@ -174,6 +174,7 @@ impl Parser {
                         cached_input_tokens: u.cached_input_tokens,
                         reasoning_output_tokens: u.reasoning_output_tokens,
                         cost_usd: None,
+                        cost_estimated: false,
                     });
                 }
                 return Signal::TurnFinished;

@@ -182,6 +182,7 @@ impl Parser {
                         cached_input_tokens: s.cached,
                         reasoning_output_tokens: None,
                         cost_usd: None,
+                        cost_estimated: false,
                     };
                     if self.model.is_none() {
                         self.model = s.models.and_then(|m| main_model(&m));

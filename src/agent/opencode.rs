@@ -264,6 +264,7 @@ impl Parser {
                             cached_input_tokens: Some(cached),
                             reasoning_output_tokens: (reasoning > 0).then_some(reasoning),
                             cost_usd: p.cost.filter(|c| *c > 0.0),
+                            cost_estimated: false,
                         });
                     }
                     if self.last_reason.as_deref() == Some("stop") {

@@ -221,6 +221,7 @@ impl Parser {
                 cached_input_tokens: Some(cached),
                 reasoning_output_tokens: None,
                 cost_usd: cost,
+                cost_estimated: false,
             });
         }
         let text: String = m

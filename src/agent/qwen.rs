@@ -216,6 +216,7 @@ impl Parser {
                         cached_input_tokens: u.cache_read_input_tokens,
                         reasoning_output_tokens: None,
                         cost_usd: None,
+                        cost_estimated: false,
                     };
                 }
                 self.denials = ev

@@ -30,6 +30,9 @@ pub struct Prepared {
     pub spec: CommandSpec,
     pub program: PathBuf,
     pub extra: Extra,
+    /// What `extra` was made from, so a fallback agent gets its own.
+    pub scope: Scope,
+    pub schema: (String, PathBuf),
     /// Packet scope: the private empty directory (removed on drop).
     pub workdir: Option<EmptyDir>,
 }
@@ -217,11 +220,19 @@ pub fn prepare_with(
     let extra = extra_with(a.agent, scope, schema.0, schema.1);
     let spec = plan.command_with(extra.clone())?;
     let program = plan.program(&spec)?;
+    // A fallback agent (`run.fallback`) must be able to advise too.
+    for l in &plan.fallback {
+        plan.for_link(l)
+            .command_with(extra_with(l.agent, scope, schema.0, schema.1))?;
+    }
+    plan.check_chain_installed()?;
     Ok(Prepared {
         plan,
         spec,
         program,
         extra,
+        scope,
+        schema: (schema.0.to_string(), schema.1.to_path_buf()),
         workdir,
     })
 }

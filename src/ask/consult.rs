@@ -134,7 +134,14 @@ pub fn answer<T>(
     extract: &dyn Fn(&str) -> std::result::Result<T, Vec<String>>,
     repair_with: &Repair<'_>,
 ) -> Result<(RunResult, Verdict<T>, Option<Value>)> {
-    let first = run::execute(&p.plan, &p.spec, &p.program, dir, interrupts, &mut |_| {})?;
+    // Retries and fallbacks (`run.retry`, `run.fallback`) as for any run,
+    // each agent with its own read-only switches and answer schema.
+    let extra_of = |a: Agent| super::adviser::extra_with(a, p.scope, &p.schema.0, &p.schema.1);
+    let mut on_spawn = |_| {};
+    let mut hooks = run::Hooks::new(&mut on_spawn);
+    hooks.first = Some((p.spec.clone(), p.program.clone()));
+    hooks.extra = Some(&extra_of);
+    let first = run::chain::run(&p.plan, dir, interrupts, hooks)?;
     let plain = qwen::answered_in_plain_text(first.error.as_ref().map(|e| e.message.as_str()));
     if first.status != Status::Success && !plain {
         return Ok((first, Verdict::RunFailed, None));
@@ -152,7 +159,10 @@ pub fn answer<T>(
         Err(errors) => errors,
     };
     let raw = first.message.clone().unwrap_or_default();
-    let mut plan = p.plan.clone();
+    // The agent that served the first round (after a fallback, not the
+    // plan's) answers the repair, in its own session.
+    let mut plan = run::chain::served(&p.plan, &first);
+    plan.fallback = Vec::new();
     // The session id comes from the adviser's own output: one that
     // `agent::argv` would refuse is not resumed; the repair starts fresh.
     let unsafe_session = first
@@ -183,14 +193,15 @@ pub fn answer<T>(
         }
     };
     plan.task = plan.prompt.clone();
-    let spec = plan.command_with(p.extra.clone())?;
+    let spec = plan.command_with(extra_of(plan.agent))?;
+    let program = plan.program(&spec)?;
     let rdir = dir
         .map(|d| d.join("repair"))
         .filter(|r| fsutil::ensure_private_dir(r).is_ok());
     let mut second = run::execute(
         &plan,
         &spec,
-        &p.program,
+        &program,
         rdir.as_deref(),
         interrupts,
         &mut |_| {},
@@ -290,5 +301,7 @@ pub fn merge(first: RunResult, mut second: RunResult) -> RunResult {
     denials.extend(second.denials);
     second.denials = denials;
     second.session = second.session.or(first.session);
+    // The first round's retries and fallbacks (the repair round is one call).
+    second.attempts = first.attempts;
     second
 }

@@ -133,6 +133,12 @@ pub struct AskRequest {
     /// Print the packet, the prompt and each adviser's exact argv, and run nothing.
     pub dry_run: bool,
 
+    /// `--max-usd`: dollars every adviser call together may spend.
+    pub max_usd: Option<f64>,
+
+    /// `--budget-tokens`: input + output tokens every adviser call together may spend.
+    pub budget_tokens: Option<u64>,
+
     /// The question (or give it in --packet, or on stdin).
     pub question: Vec<String>,
 }
@@ -184,6 +190,8 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
         .or_else(|| cfg.count("ask.max_chars").map(|n| n as usize))
         .unwrap_or(packet::DEFAULT_MAX_CHARS);
     let (advisers, multi) = advisers(&args)?;
+    // One meter for every adviser and every repair round of this ask.
+    let meter = crate::spend::Meter::new(run::budget(args.max_usd, args.budget_tokens)?);
     if max_chars == 0 {
         return Err(Error::usage("--max-chars must be more than zero"));
     }
@@ -215,7 +223,11 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
     let mut prepared = Vec::new();
     for a in &advisers {
         match prepare(a, &args, scope, &cwd, &root, &prompt) {
-            Ok(p) => prepared.push(Ok(p)),
+            Ok(mut p) => {
+                p.plan.budget = meter.budget();
+                p.plan.meter = Some(meter.clone());
+                prepared.push(Ok(p))
+            }
             Err(e @ Error::NotInstalled { .. }) if multi => prepared.push(Err((a.agent, e))),
             Err(e) => return Err(e),
         }
@@ -297,7 +309,7 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
     });
     drop(prepared);
     peers_ended();
-    let (value, code) = multi_envelope(&shared, results, started.elapsed());
+    let (value, code) = multi_envelope(&shared, results, started.elapsed(), meter.report());
     match mode {
         Mode::Json => output::json_line(&value)?,
         Mode::Text => {

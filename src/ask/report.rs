@@ -37,6 +37,10 @@ pub struct Envelope {
     pub results: Vec<RunResult>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<Budget>,
+    /// `--max-usd`, `--budget-tokens`: the limits and what every adviser
+    /// call together spent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spending: Option<crate::result::Spending>,
 }
 
 fn envelope_status(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -118,6 +122,8 @@ pub(super) fn error_result(agent: Agent, e: &Error, shared: &Shared) -> RunResul
         }),
         verification: None,
         job_id: None,
+        attempts: Vec::new(),
+        spending: None,
         extra,
     }
 }
@@ -128,6 +134,7 @@ pub(super) fn multi_envelope(
     shared: &Shared,
     results: Vec<RunResult>,
     wall: std::time::Duration,
+    spending: Option<crate::result::Spending>,
 ) -> (Value, i32) {
     let statuses: Vec<Status> = results.iter().map(|r| r.status).collect();
     let first = statuses[0];
@@ -159,6 +166,7 @@ pub(super) fn multi_envelope(
         duration_ms: wall.as_millis() as u64,
         results,
         budget: shared.budget.clone(),
+        spending,
     };
     let v = serde_json::to_value(&envelope).unwrap_or(Value::Null);
     (v, code)

@@ -122,6 +122,14 @@ pub struct AskArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Stop rather than let the advisers (all together) spend more than this many dollars.
+    #[arg(long, value_name = "USD")]
+    pub max_usd: Option<f64>,
+
+    /// Stop rather than let the advisers (all together) spend more than this many tokens.
+    #[arg(long, value_name = "N")]
+    pub budget_tokens: Option<u64>,
+
     /// The question (or give it in --packet, or on stdin).
     #[arg(value_name = "QUESTION")]
     pub question: Vec<String>,
@@ -154,6 +162,8 @@ pub fn request(a: AskArgs) -> AskRequest {
         timeout: a.timeout,
         idle_timeout: a.idle_timeout,
         dry_run: a.dry_run,
+        max_usd: a.max_usd,
+        budget_tokens: a.budget_tokens,
         question: a.question,
     }
 }

@@ -88,6 +88,9 @@ pub struct StartArgs {
     /// Stop with needs_human rather than cross this many tokens (projected).
     #[arg(long, value_name = "N")]
     pub budget_tokens: Option<u64>,
+    /// Stop with needs_human rather than cross this many dollars (projected; reported or estimated cost).
+    #[arg(long, value_name = "USD")]
+    pub max_usd: Option<f64>,
     /// The test command baton runs in the worktree as the oracle (overrides the plan's).
     #[arg(long, value_name = "CMD")]
     pub test_cmd: Option<String>,
@@ -168,6 +171,7 @@ fn request(kind: &str, a: StartArgs) -> CouncilRequest {
         seed: a.seed,
         max_wall: a.max_wall,
         budget_tokens: a.budget_tokens,
+        max_usd: a.max_usd,
         test_cmd: a.test_cmd,
         allow: a.allow,
         yes: a.yes,

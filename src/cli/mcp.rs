@@ -90,15 +90,17 @@ fn field(a: &clap::Arg) -> Field {
     ]
     .iter()
     .any(|t| a.get_value_parser().type_id() == *t);
+    let number = a.get_value_parser().type_id() == TypeId::of::<f64>();
     let kind = match a.get_action() {
         ArgAction::SetTrue => Kind::Switch,
         // The words of a task or question: one string here.
         ArgAction::Append if positional => Kind::Text,
         ArgAction::Append => Kind::List,
         _ if integer => Kind::Integer,
+        _ if number => Kind::Number,
         _ => Kind::Text,
     };
-    let takes_value = matches!(kind, Kind::Text | Kind::Integer);
+    let takes_value = matches!(kind, Kind::Text | Kind::Integer | Kind::Number);
     Field {
         name: name(a),
         flag: (!positional).then(|| format!("--{}", a.get_long().unwrap_or(a.get_id().as_str()))),
@@ -154,6 +156,10 @@ mod tests {
             "provider",
             "transport",
             "raw",
+            "max_usd",
+            "budget_tokens",
+            "fallback",
+            "retry",
             "worktree",
             "base",
             "include_dirty",
@@ -191,6 +197,27 @@ mod tests {
                 want.contains(&id.as_str()) || cli_only.contains(&id.as_str()),
                 "`run --{id}`: add it to the run tool or to its cli_only list"
             );
+        }
+    }
+
+    /// The spending and fallback flags reach MCP hosts typed as JSON would
+    /// give them: an amount is a number, the chain a list.
+    #[test]
+    fn the_spending_and_fallback_inputs_are_typed() {
+        for tool in ["run", "job_start", "ask", "council_discuss"] {
+            let t = described()
+                .into_iter()
+                .find(|t| t.def.name == tool)
+                .unwrap();
+            let kind = |n: &str| t.fields.iter().find(|f| f.name == n).map(|f| f.kind);
+            assert_eq!(kind("max_usd"), Some(Kind::Number), "{tool}");
+            if tool != "council_discuss" {
+                assert_eq!(kind("budget_tokens"), Some(Kind::Integer), "{tool}");
+            }
+            if tool.starts_with("run") || tool == "job_start" {
+                assert_eq!(kind("fallback"), Some(Kind::List), "{tool}");
+                assert_eq!(kind("retry"), Some(Kind::Integer), "{tool}");
+            }
         }
     }
 

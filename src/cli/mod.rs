@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod run;
 pub mod serve;
 pub mod setup;
+pub mod usage;
 pub mod watch;
 pub mod worktree;
 
@@ -88,6 +89,8 @@ pub enum Command {
     Ask(Box<ask::AskArgs>),
     /// List the supported agents, whether their CLIs are installed, and their options.
     Agents,
+    /// What peers spent: tokens, cost and runs (ok, failed by kind, fell back), from baton's records.
+    Usage(usage::UsageArgs),
     /// Several peers propose, critique each other blind, a chair plans, one writes, the others review.
     #[command(subcommand)]
     Council(council::CouncilCommand),
@@ -232,6 +235,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Doctor(a)) => doctor::doctor(a, mode),
         Some(Command::Config(c)) => doctor::config(c, mode),
         Some(Command::Agents) => crate::agents_cmd::list(mode),
+        Some(Command::Usage(a)) => usage::command(a, mode),
         Some(Command::Schema(a)) => {
             let v = crate::schema::named(a.name.as_deref()).ok_or_else(|| {
                 Error::usage_hint(

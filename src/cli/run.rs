@@ -75,6 +75,22 @@ pub struct RunArgs {
     #[arg(long)]
     pub raw: bool,
 
+    /// Stop rather than spend more than this many dollars (reported or estimated cost; see `baton agents`).
+    #[arg(long, value_name = "USD")]
+    pub max_usd: Option<f64>,
+
+    /// Stop rather than spend more than this many tokens (input + output).
+    #[arg(long, value_name = "N")]
+    pub budget_tokens: Option<u64>,
+
+    /// When the agent cannot answer (rate limit, quota, provider down, auth, unknown model) before changing a file, hand the task to these, in order: `claude,pi:glm-5.2` [default: run.fallback in the config].
+    #[arg(long, value_name = "A,B:MODEL,…", value_delimiter = ',')]
+    pub fallback: Option<Vec<String>>,
+
+    /// Try a rate-limited or unavailable provider again this many times, waiting as it asks (within --timeout) [default: 0, or run.retry].
+    #[arg(long, value_name = "N")]
+    pub retry: Option<u32>,
+
     /// Print the exact argv, environment changes and prompt, and run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -158,10 +174,6 @@ pub struct FanoutArgs {
     #[arg(long)]
     pub keep_all: bool,
 
-    /// Fan out: start no repair round or judge once the projected tokens would cross N.
-    #[arg(long, value_name = "N")]
-    pub budget_tokens: Option<u64>,
-
     /// Fan out: start no repair round or judge once this much wall time would be crossed (e.g. 30m).
     #[arg(long, value_name = "DURATION")]
     pub max_wall: Option<String>,
@@ -181,7 +193,6 @@ impl FanoutArgs {
             (self.judge.is_some(), "--judge"),
             (self.seed.is_some(), "--seed"),
             (self.keep_all, "--keep-all"),
-            (self.budget_tokens.is_some(), "--budget-tokens"),
             (self.max_wall.is_some(), "--max-wall"),
         ]
         .into_iter()
@@ -222,6 +233,10 @@ pub fn request(a: RunArgs) -> RunRequest {
         transport: a.transport,
         raw: a.raw,
         task: a.task,
+        max_usd: a.max_usd,
+        budget_tokens: a.budget_tokens,
+        fallback: a.fallback,
+        retry: a.retry,
         // Every value is the flag of its name.
         origins: Default::default(),
     }
@@ -242,6 +257,10 @@ pub fn fanout_request(a: RunArgs) -> FanoutRequest {
     let f = a.fanout.clone();
     let (dry_run, run_async) = (a.dry_run, a.detach);
     let worktree = worktree_options(a.worktree.clone());
+    // One --budget-tokens: each candidate's calls are held to it as any
+    // run's, and no repair round or judge starts once the fan-out's
+    // projected total would cross it.
+    let budget_tokens = a.budget_tokens;
     FanoutRequest {
         run: request(a),
         agents: f.agents,
@@ -252,7 +271,7 @@ pub fn fanout_request(a: RunArgs) -> FanoutRequest {
         judge: f.judge,
         seed: f.seed,
         keep_all: f.keep_all,
-        budget_tokens: f.budget_tokens,
+        budget_tokens,
         max_wall: f.max_wall,
         run_async,
         dry_run,
@@ -320,7 +339,8 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
         // (or an error) is printed.
         return worktree::run(plan, &c, mode, &mut || drop(progress.take()));
     }
-    let program = plan.program(&spec)?;
+    plan.program(&spec)?;
+    plan.check_chain_installed()?;
     // Installed before the peer exists: a Ctrl-C can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let (dir, not_saved) = run::run_dir_or_warning(&plan.root)?;
@@ -329,13 +349,11 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
         .as_ref()
         .filter(|_| view::progress::wanted(quiet))
         .map(|_| view::progress::Progress::install("peers"));
-    let result = run::execute(
+    let result = run::chain::run(
         &plan,
-        &spec,
-        &program,
         dir.as_deref(),
         &mut interrupts,
-        &mut |_| {},
+        run::Hooks::new(&mut |_| {}),
     );
     // Erased before anything else is printed (the result, or an error).
     if let Some(p) = progress {

@@ -81,6 +81,8 @@ enum Kind {
     Count,
     PositiveCount,
     AskScope,
+    /// `run.fallback`: a list of `NAME[:MODEL]`.
+    Fallback,
 }
 
 const AGENT_KEYS: &[(&str, Kind)] = &[
@@ -95,6 +97,8 @@ const RUN_KEYS: &[(&str, Kind)] = &[
     ("timeout", Kind::Duration),
     ("idle_timeout", Kind::Duration),
     ("access", Kind::Access),
+    ("fallback", Kind::Fallback),
+    ("retry", Kind::Count),
 ];
 const ASK_KEYS: &[(&str, Kind)] = &[
     ("agent", Kind::Adviser),
@@ -304,6 +308,7 @@ fn names(agents: &[Agent]) -> String {
 fn want(kind: Kind) -> &'static str {
     match kind {
         Kind::Count | Kind::PositiveCount => "a whole number",
+        Kind::Fallback => "a list of agent names (\"claude\", \"pi:glm-5.2\")",
         Kind::Command => "a list of strings",
         Kind::Duration => "a duration (\"90s\", \"45m\") or a number of seconds",
         _ => "a string",
@@ -327,6 +332,28 @@ fn check(
         )
     };
     let bad = |msg: String, hint: &str| cx.err(at, key, msg, hint);
+    if let (Kind::Fallback, DeValue::Array(items)) = (kind, v) {
+        let mut list = Vec::new();
+        for item in items.iter() {
+            let Some(s) = item.get_ref().as_str() else {
+                return Err(wrong("a list of agent names (\"claude\", \"pi:glm-5.2\")"));
+            };
+            if cx.scope == Scope::Project && super::secret::looks_like_secret(s) {
+                return Err(bad(
+                    "this value looks like a credential, and baton.toml is committed with the \
+                     repository"
+                        .into(),
+                    "remove it now (and rotate the credential if it was ever committed)",
+                ));
+            }
+            // The agent and the shape here; the model's characters where
+            // every value bound for an argv is checked (`agent::argv`).
+            crate::models::parse_item(s)
+                .map_err(|e| bad(e.to_string(), &e.hint().unwrap_or_default()))?;
+            list.push(s.trim().to_string());
+        }
+        return Ok(Val::List(list));
+    }
     if let (Kind::Command, DeValue::Array(items)) = (kind, v) {
         if cx.scope == Scope::Project {
             return Err(bad(
@@ -369,10 +396,12 @@ fn check(
             _ => Err(wrong(want(kind))),
         };
     }
-    let Some(s) = v
-        .as_str()
-        .filter(|_| !matches!(kind, Kind::Count | Kind::PositiveCount | Kind::Command))
-    else {
+    let Some(s) = v.as_str().filter(|_| {
+        !matches!(
+            kind,
+            Kind::Count | Kind::PositiveCount | Kind::Command | Kind::Fallback
+        )
+    }) else {
         return Err(wrong(want(kind)));
     };
     if cx.scope == Scope::Project && super::secret::looks_like_secret(s) {
@@ -462,6 +491,8 @@ fn check(
             "packet" | "repo" => Val::Str(s.to_string()),
             _ => return Err(bad(format!("unknown scope `{s}`"), "use packet or repo")),
         },
-        Kind::Count | Kind::PositiveCount | Kind::Command => unreachable!("handled above"),
+        Kind::Count | Kind::PositiveCount | Kind::Command | Kind::Fallback => {
+            unreachable!("handled above")
+        }
     })
 }

@@ -162,6 +162,8 @@ pub fn all_keys() -> Vec<String> {
         "run.timeout",
         "run.idle_timeout",
         "run.access",
+        "run.fallback",
+        "run.retry",
         "ask.agent",
         "ask.budget",
         "ask.max_chars",

@@ -13,6 +13,8 @@ pub const USER: &str = r#"# baton user configuration (see docs/config.md).
 # timeout = "60m"          # --timeout (env: BATON_TIMEOUT)
 # idle_timeout = "15m"     # --idle-timeout (env: BATON_IDLE_TIMEOUT)
 # access = "workspace"     # read-only | workspace | full (env: BATON_ACCESS)
+# fallback = ["claude", "pi:glm-5.2"]   # --fallback: the next agents when one cannot answer
+# retry = 0                # --retry: tries again of a rate-limited or unavailable provider
 
 # [ask]
 # agent = "codex"          # the adviser when --agent/--agents is not given
@@ -60,6 +62,7 @@ pub const PROJECT: &str = r#"# baton project configuration, committed with the r
 # [run]
 # timeout = "30m"
 # access = "workspace"     # read-only | workspace
+# fallback = ["claude"]   # --fallback: the next agents when one cannot answer
 
 # [ask]
 # scope = "packet"

@@ -1,4 +1,4 @@
-//! `--budget-tokens` and `--max-wall`: a council stops with `needs_human`
+//! `--budget-tokens`, `--max-usd` and `--max-wall`: a council stops with `needs_human`
 //! before a stage whose calls would cross a limit.
 
 use std::time::Instant;
@@ -30,24 +30,46 @@ pub fn over_budget(
             return Ok(true);
         }
     }
-    let Some(budget) = rec.settings.budget_tokens else {
+    let why = over_tokens(rec.settings.budget_tokens, spent, remaining)
+        .or_else(|| over_usd(rec.settings.max_usd, spent, remaining));
+    let Some(why) = why else {
         return Ok(false);
     };
+    rec.stop(Event::OverBudget, why)?;
+    rec.stop_kind = Some(crate::failure::Failure::BudgetExceeded.kind().into());
+    rec.save()?;
+    Ok(true)
+}
+
+/// `--budget-tokens`: the calls so far and `remaining` more of their
+/// average size would cross it.
+fn over_tokens(budget: Option<u64>, spent: &[Call], remaining: u64) -> Option<String> {
+    let budget = budget?;
     let used = call::tokens(spent);
-    let per_call = if spent.is_empty() {
-        0
-    } else {
-        used / spent.len() as u64
-    };
+    let per_call = used.checked_div(spent.len() as u64).unwrap_or(0);
     let projected = used + per_call * remaining;
-    if projected > budget {
-        rec.stop(
-            Event::OverBudget,
-            format!(
-                "--budget-tokens {budget}: {used} tokens used, {projected} projected with the {remaining} call(s) ahead"
-            ),
-        )?;
-        return Ok(true);
-    }
-    Ok(false)
+    (projected > budget).then(|| {
+        format!(
+            "--budget-tokens {budget}: {used} tokens used, {projected} projected with the {remaining} call(s) ahead"
+        )
+    })
+}
+
+/// `--max-usd`, the same way over the calls with a known cost (reported by
+/// the CLI or estimated from the price table); the others count nothing.
+fn over_usd(budget: Option<f64>, spent: &[Call], remaining: u64) -> Option<String> {
+    let budget = budget?;
+    let costs: Vec<f64> = spent.iter().filter_map(|c| c.usage.cost_usd).collect();
+    let used: f64 = costs.iter().sum();
+    let per_call = if costs.is_empty() {
+        0.0
+    } else {
+        used / costs.len() as f64
+    };
+    let projected = used + per_call * remaining as f64;
+    (projected > budget).then(|| {
+        format!(
+            "--max-usd {budget}: ${used:.4} used, ${projected:.4} projected with the {remaining} call(s) ahead"
+        )
+    })
 }

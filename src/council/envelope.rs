@@ -180,6 +180,12 @@ pub fn build(rec: &Record) -> Result<Value> {
         .map(|p| p.disagreements.iter().map(|d| json!(d)).collect())
         .unwrap_or_default();
     let error = match rec.stage {
+        Stage::NeedsHuman if rec.stop_kind.as_deref() == Some("budget_exceeded") => {
+            Some(json!({"kind": "budget_exceeded",
+            "message": rec.reason.clone().unwrap_or_default(),
+            "hint": "raise --max-usd / --budget-tokens and `baton council resume ID`, or read \
+                     `baton council report ID`: usage_by_stage says what was spent where"}))
+        }
         Stage::NeedsHuman => Some(json!({"kind": "needs_human",
             "message": rec.reason.clone().unwrap_or_else(|| "the council needs a person".into()),
             "hint": "read `baton council report ID`: what each member said and why the council stopped"})),
@@ -228,6 +234,16 @@ pub fn build(rec: &Record) -> Result<Value> {
         "repair_rounds": 0,
         "merge_hint": Value::Null,
     });
+    let deliberation: Vec<&Call> = proposals
+        .iter()
+        .flatten()
+        .chain(critiques.iter().map(|c| &c.call))
+        .chain(revisions.iter().map(|r| &r.call))
+        .chain(synthesis.iter().flat_map(|s| s.calls.iter()))
+        .collect();
+    if let Some(sp) = spending(rec, &total, &deliberation) {
+        v["spending"] = json!(sp);
+    }
     if let Some(Value::Object(e)) = execution {
         for k in [
             "worktree",
@@ -243,6 +259,30 @@ pub fn build(rec: &Record) -> Result<Value> {
         }
     }
     Ok(v)
+}
+
+/// The limits asked for and what every call spent (`usage_by_stage` says
+/// on what), when `--max-usd` or `--budget-tokens` was given.
+fn spending(rec: &Record, total: &Usage, calls: &[&Call]) -> Option<crate::result::Spending> {
+    let s = &rec.settings;
+    if s.max_usd.is_none() && s.budget_tokens.is_none() {
+        return None;
+    }
+    Some(crate::result::Spending {
+        max_usd: s.max_usd,
+        max_tokens: s.budget_tokens,
+        spent_usd: total.cost_usd,
+        spent_tokens: total.input_tokens.unwrap_or(0) + total.output_tokens.unwrap_or(0),
+        cost_estimated: total.cost_estimated,
+        // Counted over the deliberation's calls (stages 2-4); the writer's
+        // and the reviewers' are summed in `usage_by_stage` only.
+        unpriced_calls: calls
+            .iter()
+            .filter(|c| c.usage.cost_usd.is_none() && !c.usage.is_empty())
+            .count() as u32,
+        calls: calls.len() as u32,
+        exceeded: rec.stop_kind.as_deref() == Some("budget_exceeded"),
+    })
 }
 
 /// Secrets removed from the members' answers (and from the writer's diff

@@ -99,7 +99,8 @@ fn result() -> Value {
                 "reason": reason, "kind": kind,
                 "review": {"type": ["object", "null"], "description": "the answer (`baton schema council-review`)"}}}});
     let error_s = json!({"type": ["object", "null"], "required": ["kind", "message", "hint"], "properties": {
-                "kind": {"type": "string", "enum": ["needs_human", "council_failed", "cancelled"]},
+                "kind": {"type": "string", "enum": ["needs_human", "budget_exceeded", "council_failed", "cancelled"],
+                    "description": "budget_exceeded: a needs_human stop by --max-usd or --budget-tokens"},
                 "message": {"type": "string"}, "hint": {"type": ["string", "null"]}}});
     // Every field but `findings` (there once reviewers ran) is always printed.
     let required: Vec<&str> = [

@@ -380,6 +380,12 @@ echo '{"type":"agent_end"}'
             writable_dirs: vec![],
             protected_paths: vec![],
             git_pin: None,
+            budget: Default::default(),
+            meter: None,
+            run_id: "r".into(),
+            fell_back: false,
+            fallback: vec![],
+            retry: 0,
             origins: Default::default(),
         };
         Fixture {

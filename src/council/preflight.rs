@@ -245,6 +245,7 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
             test_cmd: req.test_cmd.clone(),
             allow: req.allow.clone(),
             budget_tokens: req.budget_tokens,
+            max_usd: crate::run::budget(req.max_usd, req.budget_tokens)?.max_usd,
             max_wall_ms,
             timeout: req.timeout.clone(),
             idle_timeout: req.idle_timeout.clone(),
@@ -266,6 +267,7 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
         updated_ms: 0,
         background: req.run_async,
         cancelled_in: None,
+        stop_kind: None,
     };
     let calls = estimate(&record);
     Ok(Preflight {

@@ -17,6 +17,7 @@ pub struct CouncilRequest {
     pub seed: Option<u64>,
     pub max_wall: Option<String>,
     pub budget_tokens: Option<u64>,
+    pub max_usd: Option<f64>,
     pub test_cmd: Option<String>,
     pub allow: Vec<String>,
     /// Approve at once and execute (`plan --yes`).

@@ -40,6 +40,9 @@ pub struct Settings {
     pub test_cmd: Option<String>,
     pub allow: Vec<String>,
     pub budget_tokens: Option<u64>,
+    /// `--max-usd`: dollars the council's calls may spend (projected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_usd: Option<f64>,
     pub max_wall_ms: Option<u64>,
     pub timeout: String,
     pub idle_timeout: String,
@@ -96,6 +99,10 @@ pub struct Record {
     /// The stage a cancel stopped (`resume` reopens the council there).
     #[serde(default)]
     pub cancelled_in: Option<Stage>,
+    /// Why the last stop was a spending limit (`budget_exceeded`), so the
+    /// result names it; cleared by every other stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_kind: Option<String>,
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {
@@ -172,6 +179,7 @@ impl Record {
     /// Stop with a reason (needs_human, failed, cancelled).
     pub fn stop(&mut self, event: Event, reason: impl Into<String>) -> Result<Stage> {
         self.reason = Some(reason.into());
+        self.stop_kind = None;
         self.advance(event)
     }
 

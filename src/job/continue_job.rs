@@ -32,7 +32,9 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
             format!("wait for it first: `baton wait {}`", job.id),
         ));
     }
-    let session = job.result(&s)?.session.or(s.session.clone());
+    let ended = job.result(&s)?;
+    let served = ended.agent.clone();
+    let session = ended.session.or(s.session.clone());
     let Some(session) = session else {
         return Err(Error::usage_hint(
             format!("job `{}` has no peer session to continue", job.id),
@@ -46,19 +48,49 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
     let old = job.read_spec()?;
     check_worktree(&job.id, &old)?;
     let p = old.plan;
+    // The session is the agent's that served the job: after a fallback,
+    // that is a link of the chain, with its own options.
+    let link = (served != p.agent.name())
+        .then(|| p.fallback.iter().find(|l| l.agent.name() == served))
+        .flatten();
+    let (agent, model, effort, profile, provider, transport) = match link {
+        Some(l) => (
+            l.agent,
+            l.model.clone(),
+            l.effort.clone(),
+            l.profile.clone(),
+            l.provider.clone(),
+            l.transport,
+        ),
+        None => (
+            p.agent,
+            p.model.clone(),
+            p.effort.clone(),
+            p.profile.clone(),
+            p.provider.clone(),
+            p.transport,
+        ),
+    };
     let args = run::RunRequest {
-        agent: Some(p.agent.name().to_string()),
-        model: p.model.clone(),
-        effort: p.effort.clone(),
+        agent: Some(agent.name().to_string()),
+        model,
+        effort,
         access: Some(p.access.as_str().to_string()),
         cwd: Some(p.cwd.clone()),
         resume: Some(session),
         timeout: Some(format!("{}ms", p.timeout_ms)),
         idle_timeout: Some(format!("{}ms", p.idle_timeout_ms)),
-        profile: p.profile.clone(),
-        provider: p.provider.clone(),
+        profile,
+        provider,
+        // The session lives in the transport that started it.
+        transport: Some(transport.as_str().to_string()),
         raw: p.raw,
         task,
+        // A resumed session stays with its agent; retries still apply.
+        fallback: Some(Vec::new()),
+        retry: Some(p.retry),
+        max_usd: p.budget.max_usd,
+        budget_tokens: p.budget.max_tokens,
         origins: recorded(&job.id),
         ..run::RunRequest::default()
     };
@@ -66,7 +98,10 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
     let task = run::read_task(&args)?;
     let mut plan = run::plan(&args, task)?;
     // The same CLI as the job it continues, whatever the config says now.
-    plan.command = p.command.clone();
+    plan.command = match link {
+        Some(l) => l.command.clone(),
+        None => p.command.clone(),
+    };
     let place = match old.worktree {
         Some(w) => {
             // Still the user's project (its records and worktrees), and the

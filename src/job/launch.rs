@@ -48,6 +48,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
     // `host_sandbox`, which the runner would only meet later.
     crate::host_sandbox::check()?;
     let program = plan.program(&plan.command()?)?;
+    plan.check_chain_installed()?;
     let store = Store::here()?;
     store.create()?;
     let id = ids::new_id();
@@ -67,6 +68,10 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
         }
     };
     let new_worktree = matches!(place, Place::NewWorktree(_));
+    let checked = match &place {
+        Place::NewWorktree(c) => Some((*c).clone()),
+        _ => None,
+    };
     let (plan, session) = match place {
         Place::Cwd => (plan.clone(), None),
         Place::NewWorktree(c) => match worktree::prepare(c, plan, &id, Some(&id)) {
@@ -92,7 +97,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
                 command,
                 &program,
                 resumed_from,
-                session.clone(),
+                (session.clone(), checked),
             )
         });
     match launched {
@@ -152,7 +157,8 @@ fn launch(
     command: StoredCommand,
     program: &Path,
     resumed_from: Option<String>,
-    worktree: Option<worktree::Session>,
+    // The job's worktree, and what was checked of it at start.
+    (worktree, checked): (Option<worktree::Session>, Option<worktree::Checked>),
 ) -> Result<State> {
     let spec = Spec {
         version: STORE_VERSION,
@@ -163,6 +169,7 @@ fn launch(
         program: program.to_path_buf(),
         resumed_from,
         worktree,
+        checked,
     };
     let spec_json = serde_json::to_vec(&spec).map_err(|e| Error::Internal(e.to_string()))?;
     let log = fsutil::create_private(&job.runner_log())?;

@@ -40,36 +40,49 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
         None => None,
     };
     job.update(&spec, |s| s.runner_pid = Some(std::process::id()))?;
-    let command = spec.command.to_spec();
-    let outcome = run::execute(
-        &spec.plan,
-        &command,
-        &spec.program,
-        Some(&job.dir),
-        &mut interrupts,
-        &mut |pid| {
-            if let Err(e) = job.update(&spec, |s| s.peer_pgid = Some(pid)) {
-                eprintln!("baton job runner: recording the peer's process group: {e}");
-            }
-        },
-    );
+    // The first attempt runs exactly the command stored at start (the
+    // program found then); retries and fallbacks build theirs as `run` does.
+    let mut on_spawn = |pid| {
+        if let Err(e) = job.update(&spec, |s| s.peer_pgid = Some(pid)) {
+            eprintln!("baton job runner: recording the peer's process group: {e}");
+        }
+    };
+    // In a worktree, each fallback agent gets a fresh one at the same base.
+    let mut places = spec
+        .worktree
+        .clone()
+        .map(|s| worktree::Places::new(spec.checked.as_ref(), Some(&job.id), s, spec.plan.clone()));
+    let refresh = places.as_ref().is_some_and(|p| p.can_refresh());
+    let outcome = {
+        let mut hooks = run::Hooks::new(&mut on_spawn);
+        hooks.first = Some((spec.command.to_spec(), spec.program.clone()));
+        let mut fresh = |p: &run::Plan| match places.as_mut() {
+            Some(pl) => pl.fresh(p),
+            None => Ok(p.clone()),
+        };
+        if refresh {
+            hooks.fresh = Some(&mut fresh);
+        }
+        run::chain::run(&spec.plan, Some(&job.dir), &mut interrupts, hooks)
+    };
     let outcome = outcome.map(|mut r| {
         if let Some(e) = r.error.as_mut().filter(|e| e.kind == "cancelled") {
             e.hint = Some(super::handoff::ended_hint(&job.id, r.session.is_some()));
         }
         r
     });
-    let result = match (outcome, &spec.worktree, &stop) {
-        (Ok(mut r), Some(s), Some(stop)) => {
+    let last = places.as_ref().map(|p| p.last());
+    let result = match (outcome, last, &stop) {
+        (Ok(mut r), Some((s, plan)), Some(stop)) => {
             // Commit what the peer left, run --test-cmd: as `run --worktree`.
-            worktree::finish(s, &spec.plan, &mut r, &job.dir, stop);
+            worktree::finish(s, plan, &mut r, &job.dir, stop);
             r
         }
         (Ok(r), _, _) => r,
         (Err(e), wt, _) => {
             eprintln!("baton job runner: {e}");
             // A worktree made for this job and never worked in goes again.
-            if let (Some(s), None) = (wt, &spec.resumed_from) {
+            if let (Some((s, _)), None) = (wt, &spec.resumed_from) {
                 worktree::abandon(s);
             }
             failed(&spec, &job, &e)
@@ -163,6 +176,8 @@ fn failed(spec: &Spec, job: &Job, e: &Error) -> RunResult {
         }),
         verification: None,
         job_id: Some(job.id.clone()),
+        attempts: Vec::new(),
+        spending: None,
         extra: Default::default(),
     }
 }

@@ -19,6 +19,8 @@ pub enum Kind {
     Text,
     /// One whole number (`--quorum N`).
     Integer,
+    /// One amount (`--max-usd 0.50`): a JSON number.
+    Number,
     /// A repeatable flag (`--allow GLOB`), or one that takes a list.
     List,
 }
@@ -49,6 +51,7 @@ pub fn schema(fields: &[Field], also_required: &[&str]) -> Map<String, Value> {
             Kind::Switch => json!({"type": "boolean"}),
             Kind::Text => json!({"type": "string"}),
             Kind::Integer => json!({"type": "integer", "minimum": 0}),
+            Kind::Number => json!({"type": "number", "exclusiveMinimum": 0}),
             Kind::List => json!({"type": "array", "items": {"type": "string"}}),
         };
         let o = p.as_object_mut().expect("an object");
@@ -61,6 +64,7 @@ pub fn schema(fields: &[Field], also_required: &[&str]) -> Map<String, Value> {
         if let Some(d) = &f.default {
             let v = match f.kind {
                 Kind::Integer => d.parse::<u64>().map_or_else(|_| json!(d), |n| json!(n)),
+                Kind::Number => d.parse::<f64>().map_or_else(|_| json!(d), |n| json!(n)),
                 _ => json!(d),
             };
             o.insert("default".into(), v);
@@ -116,6 +120,8 @@ pub fn argv(
             (Kind::Switch, Value::Bool(false)) => continue,
             (Kind::Text, Value::String(s)) => vec![s.clone()],
             (Kind::Integer, Value::Number(n)) if n.is_u64() => vec![n.to_string()],
+            // The command line checks the amount (positive, finite).
+            (Kind::Number, Value::Number(n)) => vec![n.to_string()],
             (Kind::List, Value::Array(items)) => items
                 .iter()
                 .map(|i| match i {
@@ -153,6 +159,7 @@ fn expected(kind: Kind) -> &'static str {
         Kind::Switch => "true or false",
         Kind::Text => "a string",
         Kind::Integer => "a whole number",
+        Kind::Number => "a number",
         Kind::List => "a list of strings",
     }
 }
@@ -179,6 +186,7 @@ mod tests {
             field("raw", Some("--raw"), Kind::Switch),
             field("allow", Some("--allow"), Kind::List),
             field("quorum", Some("--quorum"), Kind::Integer),
+            field("max_usd", Some("--max-usd"), Kind::Number),
             Field {
                 required: true,
                 ..field("task", None, Kind::Text)
@@ -202,6 +210,7 @@ mod tests {
             "raw": true,
             "allow": ["src/**", "tests/*"],
             "quorum": 2,
+            "max_usd": 0.5,
         }));
         assert_eq!(
             argv(&fields(), &[], &a).unwrap(),
@@ -211,6 +220,7 @@ mod tests {
                 "--allow=src/**",
                 "--allow=tests/*",
                 "--quorum=2",
+                "--max-usd=0.5",
                 "--",
                 "--not-a-flag; rm -rf /",
             ])
@@ -243,6 +253,10 @@ mod tests {
                 "`quorum` must be a whole number",
             ),
             (
+                json!({"task": "t", "max_usd": "0.5"}),
+                "`max_usd` must be a number",
+            ),
+            (
                 json!({"task": "t", "allow": [1]}),
                 "`allow` takes a list of strings",
             ),
@@ -268,6 +282,7 @@ mod tests {
         assert_eq!(s["properties"]["raw"]["type"], "boolean");
         assert_eq!(s["properties"]["allow"]["items"]["type"], "string");
         assert_eq!(s["properties"]["quorum"]["default"], 2);
+        assert_eq!(s["properties"]["max_usd"]["type"], "number");
         assert_eq!(s["properties"]["agent"]["enum"], json!(["codex", "claude"]));
         assert_eq!(s["properties"]["task"]["description"], "the task");
     }

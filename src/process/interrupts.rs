@@ -150,6 +150,19 @@ impl Interrupts {
         }
     }
 
+    /// Wait `d`, or less if a signal arrives (or arrived): the signal, if so.
+    /// A run waiting to retry is stopped by Ctrl-C or `baton cancel` at once.
+    pub fn sleep(&self, d: std::time::Duration) -> Option<i32> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let _sub = self.subscribe(Box::new(move |s| {
+            let _ = tx.send(s);
+        }));
+        if let Some(s) = self.fired() {
+            return Some(s);
+        }
+        rx.recv_timeout(d).ok()
+    }
+
     /// Call `notify` for every signal until the returned guard is dropped.
     pub(super) fn subscribe(&self, notify: Subscriber) -> Subscription<'_> {
         let id = self.hub.next_id.fetch_add(1, Ordering::Relaxed);

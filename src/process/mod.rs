@@ -18,6 +18,11 @@
 //!   finished" event (codex is known to hang after it). A failure the
 //!   parser is sure retrying cannot mend (a wrong key) ends the wait at
 //!   once: some CLIs retry those for minutes.
+//! - With a spending watch (`Limits::watch`), the supervisor also looks at
+//!   what the parser has understood so far every `WATCH_EVERY` and stops the
+//!   peer (`EndReason::OverBudget`) once the watch says the budget is
+//!   crossed. A tick, not every line: the check clones the parser's state,
+//!   and a peer that printed its last usage and went quiet is still caught.
 //! - Stopping is always of the whole group: SIGTERM, a grace period, SIGKILL,
 //!   reap. After the leader exits, anything left in its group (a background
 //!   grandchild) is stopped the same way, so no process outlives baton.
@@ -52,6 +57,7 @@ mod group;
 mod interrupts;
 mod orphans;
 mod pump;
+mod watch;
 
 use group::become_subreaper;
 pub use group::{group_alive, killpg, stop_group_leftovers, stop_leader};
@@ -59,6 +65,8 @@ pub use interrupts::{Forward, Interrupts, Subscriber, signal_name};
 pub use orphans::PEER_TOKEN_VAR;
 use orphans::{NEXT_TOKEN, stop_orphans};
 use pump::{Log, Pump, enlarge_pipe, pump_stderr, pump_stdout};
+use watch::over_budget;
+pub use watch::{WATCH_EVERY, Watch};
 
 /// Lines longer than this are logged whole but parsed only up to here
 /// (bounded memory).
@@ -89,6 +97,8 @@ pub struct Limits {
     pub after_final: Duration,
     /// SIGTERM → SIGKILL grace.
     pub kill_grace: Duration,
+    /// A spending limit to hold the peer to while it runs.
+    pub watch: Option<Watch>,
     /// Which failures, shown while the CLI goes on retrying, end the run
     /// at once (`Failing::stops_by_default`).
     pub stop_on: fn(Failing) -> bool,
@@ -110,6 +120,8 @@ pub enum EndReason {
     FailureSeen,
     /// baton received this signal (Ctrl-C, SIGTERM from `baton cancel`, hang-up).
     Interrupted(i32),
+    /// The usage the peer reported crossed its budget (`Limits::watch`).
+    OverBudget,
     /// An ACP agent did not answer `initialize` in time.
     HandshakeTimeout,
 }
@@ -320,6 +332,7 @@ pub fn supervise(
     drop(tx);
 
     let deadline = started + limits.timeout;
+    let mut watch_at = limits.watch.as_ref().map(|_| started + WATCH_EVERY);
     let mut handshake = limits.handshake.map(|d| started + d);
     let mut final_at: Option<Instant> = None;
     let mut stopped_on: Option<(Duration, Failing)> = None;
@@ -331,11 +344,26 @@ pub fn supervise(
             .idle_timeout
             .map(|d| started + Duration::from_millis(last_activity.load(Ordering::Relaxed)) + d);
         let hang_deadline = final_at.map(|t| t + limits.after_final);
-        let next = [Some(deadline), idle_deadline, hang_deadline, handshake]
-            .into_iter()
-            .flatten()
-            .min()
-            .expect("deadline is always set");
+        let next = [
+            Some(deadline),
+            idle_deadline,
+            hang_deadline,
+            watch_at,
+            handshake,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .expect("deadline is always set");
+        if let (Some(at), Some(w)) = (watch_at, &limits.watch)
+            && now >= at
+        {
+            if over_budget(&parser, w) {
+                break EndReason::OverBudget;
+            }
+            watch_at = Some(now + WATCH_EVERY);
+            continue;
+        }
         if now >= next {
             if now >= deadline {
                 break EndReason::Timeout;

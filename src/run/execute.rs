@@ -2,13 +2,16 @@
 //! did into the one `RunResult` (status, error, summary, usage).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
-use crate::agent::{Agent, CommandSpec, Transport};
+use super::told::{named_error, stopped_early};
+use crate::agent::{Agent, CommandSpec, Outcome, Transport};
 use crate::error::{Error, Result};
-use crate::failure::{Failure, Named};
-use crate::process::{self, EndReason, Interrupts, LogFiles};
+use crate::failure::Failure;
+use crate::process::{self, EndReason, Interrupts, LogFiles, Watch};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
+use crate::spend::{Live, Meter, Spent, ledger, prices};
 use crate::{fsutil, git, models};
 
 use super::Plan;
@@ -16,6 +19,10 @@ use super::Plan;
 /// Run the plan's peer to the end, with its logs in `dir` (`None`: the
 /// run's records could not be made; it runs all the same). Records that
 /// cannot be written are warnings: they never cost the peer's result.
+///
+/// The call counts into the plan's meter (`Plan::meter`): it does not start
+/// when another call of its size would cross the budget, and it is stopped
+/// when what it reports while running crosses it.
 pub fn execute(
     plan: &Plan,
     spec: &CommandSpec,
@@ -28,6 +35,11 @@ pub fn execute(
     // could not reach its model. The front doors checked already, before
     // making anything; this one costs nothing more (the answer is cached).
     crate::host_sandbox::check()?;
+    let meter = plan.meter();
+    if let Some(why) = meter.refuse_next() {
+        return Ok(not_started(plan, &meter, why));
+    }
+    let slot = Arc::new(meter.live());
     let mut not_saved = Vec::new();
     if let Some(d) = dir
         && let Err(e) = fsutil::replace_file(&d.join("prompt.txt"), plan.prompt.as_bytes())
@@ -62,13 +74,15 @@ pub fn execute(
         .stdout
         .as_deref()
         .and_then(|l| super::observe::started(l, plan.agent));
+    let mut limits = plan.limits();
+    limits.watch = watch(plan, &meter, &slot);
     let finished = process::supervise(
         spec,
         program,
         &plan.cwd,
         &logs,
         plan.parser(),
-        &plan.limits(),
+        &limits,
         interrupts,
         &mut |pid| {
             on_spawn(pid);
@@ -100,7 +114,11 @@ pub fn execute(
                 .into(),
         );
     }
-    let usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
+    let mut usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
+    // Priced from the table when the CLI did not say what it cost.
+    prices::complete(o.model.as_deref().or(plan.model.as_deref()), &mut usage);
+    drop(limits);
+    slot.finish(&usage);
 
     let secs = |ms: u64| ms as f64 / 1000.0;
     // A background job's runner replaces this with `baton continue ID`.
@@ -126,6 +144,16 @@ pub fn execute(
                     secs(plan.idle_timeout_ms)
                 ),
                 "raise --idle-timeout if the peer legitimately works silently; see the log",
+            )),
+        ),
+        EndReason::OverBudget => (
+            Status::Failed,
+            Some(info(
+                "budget_exceeded",
+                meter
+                    .crossed()
+                    .unwrap_or_else(|| "the budget was crossed; the call was stopped".into()),
+                &Failure::BudgetExceeded.hint(plan.agent.name()),
             )),
         ),
         EndReason::HandshakeTimeout => (
@@ -207,6 +235,11 @@ pub fn execute(
     };
 
     let model = models::served(plan.model.as_deref(), o.model, &mut warnings);
+    warnings.extend(
+        meter
+            .unpriced_warning()
+            .filter(|_| usage.cost_usd.is_none() && !usage.is_empty()),
+    );
     let summary = summarize(
         plan.agent,
         status,
@@ -240,9 +273,102 @@ pub fn execute(
         error,
         verification: None,
         job_id: None,
+        attempts: Vec::new(),
+        spending: meter.report(),
         extra: Default::default(),
     };
+    let mut result = result;
+    record(plan, &mut result);
     Ok(result)
+}
+
+/// The call in the usage ledger (`baton usage`); a ledger that cannot be
+/// written is a warning of the result, never its end.
+fn record(plan: &Plan, r: &mut RunResult) {
+    let e = ledger::Entry {
+        at: crate::ids::now_ms(),
+        run: plan.run_id.clone(),
+        agent: r.agent.clone(),
+        model: r.model.as_ref().map(|m| crate::agent::clip(m, 120)),
+        status: r.status.as_str().to_string(),
+        kind: r.error.as_ref().map(|e| e.kind.clone()),
+        input: 0,
+        output: 0,
+        cached: 0,
+        cost: None,
+        est: false,
+        fb: plan.fell_back,
+        ms: r.duration_ms,
+    }
+    .of_usage(&r.usage);
+    if let Err(e) = ledger::append(&plan.root, &e) {
+        r.warnings
+            .push(format!("this call is missing from `baton usage`: {e}"));
+    }
+}
+
+/// The watch that stops the peer once the meter is crossed, fed with what
+/// the peer reported so far. None without a budget, and for a resumed
+/// session of a CLI whose counters run over the whole session (codex,
+/// qwen): its live numbers would count earlier runs too.
+fn watch(plan: &Plan, meter: &Meter, live: &Arc<Live>) -> Option<Watch> {
+    if !meter.budget().is_set() || (plan.agent.usage_is_cumulative() && plan.resume.is_some()) {
+        return None;
+    }
+    let (meter, live, model) = (meter.clone(), live.clone(), plan.model.clone());
+    Some(Watch(Arc::new(move |o: &Outcome| {
+        let mut u = o.usage.clone();
+        prices::complete(o.model.as_deref().or(model.as_deref()), &mut u);
+        live.set(Spent::of(&u));
+        meter.crossed().is_some()
+    })))
+}
+
+/// The result of a call the budget did not let start: nothing ran.
+fn not_started(plan: &Plan, meter: &Meter, why: String) -> RunResult {
+    let error = info(
+        "budget_exceeded",
+        why,
+        &Failure::BudgetExceeded.hint(plan.agent.name()),
+    );
+    let mut warnings = plan.warnings.clone();
+    warnings.extend(meter.unpriced_warning());
+    let mut r = RunResult {
+        schema_version: SCHEMA_VERSION,
+        status: Status::Failed,
+        summary: summarize(
+            plan.agent,
+            Status::Failed,
+            Duration::ZERO,
+            None,
+            Some(&error),
+            0,
+        ),
+        message: None,
+        agent: plan.agent.name().to_string(),
+        model: plan.model.clone(),
+        model_requested: plan.model.clone(),
+        effort: plan.effort.clone(),
+        access: plan.access.as_str().to_string(),
+        cwd: plan.cwd.display().to_string(),
+        session: plan.resume.clone(),
+        changed_files: Vec::new(),
+        usage: Usage::default(),
+        duration_ms: 0,
+        exit_code: None,
+        log_path: None,
+        warnings,
+        denials: Vec::new(),
+        error: Some(error),
+        verification: None,
+        job_id: None,
+        attempts: Vec::new(),
+        spending: meter.report(),
+        extra: Default::default(),
+    };
+    // Recorded too: a run that ends here ended `budget_exceeded`.
+    record(plan, &mut r);
+    r
 }
 
 /// Save the run's copy of its result (`result.json` in `dir`). A failure
@@ -258,37 +384,6 @@ pub fn save_result(dir: Option<&Path>, r: &mut RunResult) {
         r.warnings
             .push(format!("could not save the result's copy: {e}"));
     }
-}
-
-/// The warning of a run baton stopped while its CLI retried: what it saw,
-/// when, and why it did not wait.
-fn stopped_early(agent: Agent, at: Duration, f: crate::agent::Failing, seen: &str) -> String {
-    let why = if f.endless {
-        "it set its retries no end"
-    } else {
-        "no retry can mend that"
-    };
-    format!(
-        "baton stopped {} {:.1}s into the run, as soon as it showed `{}` ({}) and went on \
-         retrying on its own: {why}, so baton did not wait",
-        agent.name(),
-        at.as_secs_f64(),
-        f.failure.kind(),
-        crate::agent::clip(seen, 160)
-    )
-}
-
-/// The peer's own failure: named when its adapter was sure of the kind,
-/// else `agent_error`, with the CLI's message.
-fn named_error(plan: &Plan, o: &crate::agent::Outcome, message: &str) -> ErrorInfo {
-    let named = o.failure.unwrap_or(Named::new(Failure::AgentError));
-    let mut i = info(
-        named.failure.kind(),
-        message.to_string(),
-        &named.failure.hint(plan.agent.name()),
-    );
-    i.retry_after_s = named.retry_after_s;
-    i
 }
 
 pub(super) fn info(kind: &str, message: String, hint: &str) -> ErrorInfo {

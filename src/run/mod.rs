@@ -5,8 +5,7 @@
 //! check that can fail fast (usage, access, recursion, CLI installed) and
 //! `execute` runs the peer and writes its logs into a given directory.
 
-use std::io::{IsTerminal, Read};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -16,16 +15,24 @@ use crate::agent::{Access, Agent, CommandSpec, Extra, Request, Transport};
 use crate::error::{Error, Result};
 use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
-use crate::{config, duration, fsutil, models, prompt};
+use crate::spend::{Budget, Meter};
+use crate::{config, duration, fsutil, ids, models, prompt};
 
 mod cap;
+pub mod chain;
 mod execute;
+pub mod fallback;
+mod input;
 pub mod observe;
 mod records;
+mod told;
 mod transport;
 
 pub use cap::{Depth, MAX_ACCESS_VAR, check_access_cap};
+pub use chain::Hooks;
 pub use execute::{execute, save_result, summarize};
+pub use fallback::Link;
+pub use input::{budget, read_task, resolve_access, resolve_cwd};
 pub use records::{RUN_LOCK, new_run_dir, run_dir_or_warning};
 pub use transport::resolve_transport;
 use transport::{ACP_AFTER_FINAL, acp_init_timeout};
@@ -34,6 +41,8 @@ use transport::{ACP_AFTER_FINAL, acp_init_timeout};
 pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
 /// SIGTERM → SIGKILL grace when stopping a peer.
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
+/// The most `--retry` allows.
+pub const MAX_RETRY: u32 = 10;
 
 /// `AFTER_FINAL_GRACE`, unless `BATON_FINAL_GRACE_MS` overrides it. Internal,
 /// undocumented for users: it exists so the test of a peer that hangs after
@@ -90,6 +99,31 @@ pub struct Plan {
     /// rewired it; the run's end reports that as tampering).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_pin: Option<crate::git_pin::Pin>,
+    /// `--max-usd`, `--budget-tokens`: what the whole run may spend.
+    #[serde(default)]
+    pub budget: Budget,
+    /// The spending this call counts into and is checked against (set by
+    /// whoever runs it: a run's attempts, an ask's advisers and a council's
+    /// members share one). Not stored: a job's runner makes it again from
+    /// `budget`.
+    #[serde(skip)]
+    pub meter: Option<Meter>,
+    /// The run this call belongs to in the usage ledger: its retries,
+    /// fallbacks and repair rounds are calls of the same run.
+    #[serde(default = "ids::new_id")]
+    pub run_id: String,
+    /// This call stands in for an agent of the run that failed before it
+    /// (`--fallback`).
+    #[serde(default)]
+    pub fell_back: bool,
+    /// `--fallback`: the agents the task goes to, in order, when this one
+    /// fails before it could work (`Failure::falls_back`).
+    #[serde(default)]
+    pub fallback: Vec<Link>,
+    /// `--retry`: how often a rate-limited or unavailable provider is tried
+    /// again on the same agent.
+    #[serde(default)]
+    pub retry: u32,
     /// Where model, effort, profile, provider and resume came from, for
     /// refusals. Not stored: a plan read back from disk has none.
     #[serde(skip)]
@@ -123,89 +157,17 @@ pub struct RunRequest {
     pub raw: bool,
     /// The task as words (joined by spaces).
     pub task: Vec<String>,
+    /// `--max-usd`: dollars the run may spend (reported or estimated cost).
+    pub max_usd: Option<f64>,
+    /// `--budget-tokens`: input + output tokens the run may spend.
+    pub budget_tokens: Option<u64>,
+    /// `--fallback`: `NAME[:MODEL]` items. `None`: `run.fallback` of the config.
+    pub fallback: Option<Vec<String>>,
+    /// `--retry`. `None`: `run.retry` of the config, else 0.
+    pub retry: Option<u32>,
     /// Where model, effort, profile, provider and resume came from when not
     /// from the flag of that name (`ask --agents`, `continue`'s job record).
     pub origins: Origins,
-}
-
-pub fn resolve_access(args: &RunRequest) -> Result<Access> {
-    if args.read_only {
-        return Ok(Access::ReadOnly);
-    }
-    if args.full_access {
-        return Ok(Access::Full);
-    }
-    match &args.access {
-        Some(a) => Access::parse(a),
-        None => match config::active().string("run.access") {
-            Some(a) => Access::parse(&a),
-            None => Ok(Access::Workspace),
-        },
-    }
-}
-
-pub fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf> {
-    let base =
-        std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
-    let dir = match cwd {
-        Some(d) => base.join(d),
-        None => base,
-    };
-    let dir = dir.canonicalize().map_err(|e| {
-        Error::usage_hint(
-            format!("--cwd {}: {e}", dir.display()),
-            "give an existing directory",
-        )
-    })?;
-    if !dir.is_dir() {
-        return Err(Error::usage(format!(
-            "--cwd {} is not a directory",
-            dir.display()
-        )));
-    }
-    Ok(dir)
-}
-
-/// The task text: words, `--prompt-file`, or piped stdin, in that order.
-pub fn read_task(args: &RunRequest) -> Result<String> {
-    if !args.task.is_empty() && args.prompt_file.is_some() {
-        return Err(Error::usage(
-            "give the task as words or with --prompt-file, not both",
-        ));
-    }
-    let text = if let Some(p) = &args.prompt_file {
-        if p.as_os_str() == "-" {
-            read_stdin()?
-        } else {
-            std::fs::read_to_string(p).map_err(|e| {
-                Error::usage_hint(
-                    format!("--prompt-file {}: {e}", p.display()),
-                    "give a readable text file",
-                )
-            })?
-        }
-    } else if !args.task.is_empty() {
-        args.task.join(" ")
-    } else if !std::io::stdin().is_terminal() {
-        read_stdin()?
-    } else {
-        String::new()
-    };
-    if text.trim().is_empty() {
-        return Err(Error::usage_hint(
-            "no task given",
-            "pass the task as words (`baton \"fix the failing test\"`), with --prompt-file, or on stdin",
-        ));
-    }
-    Ok(text)
-}
-
-fn read_stdin() -> Result<String> {
-    let mut s = String::new();
-    std::io::stdin()
-        .read_to_string(&mut s)
-        .map_err(|e| Error::io("reading the task from stdin", e))?;
-    Ok(s)
 }
 
 /// Validate the command line into a plan. Fails fast on every usage problem.
@@ -256,6 +218,22 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     let idle = limit(&args.idle_timeout, "run.idle_timeout", "15m")?;
     if timeout.is_zero() {
         return Err(Error::usage("--timeout must be more than zero"));
+    }
+    let budget = budget(args.max_usd, args.budget_tokens)?;
+    let mut warnings = resolved.warnings;
+    let chain = fallback::links(args, &mut warnings)?;
+    let retry = match args.retry {
+        Some(n) => n,
+        None => cfg
+            .count("run.retry")
+            .map_or(0, |n| n.min(u64::from(MAX_RETRY)) as u32),
+    };
+    if retry > MAX_RETRY {
+        return Err(Error::usage_hint(
+            format!("--retry {retry} is more than {MAX_RETRY}"),
+            "a provider that is still unavailable after a few tries will not answer soon: \
+             use --fallback for another agent",
+        ));
     }
     if args.profile.is_some() && agent != Agent::Codex {
         return Err(Error::usage_hint(
@@ -322,15 +300,23 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         command: cfg.command(agent),
         timeout_ms: duration::millis(timeout),
         idle_timeout_ms: duration::millis(idle),
-        warnings: resolved.warnings,
+        warnings,
         child_depth: depth.depth + 1,
         writable_dirs: Vec::new(),
         protected_paths: Vec::new(),
         git_pin: None,
+        budget,
+        meter: None,
+        run_id: ids::new_id(),
+        fell_back: false,
+        fallback: chain,
+        retry,
         origins,
     };
-    // Refuse unenforceable access and unsafe values now, not after the job started.
+    // Refuse unenforceable access and unsafe values now, not after the job
+    // started: for every agent of the chain.
     p.command()?;
+    p.chain_commands()?;
     Ok(p)
 }
 
@@ -396,6 +382,7 @@ impl Plan {
             kill_grace: KILL_GRACE,
             stop_on: crate::agent::Failing::stops_by_default,
             handshake: (self.transport == Transport::Acp).then(acp_init_timeout),
+            watch: None,
         }
     }
 
@@ -414,6 +401,16 @@ impl Plan {
                     None => format!("install it: {}", self.agent.install_hint()),
                 },
             })
+    }
+}
+
+impl Plan {
+    /// The meter this plan's calls count into: the one a caller set, else
+    /// a new one for the plan's own budget.
+    pub fn meter(&self) -> Meter {
+        self.meter
+            .clone()
+            .unwrap_or_else(|| Meter::new(self.budget))
     }
 }
 
@@ -445,12 +442,33 @@ fn missing_sandbox_deps(agent: Agent, access: Access) -> Vec<&'static str> {
 
 /// What `--dry-run` prints.
 pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
+    let argv = |spec: &CommandSpec| {
+        std::iter::once(spec.program.clone())
+            .chain(spec.args_lossy())
+            .collect::<Vec<_>>()
+    };
+    // The chain as it would run: each agent's exact argv (checked by `plan`).
+    let fallback: Vec<serde_json::Value> = plan
+        .chain_commands()
+        .unwrap_or_default()
+        .iter()
+        .map(|(p, spec)| {
+            serde_json::json!({
+                "agent": p.agent.name(),
+                "model": p.model,
+                "effort": p.effort,
+                "transport": p.transport.as_str(),
+                "argv": argv(spec),
+                "warnings": p.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
     serde_json::json!({
         "schema_version": SCHEMA_VERSION,
         "dry_run": true,
         "agent": plan.agent.name(),
         "program": spec.program,
-        "argv": std::iter::once(spec.program.clone()).chain(spec.args_lossy()).collect::<Vec<_>>(),
+        "argv": argv(spec),
         "cwd": plan.cwd,
         "env_set": spec.env_set.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
         "env_remove": spec.env_remove,
@@ -466,6 +484,10 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "warnings": plan.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
         // Which config files decided the defaults above.
         "config_files": config::active().files_read(),
+        "retry": plan.retry,
+        "fallback": fallback,
+        "max_usd": plan.budget.max_usd,
+        "budget_tokens": plan.budget.max_tokens,
         "transport": plan.transport.as_str(),
         "acp": transport::dry_run_acp(plan),
     })

@@ -1,6 +1,7 @@
 //! The routes: the embedded page, the token exchange, the fleet and one
-//! job's transcript, and the two actions (`cancel`, `continue`); a council's
-//! run transcript and cancel are in `councils`.
+//! job's transcript, what was spent (`baton usage`), and the two actions
+//! (`cancel`, `continue`); a council's run transcript and cancel are in
+//! `councils`.
 //!
 //! The actions call exactly what `baton cancel` and `baton continue` call;
 //! no route runs anything else. Every route sits behind `security::gate`.
@@ -56,6 +57,7 @@ pub fn router(app: App) -> Router {
         )
         .route("/api/session", post(session))
         .route("/api/jobs", get(jobs))
+        .route("/api/usage", get(usage))
         .route("/api/events", get(fleet_events))
         .route("/api/jobs/{id}/events", get(job_events))
         .route("/api/jobs/{id}/cancel", post(cancel))
@@ -119,6 +121,19 @@ async fn jobs(State(app): State<App>) -> Response {
     let store = app.store.clone();
     match blocking(move || crate::view::watch::snapshot(&store, now_ms())).await {
         Ok(s) => Json(s).into_response(),
+        Err(r) => r,
+    }
+}
+
+/// `GET /api/usage`: what `baton usage --by agent --json` prints (every
+/// project's ledger), for the page's panel of what was spent.
+async fn usage() -> Response {
+    let req = crate::usage_cmd::UsageRequest {
+        by: Some("agent".into()),
+        ..Default::default()
+    };
+    match blocking(move || crate::usage_cmd::report(&req)).await {
+        Ok(r) => Json(r).into_response(),
         Err(r) => r,
     }
 }

@@ -460,6 +460,7 @@ mod tests {
             updated_ms: 5_000,
             background: true,
             cancelled_in: None,
+            stop_kind: None,
         }
     }
 

@@ -65,15 +65,18 @@ mod create;
 mod finish;
 mod include_dirty;
 mod manage;
+mod places;
 mod staging;
 
 pub use check::check;
 pub use create::{abandon, prepare};
 pub use finish::{NotCommitted, Report, finish};
 pub use manage::{Manage, command};
+pub use places::Places;
 
-/// Everything `check` established; creates nothing.
-#[derive(Debug, Clone)]
+/// Everything `check` established; creates nothing. A background job
+/// stores it, so a fallback agent gets a fresh worktree from it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Checked {
     /// The user's repository top (canonical).
     pub top: PathBuf,
@@ -169,7 +172,8 @@ fn short(sha: &str) -> &str {
 /// check and the commit (the command line erases its live line there).
 pub fn run(plan: Plan, c: &Checked, mode: Mode, peer_ended: &mut dyn FnMut()) -> Result<i32> {
     let spec = plan.command()?;
-    let program = plan.program(&spec)?;
+    plan.program(&spec)?;
+    plan.check_chain_installed()?;
     // Both installed before the peer exists: a Ctrl-C can never orphan it,
     // and one that lands after it ends still stops the --test-cmd.
     let mut interrupts = process::Interrupts::install()?;
@@ -182,24 +186,25 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode, peer_ended: &mut dyn FnMut()) ->
             return Err(e);
         }
     };
-    let spec = wplan.command()?;
-    let executed = run::execute(
-        &wplan,
-        &spec,
-        &program,
-        Some(&dir),
-        &mut interrupts,
-        &mut |_| {},
-    );
+    // Each fallback agent in a fresh worktree at the same base.
+    let mut places = Places::new(Some(c), None, session, wplan.clone());
+    let executed = {
+        let mut on_spawn = |_| {};
+        let mut fresh = |p: &Plan| places.fresh(p);
+        let mut hooks = run::Hooks::new(&mut on_spawn);
+        hooks.fresh = Some(&mut fresh);
+        run::chain::run(&wplan, Some(&dir), &mut interrupts, hooks)
+    };
     peer_ended();
+    let (session, wplan) = places.last();
     let mut result = match executed {
         Ok(r) => r,
         Err(e) => {
-            abandon(&session);
+            abandon(session);
             return Err(e);
         }
     };
-    finish(&session, &wplan, &mut result, &dir, &stop);
+    finish(session, wplan, &mut result, &dir, &stop);
     output::print_result(&result, mode)?;
     Ok(result.status.exit_code())
 }

@@ -5,7 +5,7 @@
 // that works against the server, that a tab without the token gets nothing,
 // that the clocks read true in a tab opened late and move without events,
 // and that two servers side by side both keep working; sees a fake job
-// appear and finish, cancels
+// appear and finish (and what it spent in the usage panel), cancels
 // a running job (accepting the confirm), continues an ended one, keeps a
 // long live transcript within its 2,000-line bound, and saves a screenshot;
 // then a council (the council fake as codex, claude and pi, every member held
@@ -193,6 +193,21 @@ try {
   await page.locator('#d-log div', { hasText: 'stays text' }).waitFor({ timeout: 10000 });
   await page.locator('#d-log .k-end').waitFor({ timeout: 10000 });
   say(`job ${a} appeared, streamed and finished`);
+
+  // What was spent: the panel shows `baton usage --by agent`, refreshed when
+  // a job ends, with the finished job's tokens under its agent.
+  await page.locator('#usage').waitFor({ state: 'visible', timeout: 10000 });
+  const spent = page.locator('#u-rows tr', { hasText: 'codex' });
+  await spent.waitFor({ timeout: 10000 });
+  const cells = await spent.locator('td').allTextContents();
+  if (cells[0] !== 'codex' || cells[1] !== '1' || cells[2] !== '1' || cells[5] !== '1200 / 345') {
+    fail(`the usage panel's codex row: ${JSON.stringify(cells)}`);
+  }
+  const totalText = await page.textContent('#u-total');
+  if (!/^1 runs, 1 calls, \$0\.00 \(\+1 calls without a known price\) in 1 project$/.test(totalText)) {
+    fail(`the usage panel's total: ${totalText}`);
+  }
+  say(`the usage panel shows ${cells.join(' | ')} (${totalText})`);
 
   // A transcript longer than the page keeps: every line arrives live (the
   // detail is open before the gate), the page trims to its bound (2,000 lines,

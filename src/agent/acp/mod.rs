@@ -90,6 +90,7 @@ impl UsageStyle {
             cached_input_tokens: cached,
             reasoning_output_tokens: thought.filter(|t| *t > 0),
             cost_usd: None,
+            cost_estimated: false,
         }
     }
 }

@@ -527,12 +527,19 @@ mod tests {
                 writable_dirs: vec![],
                 protected_paths: vec![],
                 git_pin: None,
+                budget: Default::default(),
+                meter: None,
+                run_id: "r".into(),
+                fell_back: false,
+                fallback: vec![],
+                retry: 0,
                 origins: Default::default(),
             },
             command: StoredCommand::from_spec(&CommandSpec::new("codex")).unwrap(),
             program: PathBuf::from("/bin/true"),
             resumed_from: None,
             worktree: None,
+            checked: None,
         }
     }
 

@@ -121,6 +121,8 @@ impl Job {
             error: None,
             verification: None,
             job_id: Some(s.id.clone()),
+            attempts: Vec::new(),
+            spending: None,
             extra: Default::default(),
         }
     }

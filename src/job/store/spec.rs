@@ -75,4 +75,8 @@ pub struct Spec {
     /// peer works in, committed to when it ends.
     #[serde(default)]
     pub worktree: Option<crate::worktree::Session>,
+    /// `run --async --worktree`: what the worktree was made from, so a
+    /// fallback agent gets a fresh one at the same base.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<crate::worktree::Checked>,
 }

@@ -236,6 +236,47 @@ function put(view) {
   jobs.set(view.job_id, { view, at: performance.now() });
 }
 
+// --- what was spent: `baton usage --by agent` ------------------------------------
+
+const usd = (t) => '$' + t.cost_usd.toFixed(2) + (t.cost_estimated ? '*' : '');
+const count = (n) => (n < 1e4 ? String(n) : n < 1e6 ? (n / 1e3).toFixed(1) + 'k' : (n / 1e6).toFixed(1) + 'M');
+const failedOf = (t) => Object.values(t.failed).reduce((a, b) => a + b, 0);
+let usageTimer = null;
+
+async function loadUsage() {
+  const r = await fetch('/api/usage', { headers: authed({}), cache: 'no-store' });
+  if (!r.ok) return;
+  const u = await r.json();
+  const t = u.total;
+  $('u-total').textContent = t.runs + ' runs, ' + t.calls + ' calls, ' + usd(t)
+    + (t.unpriced_calls ? ' (+' + t.unpriced_calls + ' calls without a known price)' : '')
+    + ' in ' + u.repos.length + (u.repos.length === 1 ? ' project' : ' projects');
+  const body = $('u-rows');
+  body.replaceChildren(...u.groups.map((g) => {
+    const tr = document.createElement('tr');
+    const failed = Object.entries(g.failed).map(([k, n]) => k + ' ' + n).join(', ');
+    const cells = [g.key, String(g.runs), String(g.ok), String(failedOf(g)), String(g.fell_back),
+      count(g.input_tokens) + ' / ' + count(g.output_tokens), usd(g)];
+    cells.forEach((text, i) => {
+      const td = document.createElement('td');
+      td.textContent = text;
+      if (i > 0) td.className = 'num';
+      if (i === 3 && failed) td.title = failed;
+      tr.appendChild(td);
+    });
+    return tr;
+  }));
+  $('usage').hidden = t.calls === 0;
+}
+
+// Again shortly after a job ends (its call is in the ledger then), and once a minute.
+function refreshUsage(delay) {
+  clearTimeout(usageTimer);
+  usageTimer = setTimeout(() => {
+    loadUsage().catch(() => {}).finally(() => refreshUsage(60000));
+  }, delay);
+}
+
 // --- the session and the API ---------------------------------------------------
 
 class Refused extends Error {}
@@ -311,7 +352,10 @@ function connect() {
       queue();
     },
     job: (d) => {
-      put(JSON.parse(d).job);
+      const v = JSON.parse(d).job;
+      const was = jobs.get(v.job_id);
+      put(v);
+      if (was && isLive(was.view.status) && !isLive(v.status)) refreshUsage(500);
       queue();
     },
     councils: (d) => {
@@ -558,6 +602,7 @@ async function start() {
     if (await exchange() && !connected) {
       connected = true;
       connect();
+      refreshUsage(0);
     }
   });
   // Without a token: a reload of this tab, whose sessionStorage kept the session.
@@ -569,6 +614,7 @@ async function start() {
   }
   connected = true;
   connect();
+  refreshUsage(0);
 }
 
 start();
