@@ -44,6 +44,7 @@ mod doctor;
 mod host_sandbox;
 mod jobs;
 mod mcp;
+mod mcp_hosts;
 mod plugin;
 mod run;
 mod setup;

@@ -75,6 +75,9 @@ pub struct Recorded {
     pub step: usize,
     /// What the mock reported for this request (none for errors).
     pub usage: Option<MockUsage>,
+    /// The latest tool result after the prompt, as the CLI sent it back to
+    /// the model (an MCP tool's result, a command's output).
+    pub tool_output: Option<String>,
 }
 
 impl Recorded {
@@ -383,6 +386,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
         scenario: scenario.clone(),
         step: step_idx,
         usage,
+        tool_output: conv.last_tool_result.clone(),
     });
 
     if api == Api::Other {
@@ -415,7 +419,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
         Api::Responses => responses_stream(&stream, &body, &model, &action, usage, delay),
         Api::Anthropic => anthropic_stream(&stream, &body, &model, &action, usage, delay),
         Api::Chat => chat_stream(&stream, &body, &model, &action, usage, delay),
-        Api::Gemini => gemini_stream(&stream, &model, &action, usage, delay),
+        Api::Gemini => gemini_stream(&stream, &body, &model, &action, usage, delay),
         Api::Other => unreachable!(),
     }
 }
@@ -729,6 +733,20 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// `fill` on every string inside a JSON value (a tool call's arguments).
+    fn fill_value(&self, v: &Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(self.fill(s)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.fill_value(x)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (k.clone(), self.fill_value(x)))
+                    .collect(),
+            ),
+            x => x.clone(),
+        }
+    }
+
     fn fill(&self, s: &str) -> String {
         let mut out = s
             .replace("{id}", &self.id)
@@ -763,6 +781,12 @@ enum Action {
     /// A JSON answer, through the structured-output channel the request
     /// offers (claude's `StructuredOutput` tool), else as the text.
     Json(Value),
+    /// Call a tool the request offers by its name, or by the name an MCP
+    /// host gave it (`mcp__baton__run` for `run`), with these arguments.
+    Tool {
+        name: String,
+        args: Value,
+    },
 }
 
 impl Action {
@@ -793,6 +817,12 @@ impl Action {
         if let Some(s) = step.get("skill").and_then(Value::as_str) {
             return Action::Skill(ctx.fill(s));
         }
+        if let Some(name) = step.get("tool").and_then(Value::as_str) {
+            return Action::Tool {
+                name: name.to_string(),
+                args: ctx.fill_value(step.get("args").unwrap_or(&json!({}))),
+            };
+        }
         Action::Say(
             ctx.fill(
                 step.get("say")
@@ -821,7 +851,17 @@ fn offered_tools(body: &Value) -> Vec<(String, String)> {
     body.get("tools")
         .and_then(Value::as_array)
         .map(|a| {
-            a.iter()
+            // Gemini groups its tools: `[{functionDeclarations: [{name}…]}]`.
+            let flat: Vec<Value> = a
+                .iter()
+                .flat_map(
+                    |t| match t.get("functionDeclarations").and_then(Value::as_array) {
+                        Some(d) => d.clone(),
+                        None => vec![t.clone()],
+                    },
+                )
+                .collect();
+            flat.into_iter()
                 .filter_map(|t| {
                     let kind = t
                         .get("type")
@@ -837,6 +877,29 @@ fn offered_tools(body: &Value) -> Vec<(String, String)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The name the request offers for tool `name`: itself, else an MCP host's
+/// name for it (Claude Code and Codex: `mcp__<server>__<tool>`; gemini-cli:
+/// `mcp_<server>_<tool>` or the bare name). The name as given when none fits,
+/// so the CLI's own error shows in the test's dump.
+fn tool_name(tools: &[(String, String)], name: &str) -> String {
+    let fits = |t: &str| {
+        t == name || t.ends_with(&format!("__{name}")) || t.ends_with(&format!("_{name}"))
+    };
+    tools
+        .iter()
+        .map(|(_, t)| t)
+        .find(|t| t.as_str() == name)
+        .or_else(|| {
+            tools
+                .iter()
+                .map(|(_, t)| t)
+                .find(|t| t.contains("baton") && fits(t))
+        })
+        .or_else(|| tools.iter().map(|(_, t)| t).find(|t| fits(t)))
+        .cloned()
+        .unwrap_or_else(|| name.to_string())
 }
 
 fn add_file_patch(path: &str, content: &str) -> String {
@@ -887,6 +950,10 @@ fn responses_stream(
             }
         }
         Action::Shell(cmd) => shell_call(&tools, cmd),
+        Action::Tool { name, args } => {
+            json!({"type": "function_call", "id": next_id("fc"), "call_id": next_id("call"),
+                "name": tool_name(&tools, name), "arguments": args.to_string(), "status": "completed"})
+        }
         Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
     let mut sse = Sse::start(s)?;
@@ -976,6 +1043,9 @@ fn anthropic_stream(
             json!({"command": cmd, "description": "run the check"}),
         ),
         Action::Skill(name) => tool_use_block("Skill", json!({"skill": name})),
+        Action::Tool { name, args } => {
+            tool_use_block(&tool_name(&offered_tools(body), name), args.clone())
+        }
         // `--json-schema` offers this tool and takes its input as the answer.
         Action::Json(v)
             if offered_tools(body)
@@ -1151,6 +1221,11 @@ fn chat_stream(
             )?;
             "tool_calls"
         }
+        Action::Tool { name, args } => {
+            let name = tool_name(&offered_tools(body), name);
+            sse.send(None, &chunk(call(&name, args.clone()), Value::Null))?;
+            "tool_calls"
+        }
         Action::Skill(_) => unreachable!("json_as_text"),
     };
     sse.send(None, &chunk(json!({}), json!(finish)))?;
@@ -1170,6 +1245,7 @@ fn gemini_usage(u: MockUsage) -> Value {
 
 fn gemini_stream(
     s: &TcpStream,
+    body: &Value,
     model: &str,
     action: &Action,
     u: MockUsage,
@@ -1183,6 +1259,9 @@ fn gemini_stream(
         }
         Action::Shell(cmd) => {
             json!({"functionCall": {"name": "run_shell_command", "args": {"command": cmd}}})
+        }
+        Action::Tool { name, args } => {
+            json!({"functionCall": {"name": tool_name(&offered_tools(body), name), "args": args}})
         }
         Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
