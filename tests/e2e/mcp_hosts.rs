@@ -110,7 +110,19 @@ impl World {
             .requests_for(&self.id)
             .into_iter()
             .find(|q| !q.helper);
-        let tools = first.map(|q| q.body["tools"].to_string());
+        // Names only (gemini groups its declarations).
+        let tools = first.map(|q| {
+            let mut names = Vec::new();
+            for t in q.body["tools"].as_array().into_iter().flatten() {
+                let decl = t["functionDeclarations"].as_array();
+                for d in decl.into_iter().flatten().chain([t]) {
+                    if let Some(n) = d["name"].as_str().or(d["type"].as_str()) {
+                        names.push(n.to_string());
+                    }
+                }
+            }
+            names.join(" ")
+        });
         let mut out = format!("--- tools offered\n{}\n", tools.unwrap_or_default());
         for p in self.pi.files_mentioning("E2E-") {
             if p.extension().is_some_and(|e| e == "log") {
@@ -274,19 +286,18 @@ fn claude_code_calls_baton_run_over_mcp() {
 fn codex_calls_baton_run_over_mcp() {
     let w = World::new(Agent::Codex, "mcp-host", "E2E-MCP-HOST-RUN");
     // baton as an MCP server in the host's own config.toml, next to the mock
-    // provider `support::configure` wrote.
+    // provider `support::configure` wrote. `run` is marked destructive, and
+    // `codex exec` (approval policy `never`) refuses a call that needs
+    // approval unless the server's tools are approved beforehand.
     let cfg = w.host.home.join(".codex/config.toml");
-    // Codex defers MCP tools behind its `tool_search` tool (the model would
-    // search for `run` first); the scripted model calls it at once.
-    let toml = fs::read_to_string(&cfg).unwrap();
-    let mut toml = toml.replacen("[features]\n", "[features]\ntool_search = false\n", 1);
+    let mut toml = fs::read_to_string(&cfg).unwrap();
     let env: Vec<String> = w
         .server_env()
         .iter()
         .map(|(k, v)| format!("{k} = {v}"))
         .collect();
     toml.push_str(&format!(
-        "\n[mcp_servers.baton]\ncommand = {}\nargs = [\"mcp\"]\ncwd = {}\ntool_timeout_sec = 180\nenv = {{ {} }}\n",
+        "\n[mcp_servers.baton]\ncommand = {}\nargs = [\"mcp\"]\ncwd = {}\ntool_timeout_sec = 180\ndefault_tools_approval_mode = \"approve\"\nenv = {{ {} }}\n",
         Value::from(BATON),
         Value::from(w.host.work.display().to_string()),
         env.join(", ")
@@ -295,7 +306,21 @@ fn codex_calls_baton_run_over_mcp() {
     let r = run(
         &w.host,
         "codex-mcp-host",
-        w.host_cmd("codex", &["exec", "--json", "--skip-git-repo-check", "-"]),
+        // A model Codex has no catalog entry for: it then offers MCP tools
+        // to the model directly, where for its own models (gpt-5.5) it
+        // defers them behind `tool_search` (the scripted model would have
+        // to search for `run` first).
+        w.host_cmd(
+            "codex",
+            &[
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--model",
+                "mock-host-model",
+                "-",
+            ],
+        ),
         Some(&w.task),
     );
     let answer = r

@@ -879,6 +879,29 @@ fn offered_tools(body: &Value) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
+/// The namespace (Responses API) that offers a tool named `name`, one of
+/// baton's first.
+fn namespace_of(body: &Value, name: &str) -> Option<String> {
+    let spaces: Vec<&Value> = body
+        .get("tools")
+        .and_then(Value::as_array)?
+        .iter()
+        .filter(|t| t.get("type").and_then(Value::as_str) == Some("namespace"))
+        .filter(|t| {
+            t.get("tools").and_then(Value::as_array).is_some_and(|a| {
+                a.iter()
+                    .any(|x| x.get("name").and_then(Value::as_str) == Some(name))
+            })
+        })
+        .collect();
+    let ns = |t: &&Value| t.get("name").and_then(Value::as_str).map(str::to_string);
+    spaces
+        .iter()
+        .filter_map(ns)
+        .find(|n| n.contains("baton"))
+        .or_else(|| spaces.first().and_then(ns))
+}
+
 /// The name the request offers for tool `name`: itself, else an MCP host's
 /// name for it (Claude Code and Codex: `mcp__<server>__<tool>`; gemini-cli:
 /// `mcp_<server>_<tool>` or the bare name). The name as given when none fits,
@@ -951,8 +974,17 @@ fn responses_stream(
         }
         Action::Shell(cmd) => shell_call(&tools, cmd),
         Action::Tool { name, args } => {
-            json!({"type": "function_call", "id": next_id("fc"), "call_id": next_id("call"),
-                "name": tool_name(&tools, name), "arguments": args.to_string(), "status": "completed"})
+            let mut call = json!({"type": "function_call", "id": next_id("fc"),
+                "call_id": next_id("call"), "name": tool_name(&tools, name),
+                "arguments": args.to_string(), "status": "completed"});
+            // Codex offers an MCP server's tools as a namespace
+            // (`{type: namespace, name: mcp__baton, tools: [{name: run}…]}`);
+            // a call names both.
+            if let Some(ns) = namespace_of(body, name) {
+                call["name"] = json!(name);
+                call["namespace"] = json!(ns);
+            }
+            call
         }
         Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
