@@ -76,14 +76,33 @@ impl World {
     /// Tagged processes but the server itself: the child baton of a call,
     /// pi, and whatever pi started.
     fn peer_side(&self) -> Vec<String> {
-        let server = format!("{BATON} mcp");
+        self.tagged(false)
+    }
+
+    /// The `baton mcp` server's own process(es).
+    fn servers(&self) -> Vec<String> {
+        self.tagged(true)
+    }
+
+    fn tagged(&self, server: bool) -> Vec<String> {
+        let me = format!("{BATON} mcp");
         tagged_processes(&self.tag)
             .into_iter()
-            .filter(|p| {
-                p.split_once(": ")
-                    .is_none_or(|(_, cmd)| cmd.trim() != server)
-            })
+            .filter(|p| p.split_once(": ").is_some_and(|(_, cmd)| cmd.trim() == me) == server)
             .collect()
+    }
+
+    /// The `result.json` of every run pi's baton recorded.
+    fn recorded_runs(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        for p in self.pi.files_mentioning("schema_version") {
+            if p.file_name().is_some_and(|n| n == "result.json")
+                && let Ok(v) = serde_json::from_str(&fs::read_to_string(&p).unwrap_or_default())
+            {
+                out.push(v);
+            }
+        }
+        out
     }
 
     /// The request in which the host handed the tool's result back to the
@@ -397,6 +416,7 @@ fn claude_code_cancels_a_run_it_stopped_waiting_for_and_no_peer_is_left() {
     // pi is running: its request (which stalls) reached the mock.
     let started = mock().wait_for(&peer_run, Duration::from_secs(120));
     let running = w.peer_side();
+    let server_then = w.servers();
     // Claude Code gave up and told its model so: the step-1 request.
     let told = started
         && eventually(Duration::from_secs(60), || {
@@ -410,6 +430,7 @@ fn claude_code_cancels_a_run_it_stopped_waiting_for_and_no_peer_is_left() {
     let gone = told && eventually(Duration::from_secs(15), || w.peer_side().is_empty());
     let host_alive = !ended.load(Ordering::SeqCst);
     let left = w.peer_side();
+    let server_now = w.servers();
     let r = host.join().unwrap();
     assert!(started, "pi never reached the mock\n{}", r.dump());
     assert!(
@@ -430,6 +451,17 @@ fn claude_code_cancels_a_run_it_stopped_waiting_for_and_no_peer_is_left() {
         gone,
         "still running after the cancel: {left:?}\n{}",
         r.dump()
+    );
+    // The same server process before and after: the host cancelled the
+    // call, it did not restart (or kill) its server.
+    assert!(!server_then.is_empty(), "no server process seen");
+    assert_eq!(server_then, server_now, "the server was replaced");
+    // The child baton recorded pi's run as cancelled (SIGTERM from the
+    // server), not as a success or a time-out of its own.
+    let runs = w.recorded_runs();
+    assert!(
+        runs.len() == 1 && runs[0]["status"] == "cancelled",
+        "{runs:?}"
     );
     let text = w.tool_result(&r);
     assert!(
