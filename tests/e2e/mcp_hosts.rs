@@ -164,7 +164,7 @@ fn run_json(text: &str) -> Option<Value> {
         {
             return Some(v);
         }
-        // The text may be the JSON as a JSON string (escaped once more).
+        // Not a result (or not JSON): try the next brace.
         from = i + 1;
     }
     // A host that quotes the result as a string: unescape and look again.
@@ -233,8 +233,11 @@ fn assert_ran(w: &World, r: &Ran, answer_seen: bool) {
     );
     assert_eq!(r.code, Some(0), "{}", r.dump());
     assert!(answer_seen, "the host did not end its turn\n{}", r.dump());
+    // The host closed the server's stdin when it exited; the server ends
+    // soon after.
     assert!(
-        tagged_processes(&w.tag).is_empty(),
+        eventually(Duration::from_secs(20), || tagged_processes(&w.tag)
+            .is_empty()),
         "left behind: {:?}",
         tagged_processes(&w.tag)
     );
