@@ -1428,6 +1428,30 @@ mod tests {
     }
 
     #[test]
+    fn an_mcp_hosts_name_for_a_tool_is_found() {
+        let offered = |names: &[&str]| -> Vec<(String, String)> {
+            names
+                .iter()
+                .map(|n| ("function".to_string(), n.to_string()))
+                .collect()
+        };
+        let claude = offered(&["Bash", "mcp__other__run", "mcp__baton__run"]);
+        assert_eq!(tool_name(&claude, "run"), "mcp__baton__run");
+        let gemini = offered(&["run_shell_command", "mcp_baton_run"]);
+        assert_eq!(tool_name(&gemini, "run"), "mcp_baton_run");
+        assert_eq!(tool_name(&offered(&["run"]), "run"), "run");
+        assert_eq!(tool_name(&offered(&["Bash"]), "run"), "run");
+        // Gemini's grouped declarations count as offered.
+        let body = json!({"tools": [{"functionDeclarations": [{"name": "mcp_baton_run"}]}]});
+        assert_eq!(tool_name(&offered_tools(&body), "run"), "mcp_baton_run");
+        // Codex: the server's tools in a namespace.
+        let body = json!({"tools": [{"type": "function", "name": "exec_command"},
+            {"type": "namespace", "name": "mcp__baton", "tools": [{"type": "function", "name": "run"}]}]});
+        assert_eq!(namespace_of(&body, "run").as_deref(), Some("mcp__baton"));
+        assert_eq!(namespace_of(&body, "ask"), None);
+    }
+
+    #[test]
     fn history_placeholder() {
         let c = Ctx {
             id: "run-1".into(),
