@@ -47,6 +47,7 @@ mod fanout;
 mod host_sandbox;
 mod jobs;
 mod mcp;
+mod mcp_hosts;
 mod plugin;
 mod run;
 mod setup;

@@ -5,8 +5,8 @@
 //! against the tool's `outputSchema` and fails the call when it does not
 //! match, so a passing call is a schema-valid result.
 //!
-//! Not done yet (docs/mcp.md): the real Claude Code, Codex and gemini-cli
-//! calling `mcp__baton__run` against the mock model server.
+//! Real hosts (Claude Code, Codex, gemini-cli) calling baton's tools:
+//! `mcp_hosts.rs`.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -81,6 +81,9 @@ pub struct Recorded {
     pub at: Instant,
     /// The fault it was answered with, if any.
     pub fault: Option<Fault>,
+    /// The latest tool result after the prompt, as the CLI sent it back to
+    /// the model (an MCP tool's result, a command's output).
+    pub tool_output: Option<String>,
 }
 
 impl Recorded {
@@ -400,6 +403,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
         usage,
         at: Instant::now(),
         fault,
+        tool_output: conv.last_tool_result.clone(),
     });
 
     if let Some(f) = fault {
@@ -440,7 +444,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
         Api::Responses => responses_stream(&stream, &body, &model, &action, usage, delay),
         Api::Anthropic => anthropic_stream(&stream, &body, &model, &action, usage, delay),
         Api::Chat => chat_stream(&stream, &body, &model, &action, usage, delay),
-        Api::Gemini => gemini_stream(&stream, &model, &action, usage, delay),
+        Api::Gemini => gemini_stream(&stream, &body, &model, &action, usage, delay),
         Api::Other => unreachable!(),
     }
 }
@@ -766,6 +770,20 @@ struct Ctx {
 }
 
 impl Ctx {
+    /// `fill` on every string inside a JSON value (a tool call's arguments).
+    fn fill_value(&self, v: &Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(self.fill(s)),
+            Value::Array(a) => Value::Array(a.iter().map(|x| self.fill_value(x)).collect()),
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .map(|(k, x)| (k.clone(), self.fill_value(x)))
+                    .collect(),
+            ),
+            x => x.clone(),
+        }
+    }
+
     fn fill(&self, s: &str) -> String {
         let mut out = s
             .replace("{id}", &self.id)
@@ -800,6 +818,12 @@ enum Action {
     /// A JSON answer, through the structured-output channel the request
     /// offers (claude's `StructuredOutput` tool), else as the text.
     Json(Value),
+    /// Call a tool the request offers by its name, or by the name an MCP
+    /// host gave it (`mcp__baton__run` for `run`), with these arguments.
+    Tool {
+        name: String,
+        args: Value,
+    },
 }
 
 impl Action {
@@ -830,6 +854,12 @@ impl Action {
         if let Some(s) = step.get("skill").and_then(Value::as_str) {
             return Action::Skill(ctx.fill(s));
         }
+        if let Some(name) = step.get("tool").and_then(Value::as_str) {
+            return Action::Tool {
+                name: name.to_string(),
+                args: ctx.fill_value(step.get("args").unwrap_or(&json!({}))),
+            };
+        }
         Action::Say(
             ctx.fill(
                 step.get("say")
@@ -858,7 +888,17 @@ fn offered_tools(body: &Value) -> Vec<(String, String)> {
     body.get("tools")
         .and_then(Value::as_array)
         .map(|a| {
-            a.iter()
+            // Gemini groups its tools: `[{functionDeclarations: [{name}…]}]`.
+            let flat: Vec<Value> = a
+                .iter()
+                .flat_map(
+                    |t| match t.get("functionDeclarations").and_then(Value::as_array) {
+                        Some(d) => d.clone(),
+                        None => vec![t.clone()],
+                    },
+                )
+                .collect();
+            flat.into_iter()
                 .filter_map(|t| {
                     let kind = t
                         .get("type")
@@ -874,6 +914,52 @@ fn offered_tools(body: &Value) -> Vec<(String, String)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The namespace (Responses API) that offers a tool named `name`, one of
+/// baton's first.
+fn namespace_of(body: &Value, name: &str) -> Option<String> {
+    let spaces: Vec<&Value> = body
+        .get("tools")
+        .and_then(Value::as_array)?
+        .iter()
+        .filter(|t| t.get("type").and_then(Value::as_str) == Some("namespace"))
+        .filter(|t| {
+            t.get("tools").and_then(Value::as_array).is_some_and(|a| {
+                a.iter()
+                    .any(|x| x.get("name").and_then(Value::as_str) == Some(name))
+            })
+        })
+        .collect();
+    let ns = |t: &&Value| t.get("name").and_then(Value::as_str).map(str::to_string);
+    spaces
+        .iter()
+        .filter_map(ns)
+        .find(|n| n.contains("baton"))
+        .or_else(|| spaces.first().and_then(ns))
+}
+
+/// The name the request offers for tool `name`: itself, else an MCP host's
+/// name for it (Claude Code and Codex: `mcp__<server>__<tool>`; gemini-cli:
+/// `mcp_<server>_<tool>` or the bare name). The name as given when none fits,
+/// so the CLI's own error shows in the test's dump.
+fn tool_name(tools: &[(String, String)], name: &str) -> String {
+    let fits = |t: &str| {
+        t == name || t.ends_with(&format!("__{name}")) || t.ends_with(&format!("_{name}"))
+    };
+    tools
+        .iter()
+        .map(|(_, t)| t)
+        .find(|t| t.as_str() == name)
+        .or_else(|| {
+            tools
+                .iter()
+                .map(|(_, t)| t)
+                .find(|t| t.contains("baton") && fits(t))
+        })
+        .or_else(|| tools.iter().map(|(_, t)| t).find(|t| fits(t)))
+        .cloned()
+        .unwrap_or_else(|| name.to_string())
 }
 
 fn add_file_patch(path: &str, content: &str) -> String {
@@ -924,6 +1010,19 @@ fn responses_stream(
             }
         }
         Action::Shell(cmd) => shell_call(&tools, cmd),
+        Action::Tool { name, args } => {
+            let mut call = json!({"type": "function_call", "id": next_id("fc"),
+                "call_id": next_id("call"), "name": tool_name(&tools, name),
+                "arguments": args.to_string(), "status": "completed"});
+            // Codex offers an MCP server's tools as a namespace
+            // (`{type: namespace, name: mcp__baton, tools: [{name: run}…]}`);
+            // a call names both.
+            if let Some(ns) = namespace_of(body, name) {
+                call["name"] = json!(name);
+                call["namespace"] = json!(ns);
+            }
+            call
+        }
         Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
     let mut sse = Sse::start(s)?;
@@ -1013,6 +1112,9 @@ fn anthropic_stream(
             json!({"command": cmd, "description": "run the check"}),
         ),
         Action::Skill(name) => tool_use_block("Skill", json!({"skill": name})),
+        Action::Tool { name, args } => {
+            tool_use_block(&tool_name(&offered_tools(body), name), args.clone())
+        }
         // `--json-schema` offers this tool and takes its input as the answer.
         Action::Json(v)
             if offered_tools(body)
@@ -1188,6 +1290,11 @@ fn chat_stream(
             )?;
             "tool_calls"
         }
+        Action::Tool { name, args } => {
+            let name = tool_name(&offered_tools(body), name);
+            sse.send(None, &chunk(call(&name, args.clone()), Value::Null))?;
+            "tool_calls"
+        }
         Action::Skill(_) => unreachable!("json_as_text"),
     };
     sse.send(None, &chunk(json!({}), json!(finish)))?;
@@ -1207,6 +1314,7 @@ fn gemini_usage(u: MockUsage) -> Value {
 
 fn gemini_stream(
     s: &TcpStream,
+    body: &Value,
     model: &str,
     action: &Action,
     u: MockUsage,
@@ -1220,6 +1328,9 @@ fn gemini_stream(
         }
         Action::Shell(cmd) => {
             json!({"functionCall": {"name": "run_shell_command", "args": {"command": cmd}}})
+        }
+        Action::Tool { name, args } => {
+            json!({"functionCall": {"name": tool_name(&offered_tools(body), name), "args": args}})
         }
         Action::Json(_) | Action::Skill(_) => unreachable!("json_as_text"),
     };
@@ -1351,6 +1462,30 @@ mod tests {
             Some("/x/y")
         );
         assert_eq!(last_token("id=a … id=b\"", "id=").as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn an_mcp_hosts_name_for_a_tool_is_found() {
+        let offered = |names: &[&str]| -> Vec<(String, String)> {
+            names
+                .iter()
+                .map(|n| ("function".to_string(), n.to_string()))
+                .collect()
+        };
+        let claude = offered(&["Bash", "mcp__other__run", "mcp__baton__run"]);
+        assert_eq!(tool_name(&claude, "run"), "mcp__baton__run");
+        let gemini = offered(&["run_shell_command", "mcp_baton_run"]);
+        assert_eq!(tool_name(&gemini, "run"), "mcp_baton_run");
+        assert_eq!(tool_name(&offered(&["run"]), "run"), "run");
+        assert_eq!(tool_name(&offered(&["Bash"]), "run"), "run");
+        // Gemini's grouped declarations count as offered.
+        let body = json!({"tools": [{"functionDeclarations": [{"name": "mcp_baton_run"}]}]});
+        assert_eq!(tool_name(&offered_tools(&body), "run"), "mcp_baton_run");
+        // Codex: the server's tools in a namespace.
+        let body = json!({"tools": [{"type": "function", "name": "exec_command"},
+            {"type": "namespace", "name": "mcp__baton", "tools": [{"type": "function", "name": "run"}]}]});
+        assert_eq!(namespace_of(&body, "run").as_deref(), Some("mcp__baton"));
+        assert_eq!(namespace_of(&body, "ask"), None);
     }
 
     #[test]

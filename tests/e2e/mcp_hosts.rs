@@ -1,0 +1,489 @@
+//! Real MCP hosts call `baton mcp`'s tools (issue 24, "Proof with real
+//! clients"). The host is the real Claude Code, Codex or gemini-cli, its
+//! model is the mock, and the mock makes it call baton's `run` tool
+//! (`mcp__baton__run` and the like: `mock::tool_name`) with a task for a
+//! real pi, which asks the same mock. The host gets the run's result back
+//! as a tool result, hands it to its model (the mock records that request)
+//! and ends its turn.
+//!
+//! The server gets its environment from the host's MCP configuration, not
+//! from the host: Codex and gemini-cli pass their servers only a few
+//! variables of their own, so pi's configuration and the test's tag
+//! (`BATON_E2E_TAG`, to find leftover processes) are written there.
+//!
+//! Cancel: Claude Code stops waiting for a tool call after `MCP_TOOL_TIMEOUT`
+//! and then sends `notifications/cancelled` for it; the server stops the
+//! call's process group, and the test sees the peer gone while the host is
+//! still alive (its model is made to think for a while after the time-out),
+//! so it was the cancel and not the host's exit that ended the peer.
+
+use std::fs;
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::plugin::{Ran, run};
+use crate::support::{Agent, BATON, Peer, eventually, mock, tagged_processes};
+
+/// A host and its peer pi, with a prompt that selects `marker`.
+struct World {
+    host: Peer,
+    pi: Peer,
+    id: String,
+    task: String,
+    tag: String,
+}
+
+impl World {
+    fn new(host: Agent, name: &str, marker: &str) -> World {
+        let host = Peer::new(host, name);
+        let pi = Peer::new(Agent::Pi, &format!("{}-{name}-peer", host.agent.label()));
+        let (id, task) = host.prompt(marker);
+        let tag = format!("{}-{}", host.name, std::process::id());
+        World {
+            host,
+            pi,
+            id,
+            task,
+            tag,
+        }
+    }
+
+    /// The environment `baton mcp` is given in the host's configuration:
+    /// pi's (its config dir, key, home, PATH with the CLIs) and the tag.
+    fn server_env(&self) -> serde_json::Map<String, Value> {
+        let mut env: serde_json::Map<String, Value> = self
+            .pi
+            .env_vars()
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+            .collect();
+        env.insert("BATON_E2E_TAG".into(), self.tag.clone().into());
+        env
+    }
+
+    /// The host CLI with its own environment (the tag only reaches the
+    /// server, through the host's MCP configuration).
+    fn host_cmd(&self, program: &str, args: &[&str]) -> Command {
+        let mut c = self.host.cli(program);
+        c.args(args);
+        c
+    }
+
+    /// Tagged processes but the server itself: the child baton of a call,
+    /// pi, and whatever pi started.
+    fn peer_side(&self) -> Vec<String> {
+        self.tagged(false)
+    }
+
+    /// The `baton mcp` server's own process(es).
+    fn servers(&self) -> Vec<String> {
+        self.tagged(true)
+    }
+
+    fn tagged(&self, server: bool) -> Vec<String> {
+        let me = format!("{BATON} mcp");
+        tagged_processes(&self.tag)
+            .into_iter()
+            .filter(|p| p.split_once(": ").is_some_and(|(_, cmd)| cmd.trim() == me) == server)
+            .collect()
+    }
+
+    /// The `result.json` of every run pi's baton recorded.
+    fn recorded_runs(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        for p in self.pi.files_mentioning("schema_version") {
+            if p.file_name().is_some_and(|n| n == "result.json")
+                && let Ok(v) = serde_json::from_str(&fs::read_to_string(&p).unwrap_or_default())
+            {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// The request in which the host handed the tool's result back to the
+    /// model, and that result's text.
+    fn tool_result(&self, r: &Ran) -> String {
+        mock()
+            .requests_for(&self.id)
+            .into_iter()
+            .filter(|q| !q.helper)
+            .find_map(|q| q.tool_output)
+            .unwrap_or_else(|| {
+                panic!(
+                    "the host sent no tool result to the model\n{}\n{}",
+                    r.dump(),
+                    self.server_log(),
+                )
+            })
+    }
+
+    /// What pi's run left, and the tools the host offered its model (for
+    /// failure messages).
+    fn server_log(&self) -> String {
+        let first = mock()
+            .requests_for(&self.id)
+            .into_iter()
+            .find(|q| !q.helper);
+        // Names only (gemini groups its declarations).
+        let tools = first.map(|q| {
+            let mut names = Vec::new();
+            for t in q.body["tools"].as_array().into_iter().flatten() {
+                let decl = t["functionDeclarations"].as_array();
+                for d in decl.into_iter().flatten().chain([t]) {
+                    if let Some(n) = d["name"].as_str().or(d["type"].as_str()) {
+                        names.push(n.to_string());
+                    }
+                }
+            }
+            names.join(" ")
+        });
+        let mut out = format!("--- tools offered\n{}\n", tools.unwrap_or_default());
+        for p in self.pi.files_mentioning("E2E-") {
+            if p.extension().is_some_and(|e| e == "log") {
+                out.push_str(&format!("--- {}\n", p.display()));
+                out.push_str(&fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+        out
+    }
+}
+
+/// The run's JSON result inside the tool result the host sent its model:
+/// the first JSON object in it that has a `status`.
+fn run_json(text: &str) -> Option<Value> {
+    let mut from = 0;
+    while let Some(i) = text[from..].find('{').map(|i| i + from) {
+        let mut de = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        if let Some(Ok(v)) = de.next()
+            && v.get("status").is_some()
+        {
+            return Some(v);
+        }
+        // Not a result (or not JSON): try the next brace.
+        from = i + 1;
+    }
+    // A host that quotes the result as a string: unescape and look again.
+    let unquoted = text.replace("\\\"", "\"");
+    (unquoted != text).then(|| run_json(&unquoted)).flatten()
+}
+
+/// How a host hands an MCP tool's result to its model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// The `structuredContent`, as JSON (Claude Code, Codex).
+    Json,
+    /// Only the `content` text (gemini-cli 0.61): baton's text form of the
+    /// result (`run --text`), its first line the summary, then `status:`.
+    Text,
+}
+
+/// What every host test asserts: pi reached the mock, the tool result the
+/// host gave its model holds a successful run of pi, and the host ended
+/// its turn (exit 0, the scripted last answer).
+fn assert_delegated(w: &World, r: &Ran, form: Form, answer_seen: bool) {
+    let text = w.tool_result(r);
+    if form == Form::Text {
+        assert!(run_json(&text).is_none(), "JSON after all: {text}");
+        let line = |key: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(str::trim)
+                .unwrap_or_default()
+                .to_string()
+        };
+        assert_eq!(line("status:"), "success", "{text}\n{}", r.dump());
+        assert!(line("agent:").starts_with("pi "), "{text}");
+        assert!(text.contains("PLAIN-ANSWER"), "{text}");
+        return assert_ran(w, r, answer_seen);
+    }
+    let j = run_json(&text).unwrap_or_else(|| {
+        panic!(
+            "no run result in the tool result\n{text}\n{}\n{}",
+            r.dump(),
+            w.server_log()
+        )
+    });
+    assert_eq!(
+        j["status"],
+        "success",
+        "{text}\n{}\n{}",
+        r.dump(),
+        w.server_log()
+    );
+    assert_eq!(j["agent"], "pi", "{text}");
+    assert!(
+        j["message"].as_str().unwrap_or("").contains("PLAIN-ANSWER"),
+        "{text}"
+    );
+    assert_ran(w, r, answer_seen);
+}
+
+/// pi reached the mock, the host exited 0 after its last answer, and no
+/// process of the call is left.
+fn assert_ran(w: &World, r: &Ran, answer_seen: bool) {
+    assert!(
+        !mock().requests_for(&format!("{}-peer", w.id)).is_empty(),
+        "pi never reached the mock\n{}",
+        r.dump()
+    );
+    assert_eq!(r.code, Some(0), "{}", r.dump());
+    assert!(answer_seen, "the host did not end its turn\n{}", r.dump());
+    // The host closed the server's stdin when it exited; the server ends
+    // soon after.
+    assert!(
+        eventually(Duration::from_secs(20), || tagged_processes(&w.tag)
+            .is_empty()),
+        "left behind: {:?}",
+        tagged_processes(&w.tag)
+    );
+}
+
+fn claude_mcp_config(w: &World) -> String {
+    let cfg = json!({"mcpServers": {"baton": {
+        "type": "stdio", "command": BATON, "args": ["mcp"], "env": w.server_env()}}});
+    let path = w.host.root.join("mcp.json");
+    fs::write(&path, cfg.to_string()).unwrap();
+    path.display().to_string()
+}
+
+/// `claude -p` with baton as its one MCP server and `run` allowed.
+fn claude_host(w: &World, env: &[(&str, &str)]) -> Command {
+    let cfg = claude_mcp_config(w);
+    let mut c = w.host_cmd(
+        "claude",
+        &[
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--strict-mcp-config",
+            "--mcp-config",
+            &cfg,
+            "--allowedTools",
+            "mcp__baton__run",
+        ],
+    );
+    // Claude Code defers MCP tools behind its ToolSearch tool (the model
+    // would have to search for `run` first); the scripted model calls it
+    // at once, so every tool is offered up front.
+    c.env("ENABLE_TOOL_SEARCH", "false");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c
+}
+
+/// The text of claude's last `result` event.
+fn claude_answer(r: &Ran) -> String {
+    r.stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "result")
+        .filter_map(|e| e["result"].as_str().map(str::to_string))
+        .next_back()
+        .unwrap_or_default()
+}
+
+#[test]
+#[ignore = "e2e: needs the real CLIs (make e2e)"]
+fn claude_code_calls_baton_run_over_mcp() {
+    let w = World::new(Agent::Claude, "mcp-host", "E2E-MCP-HOST-RUN");
+    let r = run(
+        &w.host,
+        "claude-mcp-host",
+        claude_host(&w, &[]),
+        Some(&w.task),
+    );
+    let answer = claude_answer(&r);
+    assert_delegated(&w, &r, Form::Json, answer.starts_with("MCP-HOST-DONE"));
+}
+
+#[test]
+#[ignore = "e2e: needs the real CLIs (make e2e)"]
+fn codex_calls_baton_run_over_mcp() {
+    let w = World::new(Agent::Codex, "mcp-host", "E2E-MCP-HOST-RUN");
+    // baton as an MCP server in the host's own config.toml, next to the mock
+    // provider `support::configure` wrote. `run` is marked destructive, and
+    // `codex exec` (approval policy `never`) refuses a call that needs
+    // approval unless the server's tools are approved beforehand.
+    let cfg = w.host.home.join(".codex/config.toml");
+    let mut toml = fs::read_to_string(&cfg).unwrap();
+    let env: Vec<String> = w
+        .server_env()
+        .iter()
+        .map(|(k, v)| format!("{k} = {v}"))
+        .collect();
+    toml.push_str(&format!(
+        "\n[mcp_servers.baton]\ncommand = {}\nargs = [\"mcp\"]\ncwd = {}\ntool_timeout_sec = 180\ndefault_tools_approval_mode = \"approve\"\nenv = {{ {} }}\n",
+        Value::from(BATON),
+        Value::from(w.host.work.display().to_string()),
+        env.join(", ")
+    ));
+    fs::write(&cfg, toml).unwrap();
+    let r = run(
+        &w.host,
+        "codex-mcp-host",
+        // A model Codex has no catalog entry for: it then offers MCP tools
+        // to the model directly, where for its own models (gpt-5.5) it
+        // defers them behind `tool_search` (the scripted model would have
+        // to search for `run` first).
+        w.host_cmd(
+            "codex",
+            &[
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--model",
+                "mock-host-model",
+                "-",
+            ],
+        ),
+        Some(&w.task),
+    );
+    let answer = r
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "item.completed" && e["item"]["type"] == "agent_message")
+        .filter_map(|e| e["item"]["text"].as_str().map(str::to_string))
+        .next_back()
+        .unwrap_or_default();
+    assert_delegated(&w, &r, Form::Json, answer.starts_with("MCP-HOST-DONE"));
+}
+
+#[test]
+#[ignore = "e2e: needs the real CLIs (make e2e)"]
+fn gemini_cli_calls_baton_run_over_mcp() {
+    let w = World::new(Agent::GeminiCli, "mcp-host", "E2E-MCP-HOST-RUN");
+    let path = w.host.home.join(".gemini/settings.json");
+    let mut settings: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    // `trust`: no confirmation for the server's tools (headless mode could
+    // not ask); `cwd`: where the server runs its calls.
+    settings["mcpServers"] = json!({"baton": {
+        "command": BATON, "args": ["mcp"], "cwd": w.host.work, "env": w.server_env(),
+        "trust": true, "timeout": 180000}});
+    fs::write(&path, settings.to_string()).unwrap();
+    let r = run(
+        &w.host,
+        "gemini-mcp-host",
+        w.host_cmd(
+            "gemini",
+            &[
+                "--output-format",
+                "stream-json",
+                "--skip-trust",
+                "--approval-mode",
+                "yolo",
+            ],
+        ),
+        Some(&w.task),
+    );
+    let answer: String = r
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "message" && e["role"] == "assistant")
+        .filter_map(|e| e["content"].as_str().map(str::to_string))
+        .collect();
+    // gemini-cli gives its model the `content` text and drops the
+    // `structuredContent`: the model reads baton's text form.
+    assert_delegated(&w, &r, Form::Text, answer.starts_with("MCP-HOST-DONE"));
+}
+
+#[test]
+#[ignore = "e2e: needs the real CLIs (make e2e)"]
+fn claude_code_cancels_a_run_it_stopped_waiting_for_and_no_peer_is_left() {
+    let w = Arc::new(World::new(
+        Agent::Claude,
+        "mcp-host-cancel",
+        "E2E-MCP-HOST-CANCEL",
+    ));
+    let peer_run = format!("{}-peer", w.id);
+    let ended = Arc::new(AtomicBool::new(false));
+    let host = {
+        let (w, ended) = (Arc::clone(&w), Arc::clone(&ended));
+        std::thread::spawn(move || {
+            // Claude Code gives up on the call after 15 s (MCP_TOOL_TIMEOUT,
+            // ms): long enough for pi to start on a loaded machine.
+            let c = claude_host(&w, &[("MCP_TOOL_TIMEOUT", "15000")]);
+            let r = run(&w.host, "claude-mcp-host-cancel", c, Some(&w.task));
+            ended.store(true, Ordering::SeqCst);
+            r
+        })
+    };
+    // pi is running: its request (which stalls) reached the mock.
+    let started = mock().wait_for(&peer_run, Duration::from_secs(120));
+    let running = w.peer_side();
+    let server_then = w.servers();
+    // Claude Code gave up and told its model so: the step-1 request.
+    let told = started
+        && eventually(Duration::from_secs(60), || {
+            mock()
+                .requests_for(&w.id)
+                .iter()
+                .any(|q| q.tool_output.is_some())
+        });
+    // Its model now thinks for 20 s (scenario): host and server still up.
+    // Within that time pi's whole tree must be gone.
+    let gone = told && eventually(Duration::from_secs(15), || w.peer_side().is_empty());
+    let host_alive = !ended.load(Ordering::SeqCst);
+    let left = w.peer_side();
+    let server_now = w.servers();
+    let r = host.join().unwrap();
+    assert!(started, "pi never reached the mock\n{}", r.dump());
+    assert!(
+        running.iter().any(|p| p.contains("pi")),
+        "pi is not among the tagged processes while it runs: {running:?}"
+    );
+    assert!(
+        told,
+        "the host never handed a tool result to its model\n{}",
+        r.dump()
+    );
+    assert!(
+        host_alive,
+        "the host had already exited: that proves disconnect, not cancel\n{}",
+        r.dump()
+    );
+    assert!(
+        gone,
+        "still running after the cancel: {left:?}\n{}",
+        r.dump()
+    );
+    // The same server process before and after: the host cancelled the
+    // call, it did not restart (or kill) its server.
+    assert!(!server_then.is_empty(), "no server process seen");
+    assert_eq!(server_then, server_now, "the server was replaced");
+    // The child baton recorded pi's run as cancelled (SIGTERM from the
+    // server), not as a success or a time-out of its own.
+    let runs = w.recorded_runs();
+    assert!(
+        runs.len() == 1 && runs[0]["status"] == "cancelled",
+        "{runs:?}"
+    );
+    let text = w.tool_result(&r);
+    assert!(
+        text.to_lowercase().contains("timed out"),
+        "{text}\n{}",
+        r.dump()
+    );
+    assert!(run_json(&text).is_none(), "a result came back: {text}");
+    assert_eq!(r.code, Some(0), "{}", r.dump());
+    assert!(
+        claude_answer(&r).starts_with("MCP-HOST-CANCEL-DONE"),
+        "{}",
+        r.dump()
+    );
+    // Nothing of the call is left once the host is gone either.
+    assert!(
+        eventually(Duration::from_secs(10), || tagged_processes(&w.tag)
+            .is_empty()),
+        "left behind: {:?}",
+        tagged_processes(&w.tag)
+    );
+}
