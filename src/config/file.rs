@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
-use crate::agent::{Access, Agent};
+use crate::agent::byo::Byo;
+use crate::agent::{Access, Agent, argv};
 use crate::error::{Error, Result};
 
 /// Which file a layer came from. The project file is committed with the
@@ -63,6 +64,9 @@ pub struct Layer {
     pub path: PathBuf,
     pub scope: Scope,
     pub values: BTreeMap<String, (Val, usize)>,
+    /// The agents this file brings (`[agents.NAME] transport = "acp"`; the
+    /// user file only).
+    pub byo: Vec<Byo>,
 }
 
 /// What a key holds; checked by `check`.
@@ -143,43 +147,65 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
         }
     })?;
     let mut values = BTreeMap::new();
+    let mut byo = Vec::new();
+    // `agent`/`ask.agent` values that name no agent yet: they may name one
+    // this file brings further down.
+    let mut pending: Vec<(String, String, usize)> = Vec::new();
     for (k, v) in doc.get_ref() {
         let key = k.get_ref().as_ref();
         let at = k.span().start;
         match key {
             "agent" => {
-                let val = check(
-                    &cx,
-                    "agent",
-                    Kind::AgentName,
-                    v.get_ref(),
-                    v.span().start,
-                    None,
-                )?;
-                values.insert("agent".to_string(), (val, cx.line(v.span().start)));
+                let at = v.span().start;
+                let val = check(&cx, "agent", Kind::AgentName, v.get_ref(), at, None)
+                    .or_else(|e| defer(&cx, "agent", v.get_ref(), at, e, &mut pending))?;
+                values.insert("agent".to_string(), (val, cx.line(at)));
             }
             "agents" => {
                 let agents = table(&cx, "agents", v)?;
                 for (name, t) in agents {
                     let n = name.get_ref().as_ref();
-                    let agent =
-                        Agent::parse(n)
-                            .ok()
-                            .filter(|a| a.name() == n)
-                            .ok_or_else(|| {
-                                cx.err(
-                                    name.span().start,
-                                    &format!("agents.{n}"),
-                                    "unknown agent",
-                                    &format!("use one of: {}", agent_names()),
-                                )
-                            })?;
                     let prefix = format!("agents.{n}");
-                    section(&cx, &prefix, t, AGENT_KEYS, Some(agent), &mut values)?;
+                    match Agent::builtin_named(n) {
+                        Some(agent) if agent.name() == n => {
+                            section(&cx, &prefix, t, AGENT_KEYS, Some(agent), &mut values)?;
+                        }
+                        Some(agent) => {
+                            return Err(cx.err(
+                                name.span().start,
+                                &prefix,
+                                format!(
+                                    "`{n}` is a name of the built-in agent {}: a brought agent \
+                                     may not shadow it",
+                                    agent.name()
+                                ),
+                                &format!(
+                                    "configure the built-in under [agents.{}], or give your \
+                                     agent another name",
+                                    agent.name()
+                                ),
+                            ));
+                        }
+                        None => byo.push(brought(&cx, n, name.span().start, t)?),
+                    }
                 }
             }
             "run" => section(&cx, "run", v, RUN_KEYS, None, &mut values)?,
-            "ask" => section(&cx, "ask", v, ASK_KEYS, None, &mut values)?,
+            "ask" => {
+                for (k, val) in table(&cx, "ask", v)? {
+                    let name = k.get_ref().as_ref();
+                    let at = val.span().start;
+                    if name != "agent" {
+                        continue;
+                    }
+                    let checked = check(&cx, "ask.agent", Kind::Adviser, val.get_ref(), at, None)
+                        .or_else(|e| defer(&cx, "ask.agent", val.get_ref(), at, e, &mut pending))?;
+                    values.insert("ask.agent".into(), (checked, cx.line(at)));
+                }
+                let rest: Vec<(&str, Kind)> =
+                    ASK_KEYS.iter().copied().filter(|(k, _)| *k != "agent").collect();
+                section_except(&cx, "ask", v, &rest, &["agent"], &mut values)?;
+            }
             "council" => {
                 return Err(cx.err(
                     at,
@@ -190,6 +216,20 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
                 ));
             }
             other => return Err(unknown(&cx, at, other, &["agent", "agents", "run", "ask"])),
+        }
+    }
+    for (key, n, at) in pending {
+        if !byo.iter().any(|b| b.name == n) {
+            return Err(cx.err(
+                at,
+                &key,
+                format!("unknown agent `{n}`"),
+                &format!(
+                    "use one of: {}, or an agent your user file brings ([agents.NAME] \
+                     transport = \"acp\")",
+                    agent_names()
+                ),
+            ));
         }
     }
     // Effort is checked against the model of the same file (a model that
@@ -226,6 +266,143 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
         path: path.to_path_buf(),
         scope,
         values,
+        byo,
+    })
+}
+
+/// An agent name that no agent has yet: kept for the check after the whole
+/// file is read (it may be one this file brings); any other error stands.
+fn defer(
+    cx: &Ctx,
+    key: &str,
+    v: &DeValue,
+    at: usize,
+    e: Error,
+    pending: &mut Vec<(String, String, usize)>,
+) -> Result<Val> {
+    match v.as_str() {
+        Some(s) if cx.scope == Scope::User && e.to_string().contains("unknown agent") => {
+            pending.push((key.to_string(), s.trim().to_string(), at));
+            Ok(Val::Str(s.trim().to_string()))
+        }
+        _ => Err(e),
+    }
+}
+
+/// `[agents.NAME]` for a name no built-in agent has: an agent the user
+/// brings. The user file only (the project file is committed with the
+/// repository and may not choose a program to run); `transport = "acp"`
+/// and `command` required, `full_access` optional.
+fn brought(cx: &Ctx, n: &str, at: usize, t: &toml::Spanned<DeValue>) -> Result<Byo> {
+    let prefix = format!("agents.{n}");
+    if cx.scope == Scope::Project {
+        return Err(cx.err(
+            at,
+            &prefix,
+            format!(
+                "a project file may not add an agent (`{n}` is no built-in agent, and adding one \
+                 chooses the program baton runs)"
+            ),
+            &format!(
+                "define [agents.{n}] in your user file (`baton config path`), or use one of: {}",
+                agent_names()
+            ),
+        ));
+    }
+    if let Err(why) = argv::check_agent_name(n).and_then(|()| {
+        (n == n.to_ascii_lowercase())
+            .then_some(())
+            .ok_or_else(|| "it has capital letters".to_string())
+    }) {
+        return Err(cx.err(
+            at,
+            &prefix,
+            format!("`{n}` cannot name an agent: {why}"),
+            "use lower-case letters, digits, `-`, `_` and `.`, not starting with `-`",
+        ));
+    }
+    let (mut transport, mut command, mut full_access) = (None, None, false);
+    for (k, val) in table(cx, &prefix, t)? {
+        let key = k.get_ref().as_ref();
+        let full = format!("{prefix}.{key}");
+        let vat = val.span().start;
+        match key {
+            "transport" => {
+                transport = Some(match val.get_ref().as_str() {
+                    Some(s) if s.trim().eq_ignore_ascii_case("acp") => "acp",
+                    Some(s) => {
+                        return Err(cx.err(
+                            vat,
+                            &full,
+                            format!("a brought agent speaks ACP; `{s}` is not a transport baton can drive it by"),
+                            "write transport = \"acp\"",
+                        ));
+                    }
+                    None => {
+                        return Err(cx.err(vat, &full, "expected a string", "write transport = \"acp\""));
+                    }
+                });
+            }
+            "command" => {
+                let Val::List(argv) = check(cx, &full, Kind::Command, val.get_ref(), vat, None)?
+                else {
+                    unreachable!("a command checks into a list");
+                };
+                if let Err(why) = argv::check_command(&argv) {
+                    return Err(cx.err(
+                        vat,
+                        &full,
+                        format!("this command may not be run: {why}"),
+                        "give the program and its switches, e.g. [\"my-agent\", \"--acp\"]",
+                    ));
+                }
+                command = Some(argv);
+            }
+            "full_access" => match val.get_ref().as_bool() {
+                Some(b) => full_access = b,
+                None => {
+                    return Err(cx.err(
+                        vat,
+                        &full,
+                        format!("expected true or false, found {}", val.get_ref().type_str()),
+                        "write full_access = true to allow --access full for this agent",
+                    ));
+                }
+            },
+            _ => {
+                return Err(unknown(
+                    cx,
+                    k.span().start,
+                    &full,
+                    &["transport", "command", "full_access"],
+                ));
+            }
+        }
+    }
+    let missing = |what: &str, example: &str| {
+        cx.err(
+            at,
+            &prefix,
+            format!(
+                "`{n}` is no built-in agent, so this section brings one, and it needs `{what}`"
+            ),
+            &format!(
+                "add {example}, or use one of the built-in agents: {}",
+                agent_names()
+            ),
+        )
+    };
+    if transport.is_none() {
+        return Err(missing("transport", "transport = \"acp\""));
+    }
+    let Some(command) = command else {
+        return Err(missing("command", "command = [\"my-agent\", \"--acp\"]"));
+    };
+    Ok(Byo {
+        name: n.to_string(),
+        command,
+        full_access,
+        defined_at: format!("{}:{}", cx.path.display(), cx.line(at)),
     })
 }
 
@@ -254,11 +431,42 @@ fn section(
     agent: Option<Agent>,
     out: &mut BTreeMap<String, (Val, usize)>,
 ) -> Result<()> {
+    section_inner(cx, prefix, v, keys, &[], agent, out)
+}
+
+/// `section` for the keys of `keys`, `done` being checked by the caller.
+fn section_except(
+    cx: &Ctx,
+    prefix: &str,
+    v: &toml::Spanned<DeValue>,
+    keys: &[(&str, Kind)],
+    done: &[&str],
+    out: &mut BTreeMap<String, (Val, usize)>,
+) -> Result<()> {
+    section_inner(cx, prefix, v, keys, done, None, out)
+}
+
+fn section_inner(
+    cx: &Ctx,
+    prefix: &str,
+    v: &toml::Spanned<DeValue>,
+    keys: &[(&str, Kind)],
+    done: &[&str],
+    agent: Option<Agent>,
+    out: &mut BTreeMap<String, (Val, usize)>,
+) -> Result<()> {
     for (k, val) in table(cx, prefix, v)? {
         let name = k.get_ref().as_ref();
+        if done.contains(&name) {
+            continue;
+        }
         let full = format!("{prefix}.{name}");
         let Some((_, kind)) = keys.iter().find(|(n, _)| *n == name) else {
-            let known: Vec<&str> = keys.iter().map(|(n, _)| *n).collect();
+            let known: Vec<&str> = done
+                .iter()
+                .copied()
+                .chain(keys.iter().map(|(n, _)| *n))
+                .collect();
             return Err(unknown(cx, k.span().start, &full, &known));
         };
         let checked = check(cx, &full, *kind, val.get_ref(), val.span().start, agent)?;

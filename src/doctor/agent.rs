@@ -385,6 +385,15 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
             (Agent::Kilo, Access::Workspace) => {
                 "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials)"
             }
+            (Agent::Byo(_), Access::ReadOnly) => {
+                "over ACP: baton rejects every edit and command the agent asks to make (listed in denials); what it does without asking cannot be policed"
+            }
+            (Agent::Byo(_), Access::Workspace) => {
+                "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials); what it does without asking cannot be policed"
+            }
+            (Agent::Byo(b), Access::Full) if !crate::agent::byo::get(b).full_access => {
+                "refused: the entry in your user file does not say full_access = true"
+            }
             (_, Access::Full) => "nothing is enforced: the CLI's permission checks are skipped",
         }
     };
