@@ -39,11 +39,17 @@ pub struct AgentReport {
     pub reports_model: bool,
     /// What each access mode will and will not enforce with this CLI.
     pub access: BTreeMap<&'static str, &'static str>,
+    /// A brought agent's answer to ACP `initialize`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acp: Option<super::acp::Handshake>,
     #[serde(skip)]
     pub checks: Vec<Check>,
 }
 
 pub fn inspect(agent: Agent, command: Option<Vec<String>>, target: bool, env: Env) -> AgentReport {
+    if let Agent::Byo(_) = agent {
+        return super::acp::inspect(agent, target);
+    }
     let id = |what: &str| format!("agent.{}.{what}", agent.name());
     let mut r = AgentReport {
         name: agent.name(),
@@ -56,6 +62,7 @@ pub fn inspect(agent: Agent, command: Option<Vec<String>>, target: bool, env: En
         ready: false,
         reports_model: reports_model(agent),
         access: access_lines(agent),
+        acp: None,
         checks: Vec::new(),
     };
     let program = command

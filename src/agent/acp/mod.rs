@@ -30,6 +30,7 @@ use crate::result::Usage;
 
 pub use client::{Client, Outgoing, Setup};
 pub use policy::Policy;
+pub use requests::initialize_params;
 
 /// How baton talks to an agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
