@@ -160,7 +160,11 @@ fn info(a: Agent) -> AgentInfo {
     };
     // A brought agent is an ACP server, not a CLI with `--version`:
     // `baton doctor` asks it `initialize` instead.
-    let version = match path.as_ref().filter(|_| brought.is_none()).map(|p| version_of(p)) {
+    let version = match path
+        .as_ref()
+        .filter(|_| brought.is_none())
+        .map(|p| version_of(p))
+    {
         Some(Ok(v)) => v,
         Some(Err(why)) => {
             notes.push(format!("`{} --version` failed: {why}", a.binary()));

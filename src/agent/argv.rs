@@ -241,10 +241,7 @@ pub fn check_command(argv: &[String]) -> std::result::Result<(), String> {
         return Err("its program is empty".into());
     }
     if program.starts_with('-') {
-        return Err(format!(
-            "its program `{}` starts with `-`",
-            shown(program)
-        ));
+        return Err(format!("its program `{}` starts with `-`", shown(program)));
     }
     for (i, a) in argv.iter().enumerate() {
         if a.is_empty() {
@@ -254,7 +251,11 @@ pub fn check_command(argv: &[String]) -> std::result::Result<(), String> {
             return Err(format!("element {i} is longer than 4096 bytes"));
         }
         if let Some(c) = a.chars().find(|c| c.is_control()) {
-            return Err(format!("element {i} `{}` contains {}", shown(a), what_char(c)));
+            return Err(format!(
+                "element {i} `{}` contains {}",
+                shown(a),
+                what_char(c)
+            ));
         }
     }
     Ok(())

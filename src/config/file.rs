@@ -199,11 +199,16 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
                         continue;
                     }
                     let checked = check(&cx, "ask.agent", Kind::Adviser, val.get_ref(), at, None)
-                        .or_else(|e| defer(&cx, "ask.agent", val.get_ref(), at, e, &mut pending))?;
+                        .or_else(|e| {
+                        defer(&cx, "ask.agent", val.get_ref(), at, e, &mut pending)
+                    })?;
                     values.insert("ask.agent".into(), (checked, cx.line(at)));
                 }
-                let rest: Vec<(&str, Kind)> =
-                    ASK_KEYS.iter().copied().filter(|(k, _)| *k != "agent").collect();
+                let rest: Vec<(&str, Kind)> = ASK_KEYS
+                    .iter()
+                    .copied()
+                    .filter(|(k, _)| *k != "agent")
+                    .collect();
                 section_except(&cx, "ask", v, &rest, &["agent"], &mut values)?;
             }
             "council" => {
@@ -339,7 +344,12 @@ fn brought(cx: &Ctx, n: &str, at: usize, t: &toml::Spanned<DeValue>) -> Result<B
                         ));
                     }
                     None => {
-                        return Err(cx.err(vat, &full, "expected a string", "write transport = \"acp\""));
+                        return Err(cx.err(
+                            vat,
+                            &full,
+                            "expected a string",
+                            "write transport = \"acp\"",
+                        ));
                     }
                 });
             }

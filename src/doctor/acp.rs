@@ -134,10 +134,7 @@ pub fn inspect(agent: Agent, target: bool) -> AgentReport {
                 Check::problem(
                     check_id("acp"),
                     sev,
-                    format!(
-                        "speaks ACP protocol {}; baton speaks 1",
-                        h.protocol_version
-                    ),
+                    format!("speaks ACP protocol {}; baton speaks 1", h.protocol_version),
                     "use a version of the agent that speaks ACP protocol 1",
                 )
             });
@@ -163,7 +160,10 @@ pub fn inspect(agent: Agent, target: bool) -> AgentReport {
 
 fn handshake(answer: &Value, b: &byo::Byo) -> Handshake {
     Handshake {
-        protocol_version: answer.get("protocolVersion").cloned().unwrap_or(Value::Null),
+        protocol_version: answer
+            .get("protocolVersion")
+            .cloned()
+            .unwrap_or(Value::Null),
         capabilities: answer
             .get("agentCapabilities")
             .cloned()

@@ -135,7 +135,9 @@ fn login_hint(agent: Agent) -> &'static str {
             "run `copilot login`, or set COPILOT_PROVIDER_BASE_URL and COPILOT_PROVIDER_API_KEY"
         }
         Agent::Kilo => "run `kilo auth login`, or add a provider to kilo's config",
-        Agent::Byo(_) => "see the agent's own documentation (`baton doctor` lists its auth methods)",
+        Agent::Byo(_) => {
+            "see the agent's own documentation (`baton doctor` lists its auth methods)"
+        }
     }
 }
 
