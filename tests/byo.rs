@@ -228,7 +228,8 @@ fn a_brought_agent_may_not_shadow_a_built_in_or_carry_a_bad_name_or_command() {
             "[agents.my-bot]\ntransport = \"acp\"\ncommand = [\"x\", \"a\\nb\"]\n",
             "control character",
         ),
-        ("[agents.my-bot]\ncommand = [\"x\"]\n", "needs `transport`"),
+        ("[agents.my-bot]\ncommand = [\"x\"]\n", "unknown agent"),
+        ("[agents.my-bot]\ntransport = \"acp\"\n", "needs `command`"),
         (
             "[agents.my-bot]\ntransport = \"headless\"\ncommand = [\"x\"]\n",
             "speaks ACP",

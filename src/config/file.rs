@@ -300,6 +300,21 @@ fn defer(
 /// and `command` required, `full_access` optional.
 fn brought(cx: &Ctx, n: &str, at: usize, t: &toml::Spanned<DeValue>) -> Result<Byo> {
     let prefix = format!("agents.{n}");
+    // Without `transport`, the section is not meant to bring an agent: most
+    // likely a misspelt built-in name.
+    let meant = matches!(t.get_ref(), DeValue::Table(tb) if tb.get("transport").is_some());
+    if !meant {
+        return Err(cx.err(
+            at,
+            &prefix,
+            "unknown agent",
+            &format!(
+                "use one of: {}; or, in your user file, bring your own ACP agent with \
+                 transport = \"acp\" and command = [...] (docs/agents-acp.md)",
+                agent_names()
+            ),
+        ));
+    }
     if cx.scope == Scope::Project {
         return Err(cx.err(
             at,
