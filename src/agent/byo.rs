@@ -11,7 +11,8 @@
 
 use std::sync::RwLock;
 
-use super::{Access, Agent};
+use super::{Access, Agent, argv};
+use crate::error::{Error, Result};
 
 /// One brought agent, as its user-file entry defines it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +65,31 @@ pub fn get(id: ByoId) -> &'static Byo {
 }
 
 impl Byo {
+    /// Before a command is built: the entry's command (checked when the
+    /// file was read; again here, where every path meets) and the access.
+    pub fn check(&self, access: Access) -> Result<()> {
+        argv::check_command(&self.command).map_err(|why| Error::Config {
+            where_: self.defined_at.clone(),
+            key: format!("agents.{}.command", self.name),
+            message: why,
+            hint: "fix the command in your user file".into(),
+        })?;
+        if !self.access().contains(&access) {
+            return Err(Error::UnsupportedAccess {
+                agent: lookup(&self.name).map_or("", Agent::name),
+                access: access.as_str(),
+                reason: "baton cannot police an agent it does not know, so full access for a \
+                         brought agent is the user's own choice",
+                hint: format!(
+                    "add `full_access = true` to [agents.{}] in {} if you mean it, or use \
+                     read-only or workspace",
+                    self.name, self.defined_at
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// Access modes baton can answer for over ACP: read-only and workspace
     /// by its policy; full only where the user's entry says so.
     pub fn access(&self) -> &'static [Access] {

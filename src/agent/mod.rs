@@ -215,26 +215,7 @@ impl Agent {
         // (an ACP agent's model and the session it loads included).
         argv::check_request(req)?;
         if let Agent::Byo(b) = self {
-            let b = byo::get(b);
-            argv::check_command(&b.command).map_err(|why| Error::Config {
-                where_: b.defined_at.clone(),
-                key: format!("agents.{}.command", b.name),
-                message: why,
-                hint: "fix the command in your user file".into(),
-            })?;
-            if !b.access().contains(&req.access) {
-                return Err(Error::UnsupportedAccess {
-                    agent: self.name(),
-                    access: req.access.as_str(),
-                    reason: "baton cannot police an agent it does not know, so full access for \
-                             a brought agent is the user's own choice",
-                    hint: format!(
-                        "add `full_access = true` to [agents.{}] in {} if you mean it, or use \
-                         read-only or workspace",
-                        b.name, b.defined_at
-                    ),
-                });
-            }
+            byo::get(b).check(req.access)?;
         }
         if req.transport == Transport::Acp || !self.transports().contains(&Transport::Headless) {
             return acp::command(&self.acp_profile()?, req);

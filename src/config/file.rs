@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
+use super::brought;
 use crate::agent::byo::Byo;
-use crate::agent::{Access, Agent, argv};
+use crate::agent::{Access, Agent};
 use crate::error::{Error, Result};
 
 /// Which file a layer came from. The project file is committed with the
@@ -71,7 +72,7 @@ pub struct Layer {
 
 /// What a key holds; checked by `check`.
 #[derive(Clone, Copy)]
-enum Kind {
+pub(super) enum Kind {
     AgentName,
     Adviser,
     Model,
@@ -107,18 +108,24 @@ const ASK_KEYS: &[(&str, Kind)] = &[
     ("scope", Kind::AskScope),
 ];
 
-struct Ctx<'a> {
-    path: &'a Path,
-    text: &'a str,
-    scope: Scope,
+pub(super) struct Ctx<'a> {
+    pub(super) path: &'a Path,
+    pub(super) text: &'a str,
+    pub(super) scope: Scope,
 }
 
 impl Ctx<'_> {
-    fn line(&self, offset: usize) -> usize {
+    pub(super) fn line(&self, offset: usize) -> usize {
         line_of(self.text, offset)
     }
 
-    fn err(&self, offset: usize, key: &str, message: impl Into<String>, hint: &str) -> Error {
+    pub(super) fn err(
+        &self,
+        offset: usize,
+        key: &str,
+        message: impl Into<String>,
+        hint: &str,
+    ) -> Error {
         Error::Config {
             where_: format!("{}:{}", self.path.display(), self.line(offset)),
             key: key.to_string(),
@@ -150,7 +157,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
     let mut byo = Vec::new();
     // `agent`/`ask.agent` values that name no agent yet: they may name one
     // this file brings further down.
-    let mut pending: Vec<(String, String, usize)> = Vec::new();
+    let mut pending: Vec<brought::Pending> = Vec::new();
     for (k, v) in doc.get_ref() {
         let key = k.get_ref().as_ref();
         let at = k.span().start;
@@ -158,7 +165,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
             "agent" => {
                 let at = v.span().start;
                 let val = check(&cx, "agent", Kind::AgentName, v.get_ref(), at, None)
-                    .or_else(|e| defer(&cx, "agent", v.get_ref(), at, e, &mut pending))?;
+                    .or_else(|e| brought::defer(&cx, "agent", v.get_ref(), at, e, &mut pending))?;
                 values.insert("agent".to_string(), (val, cx.line(at)));
             }
             "agents" => {
@@ -168,49 +175,25 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
                     let prefix = format!("agents.{n}");
                     match Agent::builtin_named(n) {
                         Some(agent) if agent.name() == n => {
-                            section(&cx, &prefix, t, AGENT_KEYS, Some(agent), &mut values)?;
+                            section(
+                                &cx,
+                                &prefix,
+                                t,
+                                AGENT_KEYS,
+                                Some(agent),
+                                &mut values,
+                                &mut pending,
+                            )?;
                         }
                         Some(agent) => {
-                            return Err(cx.err(
-                                name.span().start,
-                                &prefix,
-                                format!(
-                                    "`{n}` is a name of the built-in agent {}: a brought agent \
-                                     may not shadow it",
-                                    agent.name()
-                                ),
-                                &format!(
-                                    "configure the built-in under [agents.{}], or give your \
-                                     agent another name",
-                                    agent.name()
-                                ),
-                            ));
+                            return Err(brought::shadow(&cx, n, name.span().start, agent));
                         }
-                        None => byo.push(brought(&cx, n, name.span().start, t)?),
+                        None => byo.push(brought::brought(&cx, n, name.span().start, t)?),
                     }
                 }
             }
-            "run" => section(&cx, "run", v, RUN_KEYS, None, &mut values)?,
-            "ask" => {
-                for (k, val) in table(&cx, "ask", v)? {
-                    let name = k.get_ref().as_ref();
-                    let at = val.span().start;
-                    if name != "agent" {
-                        continue;
-                    }
-                    let checked = check(&cx, "ask.agent", Kind::Adviser, val.get_ref(), at, None)
-                        .or_else(|e| {
-                        defer(&cx, "ask.agent", val.get_ref(), at, e, &mut pending)
-                    })?;
-                    values.insert("ask.agent".into(), (checked, cx.line(at)));
-                }
-                let rest: Vec<(&str, Kind)> = ASK_KEYS
-                    .iter()
-                    .copied()
-                    .filter(|(k, _)| *k != "agent")
-                    .collect();
-                section_except(&cx, "ask", v, &rest, &["agent"], &mut values)?;
-            }
+            "run" => section(&cx, "run", v, RUN_KEYS, None, &mut values, &mut pending)?,
+            "ask" => section(&cx, "ask", v, ASK_KEYS, None, &mut values, &mut pending)?,
             "council" => {
                 return Err(cx.err(
                     at,
@@ -223,20 +206,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
             other => return Err(unknown(&cx, at, other, &["agent", "agents", "run", "ask"])),
         }
     }
-    for (key, n, at) in pending {
-        if !byo.iter().any(|b| b.name == n) {
-            return Err(cx.err(
-                at,
-                &key,
-                format!("unknown agent `{n}`"),
-                &format!(
-                    "use one of: {}, or an agent your user file brings ([agents.NAME] \
-                     transport = \"acp\")",
-                    agent_names()
-                ),
-            ));
-        }
-    }
+    brought::check_pending(&cx, pending, &byo)?;
     // Effort is checked against the model of the same file (a model that
     // narrows the efforts, like agy's pro, must agree with it).
     for agent in Agent::ALL {
@@ -275,168 +245,16 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
     })
 }
 
-/// An agent name that no agent has yet: kept for the check after the whole
-/// file is read (it may be one this file brings); any other error stands.
-fn defer(
-    cx: &Ctx,
-    key: &str,
-    v: &DeValue,
-    at: usize,
-    e: Error,
-    pending: &mut Vec<(String, String, usize)>,
-) -> Result<Val> {
-    match v.as_str() {
-        Some(s) if cx.scope == Scope::User && e.to_string().contains("unknown agent") => {
-            pending.push((key.to_string(), s.trim().to_string(), at));
-            Ok(Val::Str(s.trim().to_string()))
-        }
-        _ => Err(e),
-    }
-}
-
-/// `[agents.NAME]` for a name no built-in agent has: an agent the user
-/// brings. The user file only (the project file is committed with the
-/// repository and may not choose a program to run); `transport = "acp"`
-/// and `command` required, `full_access` optional.
-fn brought(cx: &Ctx, n: &str, at: usize, t: &toml::Spanned<DeValue>) -> Result<Byo> {
-    let prefix = format!("agents.{n}");
-    // Without `transport`, the section is not meant to bring an agent: most
-    // likely a misspelt built-in name.
-    let meant = matches!(t.get_ref(), DeValue::Table(tb) if tb.get("transport").is_some());
-    if !meant {
-        return Err(cx.err(
-            at,
-            &prefix,
-            "unknown agent",
-            &format!(
-                "use one of: {}; or, in your user file, bring your own ACP agent with \
-                 transport = \"acp\" and command = [...] (docs/agents-acp.md)",
-                agent_names()
-            ),
-        ));
-    }
-    if cx.scope == Scope::Project {
-        return Err(cx.err(
-            at,
-            &prefix,
-            format!(
-                "a project file may not add an agent (`{n}` is no built-in agent, and adding one \
-                 chooses the program baton runs)"
-            ),
-            &format!(
-                "define [agents.{n}] in your user file (`baton config path`), or use one of: {}",
-                agent_names()
-            ),
-        ));
-    }
-    if let Err(why) = argv::check_agent_name(n).and_then(|()| {
-        (n == n.to_ascii_lowercase())
-            .then_some(())
-            .ok_or_else(|| "it has capital letters".to_string())
-    }) {
-        return Err(cx.err(
-            at,
-            &prefix,
-            format!("`{n}` cannot name an agent: {why}"),
-            "use lower-case letters, digits, `-`, `_` and `.`, not starting with `-`",
-        ));
-    }
-    let (mut transport, mut command, mut full_access) = (None, None, false);
-    for (k, val) in table(cx, &prefix, t)? {
-        let key = k.get_ref().as_ref();
-        let full = format!("{prefix}.{key}");
-        let vat = val.span().start;
-        match key {
-            "transport" => {
-                transport = Some(match val.get_ref().as_str() {
-                    Some(s) if s.trim().eq_ignore_ascii_case("acp") => "acp",
-                    Some(s) => {
-                        return Err(cx.err(
-                            vat,
-                            &full,
-                            format!("a brought agent speaks ACP; `{s}` is not a transport baton can drive it by"),
-                            "write transport = \"acp\"",
-                        ));
-                    }
-                    None => {
-                        return Err(cx.err(
-                            vat,
-                            &full,
-                            "expected a string",
-                            "write transport = \"acp\"",
-                        ));
-                    }
-                });
-            }
-            "command" => {
-                let Val::List(argv) = check(cx, &full, Kind::Command, val.get_ref(), vat, None)?
-                else {
-                    unreachable!("a command checks into a list");
-                };
-                if let Err(why) = argv::check_command(&argv) {
-                    return Err(cx.err(
-                        vat,
-                        &full,
-                        format!("this command may not be run: {why}"),
-                        "give the program and its switches, e.g. [\"my-agent\", \"--acp\"]",
-                    ));
-                }
-                command = Some(argv);
-            }
-            "full_access" => match val.get_ref().as_bool() {
-                Some(b) => full_access = b,
-                None => {
-                    return Err(cx.err(
-                        vat,
-                        &full,
-                        format!("expected true or false, found {}", val.get_ref().type_str()),
-                        "write full_access = true to allow --access full for this agent",
-                    ));
-                }
-            },
-            _ => {
-                return Err(unknown(
-                    cx,
-                    k.span().start,
-                    &full,
-                    &["transport", "command", "full_access"],
-                ));
-            }
-        }
-    }
-    let missing = |what: &str, example: &str| {
-        cx.err(
-            at,
-            &prefix,
-            format!(
-                "`{n}` is no built-in agent, so this section brings one, and it needs `{what}`"
-            ),
-            &format!(
-                "add {example}, or use one of the built-in agents: {}",
-                agent_names()
-            ),
-        )
-    };
-    if transport.is_none() {
-        return Err(missing("transport", "transport = \"acp\""));
-    }
-    let Some(command) = command else {
-        return Err(missing("command", "command = [\"my-agent\", \"--acp\"]"));
-    };
-    Ok(Byo {
-        name: n.to_string(),
-        command,
-        full_access,
-        defined_at: format!("{}:{}", cx.path.display(), cx.line(at)),
-    })
-}
-
-type Entry<'i> = (
+pub(super) type Entry<'i> = (
     &'i toml::Spanned<std::borrow::Cow<'i, str>>,
     &'i toml::Spanned<DeValue<'i>>,
 );
 
-fn table<'a, 'i>(cx: &Ctx, key: &str, v: &'a toml::Spanned<DeValue<'i>>) -> Result<Vec<Entry<'a>>> {
+pub(super) fn table<'a, 'i>(
+    cx: &Ctx,
+    key: &str,
+    v: &'a toml::Spanned<DeValue<'i>>,
+) -> Result<Vec<Entry<'a>>> {
     match v.get_ref() {
         DeValue::Table(t) => Ok(t.iter().collect()),
         other => Err(cx.err(
@@ -455,52 +273,27 @@ fn section(
     keys: &[(&str, Kind)],
     agent: Option<Agent>,
     out: &mut BTreeMap<String, (Val, usize)>,
-) -> Result<()> {
-    section_inner(cx, prefix, v, keys, &[], agent, out)
-}
-
-/// `section` for the keys of `keys`, `done` being checked by the caller.
-fn section_except(
-    cx: &Ctx,
-    prefix: &str,
-    v: &toml::Spanned<DeValue>,
-    keys: &[(&str, Kind)],
-    done: &[&str],
-    out: &mut BTreeMap<String, (Val, usize)>,
-) -> Result<()> {
-    section_inner(cx, prefix, v, keys, done, None, out)
-}
-
-fn section_inner(
-    cx: &Ctx,
-    prefix: &str,
-    v: &toml::Spanned<DeValue>,
-    keys: &[(&str, Kind)],
-    done: &[&str],
-    agent: Option<Agent>,
-    out: &mut BTreeMap<String, (Val, usize)>,
+    pending: &mut Vec<brought::Pending>,
 ) -> Result<()> {
     for (k, val) in table(cx, prefix, v)? {
         let name = k.get_ref().as_ref();
-        if done.contains(&name) {
-            continue;
-        }
         let full = format!("{prefix}.{name}");
         let Some((_, kind)) = keys.iter().find(|(n, _)| *n == name) else {
-            let known: Vec<&str> = done
-                .iter()
-                .copied()
-                .chain(keys.iter().map(|(n, _)| *n))
-                .collect();
+            let known: Vec<&str> = keys.iter().map(|(n, _)| *n).collect();
             return Err(unknown(cx, k.span().start, &full, &known));
         };
-        let checked = check(cx, &full, *kind, val.get_ref(), val.span().start, agent)?;
+        let at = val.span().start;
+        let checked =
+            check(cx, &full, *kind, val.get_ref(), at, agent).or_else(|e| match kind {
+                Kind::Adviser => brought::defer(cx, &full, val.get_ref(), at, e, pending),
+                _ => Err(e),
+            })?;
         out.insert(full, (checked, cx.line(val.span().start)));
     }
     Ok(())
 }
 
-fn unknown(cx: &Ctx, at: usize, key: &str, known: &[&str]) -> Error {
+pub(super) fn unknown(cx: &Ctx, at: usize, key: &str, known: &[&str]) -> Error {
     let leaf = key.rsplit('.').next().unwrap_or(key).to_ascii_lowercase();
     if ["key", "token", "secret", "password", "credential"]
         .iter()
@@ -522,7 +315,7 @@ fn unknown(cx: &Ctx, at: usize, key: &str, known: &[&str]) -> Error {
     )
 }
 
-fn agent_names() -> String {
+pub(super) fn agent_names() -> String {
     names(&Agent::ALL)
 }
 
@@ -543,7 +336,7 @@ fn want(kind: Kind) -> &'static str {
     }
 }
 
-fn check(
+pub(super) fn check(
     cx: &Ctx,
     key: &str,
     kind: Kind,
