@@ -27,6 +27,11 @@ pub struct AgentInfo {
     pub access: Vec<&'static str>,
     /// How baton can talk to it; the first is the default (`--transport`).
     pub transports: Vec<&'static str>,
+    /// `built-in`, or `user config <path:line>` for an agent the user brought.
+    pub source: String,
+    /// A brought agent's command (from the user file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
     pub notes: Vec<String>,
     pub install_hint: &'static str,
 }
@@ -34,7 +39,7 @@ pub struct AgentInfo {
 pub fn list(mode: Mode) -> crate::error::Result<i32> {
     let (tx, rx) = mpsc::channel();
     // Versions are asked in parallel: some CLIs take seconds to start.
-    for (i, a) in Agent::ALL.iter().copied().enumerate() {
+    for (i, a) in Agent::everyone().into_iter().enumerate() {
         let tx = tx.clone();
         std::thread::spawn(move || {
             let _ = tx.send((i, info(a)));
@@ -152,7 +157,17 @@ fn info(a: Agent) -> AgentInfo {
     let t = models::table(a);
     let path = process::find_program(a.binary());
     let mut notes = Vec::new();
-    let version = match path.as_ref().map(|p| version_of(p)) {
+    let brought = match a {
+        Agent::Byo(b) => Some(crate::agent::byo::get(b)),
+        _ => None,
+    };
+    // A brought agent is an ACP server, not a CLI with `--version`:
+    // `baton doctor` asks it `initialize` instead.
+    let version = match path
+        .as_ref()
+        .filter(|_| brought.is_none())
+        .map(|p| version_of(p))
+    {
         Some(Ok(v)) => v,
         Some(Err(why)) => {
             notes.push(format!("`{} --version` failed: {why}", a.binary()));
@@ -202,6 +217,17 @@ fn info(a: Agent) -> AgentInfo {
              command; workspace allows edits inside the cwd and rejects commands)"
                 .into(),
         ),
+        Agent::Byo(b) => {
+            let b = crate::agent::byo::get(b);
+            notes.push(format!(
+                "brought (ACP, user config {}): `{}`; baton answers each permission request it \
+                 makes (read-only rejects every edit and command; workspace allows edits inside \
+                 the cwd); what it does without asking cannot be policed; `baton doctor` checks \
+                 its handshake",
+                b.defined_at,
+                b.command.join(" ")
+            ));
+        }
         _ => {}
     }
     AgentInfo {
@@ -216,6 +242,11 @@ fn info(a: Agent) -> AgentInfo {
         efforts: t.efforts,
         access: a.supported_access().iter().map(|x| x.as_str()).collect(),
         transports: a.transports().iter().map(|t| t.as_str()).collect(),
+        source: match brought {
+            Some(b) => format!("user config {}", b.defined_at),
+            None => "built-in".into(),
+        },
+        command: brought.map(|b| b.command.clone()),
         notes,
         install_hint: a.install_hint(),
     }

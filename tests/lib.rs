@@ -9,6 +9,7 @@ mod argv;
 mod ask;
 mod attach;
 mod blinding;
+mod byo;
 mod cli_snapshots;
 mod completions;
 mod config;

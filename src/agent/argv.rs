@@ -227,9 +227,76 @@ pub fn check_request(req: &Request) -> Result<()> {
     Ok(())
 }
 
+/// The argv of a brought agent (`[agents.NAME] command = [...]`) or of a
+/// built-in's pinned program. Its switches may start with `-` (they are the
+/// user's own, meant as switches), but no element may be empty or hold a
+/// control character (a NUL cannot reach `execve`; a newline or escape in a
+/// log or message is a trap), and the program itself must not look like an
+/// option. `Err` says why.
+pub fn check_command(argv: &[String]) -> std::result::Result<(), String> {
+    let Some(program) = argv.first() else {
+        return Err("the command is empty".into());
+    };
+    if program.trim().is_empty() {
+        return Err("its program is empty".into());
+    }
+    if program.starts_with('-') {
+        return Err(format!("its program `{}` starts with `-`", shown(program)));
+    }
+    for (i, a) in argv.iter().enumerate() {
+        if a.is_empty() {
+            return Err(format!("element {i} is empty"));
+        }
+        if a.len() > 4096 {
+            return Err(format!("element {i} is longer than 4096 bytes"));
+        }
+        if let Some(c) = a.chars().find(|c| c.is_control()) {
+            return Err(format!(
+                "element {i} `{}` contains {}",
+                shown(a),
+                what_char(c)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The name of a brought agent: the value rule (it reaches records,
+/// messages and `--agent`), and no `/` or `:` (it is a config table name
+/// and a word in listings, never a path).
+pub fn check_agent_name(name: &str) -> std::result::Result<(), String> {
+    check(name)?;
+    if let Some(c) = name.chars().find(|c| "/:@+[]".contains(*c)) {
+        return Err(format!("it contains `{c}`"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_and_agent_names() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(check_command(&v(&["my-agent", "--acp", "--stdio"])), Ok(()));
+        assert_eq!(check_command(&v(&["/opt/x/bin/agent"])), Ok(()));
+        for (argv, why) in [
+            (v(&[]), "empty"),
+            (v(&[""]), "empty"),
+            (v(&["--yolo"]), "starts with `-`"),
+            (v(&["agent", ""]), "element 1 is empty"),
+            (v(&["agent", "a\nb"]), "control character"),
+            (v(&["agent", "a\0b"]), "NUL"),
+        ] {
+            let e = check_command(&argv).expect_err(&format!("{argv:?}"));
+            assert!(e.contains(why), "{argv:?}: {e}");
+        }
+        assert_eq!(check_agent_name("my-agent_2"), Ok(()));
+        for n in ["-x", "a b", "a/b", "a:b", "", "é"] {
+            assert!(check_agent_name(n).is_err(), "{n}");
+        }
+    }
 
     #[test]
     fn names_in_use_pass() {

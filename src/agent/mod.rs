@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod agy;
 pub mod argv;
+pub mod byo;
 pub mod claude;
 pub mod codex;
 pub mod gemini_cli;
@@ -27,8 +28,7 @@ use crate::error::{Error, Result};
 pub use acp::Transport;
 pub use parser::{Failing, Outcome, Parser, ProcessExit, Signal};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Agent {
     /// OpenAI Codex CLI: `codex exec --json`.
     Codex,
@@ -50,6 +50,23 @@ pub enum Agent {
     Copilot,
     /// Kilo Code's CLI: `kilo acp` (ACP only).
     Kilo,
+    /// An ACP agent the user brought (`[agents.NAME]` in the user file).
+    Byo(byo::ByoId),
+}
+
+/// By name, as records and plans always wrote it (a brought agent's name is
+/// looked up again when read back).
+impl Serialize for Agent {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Agent {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Agent::parse(&s).map_err(serde::de::Error::custom)
+    }
 }
 
 impl Agent {
@@ -82,6 +99,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::Kilo => "kilo",
+            Agent::Byo(b) => &byo::get(b).name,
         }
     }
 
@@ -100,12 +118,36 @@ impl Agent {
             "copilot" | "github-copilot" | "copilot-cli" => Agent::Copilot,
             "kilo" | "kilocode" | "kilo-code" => Agent::Kilo,
             _ => {
-                return Err(Error::usage_hint(
-                    format!("unknown agent `{s}`"),
-                    "use one of: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen, copilot, kilo",
-                ));
+                if let Some(a) = byo::lookup(&l) {
+                    return Ok(a);
+                }
+                let mut hint = "use one of: codex, claude, gemini (agy), zai (glm), pi, \
+                                gemini-cli, opencode, qwen, copilot, kilo"
+                    .to_string();
+                for a in byo::all() {
+                    hint.push_str(", ");
+                    hint.push_str(a.name());
+                }
+                hint.push_str(
+                    " (or bring your own ACP agent: [agents.NAME] in your user file, \
+                     docs/agents-acp.md)",
+                );
+                return Err(Error::usage_hint(format!("unknown agent `{s}`"), hint));
             }
         })
+    }
+
+    /// The built-in agent a name stands for (its name or an alias), if any:
+    /// a brought agent may not take one of these names.
+    pub fn builtin_named(s: &str) -> Option<Agent> {
+        Agent::parse(s).ok().filter(|a| !matches!(a, Agent::Byo(_)))
+    }
+
+    /// Every agent: the built-in ones, then those the user brought.
+    pub fn everyone() -> Vec<Agent> {
+        let mut all = Agent::ALL.to_vec();
+        all.extend(byo::all());
+        all
     }
 
     /// The executable looked up on PATH.
@@ -120,6 +162,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::Kilo => "kilo",
+            Agent::Byo(b) => byo::get(b).command.first().map_or("", String::as_str),
         }
     }
 
@@ -137,6 +180,10 @@ impl Agent {
             Agent::Qwen => "npm install -g @qwen-code/qwen-code",
             Agent::Copilot => "npm install -g @github/copilot",
             Agent::Kilo => "npm install -g @kilocode/cli",
+            Agent::Byo(_) => {
+                "fix the agent's `command` in your user file (`baton config path`), or install \
+                 its program"
+            }
         }
     }
 
@@ -144,6 +191,7 @@ impl Agent {
     pub fn supported_access(self) -> &'static [Access] {
         match self {
             Agent::Gemini => &[Access::Workspace, Access::Full],
+            Agent::Byo(b) => byo::get(b).access(),
             _ => &[Access::ReadOnly, Access::Workspace, Access::Full],
         }
     }
@@ -166,6 +214,9 @@ impl Agent {
         // First: no value reaches an argv unchecked, whichever path built `req`
         // (an ACP agent's model and the session it loads included).
         argv::check_request(req)?;
+        if let Agent::Byo(b) = self {
+            byo::get(b).check(req.access)?;
+        }
         if req.transport == Transport::Acp || !self.transports().contains(&Transport::Headless) {
             return acp::command(&self.acp_profile()?, req);
         }
@@ -190,7 +241,9 @@ impl Agent {
                 opencode::command(req, std::env::var(opencode::CONFIG_ENV).ok().as_deref())
             }
             Agent::Qwen => qwen::command(req),
-            Agent::Copilot | Agent::Kilo => return acp::command(&self.acp_profile()?, req),
+            Agent::Copilot | Agent::Kilo | Agent::Byo(_) => {
+                return acp::command(&self.acp_profile()?, req);
+            }
         })
     }
 
@@ -219,6 +272,18 @@ impl Agent {
             Agent::Qwen => qwen::interactive_resume(req, session),
             Agent::Copilot => acp::copilot_interactive_resume(req, session),
             Agent::Kilo => acp::kilo_interactive_resume(req, session),
+            Agent::Byo(_) => {
+                return Err(Error::usage_hint(
+                    format!(
+                        "baton does not know how to open {}'s own interface on a session",
+                        self.name()
+                    ),
+                    format!(
+                        "open the agent yourself on session `{session}`, or send the next turn \
+                         with `baton continue ID \"…\"`"
+                    ),
+                ));
+            }
             Agent::Gemini => {
                 return Err(Error::usage_hint(
                     "agy (gemini) has no command-line switch that opens its interactive \
@@ -255,7 +320,7 @@ impl Agent {
             Agent::GeminiCli => Parser::GeminiCli(gemini_cli::Parser::default()),
             Agent::Opencode => Parser::Opencode(opencode::Parser::default()),
             Agent::Qwen => Parser::Qwen(qwen::Parser::default()),
-            Agent::Copilot | Agent::Kilo => self.parser_for(Transport::Acp),
+            Agent::Copilot | Agent::Kilo | Agent::Byo(_) => self.parser_for(Transport::Acp),
         }
     }
 
@@ -521,7 +586,7 @@ mod tests {
                         Agent::GeminiCli => "default",
                         Agent::Opencode => opencode::READ_ONLY_AGENT,
                         Agent::Qwen => "plan",
-                        Agent::Gemini | Agent::Copilot | Agent::Kilo => continue,
+                        Agent::Gemini | Agent::Copilot | Agent::Kilo | Agent::Byo(_) => continue,
                     };
                     assert_eq!(
                         argv.iter().any(|a| a == read_only_switch),

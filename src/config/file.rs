@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
-use crate::agent::{Access, Agent};
+use super::brought;
+pub(super) use super::value::check;
+use crate::agent::Agent;
+use crate::agent::byo::Byo;
 use crate::error::{Error, Result};
 
 /// Which file a layer came from. The project file is committed with the
@@ -63,11 +66,14 @@ pub struct Layer {
     pub path: PathBuf,
     pub scope: Scope,
     pub values: BTreeMap<String, (Val, usize)>,
+    /// The agents this file brings (`[agents.NAME] transport = "acp"`; the
+    /// user file only).
+    pub byo: Vec<Byo>,
 }
 
 /// What a key holds; checked by `check`.
 #[derive(Clone, Copy)]
-enum Kind {
+pub(super) enum Kind {
     AgentName,
     Adviser,
     Model,
@@ -107,18 +113,24 @@ const ASK_KEYS: &[(&str, Kind)] = &[
     ("scope", Kind::AskScope),
 ];
 
-struct Ctx<'a> {
-    path: &'a Path,
-    text: &'a str,
-    scope: Scope,
+pub(super) struct Ctx<'a> {
+    pub(super) path: &'a Path,
+    pub(super) text: &'a str,
+    pub(super) scope: Scope,
 }
 
 impl Ctx<'_> {
-    fn line(&self, offset: usize) -> usize {
+    pub(super) fn line(&self, offset: usize) -> usize {
         line_of(self.text, offset)
     }
 
-    fn err(&self, offset: usize, key: &str, message: impl Into<String>, hint: &str) -> Error {
+    pub(super) fn err(
+        &self,
+        offset: usize,
+        key: &str,
+        message: impl Into<String>,
+        hint: &str,
+    ) -> Error {
         Error::Config {
             where_: format!("{}:{}", self.path.display(), self.line(offset)),
             key: key.to_string(),
@@ -147,43 +159,46 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
         }
     })?;
     let mut values = BTreeMap::new();
+    let mut byo = Vec::new();
+    // `agent`/`ask.agent` values that name no agent yet: they may name one
+    // this file brings further down.
+    let mut pending: Vec<brought::Pending> = Vec::new();
     for (k, v) in doc.get_ref() {
         let key = k.get_ref().as_ref();
         let at = k.span().start;
         match key {
             "agent" => {
-                let val = check(
-                    &cx,
-                    "agent",
-                    Kind::AgentName,
-                    v.get_ref(),
-                    v.span().start,
-                    None,
-                )?;
-                values.insert("agent".to_string(), (val, cx.line(v.span().start)));
+                let at = v.span().start;
+                let val = check(&cx, "agent", Kind::AgentName, v.get_ref(), at, None)
+                    .or_else(|e| brought::defer(&cx, "agent", v.get_ref(), at, e, &mut pending))?;
+                values.insert("agent".to_string(), (val, cx.line(at)));
             }
             "agents" => {
                 let agents = table(&cx, "agents", v)?;
                 for (name, t) in agents {
                     let n = name.get_ref().as_ref();
-                    let agent =
-                        Agent::parse(n)
-                            .ok()
-                            .filter(|a| a.name() == n)
-                            .ok_or_else(|| {
-                                cx.err(
-                                    name.span().start,
-                                    &format!("agents.{n}"),
-                                    "unknown agent",
-                                    &format!("use one of: {}", agent_names()),
-                                )
-                            })?;
                     let prefix = format!("agents.{n}");
-                    section(&cx, &prefix, t, AGENT_KEYS, Some(agent), &mut values)?;
+                    match Agent::builtin_named(n) {
+                        Some(agent) if agent.name() == n => {
+                            section(
+                                &cx,
+                                &prefix,
+                                t,
+                                AGENT_KEYS,
+                                Some(agent),
+                                &mut values,
+                                &mut pending,
+                            )?;
+                        }
+                        Some(agent) => {
+                            return Err(brought::shadow(&cx, n, name.span().start, agent));
+                        }
+                        None => byo.push(brought::brought(&cx, n, name.span().start, t)?),
+                    }
                 }
             }
-            "run" => section(&cx, "run", v, RUN_KEYS, None, &mut values)?,
-            "ask" => section(&cx, "ask", v, ASK_KEYS, None, &mut values)?,
+            "run" => section(&cx, "run", v, RUN_KEYS, None, &mut values, &mut pending)?,
+            "ask" => section(&cx, "ask", v, ASK_KEYS, None, &mut values, &mut pending)?,
             "council" => {
                 return Err(cx.err(
                     at,
@@ -196,6 +211,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
             other => return Err(unknown(&cx, at, other, &["agent", "agents", "run", "ask"])),
         }
     }
+    brought::check_pending(&cx, pending, &byo)?;
     // Effort is checked against the model of the same file (a model that
     // narrows the efforts, like agy's pro, must agree with it).
     for agent in Agent::ALL {
@@ -230,15 +246,20 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
         path: path.to_path_buf(),
         scope,
         values,
+        byo,
     })
 }
 
-type Entry<'i> = (
+pub(super) type Entry<'i> = (
     &'i toml::Spanned<std::borrow::Cow<'i, str>>,
     &'i toml::Spanned<DeValue<'i>>,
 );
 
-fn table<'a, 'i>(cx: &Ctx, key: &str, v: &'a toml::Spanned<DeValue<'i>>) -> Result<Vec<Entry<'a>>> {
+pub(super) fn table<'a, 'i>(
+    cx: &Ctx,
+    key: &str,
+    v: &'a toml::Spanned<DeValue<'i>>,
+) -> Result<Vec<Entry<'a>>> {
     match v.get_ref() {
         DeValue::Table(t) => Ok(t.iter().collect()),
         other => Err(cx.err(
@@ -257,6 +278,7 @@ fn section(
     keys: &[(&str, Kind)],
     agent: Option<Agent>,
     out: &mut BTreeMap<String, (Val, usize)>,
+    pending: &mut Vec<brought::Pending>,
 ) -> Result<()> {
     for (k, val) in table(cx, prefix, v)? {
         let name = k.get_ref().as_ref();
@@ -265,13 +287,18 @@ fn section(
             let known: Vec<&str> = keys.iter().map(|(n, _)| *n).collect();
             return Err(unknown(cx, k.span().start, &full, &known));
         };
-        let checked = check(cx, &full, *kind, val.get_ref(), val.span().start, agent)?;
+        let at = val.span().start;
+        let checked =
+            check(cx, &full, *kind, val.get_ref(), at, agent).or_else(|e| match kind {
+                Kind::Adviser => brought::defer(cx, &full, val.get_ref(), at, e, pending),
+                _ => Err(e),
+            })?;
         out.insert(full, (checked, cx.line(val.span().start)));
     }
     Ok(())
 }
 
-fn unknown(cx: &Ctx, at: usize, key: &str, known: &[&str]) -> Error {
+pub(super) fn unknown(cx: &Ctx, at: usize, key: &str, known: &[&str]) -> Error {
     let leaf = key.rsplit('.').next().unwrap_or(key).to_ascii_lowercase();
     if ["key", "token", "secret", "password", "credential"]
         .iter()
@@ -293,206 +320,14 @@ fn unknown(cx: &Ctx, at: usize, key: &str, known: &[&str]) -> Error {
     )
 }
 
-fn agent_names() -> String {
+pub(super) fn agent_names() -> String {
     names(&Agent::ALL)
 }
 
-fn names(agents: &[Agent]) -> String {
+pub(super) fn names(agents: &[Agent]) -> String {
     agents
         .iter()
         .map(|a| a.name())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-fn want(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Count | Kind::PositiveCount => "a whole number",
-        Kind::Fallback => "a list of agent names (\"claude\", \"pi:glm-5.2\")",
-        Kind::Command => "a list of strings",
-        Kind::Duration => "a duration (\"90s\", \"45m\") or a number of seconds",
-        _ => "a string",
-    }
-}
-
-fn check(
-    cx: &Ctx,
-    key: &str,
-    kind: Kind,
-    v: &DeValue,
-    at: usize,
-    agent: Option<Agent>,
-) -> Result<Val> {
-    let wrong = |want: &str| {
-        cx.err(
-            at,
-            key,
-            format!("expected {want}, found {}", v.type_str()),
-            "see docs/config.md for the type of each key",
-        )
-    };
-    let bad = |msg: String, hint: &str| cx.err(at, key, msg, hint);
-    if let (Kind::Fallback, DeValue::Array(items)) = (kind, v) {
-        let mut list = Vec::new();
-        for item in items.iter() {
-            let Some(s) = item.get_ref().as_str() else {
-                return Err(wrong("a list of agent names (\"claude\", \"pi:glm-5.2\")"));
-            };
-            if cx.scope == Scope::Project && super::secret::looks_like_secret(s) {
-                return Err(bad(
-                    "this value looks like a credential, and baton.toml is committed with the \
-                     repository"
-                        .into(),
-                    "remove it now (and rotate the credential if it was ever committed)",
-                ));
-            }
-            // The agent and the shape here; the model's characters where
-            // every value bound for an argv is checked (`agent::argv`).
-            crate::models::parse_item(s)
-                .map_err(|e| bad(e.to_string(), &e.hint().unwrap_or_default()))?;
-            list.push(s.trim().to_string());
-        }
-        return Ok(Val::List(list));
-    }
-    if let (Kind::Command, DeValue::Array(items)) = (kind, v) {
-        if cx.scope == Scope::Project {
-            return Err(bad(
-                "a project file may not choose the program baton runs".into(),
-                "set agents.<name>.command in your user file (`baton config path`)",
-            ));
-        }
-        let mut argv = Vec::new();
-        for item in items.iter() {
-            match item.get_ref().as_str() {
-                Some(s) if !s.is_empty() => argv.push(s.to_string()),
-                _ => return Err(wrong("a list of non-empty strings")),
-            }
-        }
-        if argv.is_empty() {
-            return Err(bad(
-                "the command is empty".into(),
-                "give the argv prefix, e.g. [\"node\", \"/opt/cli/bin/cli.js\"]",
-            ));
-        }
-        return Ok(Val::List(argv));
-    }
-    if let DeValue::Integer(i) = v {
-        let n: i64 = i
-            .as_str()
-            .replace('_', "")
-            .parse()
-            .map_err(|_| wrong("a small whole number"))?;
-        return match kind {
-            Kind::Count | Kind::PositiveCount | Kind::Duration if n < 0 => {
-                Err(bad(format!("{n} is negative"), "use a positive number"))
-            }
-            Kind::PositiveCount if n == 0 => Err(bad(
-                "must be more than zero".into(),
-                "use a positive number",
-            )),
-            Kind::Count | Kind::PositiveCount => Ok(Val::Int(n as u64)),
-            // A bare number of seconds, as `--timeout 90` accepts.
-            Kind::Duration => Ok(Val::Str(format!("{n}s"))),
-            _ => Err(wrong(want(kind))),
-        };
-    }
-    let Some(s) = v.as_str().filter(|_| {
-        !matches!(
-            kind,
-            Kind::Count | Kind::PositiveCount | Kind::Command | Kind::Fallback
-        )
-    }) else {
-        return Err(wrong(want(kind)));
-    };
-    if cx.scope == Scope::Project && super::secret::looks_like_secret(s) {
-        return Err(bad(
-            "this value looks like a credential, and baton.toml is committed with the repository"
-                .into(),
-            "remove it now (and rotate the credential if it was ever committed)",
-        ));
-    }
-    let usage = |e: Error| bad(e.to_string(), &e.hint().unwrap_or_default());
-    Ok(match kind {
-        Kind::AgentName => Val::Str(Agent::parse(s).map_err(usage)?.name().to_string()),
-        Kind::Adviser => {
-            let a = Agent::parse(s).map_err(usage)?;
-            if !a.supported_access().contains(&Access::ReadOnly) {
-                return Err(bad(
-                    format!("`{}` cannot advise: it has no read-only mode", a.name()),
-                    "use codex, claude, zai, pi or gemini-cli",
-                ));
-            }
-            Val::Str(a.name().to_string())
-        }
-        // Whether a value may reach a CLI's argv (no leading `-`, …) is
-        // checked where every source meets, `agent::argv`, naming this line.
-        Kind::Model | Kind::Effort | Kind::Provider | Kind::Profile if s.trim().is_empty() => {
-            return Err(bad(
-                "empty value".into(),
-                "remove the key to use the default",
-            ));
-        }
-        Kind::Model | Kind::Effort => Val::Str(s.to_string()),
-        Kind::Provider => {
-            let takes = |a: &Agent| Agent::TAKES_PROVIDER.contains(a);
-            match agent {
-                Some(a) if !takes(&a) => {
-                    return Err(bad(
-                        format!("`{}` has no provider setting", a.name()),
-                        &format!(
-                            "`provider` is a setting of {} only; remove it here",
-                            names(&Agent::TAKES_PROVIDER)
-                        ),
-                    ));
-                }
-                // qwen's provider is its auth type: a closed list.
-                Some(Agent::Qwen) => crate::agent::qwen::check_provider(s).map_err(usage)?,
-                _ => {}
-            }
-            Val::Str(s.to_string())
-        }
-        Kind::Profile => {
-            if agent != Some(Agent::Codex) {
-                return Err(bad(
-                    "`profile` is a codex setting".into(),
-                    "move it under [agents.codex]",
-                ));
-            }
-            Val::Str(s.to_string())
-        }
-        Kind::Transport => {
-            let a = agent.ok_or_else(|| bad("not an agent setting".into(), ""))?;
-            let t = crate::agent::Transport::parse(s).map_err(usage)?;
-            if !a.transports().contains(&t) {
-                let have: Vec<&str> = a.transports().iter().map(|t| t.as_str()).collect();
-                return Err(bad(
-                    format!("{} has no {} transport", a.name(), t.as_str()),
-                    &format!("use {}", have.join(" or ")),
-                ));
-            }
-            Val::Str(t.as_str().to_string())
-        }
-        Kind::Duration => {
-            crate::duration::parse(s).map_err(usage)?;
-            Val::Str(s.trim().to_string())
-        }
-        Kind::Access => {
-            let a = Access::parse(s).map_err(usage)?;
-            if cx.scope == Scope::Project && a == Access::Full {
-                return Err(bad(
-                    "a project file may not make full access the default".into(),
-                    "use read-only or workspace here; pass --full-access (or set it in your \
-                     user file) when you mean it",
-                ));
-            }
-            Val::Str(a.as_str().to_string())
-        }
-        Kind::AskScope => match s {
-            "packet" | "repo" => Val::Str(s.to_string()),
-            _ => return Err(bad(format!("unknown scope `{s}`"), "use packet or repo")),
-        },
-        Kind::Count | Kind::PositiveCount | Kind::Command | Kind::Fallback => {
-            unreachable!("handled above")
-        }
-    })
 }

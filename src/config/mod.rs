@@ -7,11 +7,13 @@
 //! reads at most two small files (regular files of at most 1 MiB, see `read`)
 //! and spawns nothing, so `baton run` stays fast.
 
+mod brought;
 pub mod command;
 pub mod file;
 mod read;
 pub mod secret;
 mod template;
+mod value;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -224,24 +226,34 @@ impl Config {
     ) -> Result<Config> {
         let mut c = Config::default();
         let project = root.join(PROJECT_FILE);
+        // The user file first: the agents it brings are known when the
+        // project file names one. Each goes in front, so the project layer
+        // ends up first (highest precedence).
         for (scope, path, from_env) in [
-            (Scope::Project, Some(project), None),
             (
                 Scope::User,
                 user.as_ref().map(|u| u.0.clone()),
                 user.as_ref().and_then(|u| u.1),
             ),
+            (Scope::Project, Some(project), None),
         ] {
             let Some(path) = path else { continue };
             let text = read::read(&path, scope, root)?;
-            c.files.push(FileInfo {
-                scope: scope.as_str(),
-                path: path.clone(),
-                exists: text.is_some(),
-                from_env,
-            });
+            c.files.insert(
+                0,
+                FileInfo {
+                    scope: scope.as_str(),
+                    path: path.clone(),
+                    exists: text.is_some(),
+                    from_env,
+                },
+            );
             if let Some(t) = text {
-                c.layers.push(file::parse(&path, &t, scope)?);
+                let layer = file::parse(&path, &t, scope)?;
+                for b in &layer.byo {
+                    crate::agent::byo::register(b.clone());
+                }
+                c.layers.insert(0, layer);
             }
         }
         for var in ENV_VARS {
@@ -322,6 +334,25 @@ impl Config {
         match self.effective(key)?.value {
             Val::Int(n) => Some(n),
             _ => None,
+        }
+    }
+}
+
+/// Register the agents the user file brings, for a command that reads no
+/// other config (`continue`, `council`, `agents`, the job runner…): a plan
+/// or record that names one must find it. A broken or missing user file
+/// brings none; the commands that read the config report it.
+pub fn bring_user_agents() {
+    let env = |k: &str| std::env::var(k).ok();
+    let Some((path, _)) = user_file(&env) else {
+        return;
+    };
+    let root = path.parent().unwrap_or(Path::new("/")).to_path_buf();
+    if let Ok(Some(text)) = read::read(&path, Scope::User, &root)
+        && let Ok(layer) = file::parse(&path, &text, Scope::User)
+    {
+        for b in layer.byo {
+            crate::agent::byo::register(b);
         }
     }
 }

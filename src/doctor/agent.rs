@@ -39,11 +39,17 @@ pub struct AgentReport {
     pub reports_model: bool,
     /// What each access mode will and will not enforce with this CLI.
     pub access: BTreeMap<&'static str, &'static str>,
+    /// A brought agent's answer to ACP `initialize`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acp: Option<super::acp::Handshake>,
     #[serde(skip)]
     pub checks: Vec<Check>,
 }
 
 pub fn inspect(agent: Agent, command: Option<Vec<String>>, target: bool, env: Env) -> AgentReport {
+    if let Agent::Byo(_) = agent {
+        return super::acp::inspect(agent, target);
+    }
     let id = |what: &str| format!("agent.{}.{what}", agent.name());
     let mut r = AgentReport {
         name: agent.name(),
@@ -56,6 +62,7 @@ pub fn inspect(agent: Agent, command: Option<Vec<String>>, target: bool, env: En
         ready: false,
         reports_model: reports_model(agent),
         access: access_lines(agent),
+        acp: None,
         checks: Vec::new(),
     };
     let program = command
@@ -384,6 +391,15 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
             }
             (Agent::Kilo, Access::Workspace) => {
                 "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials)"
+            }
+            (Agent::Byo(_), Access::ReadOnly) => {
+                "over ACP: baton rejects every edit and command the agent asks to make (listed in denials); what it does without asking cannot be policed"
+            }
+            (Agent::Byo(_), Access::Workspace) => {
+                "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials); what it does without asking cannot be policed"
+            }
+            (Agent::Byo(b), Access::Full) if !crate::agent::byo::get(b).full_access => {
+                "refused: the entry in your user file does not say full_access = true"
             }
             (_, Access::Full) => "nothing is enforced: the CLI's permission checks are skipped",
         }

@@ -77,6 +77,9 @@ pub fn key_vars(agent: Agent) -> &'static [&'static str] {
             "ANTHROPIC_API_KEY",
             "OPENROUTER_API_KEY",
         ],
+        // baton cannot know what a brought agent reads; `doctor` lists the
+        // auth methods it announces in `initialize`.
+        Agent::Byo(_) => &[],
     }
 }
 
@@ -106,7 +109,7 @@ pub fn login_file(agent: Agent, env: Env) -> Option<PathBuf> {
             .join("kilo")
             .join("auth.json"),
         // agy keeps its login in the OS keyring.
-        Agent::Gemini => return None,
+        Agent::Gemini | Agent::Byo(_) => return None,
     })
 }
 
@@ -132,6 +135,9 @@ fn login_hint(agent: Agent) -> &'static str {
             "run `copilot login`, or set COPILOT_PROVIDER_BASE_URL and COPILOT_PROVIDER_API_KEY"
         }
         Agent::Kilo => "run `kilo auth login`, or add a provider to kilo's config",
+        Agent::Byo(_) => {
+            "see the agent's own documentation (`baton doctor` lists its auth methods)"
+        }
     }
 }
 

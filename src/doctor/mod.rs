@@ -6,6 +6,7 @@
 //! version, so versions are read from package.json where there is one).
 //! Exit 0 when the default agent (or `--agent`) is ready, 1 otherwise.
 
+pub mod acp;
 pub mod agent;
 pub mod auth;
 mod own;
@@ -89,7 +90,7 @@ pub fn command(req: &DoctorRequest, mode: Mode) -> Result<i32> {
     };
     let agents: Vec<Agent> = match &req.agent {
         Some(_) => vec![target],
-        None => Agent::ALL.to_vec(),
+        None => Agent::everyone(),
     };
     let env = |k: &str| std::env::var(k).ok();
     let (mut checks, baton) = own::checks(&root, &config, &env);

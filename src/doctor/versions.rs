@@ -58,7 +58,7 @@ pub fn package(agent: Agent) -> Option<&'static str> {
         Agent::Qwen => "@qwen-code/qwen-code",
         Agent::Copilot => "@github/copilot",
         Agent::Kilo => "@kilocode/cli",
-        Agent::Gemini => return None,
+        Agent::Gemini | Agent::Byo(_) => return None,
     })
 }
 

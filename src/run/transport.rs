@@ -54,8 +54,10 @@ impl Plan {
     /// What the ACP client of this run needs: the agent's profile, the
     /// permission policy for the access, the prompt and the session to load.
     pub fn acp_setup(&self) -> acp::Setup {
-        let profile = acp::builtin(self.agent)
-            .unwrap_or_else(|| acp::Profile::custom(self.agent.name(), &[]));
+        let profile = self
+            .agent
+            .acp_profile()
+            .unwrap_or_else(|_| acp::Profile::custom(self.agent.name(), &[]));
         acp::Setup {
             profile,
             policy: acp::Policy::new(

@@ -30,6 +30,7 @@ use crate::result::Usage;
 
 pub use client::{Client, Outgoing, Setup};
 pub use policy::Policy;
+pub use requests::initialize_params;
 
 /// How baton talks to an agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -132,8 +133,17 @@ impl Profile {
     }
 
     /// A user's own ACP agent (`[agents.NAME] transport = "acp"`): its
-    /// command from the config, baton's policy, and no session modes (baton
-    /// cannot know them; `doctor` shows what the agent offers).
+    /// command from the user file, baton's policy, and no session modes
+    /// (baton cannot know them; `doctor` shows what the agent offers).
+    /// Full access only where the entry says `full_access = true`.
+    pub fn brought(b: &super::byo::Byo) -> Profile {
+        Profile {
+            access: b.access().to_vec(),
+            ..Profile::custom(&b.name, &b.command)
+        }
+    }
+
+    /// An ACP agent known by name only (a passive reader of its log).
     pub fn custom(name: &str, command: &[String]) -> Profile {
         Profile {
             name: name.to_string(),
@@ -156,7 +166,7 @@ impl Agent {
     /// Headless stays the default where it is proven (docs/agents-acp.md).
     pub fn transports(self) -> &'static [Transport] {
         match self {
-            Agent::Copilot | Agent::Kilo => &[Transport::Acp],
+            Agent::Copilot | Agent::Kilo | Agent::Byo(_) => &[Transport::Acp],
             Agent::GeminiCli | Agent::Qwen => &[Transport::Headless, Transport::Acp],
             _ => &[Transport::Headless],
         }
@@ -164,6 +174,9 @@ impl Agent {
 
     /// The agent's ACP profile (`Transport::Acp`).
     pub fn acp_profile(self) -> Result<Profile> {
+        if let Agent::Byo(b) = self {
+            return Ok(Profile::brought(super::byo::get(b)));
+        }
         builtin(self).ok_or_else(|| {
             Error::usage_hint(
                 format!("{} has no ACP transport in baton", self.name()),
@@ -175,7 +188,7 @@ impl Agent {
     /// A parser for the agent's output over `transport` (an ACP log is read
     /// passively: the run's own client answers while it runs).
     pub fn parser_for(self, transport: Transport) -> Parser {
-        match (transport, builtin(self)) {
+        match (transport, self.acp_profile().ok()) {
             (Transport::Acp, Some(p)) => Parser::Acp(Box::new(Client::passive(p))),
             (Transport::Acp, None) => {
                 Parser::Acp(Box::new(Client::passive(Profile::custom(self.name(), &[]))))

@@ -151,7 +151,9 @@ fn to_value(v: impl serde::Serialize) -> Value {
 
 /// `initialize` as baton sends it: protocol 1, and no file-system or
 /// terminal capability (the agent uses its own tools, under the policy).
-fn initialize_params() -> Value {
+/// The `initialize` parameters baton sends (protocol 1, no file-system or
+/// terminal capability); `doctor` sends the same.
+pub fn initialize_params() -> Value {
     let p = acp::InitializeRequest::new(ProtocolVersion::V1)
         .client_capabilities(acp::ClientCapabilities::default())
         .client_info(acp::Implementation::new("baton", env!("CARGO_PKG_VERSION")));
