@@ -174,7 +174,6 @@ mod tests {
             "judge",
             "seed",
             "keep_all",
-            "budget_tokens",
             "max_wall",
             "task",
         ];
