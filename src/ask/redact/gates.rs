@@ -17,7 +17,7 @@ pub(super) fn accept<'a>(rule: &Rule, s: &str, ident: impl FnOnce() -> &'a str) 
         Check::Value => {
             !placeholder(s)
                 && !word_like(s)
-                && entropy(s.as_bytes()) >= value_entropy(s.len())
+                && entropy(s.as_bytes()) >= value_entropy(s)
                 && !denied_name(ident())
         }
     }
@@ -43,9 +43,17 @@ fn entropy(s: &[u8]) -> f32 {
 }
 
 /// A free-form value must be about as varied as random text of its length
-/// can be: 8 random characters reach about 2.75 bits, 16 about 3.5.
-fn value_entropy(len: usize) -> f32 {
-    ((len as f32).log2() - 0.6).clamp(2.0, 3.0)
+/// can be: 8 random characters reach about 2.75 bits, 16 about 3.5. Hex
+/// has 16 symbols only: 24 random hex digits fall under 3 bits often
+/// enough for the property test to find one (`b60d70c656a088cb0b066601`,
+/// 2.93 bits), so hex with digits and letters needs less.
+fn value_entropy(s: &str) -> f32 {
+    let bar = ((s.len() as f32).log2() - 0.6).clamp(2.0, 3.0);
+    let hex = s.len() >= 16
+        && s.bytes().all(|b| b.is_ascii_hexdigit())
+        && s.bytes().any(|b| b.is_ascii_digit())
+        && s.bytes().any(|b| b.is_ascii_alphabetic());
+    if hex { bar.min(2.5) } else { bar }
 }
 
 /// Structural non-secrets in any rule: `xxxx…`, `****`, one repeated byte,
@@ -150,6 +158,10 @@ pub(super) fn word_like(s: &str) -> bool {
     })
 }
 
+fn vowels(hump: &[u8]) -> usize {
+    hump.iter().filter(|c| b"aeiouy".contains(c)).count()
+}
+
 /// `someWords`, `HTTPServer`, `getURL`: at most one acronym (a run of
 /// capitals), every other capital starts a hump of lower case that reads
 /// like a word (two or more letters with a vowel). Random mixed case has
@@ -167,9 +179,12 @@ fn camel(piece: &str) -> bool {
         let hump = &b[i + up..i + up + low];
         let at_end = i + up + low == b.len();
         acronyms += usize::from(up >= 2);
-        let vowel = hump.iter().any(|c| b"aeiouy".contains(c));
+        let vowel = vowels(hump) > 0;
         let wordy = match low {
             0 => true,
+            // A long hump needs the vowels of a word, as a one-case piece
+            // does: `csjegFVWZN…` is random letters, `getResponse` is not.
+            5.. if vowels(hump) * 4 < low => false,
             _ if i == 0 && up == 0 => true,
             // `getIDs`, `URLs`; not `QXMYWl`.
             1 => at_end && (up == 1 || hump == b"s"),
