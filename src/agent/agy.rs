@@ -209,25 +209,16 @@ fn false_success(stdout_last: &str, stderr: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{Agent, Extra};
+    use crate::agent::Agent;
     use std::path::PathBuf;
 
     fn req(access: Access) -> Request {
         Request {
             prompt: "the task".into(),
-            access,
             model: Some("gemini-3.7-flash".into()),
             effort: Some("high".into()),
-            resume: None,
             cwd: PathBuf::from("/repo"),
-            profile: None,
-            provider: None,
-            timeout_secs: 3600,
-            is_root: false,
-            missing_sandbox_deps: vec![],
-            transport: crate::agent::Transport::Headless,
-            extra: Extra::default(),
-            origins: Default::default(),
+            ..Request::test(access)
         }
     }
 

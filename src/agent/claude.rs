@@ -447,25 +447,14 @@ pub(super) fn denial_detail(v: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{Agent, Extra};
+    use crate::agent::Agent;
     use std::path::PathBuf;
 
     fn req(access: Access) -> Request {
         Request {
-            prompt: "task".into(),
-            access,
             model: Some("opus".into()),
             effort: Some("xhigh".into()),
-            resume: None,
-            cwd: PathBuf::from("/w"),
-            profile: None,
-            provider: None,
-            timeout_secs: 3600,
-            is_root: false,
-            missing_sandbox_deps: vec![],
-            transport: crate::agent::Transport::Headless,
-            extra: Extra::default(),
-            origins: Default::default(),
+            ..Request::test(access)
         }
     }
 

@@ -395,6 +395,30 @@ pub struct Request {
     pub origins: argv::Origins,
 }
 
+#[cfg(test)]
+impl Request {
+    /// The request the adapters' unit tests start from: task "task" in
+    /// `/w`, the CLI's default model, nothing resumed.
+    pub(crate) fn test(access: Access) -> Request {
+        Request {
+            prompt: "task".into(),
+            access,
+            model: None,
+            effort: None,
+            resume: None,
+            cwd: PathBuf::from("/w"),
+            profile: None,
+            provider: None,
+            timeout_secs: 3600,
+            is_root: false,
+            missing_sandbox_deps: vec![],
+            transport: Transport::Headless,
+            extra: Extra::default(),
+            origins: Default::default(),
+        }
+    }
+}
+
 /// Additions used by `baton ask` and friends; empty for plain runs.
 #[derive(Debug, Clone, Default)]
 pub struct Extra {

@@ -295,26 +295,10 @@ fn classify(m: &str) -> Option<Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{Agent, Extra};
-    use std::path::PathBuf;
+    use crate::agent::Agent;
 
     fn req(access: Access) -> Request {
-        Request {
-            prompt: "task".into(),
-            access,
-            model: None,
-            effort: None,
-            resume: None,
-            cwd: PathBuf::from("/w"),
-            profile: None,
-            provider: None,
-            timeout_secs: 3600,
-            is_root: false,
-            missing_sandbox_deps: vec![],
-            transport: crate::agent::Transport::Headless,
-            extra: Extra::default(),
-            origins: Default::default(),
-        }
+        Request::test(access)
     }
 
     #[test]

@@ -346,26 +346,11 @@ fn readable(m: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::{Agent, Extra};
+    use crate::agent::Agent;
     use std::path::PathBuf;
 
     fn req(access: Access) -> Request {
-        Request {
-            prompt: "task".into(),
-            access,
-            model: None,
-            effort: None,
-            resume: None,
-            cwd: PathBuf::from("/w"),
-            profile: None,
-            provider: None,
-            timeout_secs: 3600,
-            is_root: false,
-            missing_sandbox_deps: vec![],
-            transport: crate::agent::Transport::Headless,
-            extra: Extra::default(),
-            origins: Default::default(),
-        }
+        Request::test(access)
     }
 
     #[test]
