@@ -745,19 +745,8 @@ mod tests {
     fn no_agent_builds_an_argv_with_an_unsafe_value() {
         let base = Request {
             prompt: "p".into(),
-            access: Access::Workspace,
-            model: None,
-            effort: None,
-            resume: None,
-            cwd: PathBuf::from("/w"),
-            profile: None,
-            provider: None,
             timeout_secs: 60,
-            is_root: false,
-            missing_sandbox_deps: vec![],
-            extra: Extra::default(),
-            origins: argv::Origins::default(),
-            transport: Transport::Headless,
+            ..Request::test(Access::Workspace)
         };
         let bad = ["--yolo", "-m", "", "gpt 5", "x\ny", "\u{2013}yolo"];
         for agent in Agent::ALL {

@@ -492,3 +492,41 @@ pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
         "acp": transport::dry_run_acp(plan),
     })
 }
+
+#[cfg(test)]
+impl Plan {
+    /// The plan unit tests start from: `agent` with `access` in `dir` (its
+    /// cwd and root), no task, a minute's limits, no budget, no fallback.
+    pub(crate) fn test(agent: Agent, access: Access, dir: &std::path::Path) -> Plan {
+        Plan {
+            agent,
+            access,
+            model: None,
+            effort: None,
+            resume: None,
+            cwd: dir.to_path_buf(),
+            root: dir.to_path_buf(),
+            task: String::new(),
+            prompt: String::new(),
+            raw: false,
+            profile: None,
+            provider: None,
+            transport: Default::default(),
+            command: None,
+            timeout_ms: 60_000,
+            idle_timeout_ms: 60_000,
+            warnings: vec![],
+            child_depth: 1,
+            writable_dirs: vec![],
+            protected_paths: vec![],
+            git_pin: None,
+            budget: Default::default(),
+            meter: None,
+            run_id: "r".into(),
+            fell_back: false,
+            fallback: vec![],
+            retry: 0,
+            origins: Default::default(),
+        }
+    }
+}

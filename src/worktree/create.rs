@@ -254,34 +254,11 @@ mod tests {
         git(&top, &["commit", "-qm", "base"]);
         let state = tmp.path().join("state");
         let plan = crate::run::Plan {
-            agent: Agent::Pi,
-            access: Access::Workspace,
-            model: None,
-            effort: None,
-            resume: None,
-            cwd: top.clone(),
-            root: top.clone(),
             task: "t".into(),
             prompt: "t".into(),
-            raw: false,
-            profile: None,
-            provider: None,
-            command: None,
             timeout_ms: 1000,
             idle_timeout_ms: 1000,
-            warnings: vec![],
-            child_depth: 1,
-            transport: Default::default(),
-            writable_dirs: vec![],
-            protected_paths: vec![],
-            git_pin: None,
-            budget: Default::default(),
-            meter: None,
-            run_id: "r".into(),
-            fell_back: false,
-            fallback: vec![],
-            retry: 0,
-            origins: Default::default(),
+            ..crate::run::Plan::test(Agent::Pi, Access::Workspace, &top)
         };
         let opts = WorktreeOptions {
             enabled: true,
