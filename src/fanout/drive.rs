@@ -152,10 +152,19 @@ fn write(
         }
         r.usage.add(&cr.usage);
         r.candidates.push(cr);
-        // What the chain said about who served (`fell_back:`) and what it
-        // left, for people; the judges are never shown warnings.
+        // What the chain said about who served (`fell_back:`), what it did
+        // not retry and what it left, for people; the judges are shown no
+        // warning (only the diffs, blind).
         for w in o.rounds.iter().flat_map(|x| &x.attempt.warnings) {
-            if w.starts_with("fell_back:") || w.starts_with("an earlier attempt's worktree") {
+            if [
+                "fell_back:",
+                "not retried",
+                "did not fall back",
+                "an earlier attempt's",
+            ]
+            .iter()
+            .any(|p| w.starts_with(p))
+            {
                 r.warnings.push(format!("{}: {w}", c.id));
             }
         }

@@ -135,7 +135,10 @@ impl Gate {
 
     /// Whether `--max-usd` or `--budget-tokens` held something back.
     pub fn exceeded(&self) -> bool {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner()).exceeded
+        self.inner
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .exceeded
     }
 
     /// The result's `spending` (`None` without `--max-usd` or `--budget-tokens`).
@@ -225,8 +228,9 @@ mod tests {
         g.spent(&priced(0.03), 10);
         let e = g.may_start("repair round 1", 1).unwrap_err();
         assert!(
-            e.starts_with("repair round 1 not started: --max-usd 0.08: $0.0600 spent by 3 peer run(s)")
-                && e.contains("$0.0300 a run on average), $0.0900 projected"),
+            e.starts_with(
+                "repair round 1 not started: --max-usd 0.08: $0.0600 spent by 3 peer run(s)"
+            ) && e.contains("$0.0300 a run on average), $0.0900 projected"),
             "{e}"
         );
         assert!(e.contains("1 run(s) with no known price"), "{e}");
@@ -249,7 +253,12 @@ mod tests {
             "{e}"
         );
         assert!(g.exceeded() && g.report().unwrap().exceeded);
-        let w = Gate::new(Pick::Best, Some(Duration::ZERO), Budget::default(), Vec::new());
+        let w = Gate::new(
+            Pick::Best,
+            Some(Duration::ZERO),
+            Budget::default(),
+            Vec::new(),
+        );
         std::thread::sleep(Duration::from_millis(2));
         assert!(w.may_start("x", 1).unwrap_err().contains("--max-wall"));
     }

@@ -116,7 +116,22 @@ pub fn forget(root: &Path, id: &str) {
 /// writer (its branch is `baton/council-<id>`), or `<id>-<n>` for a
 /// fan-out's candidate n (its branch is `baton/<id>-<n>`).
 pub fn is_id(id: &str) -> bool {
-    ids::is_valid(id) || id.strip_prefix("council-").is_some_and(ids::is_valid) || ids::is_nth(id)
+    ids::is_valid(id)
+        || id.strip_prefix("council-").is_some_and(ids::is_valid)
+        || ids::is_nth(id)
+        || is_fallback_of(id)
+}
+
+/// `<id>-<n>-a<k>`: the worktree of attempt k (2 to 99) of a fan-out's
+/// candidate n, a fallback agent's (`Places::named`).
+fn is_fallback_of(id: &str) -> bool {
+    id.rsplit_once("-a").is_some_and(|(first, k)| {
+        ids::is_nth(first)
+            && (1..=2).contains(&k.len())
+            && !k.starts_with('0')
+            && k != "1"
+            && k.bytes().all(|b| b.is_ascii_digit())
+    })
 }
 
 /// Mark worktree `id` as being worked in by this process, for as long as
@@ -574,6 +589,10 @@ mod tests {
         assert!(is_id(&id));
         assert!(is_id(&format!("council-{id}")));
         assert!(is_id(&format!("{id}-1")) && is_id(&format!("{id}-12")));
+        assert!(is_id(&format!("{id}-1-a2")) && is_id(&format!("{id}-12-a10")));
+        for bad in ["-1-a1", "-1-a02", "-1-a100", "-a2", "-1-a", "-1-ab"] {
+            assert!(!is_id(&format!("{id}{bad}")), "{bad}");
+        }
         for bad in [
             "council-",
             "council-../etc",
