@@ -314,7 +314,7 @@ fn a_budget_that_holds_back_the_judges_still_names_a_winner_with_a_warning() {
             .on(
                 "claude",
                 Stage::Implement,
-                write_answer("good, longer\n").cost(0.05),
+                write_answer("good, longer\nanswer\n").cost(0.05),
             ),
     );
     let (r, j) = fan_out(

@@ -113,25 +113,11 @@ pub fn forget(root: &Path, id: &str) {
 }
 
 /// A worktree id: a run's or job's id, `council-<id>` for a council's
-/// writer (its branch is `baton/council-<id>`), or `<id>-<n>` for a
-/// fan-out's candidate n (its branch is `baton/<id>-<n>`).
+/// writer (its branch is `baton/council-<id>`), `<id>-<n>` for a
+/// fan-out's candidate n (its branch is `baton/<id>-<n>`), `<id>-<n>-a<k>`
+/// for its fallback agent's.
 pub fn is_id(id: &str) -> bool {
-    ids::is_valid(id)
-        || id.strip_prefix("council-").is_some_and(ids::is_valid)
-        || ids::is_nth(id)
-        || is_fallback_of(id)
-}
-
-/// `<id>-<n>-a<k>`: the worktree of attempt k (2 to 99) of a fan-out's
-/// candidate n, a fallback agent's (`Places::named`).
-fn is_fallback_of(id: &str) -> bool {
-    id.rsplit_once("-a").is_some_and(|(first, k)| {
-        ids::is_nth(first)
-            && (1..=2).contains(&k.len())
-            && !k.starts_with('0')
-            && k != "1"
-            && k.bytes().all(|b| b.is_ascii_digit())
-    })
+    ids::is_valid(id) || id.strip_prefix("council-").is_some_and(ids::is_valid) || ids::is_made(id)
 }
 
 /// Mark worktree `id` as being worked in by this process, for as long as
