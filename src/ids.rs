@@ -69,6 +69,20 @@ pub fn is_nth(s: &str) -> bool {
     })
 }
 
+/// What is made under one id: its n-th (`is_nth`), or attempt k (2 to
+/// 99) of its n-th, `<id>-<n>-a<k>` (a fan-out candidate's fallback agent
+/// in a worktree of its own).
+pub fn is_made(s: &str) -> bool {
+    is_nth(s)
+        || s.rsplit_once("-a").is_some_and(|(nth, k)| {
+            is_nth(nth)
+                && (1..=2).contains(&k.len())
+                && !k.starts_with('0')
+                && k != "1"
+                && k.bytes().all(|b| b.is_ascii_digit())
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

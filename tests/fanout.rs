@@ -32,7 +32,7 @@ pub(crate) fn write_answer(content: &str) -> Step {
     Step::say("done").edit("answer.txt", content)
 }
 
-fn fan_out(env: &Env, extra: &[&str]) -> (Run, Value) {
+pub(crate) fn fan_out(env: &Env, extra: &[&str]) -> (Run, Value) {
     let mut args = vec!["run", "--test-cmd", TEST];
     args.extend_from_slice(extra);
     args.push("write the answer");
@@ -41,7 +41,7 @@ fn fan_out(env: &Env, extra: &[&str]) -> (Run, Value) {
     (r, j)
 }
 
-fn candidate<'a>(j: &'a Value, id: &str) -> &'a Value {
+pub(crate) fn candidate<'a>(j: &'a Value, id: &str) -> &'a Value {
     j["candidates"]
         .as_array()
         .unwrap()
@@ -50,7 +50,7 @@ fn candidate<'a>(j: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no candidate {id}: {j}"))
 }
 
-fn branches(env: &Env) -> Vec<String> {
+pub(crate) fn branches(env: &Env) -> Vec<String> {
     git(
         &env.work,
         &[

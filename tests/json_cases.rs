@@ -744,6 +744,52 @@ pub fn fanouts(c: &Contract) {
         ]),
         "no_eligible_candidate",
     );
+    // A candidate whose codex is rate-limited, served by claude in a fresh
+    // worktree (`agent_requested`, `attempts`), under a dollar budget that
+    // then holds back the repair round of the other (`spending`,
+    // `budget_exceeded` when nothing is eligible).
+    fake.write(
+        &Scenario::new()
+            .on(
+                "codex",
+                Stage::Implement,
+                Step::fail("exceeded retry limit, last status: 429 Too Many Requests"),
+            )
+            .on(
+                "claude",
+                Stage::Implement,
+                write_answer("good\n").cost(0.01),
+            ),
+    );
+    let v = c.check(
+        "fan-out with a fallback",
+        Shape::Fanout,
+        &fan(&[
+            "--agents",
+            "codex",
+            "--fallback",
+            "claude",
+            "--max-usd",
+            "1",
+        ]),
+    );
+    assert_eq!(v["candidates"][0]["agent_requested"], "codex", "{v}");
+    assert_eq!(v["candidates"][0]["attempts"][0]["then"], "fallback", "{v}");
+    fake.write(&Scenario::new().on("claude", Stage::Implement, write_answer("bad\n").cost(0.05)));
+    let v = c.expect_kind(
+        "fan-out over its budget",
+        Shape::Fanout,
+        &fan(&[
+            "--agents",
+            "claude",
+            "--until-green",
+            "1",
+            "--max-usd",
+            "0.08",
+        ]),
+        "budget_exceeded",
+    );
+    assert_eq!(v["spending"]["exceeded"], true, "{v}");
     // codex reports tokens, not dollars: the cost is estimated from the
     // price table for a model it lists.
     fake.write(&Scenario::new().on("codex", Stage::Implement, Step::say("A").usage(1000, 100)));

@@ -25,6 +25,7 @@ mod edges;
 mod failures;
 mod fallback;
 mod fanout;
+mod fanout_chain;
 mod host_sandbox;
 mod identity;
 mod jobs;

@@ -185,6 +185,10 @@ pub fn implement(
     writer.task = writer_prompt(plan, council_id);
     writer.raw = false;
     writer.resume = None;
+    // The council's worktree id is its identity (its lock and its repair
+    // rounds find the worktree by it), so a fallback writer in a fresh
+    // worktree of another id is not offered here; `--retry` still applies.
+    writer.fallback = Vec::new();
     let checked = worktree::check(&opts, &writer)?
         .ok_or_else(|| Error::Internal("worktree check returned nothing".into()))?;
     let wid = worktree_id(council_id);

@@ -100,7 +100,10 @@ fn write(
     let gate = Gate::new(
         s.pick,
         s.max_wall_ms.map(Duration::from_millis),
-        s.budget_tokens,
+        crate::spend::Budget {
+            max_usd: s.max_usd,
+            max_tokens: s.budget_tokens,
+        },
         kids.clone(),
     );
     let dir = rec.dir()?;
@@ -149,6 +152,22 @@ fn write(
         }
         r.usage.add(&cr.usage);
         r.candidates.push(cr);
+        // What the chain said about who served (`fell_back:`), what it did
+        // not retry and what it left, for people; the judges are shown no
+        // warning (only the diffs, blind).
+        for w in o.rounds.iter().flat_map(|x| &x.attempt.warnings) {
+            if [
+                "fell_back:",
+                "not retried",
+                "did not fall back",
+                "an earlier attempt's",
+            ]
+            .iter()
+            .any(|p| w.starts_with(p))
+            {
+                r.warnings.push(format!("{}: {w}", c.id));
+            }
+        }
     }
     if let Some(h) = outs.iter().find_map(|o| o.held_back.as_ref()) {
         r.warnings.push(h.clone());
@@ -166,6 +185,7 @@ fn write(
                     // Only what the views show: the judges run either way.
                     let _ = rec.save();
                 }
+                let served = served(cands, &outs);
                 let jctx = JudgeCtx {
                     dir: &dir,
                     root: &rec.root,
@@ -173,13 +193,14 @@ fn write(
                     task: &rec.task,
                     test_cmd: &test_cmd,
                     settings: &s,
-                    candidates: cands,
+                    candidates: &served,
                     work: &work(checked, &outs, &eligible, &r),
                 };
                 match rank(&jctx, &gate, &eligible, &r, ints) {
                     Ok((j, w)) => {
                         for rv in &j.reviews {
                             r.usage.add(&rv.usage);
+                            gate.spent(&rv.usage, rv.duration_ms);
                         }
                         if let Some(n) = &j.note {
                             r.warnings.push(n.clone());
@@ -197,8 +218,56 @@ fn write(
             }
         }
     }
-    settle(rec, &mut r, cands, winner, cancelled);
+    r.spending = gate.report();
+    let places: Vec<Vec<String>> = cands
+        .iter()
+        .zip(&outs)
+        .map(|(c, o)| worktrees(c, &rec.fanout_id, o))
+        .collect();
+    let spend_stop = gate
+        .exceeded()
+        .then(|| outs.iter().find_map(|o| o.held_back.clone()))
+        .flatten();
+    settle(rec, &mut r, cands, &places, winner, cancelled, spend_stop);
     Ok(r)
+}
+
+/// The worktrees a candidate made: the one its last round ran in first
+/// (the serving agent's), then those of earlier attempts that stayed.
+fn worktrees(c: &Candidate, fanout_id: &str, o: &Outcome) -> Vec<String> {
+    let Some(r) = o.rounds.first() else {
+        return vec![c.worktree_id(fanout_id)];
+    };
+    let mut ids = vec![
+        o.last()
+            .map_or(&r.attempt, |x| &x.attempt)
+            .worktree
+            .id
+            .clone(),
+    ];
+    ids.extend(r.attempt.left_behind.iter().map(|s| s.id.clone()));
+    ids
+}
+
+/// The candidates as their work was written: one whose agent fell back is
+/// the fallback agent's work, so that agent (not the one asked for) is the
+/// judge that never ranks it, and its model is among the names stripped.
+fn served(cands: &[Candidate], outs: &[Outcome]) -> Vec<Candidate> {
+    cands
+        .iter()
+        .zip(outs)
+        .map(|(c, o)| match o.last() {
+            Some(x) if x.attempt.run_plan.agent != c.plan.agent => {
+                let p = &x.attempt.run_plan;
+                Candidate {
+                    vendor: p.agent.vendor(p.provider.as_deref(), p.model.as_deref()),
+                    plan: p.clone(),
+                    ..c.clone()
+                }
+            }
+            _ => c.clone(),
+        })
+        .collect()
 }
 
 /// What each eligible candidate shows a judge: its diff, its size, its
@@ -306,20 +375,37 @@ fn rank(
 /// The winner named, the others' worktrees removed (unless `--keep-all`,
 /// or the fan-out was cancelled: nothing is thrown away then), the status
 /// and summary.
+#[allow(clippy::too_many_arguments)]
 fn settle(
     rec: &Record,
     r: &mut FanoutResult,
     cands: &[Candidate],
+    places: &[Vec<String>],
     winner: Option<usize>,
     cancelled: Option<i32>,
+    spend_stop: Option<String>,
 ) {
     let keep_all = rec.settings.keep_all || cancelled.is_some();
     for (i, c) in cands.iter().enumerate() {
+        if keep_all {
+            break;
+        }
+        // An earlier attempt's worktree (its agent changed files, then could
+        // not answer) is nobody's work to keep.
+        let (serving, earlier) = places[i].split_first().expect("one worktree id at least");
+        for id in earlier {
+            if let Err(e) = worktree::store::remove(&rec.root, id, true, true) {
+                r.warnings.push(format!(
+                    "{}: an earlier attempt's worktree {id} could not be removed: {e}",
+                    c.id
+                ));
+            }
+        }
         let cr = &mut r.candidates[i];
-        if !cr.kept || keep_all || Some(i) == winner {
+        if !cr.kept || Some(i) == winner {
             continue;
         }
-        match worktree::store::remove(&rec.root, &c.worktree_id(&rec.fanout_id), true, true) {
+        match worktree::store::remove(&rec.root, serving, true, true) {
             Ok(_) => cr.kept = false,
             Err(e) => r
                 .warnings
@@ -356,6 +442,19 @@ fn settle(
             "fan-out of {n}: no eligible candidate ({})",
             reasons.join("; ")
         );
+        if let Some(why) = spend_stop {
+            r.error = Some(ErrorInfo {
+                kind: crate::failure::Failure::BudgetExceeded.kind().into(),
+                message: format!("none of the {n} candidates is eligible, and {why}"),
+                hint: Some(
+                    "`spending` says what was spent; raise --max-usd / --budget-tokens, or keep \
+                     the candidates' branches with --keep-all and repair one by hand"
+                        .into(),
+                ),
+                retry_after_s: None,
+            });
+            return;
+        }
         r.error = Some(ErrorInfo {
             kind: "no_eligible_candidate".into(),
             message: format!("none of the {n} candidates is eligible"),

@@ -122,13 +122,17 @@ pub fn result(c: &Candidate, o: &Outcome, stopped: &StoppedBy) -> CandidateResul
         })
     });
     let excluded_reason = excluded(o, stopped);
+    // The plan of the agent that served its last round (a fallback's when
+    // the one asked for could not answer): who the candidate's work is by.
+    let served = last.map_or(&c.plan, |r| &r.attempt.run_plan);
     CandidateResult {
         id: c.id.clone(),
-        agent: c.plan.agent.name().into(),
-        model: last
-            .and_then(|r| r.attempt.run_plan.model.clone())
-            .or_else(|| c.plan.model.clone()),
-        vendor: c.vendor.clone(),
+        agent: served.agent.name().into(),
+        agent_requested: c.plan.agent.name().into(),
+        model: served.model.clone(),
+        vendor: served
+            .agent
+            .vendor(served.provider.as_deref(), served.model.as_deref()),
         status,
         eligible: excluded_reason.is_none(),
         excluded_reason,
@@ -141,6 +145,11 @@ pub fn result(c: &Candidate, o: &Outcome, stopped: &StoppedBy) -> CandidateResul
         diff_stat: None,
         tests: last.and_then(|r| r.tests.as_ref()).map(tests),
         rounds: o.rounds.iter().map(round).collect(),
+        attempts: o
+            .rounds
+            .iter()
+            .flat_map(|r| r.attempt.attempts.iter().cloned())
+            .collect(),
         usage,
         duration_ms: o.duration_ms,
         session: last.and_then(|r| r.attempt.session.clone()),

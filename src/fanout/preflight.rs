@@ -99,6 +99,9 @@ pub fn preflight(req: &FanoutRequest, task: String) -> Result<Preflight> {
         let plan = run::plan(&rr, task.clone())?;
         // A CLI that is missing is exit 127 now, not one failed candidate later.
         plan.program(&plan.command()?)?;
+        // So is a fallback agent's (`--fallback`, `run.fallback`), or one
+        // that cannot enforce the access asked for.
+        plan.check_chain_installed()?;
         for _ in 0..attempts {
             let k = candidates.len() + 1;
             candidates.push(Candidate {
@@ -189,6 +192,7 @@ pub fn preflight(req: &FanoutRequest, task: String) -> Result<Preflight> {
         until_green: req.until_green,
         keep_all: req.keep_all,
         budget_tokens: req.budget_tokens,
+        max_usd: req.run.max_usd,
         max_wall_ms,
         worktree: checked.as_ref().map(|c| WorktreeOptions {
             enabled: true,
@@ -334,6 +338,7 @@ pub fn dry_run(p: &Preflight) -> Result<Value> {
         },
         "seed": s.seed,
         "budget_tokens": s.budget_tokens,
+        "max_usd": s.max_usd,
         "max_wall_ms": s.max_wall_ms,
         "warnings": p.warnings,
         "note": "--dry-run creates nothing; the fan-out id is a placeholder",

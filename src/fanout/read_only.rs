@@ -7,7 +7,7 @@ use crate::group::parallel;
 use crate::group::runs::{self, Who};
 use crate::process::Interrupts;
 use crate::result::{ErrorInfo, RunResult, Status, Usage};
-use crate::run::{execute, save_result};
+use crate::run::{Hooks, chain, save_result};
 
 use super::preflight::Candidate;
 use super::result::{CandidateResult, FanoutResult, RoundResult};
@@ -19,8 +19,6 @@ pub fn run(rec: &Record, cands: &[Candidate], ints: &Interrupts) -> Result<Fanou
         let c = &cands[i];
         let rdir = dir.join(&c.id).join("round-0");
         crate::fsutil::ensure_private_dir(&rdir)?;
-        let spec = c.plan.command()?;
-        let program = c.plan.program(&spec)?;
         let who = Who {
             agent: c.plan.agent.name(),
             model: c.plan.model.as_deref(),
@@ -32,7 +30,10 @@ pub fn run(rec: &Record, cands: &[Candidate], ints: &Interrupts) -> Result<Fanou
             who,
             Some(&rdir.join("stdout.log")),
         );
-        let r = execute(&c.plan, &spec, &program, Some(&rdir), ints, &mut |_| {});
+        // In place and read-only: nothing is changed, so a fallback agent
+        // may take over where the first one could not answer.
+        let mut on_spawn = |_| {};
+        let r = chain::run(&c.plan, Some(&rdir), ints, Hooks::new(&mut on_spawn));
         if let Some(s) = started {
             match &r {
                 Ok(r) => s.end(r.status.as_str(), &r.usage, r.model.as_deref()),
@@ -100,6 +101,7 @@ fn entry(c: &Candidate, r: Result<RunResult>) -> CandidateResult {
     let mut e = CandidateResult {
         id: c.id.clone(),
         agent: c.plan.agent.name().into(),
+        agent_requested: c.plan.agent.name().into(),
         model: c.plan.model.clone(),
         vendor: c.vendor.clone(),
         status: Status::Error,
@@ -112,6 +114,7 @@ fn entry(c: &Candidate, r: Result<RunResult>) -> CandidateResult {
         diff_stat: None,
         tests: None,
         rounds: Vec::new(),
+        attempts: Vec::new(),
         usage: Usage::default(),
         duration_ms: 0,
         session: None,
@@ -132,7 +135,12 @@ fn entry(c: &Candidate, r: Result<RunResult>) -> CandidateResult {
                 log_path: r.log_path.clone(),
             });
             e.status = r.status;
+            if r.agent != e.agent {
+                e.agent = r.agent.clone();
+                e.model = None;
+            }
             e.model = r.model.or(e.model);
+            e.attempts = r.attempts;
             e.changed_files = r.changed_files;
             e.usage = r.usage;
             e.duration_ms = r.duration_ms;

@@ -108,6 +108,10 @@ pub struct Settings {
     pub until_green: u32,
     pub keep_all: bool,
     pub budget_tokens: Option<u64>,
+    /// `--max-usd`: each candidate's runs are held to it as any run's, and
+    /// the gate between rounds projects the fan-out's dollars against it.
+    #[serde(default)]
+    pub max_usd: Option<f64>,
     pub max_wall_ms: Option<u64>,
     /// `None`: a read-only fan-out, in place.
     pub worktree: Option<WorktreeOptions>,

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::render::Render;
-use crate::result::{ErrorInfo, SCHEMA_VERSION, Status, Usage};
+use crate::result::{Attempt, ErrorInfo, SCHEMA_VERSION, Spending, Status, Usage};
 
 use super::review::Review;
 use super::store::Record;
@@ -47,6 +47,11 @@ pub struct FanoutResult {
     pub merge_hint: Option<String>,
     /// Every candidate's rounds and every judge's calls, together.
     pub usage: Usage,
+    /// What the fan-out was allowed to spend and spent (every candidate's
+    /// calls and the judges'), when `--max-usd` or `--budget-tokens` was
+    /// given; `exceeded` when a limit held back a repair round or the judges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spending: Option<Spending>,
     pub duration_ms: u64,
     pub warnings: Vec<String>,
     pub error: Option<ErrorInfo>,
@@ -99,8 +104,15 @@ pub struct RoundResult {
 pub struct CandidateResult {
     /// `c1`, `c2`, …
     pub id: String,
+    /// The agent that served it: the one asked for, or the fallback agent
+    /// (`--fallback`, `run.fallback`) that ran when it could not answer.
     pub agent: String,
+    /// The agent it was asked for (`--agents`, `--attempts`): differs from
+    /// `agent` when it fell back.
+    pub agent_requested: String,
+    /// The serving agent's model.
     pub model: Option<String>,
+    /// The serving agent's vendor.
     pub vendor: String,
     /// Its last round's status.
     pub status: Status,
@@ -120,6 +132,11 @@ pub struct CandidateResult {
     /// Its last round's tests.
     pub tests: Option<Tests>,
     pub rounds: Vec<RoundResult>,
+    /// Every peer call of the rounds that took more than one (`--retry`,
+    /// `--fallback`), in order, as a run's `attempts`; empty when each round
+    /// took one call.
+    pub attempts: Vec<Attempt>,
+    /// Every round and every attempt of each, summed.
     pub usage: Usage,
     pub duration_ms: u64,
     pub session: Option<String>,
@@ -207,6 +224,7 @@ impl FanoutResult {
             winner: None,
             merge_hint: None,
             usage: Usage::default(),
+            spending: None,
             duration_ms: 0,
             warnings: rec.warnings.clone(),
             error: None,

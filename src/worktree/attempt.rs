@@ -2,11 +2,15 @@
 //! continue it there: a council's writer, each candidate of a fan-out.
 //!
 //! `first` is worktree mode, step by step: `prepare` makes the worktree and
-//! branch from the base, `run::execute` runs the peer there and `finish`
-//! commits what it left (reverting paths outside `--allow`, failing the
+//! branch from the base, `run::chain::run` runs the peer there (with
+//! `--retry` and `--fallback` as for any run: a fallback agent starts in a
+//! fresh worktree at the same base, `Places`) and `finish` commits what the
+//! serving attempt left (reverting paths outside `--allow`, failing the
 //! attempt on tampering). `again` is what `baton continue` does for a job:
-//! the same worktree, the same session resumed with the next instructions,
-//! then `finish` again, so that round's `changed_files` are its own. When
+//! the same worktree, the same session resumed with the next instructions
+//! (through the chain with retries only: a fallback agent cannot continue
+//! another agent's session), then `finish` again, so that round's
+//! `changed_files` are its own. When
 //! the first run reported no session (every adapter can resume, but a peer
 //! may not say), the round starts afresh with the original brief and is
 //! told that its earlier work is already committed there.
@@ -19,11 +23,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::process::Interrupts;
-use crate::result::{ErrorInfo, RunResult, Status, Usage};
+use crate::result::{self, ErrorInfo, RunResult, Status, Usage};
 use crate::run;
 
 use super::verify::Stop;
-use super::{Checked, Report, Session, abandon, finish, prepare, store};
+use super::{Checked, Places, Report, Session, abandon, finish, prepare, store};
 
 /// What one round of a writer did, serialisable so an orchestrator can
 /// persist it (and skip the round on resume).
@@ -31,6 +35,18 @@ use super::{Checked, Report, Session, abandon, finish, prepare, store};
 pub struct Attempt {
     /// 0: the first run; n: round n of the same session.
     pub round: u32,
+    /// The agent that served the round (a fallback's, when the one asked
+    /// for could not answer).
+    #[serde(default)]
+    pub agent: String,
+    /// Every peer call of the round when it took more than one (`--retry`,
+    /// `--fallback`); empty otherwise, as in a run's result.
+    #[serde(default)]
+    pub attempts: Vec<result::Attempt>,
+    /// The worktrees of earlier calls of the round that stayed (their peer
+    /// changed files before it failed): the caller reports or removes them.
+    #[serde(default)]
+    pub left_behind: Vec<Session>,
     // The run's result, as `baton run` reports it.
     pub status: Status,
     pub summary: String,
@@ -81,24 +97,42 @@ pub fn first(
     stop: &Stop,
 ) -> Result<Attempt> {
     let (wplan, session) = prepare(checked, plan, id, job_id)?;
-    let spec = wplan.command()?;
-    let program = match wplan.program(&spec) {
-        Ok(p) => p,
-        Err(e) => {
-            abandon(&session);
-            return Err(e);
-        }
+    // Each fallback agent in a fresh worktree at the same base, named
+    // after this one (`<id>-a2`, …) so that its owner can find it.
+    let mut places =
+        Places::new(Some(checked), job_id, session, wplan.clone()).named(id.to_string());
+    let executed = {
+        let mut on_spawn = |_| {};
+        let mut fresh = |p: &run::Plan| places.fresh(p);
+        let mut hooks = run::Hooks::new(&mut on_spawn);
+        hooks.fresh = Some(&mut fresh);
+        run::chain::run(&wplan, Some(dir), interrupts, hooks)
     };
-    let mut result = match run::execute(&wplan, &spec, &program, Some(dir), interrupts, &mut |_| {})
-    {
+    let left_behind: Vec<Session> = places.sessions[..places.sessions.len() - 1]
+        .iter()
+        .filter(|s| s.path.is_dir())
+        .cloned()
+        .collect();
+    let (session, wplan) = places.last();
+    let mut result = match executed {
         Ok(r) => r,
         Err(e) => {
-            abandon(&session);
+            abandon(session);
             return Err(e);
         }
     };
-    finish(&session, &wplan, &mut result, dir, stop);
-    Ok(Attempt::from_run(0, result, session, wplan))
+    for s in &left_behind {
+        result.warnings.push(format!(
+            "an earlier attempt's worktree {} (branch {}) stays: its peer changed files there \
+             before it failed",
+            s.path.display(),
+            s.branch
+        ));
+    }
+    finish(session, wplan, &mut result, dir, stop);
+    let mut a = Attempt::from_run(0, result, session.clone(), wplan.clone());
+    a.left_behind = left_behind;
+    Ok(a)
 }
 
 /// The next round of the same writer in the same worktree, given
@@ -161,9 +195,17 @@ pub fn again(
         r.lock = store::hold(&session.root, &session.id).ok();
         let _ = store::save(&session.root, &r);
     }
-    let spec = wplan.command()?;
-    let program = wplan.program(&spec)?;
-    let mut result = run::execute(&wplan, &spec, &program, Some(dir), interrupts, &mut |_| {})?;
+    // Retries only: a fallback agent cannot continue another agent's
+    // session, and starting it afresh would lose what the rounds before
+    // built here. (`--retry` never repeats a round that changed a file.)
+    wplan.fallback = Vec::new();
+    let mut on_spawn = |_| {};
+    let mut result = run::chain::run(
+        &wplan,
+        Some(dir),
+        interrupts,
+        run::Hooks::new(&mut on_spawn),
+    )?;
     if previous.session.is_some() && usable.is_none() {
         result.warnings.push(
             "the writer reported a session id that baton does not pass to a CLI; the repair \
@@ -190,6 +232,9 @@ impl Attempt {
             .and_then(|w| serde_json::from_value(w.clone()).ok());
         Attempt {
             round,
+            agent: r.agent.clone(),
+            attempts: r.attempts.clone(),
+            left_behind: Vec::new(),
             status: r.status,
             summary: r.summary,
             message: r.message,

@@ -13,6 +13,8 @@ use crate::run::Plan;
 pub struct Places<'a> {
     checked: Option<&'a Checked>,
     job_id: Option<String>,
+    /// The first worktree's id, when the next ones are named after it.
+    named: Option<String>,
     pub sessions: Vec<Session>,
     pub plans: Vec<Plan>,
 }
@@ -29,9 +31,17 @@ impl<'a> Places<'a> {
         Places {
             checked,
             job_id: job_id.map(str::to_string),
+            named: None,
             sessions: vec![session],
             plans: vec![plan],
         }
+    }
+
+    /// The next worktrees are `<id>-a2`, `<id>-a3`, … (a fan-out's
+    /// candidate keeps its worktrees under its own name), not new ids.
+    pub fn named(mut self, id: String) -> Places<'a> {
+        self.named = Some(id);
+        self
     }
 
     /// Whether a fallback can have a worktree of its own.
@@ -44,7 +54,11 @@ impl<'a> Places<'a> {
         let c = self
             .checked
             .ok_or_else(|| Error::Internal("no worktree check to make another from".into()))?;
-        let (next, session) = prepare(c, p, &ids::new_id(), self.job_id.as_deref())?;
+        let id = match &self.named {
+            Some(first) => format!("{first}-a{}", self.sessions.len() + 1),
+            None => ids::new_id(),
+        };
+        let (next, session) = prepare(c, p, &id, self.job_id.as_deref())?;
         if let Some(prev) = self.sessions.last() {
             abandon(prev);
         }

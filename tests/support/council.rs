@@ -149,6 +149,11 @@ impl Step {
         self.0["usage"] = json!({ "input": input, "output": output });
         self
     }
+    /// claude: the cost (USD) its result reports.
+    pub fn cost(mut self, usd: f64) -> Step {
+        self.0["cost"] = json!(usd);
+        self
+    }
 }
 
 fn push(v: &mut Value, key: &str, item: Value) {

@@ -42,6 +42,7 @@ Scenario: {"agents": {"codex" | "codex:MODEL" | "*": {STAGE: [STEP, ...]}}}
   session: ID        the session id to report (default: derived, or the
                      resumed one)
   usage: {input, output}     token counts to report
+  cost: USD                  claude: the total_cost_usd to report (default 0.001)
 No step for a call: exit 97 with "council_fake: no step for …" on stderr.
 
 Every call (but --version) appends one JSON line to $COUNCIL_LOG (default
@@ -245,7 +246,7 @@ def claude(step, session, edited, usage, schema_given, cwd, stream):
             {"tool_use_id": tid, "type": "tool_result",
              "content": f"File created successfully at: {os.path.join(cwd, p)}"}]}})
     result = {"type": "result", "subtype": "success", "is_error": False, "session_id": session,
-              "result": text, "num_turns": 1, "total_cost_usd": 0.001, "permission_denials": [],
+              "result": text, "num_turns": 1, "total_cost_usd": step.get("cost", 0.001), "permission_denials": [],
               "api_error_status": None,
               "usage": {"input_tokens": usage["input"], "cache_creation_input_tokens": 0,
                         "cache_read_input_tokens": 0, "output_tokens": usage["output"]}}
