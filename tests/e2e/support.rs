@@ -227,6 +227,12 @@ impl Peer {
         fs::create_dir_all(&home).unwrap();
         fs::create_dir_all(&work).unwrap();
         git_init(&work);
+        if agent == Agent::Nanocoder {
+            // Nanocoder writes its task list (`.nanocoder/tasks.json`, empty)
+            // in its working directory at every start, asking no one
+            // (measured); its users ignore that directory, as this repo does.
+            fs::write(work.join(".git/info/exclude"), ".nanocoder/\n").unwrap();
+        }
         // Nanocoder needs node >= 22: the installer keeps one apart (the
         // other CLIs stay on the system's node), first on its PATH only.
         let node22 = match agent {
