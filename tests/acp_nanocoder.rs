@@ -113,7 +113,10 @@ fn read_only_rejects_nanocoders_edit_and_the_turn_goes_on() {
     let d = j["denials"].as_array().expect("denials");
     assert_eq!(d.len(), 1, "{j}");
     assert!(d[0]["tool"].as_str().unwrap().starts_with("edit"), "{j}");
-    assert!(d[0]["detail"].as_str().unwrap().contains("hello.txt"), "{j}");
+    assert!(
+        d[0]["detail"].as_str().unwrap().contains("hello.txt"),
+        "{j}"
+    );
     assert_eq!(answer(&env)["result"]["outcome"]["optionId"], "deny");
     // The rejection went back to the model, which answered.
     assert_eq!(j["message"], "done writing");

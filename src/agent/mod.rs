@@ -328,7 +328,9 @@ impl Agent {
             Agent::GeminiCli => Parser::GeminiCli(gemini_cli::Parser::default()),
             Agent::Opencode => Parser::Opencode(opencode::Parser::default()),
             Agent::Qwen => Parser::Qwen(qwen::Parser::default()),
-            Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::Byo(_) => self.parser_for(Transport::Acp),
+            Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::Byo(_) => {
+                self.parser_for(Transport::Acp)
+            }
         }
     }
 
@@ -594,7 +596,11 @@ mod tests {
                         Agent::GeminiCli => "default",
                         Agent::Opencode => opencode::READ_ONLY_AGENT,
                         Agent::Qwen => "plan",
-                        Agent::Gemini | Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::Byo(_) => continue,
+                        Agent::Gemini
+                        | Agent::Copilot
+                        | Agent::Kilo
+                        | Agent::Nanocoder
+                        | Agent::Byo(_) => continue,
                     };
                     assert_eq!(
                         argv.iter().any(|a| a == read_only_switch),

@@ -114,11 +114,7 @@ impl Agent {
     pub fn acp(self) -> bool {
         matches!(
             self,
-            Agent::Copilot
-                | Agent::Kilo
-                | Agent::Nanocoder
-                | Agent::GeminiCliAcp
-                | Agent::QwenAcp
+            Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::GeminiCliAcp | Agent::QwenAcp
         )
     }
 
