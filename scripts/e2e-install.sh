@@ -89,7 +89,7 @@ partial="$dir.partial.$$"
 trap 'rm -rf "$partial"' EXIT
 mkdir -p "$partial"
 printf '{"private": true, "description": "baton e2e: pinned agent CLIs"}\n' >"$partial/package.json"
-say "installing $CODEX_NPM $CLAUDE_NPM $PI_NPM $GEMINI_CLI_NPM $OPENCODE_NPM $QWEN_NPM $COPILOT_NPM $KILO_NPM $NANOCODER_NPM $MCP_INSPECTOR_NPM into $dir (about 1.9 GB)"
+say "installing $CODEX_NPM $CLAUDE_NPM $PI_NPM $GEMINI_CLI_NPM $OPENCODE_NPM $QWEN_NPM $COPILOT_NPM $KILO_NPM $NANOCODER_NPM $MCP_INSPECTOR_NPM into $dir (about 2 GB)"
 # Install scripts must run: claude-code's postinstall puts its native binary
 # in place (with --ignore-scripts `claude` is a stub that exits 1).
 npm install --prefix "$partial" --no-audit --no-fund --save-exact --loglevel=error \
