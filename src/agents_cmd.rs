@@ -212,6 +212,12 @@ fn info(a: Agent) -> AgentInfo {
              answers each request like copilot's"
                 .into(),
         ),
+        Agent::Nanocoder => notes.push(
+            "ACP only: baton sets nanocoder's session to normal mode (its default, auto-accept, \
+             writes without asking) and answers each request like copilot's; read-only and \
+             workspace are refused while its agents.config.json pre-approves tools"
+                .into(),
+        ),
         Agent::Copilot => notes.push(
             "ACP only: baton answers each permission request (read-only rejects every edit and \
              command; workspace allows edits inside the cwd and rejects commands)"

@@ -4,6 +4,7 @@
 mod support;
 
 mod acp;
+mod acp_nanocoder;
 mod agents;
 mod argv;
 mod ask;

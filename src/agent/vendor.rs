@@ -21,7 +21,7 @@ impl Agent {
             // user's own is set (COPILOT_PROVIDER_*), which baton cannot see.
             Agent::Copilot => Some("github"),
             // Kilo reaches many providers through its own config.
-            Agent::Kilo => None,
+            Agent::Kilo | Agent::Nanocoder => None,
             // A brought agent's models are whatever its own setup says.
             Agent::Byo(_) => None,
             Agent::Pi | Agent::Opencode | Agent::Qwen => None,

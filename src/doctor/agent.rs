@@ -392,6 +392,12 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
             (Agent::Kilo, Access::Workspace) => {
                 "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials)"
             }
+            (Agent::Nanocoder, Access::ReadOnly) => {
+                "over ACP (its session set to normal mode): baton rejects every edit and command nanocoder asks to make (listed in denials); refused while an agents.config.json pre-approves tools (alwaysAllow)"
+            }
+            (Agent::Nanocoder, Access::Workspace) => {
+                "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials); refused while an agents.config.json pre-approves tools (alwaysAllow)"
+            }
             (Agent::Byo(_), Access::ReadOnly) => {
                 "over ACP: baton rejects every edit and command the agent asks to make (listed in denials); what it does without asking cannot be policed"
             }

@@ -77,6 +77,8 @@ pub fn key_vars(agent: Agent) -> &'static [&'static str] {
             "ANTHROPIC_API_KEY",
             "OPENROUTER_API_KEY",
         ],
+        // Nanocoder's providers come from its agents.config.json or these.
+        Agent::Nanocoder => &["NANOCODER_PROVIDERS", "NANOCODER_PROVIDERS_FILE"],
         // baton cannot know what a brought agent reads; `doctor` lists the
         // auth methods it announces in `initialize`.
         Agent::Byo(_) => &[],
@@ -108,6 +110,12 @@ pub fn login_file(agent: Agent, env: Env) -> Option<PathBuf> {
         Agent::Kilo => dir("XDG_DATA_HOME", home.join(".local/share"))
             .join("kilo")
             .join("auth.json"),
+        // Nanocoder has no login of its own: its providers (with their keys)
+        // are in agents.config.json in its config directory.
+        Agent::Nanocoder => env("NANOCODER_CONFIG_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| dir("XDG_CONFIG_HOME", home.join(".config")).join("nanocoder"))
+            .join("agents.config.json"),
         // agy keeps its login in the OS keyring.
         Agent::Gemini | Agent::Byo(_) => return None,
     })
@@ -135,6 +143,9 @@ fn login_hint(agent: Agent) -> &'static str {
             "run `copilot login`, or set COPILOT_PROVIDER_BASE_URL and COPILOT_PROVIDER_API_KEY"
         }
         Agent::Kilo => "run `kilo auth login`, or add a provider to kilo's config",
+        Agent::Nanocoder => {
+            "add a provider to nanocoder's agents.config.json, or export NANOCODER_PROVIDERS"
+        }
         Agent::Byo(_) => {
             "see the agent's own documentation (`baton doctor` lists its auth methods)"
         }

@@ -1170,6 +1170,7 @@ enum ChatCli {
     Copilot,
     /// Kilo Code (an opencode fork: opencode's tool names).
     Kilo,
+    Nanocoder,
 }
 
 fn system_text(body: &Value) -> String {
@@ -1195,6 +1196,8 @@ fn chat_cli(body: &Value) -> ChatCli {
         ChatCli::Copilot
     } else if sys.contains("You are Kilo") {
         ChatCli::Kilo
+    } else if sys.contains("You are Nanocoder") {
+        ChatCli::Nanocoder
     } else {
         ChatCli::Pi
     }
@@ -1267,6 +1270,7 @@ fn chat_stream(
                 }
                 ChatCli::Qwen => ("write_file", json!({"file_path": path, "content": content})),
                 ChatCli::Copilot => ("create", json!({"path": path, "file_text": content})),
+                ChatCli::Nanocoder => ("write_file", json!({"path": path, "content": content})),
             };
             sse.send(None, &chunk(call(name, args), Value::Null))?;
             "tool_calls"
@@ -1279,6 +1283,7 @@ fn chat_stream(
                 }
                 ChatCli::Qwen => ("run_shell_command", json!({"command": cmd})),
                 ChatCli::Copilot => ("bash", json!({"command": cmd, "description": "run it"})),
+                ChatCli::Nanocoder => ("execute_bash", json!({"command": cmd})),
             };
             sse.send(None, &chunk(call(name, args), Value::Null))?;
             "tool_calls"

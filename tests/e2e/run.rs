@@ -64,6 +64,11 @@ fn assert_wire(agent: Agent, r: &Recorded) {
             "authorization",
             "Bearer e2e-kilo-key",
         ),
+        Agent::Nanocoder => (
+            "/v1/chat/completions",
+            "authorization",
+            "Bearer e2e-nanocoder-key",
+        ),
         Agent::GeminiCli | Agent::GeminiCliAcp => ("", "x-goog-api-key", "e2e-gemini-key"),
     };
     if agent.cli() == Agent::GeminiCli {
@@ -84,7 +89,8 @@ fn assert_wire(agent: Agent, r: &Recorded) {
         | Agent::Qwen
         | Agent::QwenAcp
         | Agent::Copilot
-        | Agent::Kilo => {
+        | Agent::Kilo
+        | Agent::Nanocoder => {
             assert_eq!(model, Some("mock-model"))
         }
         _ => {}
@@ -153,7 +159,10 @@ fn write_read_only(agent: Agent) {
 /// memory-extraction call out: there the main turns are compared
 /// (docs/agents-acp.md).
 fn usage_ok(agent: Agent, o: &Outcome, run: &str) {
-    if !matches!(agent, Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo) {
+    if !matches!(
+        agent,
+        Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo | Agent::Nanocoder
+    ) {
         return assert_usage(o, mock().usage_for(run));
     }
     let mut main = MockUsage::default();
@@ -168,7 +177,9 @@ fn usage_ok(agent: Agent, o: &Outcome, run: &str) {
         }
     }
     let u = &o.json["usage"];
-    let cached = if agent == Agent::GeminiCliAcp {
+    // Nanocoder sums the turn's calls but reports no cached count (its
+    // input counts cached input, as the API's prompt tokens do).
+    let cached = if matches!(agent, Agent::GeminiCliAcp | Agent::Nanocoder) {
         None
     } else {
         Some(main.cached)
@@ -287,7 +298,7 @@ fn model_error(agent: Agent) {
         // "Error: 400 …"); the agent then exits at the end of its input, or
         // is stopped.
         Agent::Copilot => assert_eq!(peer_exit, Some(0), "{}", o.dump()),
-        Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo => {}
+        Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo | Agent::Nanocoder => {}
         Agent::Codex | Agent::Claude | Agent::Opencode | Agent::Qwen => {
             assert_eq!(peer_exit, Some(1), "{}", o.dump())
         }
@@ -333,7 +344,7 @@ fn timeout(agent: Agent) {
 per_agent!(
     [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli,
      opencode => Opencode, qwen => Qwen, copilot => Copilot, kilo => Kilo,
-     gemini_cli_acp => GeminiCliAcp, qwen_acp => QwenAcp]
+     nanocoder => Nanocoder, gemini_cli_acp => GeminiCliAcp, qwen_acp => QwenAcp]
     plain,
     write_workspace,
     write_read_only,
@@ -346,6 +357,7 @@ per_agent!(
 // (measured twice, docs/agents-acp.md); its headless `--resume` works.
 per_agent!(
     [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli,
-     opencode => Opencode, qwen => Qwen, copilot => Copilot, kilo => Kilo, qwen_acp => QwenAcp]
+     opencode => Opencode, qwen => Qwen, copilot => Copilot, kilo => Kilo,
+     nanocoder => Nanocoder, qwen_acp => QwenAcp]
     resume
 );

