@@ -121,6 +121,24 @@ fn a_rate_limited_candidate_falls_back_in_a_fresh_worktree_and_can_win_judged_bl
     ] {
         assert!(!p.contains(leak), "the judge saw `{leak}`:\n{p}");
     }
+    // `watch` (and `serve`) show who did the work: the writing runs of both
+    // candidates are claude's, the agent that served.
+    let w = crate::worktree::baton(&env, &["watch", "--once"]).json();
+    let g = w["councils"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["council_id"] == id)
+        .unwrap_or_else(|| panic!("{w}"));
+    let mut writers: Vec<(&str, &str)> = g["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["stage"] == "writing")
+        .map(|r| (r["who"].as_str().unwrap(), r["agent"].as_str().unwrap()))
+        .collect();
+    writers.sort();
+    assert_eq!(writers, [("c1", "claude"), ("c2", "claude")], "{g}");
 }
 
 #[test]

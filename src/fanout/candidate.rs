@@ -183,9 +183,14 @@ pub fn write(
         ),
         Some((prev, instructions)) => attempt::again(prev, instructions, &dir, ints, stop),
     };
-    if let Some(s) = started {
+    if let Some(mut s) = started {
         match &a {
-            Ok(a) => s.end(a.status.as_str(), &a.usage, None),
+            Ok(a) => {
+                // The views show who did the work: after a fallback, the
+                // agent that served, not the one `--agents` named.
+                s.record.agent = a.agent.clone();
+                s.end(a.status.as_str(), &a.usage, None)
+            }
             Err(_) => s.end("error", &Default::default(), None),
         }
     }
