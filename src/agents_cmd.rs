@@ -4,6 +4,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::agent::Agent;
@@ -13,7 +14,24 @@ use crate::process;
 use crate::render::table;
 use crate::spend::prices;
 
-#[derive(Debug, Serialize)]
+/// `baton agents --json` (`baton schema agents`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Listing {
+    pub schema_version: u32,
+    pub agents: Vec<AgentInfo>,
+    pub prices: Prices,
+}
+
+/// The price table `--budget-usd` and `usage` cost runs with.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Prices {
+    pub as_of: &'static str,
+    pub source: &'static str,
+    pub unit: &'static str,
+    pub models: &'static [prices::Price],
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct AgentInfo {
     pub name: &'static str,
     pub binary: &'static str,
@@ -21,6 +39,8 @@ pub struct AgentInfo {
     pub path: Option<String>,
     pub version: Option<String>,
     pub default_model: Option<&'static str>,
+    /// `[alias, model]` pairs.
+    #[schemars(schema_with = "crate::agents_cmd::pairs")]
     pub model_aliases: Vec<(&'static str, &'static str)>,
     pub default_effort: Option<&'static str>,
     pub efforts: &'static [&'static str],
@@ -50,19 +70,27 @@ pub fn list(mode: Mode) -> crate::error::Result<i32> {
     infos.sort_by_key(|(i, _)| *i);
     let infos: Vec<AgentInfo> = infos.into_iter().map(|(_, a)| a).collect();
     match mode {
-        Mode::Json => output::json_line(&serde_json::json!({
-            "schema_version": crate::result::SCHEMA_VERSION,
-            "agents": infos,
-            "prices": {
-                "as_of": prices::AS_OF,
-                "source": prices::SOURCE,
-                "unit": "USD per million tokens",
-                "models": prices::TABLE,
-            },
-        }))?,
         Mode::Text => output::text(&format!("{}{}", text(&infos), price_text()))?,
+        Mode::Json => output::json_line(&Listing {
+            schema_version: crate::result::SCHEMA_VERSION,
+            agents: infos,
+            prices: Prices {
+                as_of: prices::AS_OF,
+                source: prices::SOURCE,
+                unit: "USD per million tokens",
+                models: prices::TABLE,
+            },
+        })?,
     }
     Ok(0)
+}
+
+/// A list of two-string arrays (a tuple's `prefixItems`, said plainly).
+pub fn pairs(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "array",
+        "items": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 2},
+    })
 }
 
 /// The `--text` form: a table with a header, every column as wide as its

@@ -34,7 +34,7 @@ pub(crate) fn proposal(marker: &str) -> Value {
         "no_evidence_reason": null, "confidence": "medium"})
 }
 
-fn critique() -> Value {
+pub(crate) fn critique() -> Value {
     json!({"summary": "A is stronger", "ranking": ["A", "B"], "findings": [
         {"proposal": "B", "claims": ["c1"], "severity": "major", "category": "correctness",
          "description": "the lock is never released"}]})

@@ -48,6 +48,11 @@ pub struct Contract {
     envelope: Mutex<Validator>,
     council: Mutex<Validator>,
     fanout: Mutex<Validator>,
+    /// The schemas of the other commands' JSON and of the MCP tools' outputs
+    /// (`NAMED`), by name.
+    named: BTreeMap<&'static str, Mutex<Validator>>,
+    /// The `NAMED` schemas some real output was checked against.
+    named_seen: Mutex<BTreeSet<&'static str>>,
     /// Each `error.kind` seen, with the first case that produced it.
     kinds: Mutex<BTreeMap<String, String>>,
     /// Kinds a case could not produce on this machine (no user namespaces).
@@ -66,7 +71,22 @@ pub enum Shape {
     Council,
     /// `baton schema fanout`.
     Fanout,
+    /// `baton schema NAME`, one of `NAMED`: `status`, `jobs`, `agents`,
+    /// `doctor`, and the either-shapes the MCP tools publish (`job-result`
+    /// for wait/result/cancel, `ask`, `run-or-fanout`).
+    Named(&'static str),
 }
+
+/// The schemas checked by name (`Shape::Named`); each has a case.
+pub const NAMED: &[&str] = &[
+    "job-status",
+    "jobs",
+    "agents",
+    "doctor",
+    "job-result",
+    "ask",
+    "run-or-fanout",
+];
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -98,6 +118,8 @@ impl Contract {
             envelope: v("ask-envelope"),
             council: v("council"),
             fanout: v("fanout"),
+            named: NAMED.iter().map(|n| (*n, v(n))).collect(),
+            named_seen: Mutex::default(),
             kinds: Mutex::default(),
             skipped: Mutex::default(),
         }
@@ -118,6 +140,10 @@ impl Contract {
             Shape::Envelope => &self.envelope,
             Shape::Council => &self.council,
             Shape::Fanout => &self.fanout,
+            Shape::Named(n) => self
+                .named
+                .get(n)
+                .unwrap_or_else(|| panic!("{n} is not in NAMED")),
         };
         // Checked with the lock held, reported after it is released: one
         // group's failure must not poison the validator for the others.
@@ -135,8 +161,11 @@ impl Contract {
                     found.extend(r["error"]["kind"].as_str());
                 }
             }
-            Shape::Council => {}
+            Shape::Council | Shape::Named(_) => {}
             _ => found.extend(v["error"]["kind"].as_str()),
+        }
+        if let Shape::Named(n) = shape {
+            lock(&self.named_seen).insert(n);
         }
         let mut kinds = lock(&self.kinds);
         for k in found {
@@ -184,6 +213,13 @@ fn every_kind_of_output_matches_the_published_schema() {
         failed.is_empty(),
         "failed: {failed:?} (see the panics above)"
     );
+
+    // Every schema checked by name was checked against real output.
+    let unchecked: Vec<&&str> = NAMED
+        .iter()
+        .filter(|n| !lock(&c.named_seen).contains(*n))
+        .collect();
+    assert!(unchecked.is_empty(), "no case checks {unchecked:?}");
 
     // Every kind the schema lists has a case, or a reason it cannot.
     let seen = lock(&c.kinds).clone();

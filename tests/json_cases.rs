@@ -91,6 +91,16 @@ pub fn runs(c: &Contract) {
     env.replay("codex", "codex/codex-exec-usage.jsonl", 0);
     let v = c.check("codex success", Shape::Result, &env.run(&["x"]));
     assert_eq!(v["status"], "success");
+    c.check_value("run (run-or-fanout)", Shape::Named("run-or-fanout"), &v);
+    let v = c.check("agents", Shape::Named("agents"), &env.run(&["agents"]));
+    assert!(v["agents"].as_array().is_some_and(|a| !a.is_empty()), "{v}");
+    let v = c.check("doctor", Shape::Named("doctor"), &env.run(&["doctor"]));
+    assert!(v["checks"].as_array().is_some_and(|a| !a.is_empty()), "{v}");
+    c.check(
+        "doctor of one agent",
+        Shape::Named("doctor"),
+        &env.run(&["doctor", "--agent", "codex"]),
+    );
 
     env.replay("claude", "claude/claude-stream.jsonl", 0);
     let v = c.check(
@@ -398,9 +408,21 @@ pub fn jobs(c: &Contract) {
     let id = start(c, "async", &env, &["--agent", "claude", "x"]);
     let v = c.check("job result", Shape::Result, &env.run(&["wait", &id]));
     assert_eq!(v["job_id"], id.as_str());
+    c.check_value("wait (job-result)", Shape::Named("job-result"), &v);
+    let s = c.check(
+        "status",
+        Shape::Named("job-status"),
+        &env.run(&["status", &id]),
+    );
+    assert_eq!(s["job_id"], id.as_str(), "{s}");
     assert!(v.get("handoff").is_none(), "{v}");
     let r = env.run(&["continue", &id, "and then"]);
     let v = c.check("continue", Shape::Result, &r);
+    c.check_value(
+        "continue (run-or-fanout)",
+        Shape::Named("run-or-fanout"),
+        &v,
+    );
     let next = v["job_id"].as_str().unwrap().to_string();
     assert_eq!(v["handoff"]["job_id"], next.as_str());
     c.check(
@@ -420,6 +442,7 @@ pub fn jobs(c: &Contract) {
         .exists()));
     let r = env.run(&["cancel", &id]);
     let v = c.expect_kind("job cancelled", Shape::Result, &r, "cancelled");
+    c.check_value("cancel (job-result)", Shape::Named("job-result"), &v);
     assert_eq!(v["session"], "t-c", "{v}");
     let hint = v["error"]["hint"].as_str().unwrap();
     assert!(hint.contains(&format!("baton continue {id} ")), "{hint}");
@@ -440,6 +463,11 @@ pub fn jobs(c: &Contract) {
     let v = c.expect_kind("lost", Shape::Result, &env.run(&["wait", &id]), "lost");
     assert_eq!(v["worktree"]["interrupted"], true, "{v}");
     fs::write(env.fake_dir.join("gate"), "").unwrap();
+    // Every job above (succeeded, continued, cancelled, lost) in one list.
+    let v = c.check("jobs", Shape::Named("jobs"), &env.run(&["jobs", "--all"]));
+    assert!(v["jobs"].as_array().unwrap().len() >= 4, "{v}");
+    let v = c.check("jobs", Shape::Named("jobs"), &env.run(&["jobs"]));
+    assert_eq!(v["hidden"], 0, "{v}");
 }
 
 /// `run --worktree`: a branch with reverted and carried files and a check;
@@ -543,6 +571,7 @@ pub fn asks(c: &Contract) {
     );
     assert_eq!(v["advice"], good_advice(), "{v}");
     assert_eq!(v["context"]["files"][0]["path"], "notes.md", "{v}");
+    c.check_value("ask (the MCP tool's schema)", Shape::Named("ask"), &v);
     assert_eq!(v["budget"]["used"], 1, "{v}");
 
     let mut partial = good_advice();
@@ -591,6 +620,11 @@ pub fn asks(c: &Contract) {
     let r = ask(&["--agents", "codex,claude,pi", "--task-id", "t1", "q"]);
     let v = c.check("ask several", Shape::Envelope, &r);
     assert_eq!(v["status"], "partial", "{v}");
+    c.check_value(
+        "ask several (the MCP tool's schema)",
+        Shape::Named("ask"),
+        &v,
+    );
     assert_eq!(v["results"][2]["error"]["kind"], "agent_not_installed");
     assert_eq!(v["budget"]["used"], 2, "{v}");
     c.expect_kind(
@@ -635,6 +669,19 @@ pub fn councils(c: &Contract) {
     assert_eq!(v["status"], "awaiting_approval", "{v}");
     let id = v["council_id"].as_str().unwrap().to_string();
     let sha = v["plan"]["sha256"].as_str().unwrap().to_string();
+    // The job commands accept a council's id.
+    let s = c.check(
+        "council status",
+        Shape::Named("job-status"),
+        &env.run(&["status", &id]),
+    );
+    assert_eq!(s["council_id"], id.as_str(), "{s}");
+    let r = c.check(
+        "council result",
+        Shape::Named("job-result"),
+        &env.run(&["result", &id]),
+    );
+    assert_eq!(r["council_id"], id.as_str(), "{r}");
     let path = PathBuf::from(v["plan"]["path"].as_str().unwrap());
     let approve = |case: &str, sha: &str, kind: &str| {
         let r = council(&env, &["approve", &id, "--plan-sha256", sha]);
@@ -724,8 +771,21 @@ pub fn fanouts(c: &Contract) {
     assert_eq!(outcomes, ["ok", "ok", "abstained"], "{v}");
     let r = fan(&["--agents", "codex,claude", "--async"]);
     let v = c.check("fan-out --async", Shape::Fanout, &r);
+    c.check_value(
+        "fan-out --async (run-or-fanout)",
+        Shape::Named("run-or-fanout"),
+        &v,
+    );
     let id = v["job_id"].as_str().unwrap().to_string();
-    c.check("fan-out wait", Shape::Fanout, &env.run(&["wait", &id]));
+    let s = c.check(
+        "fan-out status",
+        Shape::Named("job-status"),
+        &env.run(&["status", &id]),
+    );
+    assert_eq!(s["fanout_id"], id.as_str(), "{s}");
+    let v = c.check("fan-out wait", Shape::Fanout, &env.run(&["wait", &id]));
+    c.check_value("fan-out wait (job-result)", Shape::Named("job-result"), &v);
+    c.check("fan-out in jobs", Shape::Named("jobs"), &env.run(&["jobs"]));
     fake.write(&Scenario::new().all(
         &["codex", "claude"],
         Stage::Implement,

@@ -34,6 +34,7 @@ mod json;
 mod json_cases;
 mod layers;
 mod mcp;
+mod mcp_more;
 mod opencode_qwen;
 mod parsers;
 mod plugin;

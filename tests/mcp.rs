@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::schema::Validator;
 use crate::support::{BATON, Env, fixture, pid_alive, record, wait_for};
 
 const LONG: Duration = Duration::from_secs(20);
@@ -30,6 +31,8 @@ pub struct Client {
     /// Notifications received while waiting for responses.
     pub notes: Vec<Value>,
     next: i64,
+    /// Each tool's `outputSchema`, from `tools/list` (read at the first call).
+    schemas: Option<std::collections::BTreeMap<String, Value>>,
 }
 
 impl Client {
@@ -65,6 +68,7 @@ impl Client {
             out: rx,
             notes: Vec::new(),
             next: 1,
+            schemas: None,
         }
     }
 
@@ -123,12 +127,60 @@ impl Client {
         r
     }
 
-    /// `tools/call`: the result object (panics on a protocol error).
+    /// `tools/call`: the result object (panics on a protocol error). A
+    /// result that is no error is checked against the tool's output schema.
     pub fn call(&mut self, name: &str, args: Value) -> Value {
         let r = self.request("tools/call", json!({"name": name, "arguments": args}));
-        r.get("result")
+        let r = r
+            .get("result")
             .cloned()
-            .unwrap_or_else(|| panic!("tools/call {name}: {r}"))
+            .unwrap_or_else(|| panic!("tools/call {name}: {r}"));
+        if r["isError"] == false {
+            self.check_output(name, &r);
+        }
+        r
+    }
+
+    /// Tool `name`'s result `r` as the spec asks of structured output: the
+    /// `structuredContent` valid for the tool's `outputSchema` (strictly:
+    /// no field the schema does not describe), and the same JSON serialised
+    /// in the one text block beside it.
+    pub fn check_output(&mut self, name: &str, r: &Value) {
+        if self.schemas.is_none() {
+            let list = self.request("tools/list", json!({}));
+            let tools = list["result"]["tools"].as_array().expect("tools").clone();
+            self.schemas = Some(
+                tools
+                    .iter()
+                    .map(|t| {
+                        (
+                            t["name"].as_str().unwrap().to_string(),
+                            t["outputSchema"].clone(),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        let schema = self.schemas.as_ref().unwrap()[name].clone();
+        assert!(schema.is_object(), "{name} has no outputSchema");
+        let s = r
+            .get("structuredContent")
+            .unwrap_or_else(|| panic!("{name}: {r}"));
+        if let Err(e) = Validator::new(schema).validate(s) {
+            panic!(
+                "{name}: structuredContent does not match its outputSchema:\n  {}\n{s}",
+                e.join("\n  ")
+            );
+        }
+        let blocks = r["content"].as_array().expect("content");
+        assert_eq!(blocks.len(), 1, "{name}: {r}");
+        assert_eq!(blocks[0]["type"], "text", "{name}: {r}");
+        let text: Value = serde_json::from_str(blocks[0]["text"].as_str().unwrap())
+            .unwrap_or_else(|e| panic!("{name}: the text block is not the JSON: {e}: {r}"));
+        assert_eq!(
+            &text, s,
+            "{name}: the text block is not the structured content"
+        );
     }
 
     /// Close stdin (the client is gone) and wait for the server to exit.
@@ -271,6 +323,27 @@ fn initialize_then_tools_list_names_every_tool_with_its_schemas() {
     let council: Value =
         serde_json::from_str(&env.run(&["schema", "council"]).stdout).expect("schema council");
     assert_eq!(tool("council_plan")["outputSchema"], council);
+    // Every tool has an output schema, and it is one `baton schema` publishes.
+    for (tool_name, schema) in [
+        ("run", "run-or-fanout"),
+        ("job_start", "run-or-fanout"),
+        ("continue", "run-or-fanout"),
+        ("ask", "ask"),
+        ("council_discuss", "council"),
+        ("council_approve", "council"),
+        ("council_execute", "council"),
+        ("job_status", "job-status"),
+        ("job_wait", "job-result"),
+        ("job_result", "job-result"),
+        ("job_cancel", "job-result"),
+        ("jobs", "jobs"),
+        ("agents", "agents"),
+        ("doctor", "doctor"),
+    ] {
+        let published: Value = serde_json::from_str(&env.run(&["schema", schema]).stdout)
+            .unwrap_or_else(|e| panic!("baton schema {schema}: {e}"));
+        assert_eq!(tool(tool_name)["outputSchema"], published, "{tool_name}");
+    }
     assert_eq!(run["annotations"]["destructiveHint"], true);
     for n in ["ask", "job_status", "jobs", "agents", "doctor"] {
         assert_eq!(tool(n)["annotations"]["readOnlyHint"], true, "{n}");
@@ -304,7 +377,7 @@ fn agents_and_a_run_against_a_fake_peer_come_back_structured() {
     assert_eq!(s["agent"], "codex");
     assert_eq!(s["access"], "read-only");
     assert_eq!(s["message"], "Hi from the mock model!");
-    // The text beside it is the run's --text.
+    // The text beside it is the same JSON (checked by `call`).
     let text = r["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("Hi from the mock model!"), "{text}");
     // The task reached the peer as text, never as an option of baton's.
@@ -395,6 +468,7 @@ fn progress_streams_the_peers_activity_and_the_result_follows() {
     fs::write(env.fake_dir.join("gate"), "").unwrap();
     let r = c.response(100, LONG).expect("the result");
     assert_eq!(r["result"]["structuredContent"]["status"], "success", "{r}");
+    c.check_output("run", &r["result"]);
     // Progress values only grow.
     let values: Vec<f64> = c
         .notes
@@ -421,6 +495,7 @@ fn job_wait_streams_the_jobs_activity_while_it_waits() {
     );
     let r = c.response(50, LONG).expect("job_wait answers");
     assert_eq!(r["result"]["structuredContent"]["status"], "running", "{r}");
+    c.check_output("job_wait", &r["result"]);
     let seen: Vec<&Value> = c
         .notes
         .iter()
@@ -765,8 +840,8 @@ fn the_run_tool_fans_out_with_agents_and_test_cmd() {
     assert_eq!(s["winner"]["agent"], "claude", "{s}");
     assert_eq!(s["candidates"].as_array().unwrap().len(), 2);
     assert_eq!(s["judge"]["mode"], "none", "{s}");
-    let text = r["content"][0]["text"].as_str().unwrap();
-    assert_eq!(text, s["summary"].as_str().unwrap());
+    let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(&text, s);
     assert_eq!(fake.calls().len(), 2);
     assert!(c.close().success());
 }

@@ -91,6 +91,17 @@ fn every_host_gets_the_entry_beside_its_own_and_uninstall_restores_the_files() {
     assert!(codex.starts_with(before_codex), "{codex}");
     assert!(codex.contains("[mcp_servers.baton]\ncommand = "), "{codex}");
     assert!(codex.contains("tool_timeout_sec = 3660"), "{codex}");
+    // Headless `codex exec` calls the tools without an approval prompt
+    // (the key tests/e2e/mcp_hosts.rs proves against the real Codex).
+    toml::de::DeTable::parse(&codex).expect("codex's config is still TOML");
+    let table = &codex[codex.find("[mcp_servers.baton]").unwrap()..];
+    let table = table[1..].split("\n[").next().unwrap();
+    assert!(
+        table
+            .lines()
+            .any(|l| l == "default_tools_approval_mode = \"approve\""),
+        "{codex}"
+    );
     assert_eq!(
         h.json(".gemini/settings.json")["mcpServers"]["baton"]["timeout"],
         3_660_000

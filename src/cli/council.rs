@@ -224,7 +224,24 @@ pub fn command(c: CouncilCommand, mode: Mode) -> Result<i32> {
         CouncilCommand::Resume(a) => (Action::Resume { id: a.id }, a.cwd),
         CouncilCommand::List(a) => (Action::List, a.cwd),
     };
-    council::command(action, cwd, mode)
+    // For a program that follows the council (`baton mcp`): each member's
+    // activity with its stage, as lines on stderr. A person at a terminal
+    // gets no live line: the council's stages print their own messages.
+    let progress = (crate::view::progress::lines_mode() && starts_peers(&action))
+        .then(|| crate::view::progress::Progress::install("members"));
+    let r = council::command(action, cwd, mode);
+    if let Some(p) = progress {
+        p.stop();
+    }
+    r
+}
+
+/// Whether the action may start members in this process.
+fn starts_peers(a: &Action) -> bool {
+    matches!(
+        a,
+        Action::Start(_) | Action::Approve { .. } | Action::Execute { .. } | Action::Resume { .. }
+    )
 }
 
 /// The hidden `__council-runner ID --root DIR` of `--async`.

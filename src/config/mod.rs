@@ -84,7 +84,7 @@ impl Sourced {
 }
 
 /// A config file baton looks at, found or not.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FileInfo {
     pub scope: &'static str,
     pub path: PathBuf,

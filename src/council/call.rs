@@ -271,6 +271,7 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
         fresh: &|errs, raw| schema_repair_fresh(errs, raw, a.schema.id, a.schema.text),
     };
     let log = dir.as_ref().map(|d| d.join("stdout.log"));
+    run::observe::set_stage(Some(format!("council: {}", a.stage)));
     let started =
         crate::group::runs::start(&rec.dir()?, a.stage, &a.who, a.member.who(), log.as_deref());
     let (r, verdict, _) = match answer(&p, dir.as_deref(), interrupts, a.extract, &repair) {

@@ -13,20 +13,43 @@ use crate::ask::redact::Counts;
 use crate::error::Result;
 use crate::result::{SCHEMA_VERSION, Usage};
 
-/// The short status `status`/`list` print.
+/// The short status `status`/`list` print (`baton status` of a council id:
+/// one branch of `baton schema job-status`).
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct Status {
+    pub council_id: String,
+    /// `discuss` or `plan`.
+    pub kind: String,
+    /// The stage, as `stage` (kept beside it for the job commands).
+    pub status: &'static str,
+    pub stage: &'static str,
+    /// The task, clipped to 120 characters.
+    pub task: String,
+    pub members: Vec<String>,
+    pub reason: Option<String>,
+    /// Whether its runner is alive.
+    pub running: bool,
+    pub created_ms: u64,
+    pub plan_sha256: Option<String>,
+}
+
+pub fn status_of(rec: &Record) -> Status {
+    Status {
+        council_id: rec.council_id.clone(),
+        kind: rec.kind.clone(),
+        status: rec.stage.as_str(),
+        stage: rec.stage.as_str(),
+        task: crate::agent::clip(&rec.task, 120),
+        members: rec.members.iter().map(|m| m.agent.clone()).collect(),
+        reason: rec.reason.clone(),
+        running: rec.pid.is_some_and(crate::group::background::alive),
+        created_ms: rec.created_ms,
+        plan_sha256: rec.plan_sha256.clone(),
+    }
+}
+
 pub fn status(rec: &Record) -> Value {
-    json!({
-        "council_id": rec.council_id,
-        "kind": rec.kind,
-        "status": rec.stage.as_str(),
-        "stage": rec.stage.as_str(),
-        "task": crate::agent::clip(&rec.task, 120),
-        "members": rec.members.iter().map(|m| m.agent.as_str()).collect::<Vec<_>>(),
-        "reason": rec.reason,
-        "running": rec.pid.is_some_and(crate::group::background::alive),
-        "created_ms": rec.created_ms,
-        "plan_sha256": rec.plan_sha256,
-    })
+    serde_json::to_value(status_of(rec)).unwrap_or(Value::Null)
 }
 
 fn add(usage: &mut Usage, calls: &[&Call]) {

@@ -137,6 +137,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                     n => format!("repairing{n}"),
                 };
                 let log = rdir.join("stdout.log");
+                crate::run::observe::set_stage(Some(format!("council: {stage}")));
                 let started =
                     crate::group::runs::start(&rec.dir()?, &stage, "writer", w.who(), Some(&log));
                 let i = match &last {

@@ -23,7 +23,7 @@ use crate::process;
 pub const INIT_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// What the agent answered to `initialize`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Handshake {
     pub protocol_version: Value,
     /// `agentCapabilities` as the agent sent them.

@@ -21,7 +21,7 @@ pub const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
 type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// One row of doctor's agent table.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct AgentReport {
     pub name: &'static str,
     pub binary: &'static str,

@@ -17,7 +17,6 @@ use std::path::PathBuf;
 use std::sync::mpsc;
 
 use serde::Serialize;
-use serde_json::json;
 
 use crate::agent::Agent;
 use crate::config::Config;
@@ -36,7 +35,7 @@ pub struct DoctorRequest {
     pub cwd: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Error,
@@ -46,7 +45,7 @@ pub enum Severity {
 
 /// One finding. A problem (`ok: false`) always carries the command or
 /// change that fixes it in `hint`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Check {
     pub id: String,
     pub ok: bool,
@@ -76,6 +75,23 @@ impl Check {
             hint: Some(hint.to_string()),
         }
     }
+}
+
+/// `baton doctor --json` (`baton schema doctor`).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Report<'a> {
+    pub schema_version: u32,
+    /// `success` when the default (or named) agent is ready and baton has
+    /// no error, else `failed`.
+    pub status: &'static str,
+    pub summary: String,
+    pub default_agent: &'static str,
+    /// The agents that are ready.
+    pub ready: Vec<&'a str>,
+    /// Every finding: baton's own, then each agent's.
+    pub checks: Vec<Check>,
+    pub agents: Vec<agent::AgentReport>,
+    pub baton: own::BatonInfo,
 }
 
 pub fn command(req: &DoctorRequest, mode: Mode) -> Result<i32> {
@@ -158,16 +174,16 @@ pub fn command(req: &DoctorRequest, mode: Mode) -> Result<i32> {
         checks.extend(r.checks.iter().cloned());
     }
     match mode {
-        Mode::Json => output::json_line(&json!({
-            "schema_version": SCHEMA_VERSION,
-            "status": if success { "success" } else { "failed" },
-            "summary": summary,
-            "default_agent": target.name(),
-            "ready": ready,
-            "checks": checks,
-            "agents": reports,
-            "baton": baton,
-        }))?,
+        Mode::Json => output::json_line(&Report {
+            schema_version: SCHEMA_VERSION,
+            status: if success { "success" } else { "failed" },
+            summary,
+            default_agent: target.name(),
+            ready,
+            checks,
+            agents: reports,
+            baton,
+        })?,
         Mode::Text => print_text(&summary, &checks, &reports)?,
     }
     Ok(if success { 0 } else { 1 })

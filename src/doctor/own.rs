@@ -1,12 +1,28 @@
 //! doctor's checks of baton itself: version and commit, which binary runs
 //! (and the plugin shim's `BATON_BIN`), the state directory, the config files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::{Check, Severity};
 use crate::config::Config;
+
+/// doctor's `baton` object: which baton runs, with what state and config.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct BatonInfo {
+    pub version: &'static str,
+    pub commit: &'static str,
+    pub target: &'static str,
+    /// The running binary, if known.
+    pub exe: Option<PathBuf>,
+    /// `BATON_BIN` (the plugin shim's choice), if set.
+    pub baton_bin: Option<String>,
+    /// The project's folder in the state directory, if usable.
+    pub state_dir: Option<PathBuf>,
+    /// The config files looked at; null when the config did not load.
+    pub config_files: Option<Vec<crate::config::FileInfo>>,
+}
 
 type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -14,7 +30,7 @@ pub fn checks(
     root: &Path,
     config: &Result<Config, crate::error::Error>,
     env: Env,
-) -> (Vec<Check>, Value) {
+) -> (Vec<Check>, BatonInfo) {
     let mut out = Vec::new();
     let exe = std::env::current_exe().ok();
     out.push(Check::ok(
@@ -57,7 +73,7 @@ pub fn checks(
                     format!("config files in effect: {}", read.join(", "))
                 },
             ));
-            json!(c.files)
+            Some(c.files.clone())
         }
         Err(e) => {
             out.push(Check::problem(
@@ -66,18 +82,18 @@ pub fn checks(
                 e.to_string(),
                 &e.hint().unwrap_or_default(),
             ));
-            Value::Null
+            None
         }
     };
-    let info = json!({
-        "version": env!("CARGO_PKG_VERSION"),
-        "commit": env!("BATON_COMMIT"),
-        "target": env!("BATON_TARGET"),
-        "exe": exe,
-        "baton_bin": bin,
-        "state_dir": state,
-        "config_files": files,
-    });
+    let info = BatonInfo {
+        version: env!("CARGO_PKG_VERSION"),
+        commit: env!("BATON_COMMIT"),
+        target: env!("BATON_TARGET"),
+        exe,
+        baton_bin: bin,
+        state_dir: state,
+        config_files: files,
+    };
     (out, info)
 }
 

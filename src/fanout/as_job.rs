@@ -7,8 +7,6 @@
 use std::ffi::OsStr;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-
 use crate::error::Result;
 use crate::group::background::{self, alive, project_root};
 use crate::group::now_ms;
@@ -120,9 +118,8 @@ fn current(rec: &Record) -> Result<FanoutResult> {
 
 /// `baton status ID`: where it stands.
 pub fn status(rec: &Record, mode: Mode) -> Result<i32> {
-    let v = status_value(rec);
     match mode {
-        Mode::Json => output::json_line(&v)?,
+        Mode::Json => output::json_line(&status_report(rec))?,
         Mode::Text => output::text(&format!(
             "fan-out {}: {} (stage {}), {} candidate(s)\n",
             rec.fanout_id,
@@ -134,19 +131,58 @@ pub fn status(rec: &Record, mode: Mode) -> Result<i32> {
     Ok(0)
 }
 
-pub fn status_value(rec: &Record) -> Value {
-    json!({
-        "schema_version": crate::result::SCHEMA_VERSION,
-        "kind": "fanout",
-        "fanout_id": rec.fanout_id,
-        "job_id": rec.fanout_id,
-        "status": status_of(rec).as_str(),
-        "stage": rec.stage.as_str(),
-        "candidates": rec.candidates.iter().map(|c| json!({"id": c.id, "agent": c.agent, "model": c.model})).collect::<Vec<_>>(),
-        "task": crate::agent::clip(&rec.task, 120),
-        "created_ms": rec.created_ms,
-        "reason": rec.reason,
-    })
+/// `baton status ID` of a fan-out id: one branch of `baton schema job-status`.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct FanoutStatus {
+    pub schema_version: u32,
+    /// Always `fanout`.
+    pub kind: &'static str,
+    pub fanout_id: String,
+    /// The same id, as the job commands name it.
+    pub job_id: String,
+    /// `running`, `success`, `failed`, `cancelled` or `lost`.
+    pub status: &'static str,
+    pub stage: &'static str,
+    pub candidates: Vec<CandidateRef>,
+    /// The task, clipped to 120 characters.
+    pub task: String,
+    pub created_ms: u64,
+    pub reason: Option<String>,
+}
+
+/// A candidate as `status` names it.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct CandidateRef {
+    pub id: String,
+    pub agent: String,
+    pub model: Option<String>,
+}
+
+pub fn status_value(rec: &Record) -> serde_json::Value {
+    serde_json::to_value(status_report(rec)).unwrap_or_default()
+}
+
+pub fn status_report(rec: &Record) -> FanoutStatus {
+    FanoutStatus {
+        schema_version: crate::result::SCHEMA_VERSION,
+        kind: "fanout",
+        fanout_id: rec.fanout_id.clone(),
+        job_id: rec.fanout_id.clone(),
+        status: status_of(rec).as_str(),
+        stage: rec.stage.as_str(),
+        candidates: rec
+            .candidates
+            .iter()
+            .map(|c| CandidateRef {
+                id: c.id.clone(),
+                agent: c.agent.clone(),
+                model: c.model.clone(),
+            })
+            .collect(),
+        task: crate::agent::clip(&rec.task, 120),
+        created_ms: rec.created_ms,
+        reason: rec.reason.clone(),
+    }
 }
 
 /// `baton result ID`.

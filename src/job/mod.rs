@@ -32,6 +32,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use std::ffi::OsStr;
@@ -60,9 +61,9 @@ pub fn status(id: &OsStr, mode: Mode) -> Result<i32> {
     let s = job.refresh()?;
     let view = View::new(&job, &s, now_ms());
     match mode {
-        Mode::Json => output::json_line(&Versioned {
+        Mode::Json => output::json_line(&JobStatus {
             schema_version: SCHEMA_VERSION,
-            inner: &view,
+            view,
         })?,
         Mode::Text => output::text(&view.text_block())?,
     }
@@ -213,8 +214,9 @@ fn signal_runner(job: &Job, pid: u32, sig: i32) {
     }
 }
 
-/// What `status` and `jobs` show for one job.
-#[derive(Debug, Serialize)]
+/// What `status` and `jobs` show for one job (a background council's or
+/// fan-out's row in `jobs` too).
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct View {
     pub job_id: String,
     pub status: &'static str,
@@ -234,11 +236,24 @@ pub struct View {
     pub log_path: String,
 }
 
-#[derive(Serialize)]
-struct Versioned<'a, T: Serialize> {
-    schema_version: u32,
+/// `baton status ID --json` for a job (`baton schema job-status`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct JobStatus {
+    pub schema_version: u32,
     #[serde(flatten)]
-    inner: &'a T,
+    pub view: View,
+}
+
+/// `baton jobs --json` (`baton schema jobs`).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Listing {
+    pub schema_version: u32,
+    /// Running jobs first, then the newest.
+    pub jobs: Vec<View>,
+    /// How many jobs there are in all.
+    pub total: usize,
+    /// How many ended jobs were left out (without `--all`).
+    pub hidden: usize,
 }
 
 impl View {
@@ -364,18 +379,11 @@ pub fn list_with(all: bool, mode: Mode, extra: Vec<View>) -> Result<i32> {
     }
     match mode {
         Mode::Json => {
-            #[derive(Serialize)]
-            struct Listing<'a> {
-                schema_version: u32,
-                jobs: &'a [View],
-                total: usize,
-                hidden: usize,
-            }
             let listing = Listing {
                 schema_version: SCHEMA_VERSION,
-                jobs: &views,
-                total,
                 hidden: total - views.len(),
+                jobs: views,
+                total,
             };
             // One write: with --all the line can be megabytes.
             let mut b = serde_json::to_vec(&listing).map_err(|e| Error::Internal(e.to_string()))?;

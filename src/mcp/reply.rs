@@ -1,18 +1,19 @@
 //! A child's output as a tool result: its JSON line as `structuredContent`
-//! with a short text beside it, or an error result for a tool error
-//! (baton could not do the job), which never carries `structuredContent`
-//! so a client checking it against the output schema is never misled.
+//! and, as the spec asks of a tool that returns structured content, the
+//! same JSON serialised in a text block beside it (hosts such as gemini-cli
+//! hand their model only the text: it then reads the whole result, not a
+//! summary of it). A tool error (baton could not do the job) is an error
+//! result that never carries `structuredContent`, so a client checking it
+//! against the output schema is never misled.
 
 use rmcp::model::{CallToolResult, ContentBlock as Content};
 use serde_json::{Value, json};
 
 use super::child::Ended;
-use super::tools::Output;
-use crate::render::Render;
-use crate::result::{ErrorReport, RunResult};
+use crate::result::ErrorReport;
 
 /// The result of a call whose child ended.
-pub fn from_child(output: Output, ended: &Ended) -> CallToolResult {
+pub fn from_child(ended: &Ended) -> CallToolResult {
     if let Some(e) = &ended.spawn_error {
         return tool_error("spawn_failed", e, None);
     }
@@ -31,7 +32,7 @@ pub fn from_child(output: Output, ended: &Ended) -> CallToolResult {
             None,
         );
     };
-    from_value(output, value)
+    from_value(value)
 }
 
 fn detail(tail: &str) -> String {
@@ -43,14 +44,12 @@ fn detail(tail: &str) -> String {
 }
 
 /// `value` is what the command printed.
-pub fn from_value(output: Output, value: Value) -> CallToolResult {
+pub fn from_value(value: Value) -> CallToolResult {
     if is_error_report(&value) {
         return CallToolResult::error(vec![Content::text(value.to_string())]);
     }
-    let text = text_of(output, &value);
-    let mut r = CallToolResult::structured(value);
-    r.content = vec![Content::text(text)];
-    r
+    // `structured` puts the serialised value in the text block as well.
+    CallToolResult::structured(value)
 }
 
 /// An error result the caller can read (and a program can parse): baton's
@@ -80,20 +79,6 @@ fn is_error_report(v: &Value) -> bool {
         && serde_json::from_value::<ErrorReport>(v.clone()).is_ok()
 }
 
-/// The short text beside the structure: a run's `--text`, else its summary
-/// line, else the JSON itself.
-fn text_of(output: Output, v: &Value) -> String {
-    if output == Output::Result
-        && let Ok(r) = serde_json::from_value::<RunResult>(v.clone())
-    {
-        return r.text();
-    }
-    match v.get("summary").and_then(Value::as_str) {
-        Some(s) if !s.is_empty() => s.to_string(),
-        _ => v.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,7 +94,7 @@ mod tests {
     #[test]
     fn an_error_envelope_is_an_error_result_without_structure() {
         let line = r#"{"schema_version":1,"status":"error","summary":"baton: no task given","error":{"kind":"usage","message":"no task given","hint":null},"exit_code":2}"#;
-        let r = from_child(Output::Result, &ended(line, 2));
+        let r = from_child(&ended(line, 2));
         assert_eq!(r.is_error, Some(true));
         assert!(r.structured_content.is_none());
         let text = serde_json::to_value(&r.content[0]).unwrap();
@@ -123,22 +108,23 @@ mod tests {
 
     #[test]
     fn a_result_is_structured_with_a_summary_beside_it() {
-        let r = from_child(
-            Output::Unpublished,
-            &ended("{\"schema_version\":1,\"jobs\":[],\"total\":0}\n", 0),
-        );
+        let line = "{\"schema_version\":1,\"summary\":\"none\",\"jobs\":[],\"total\":0}\n";
+        let r = from_child(&ended(line, 0));
         assert_eq!(r.is_error, Some(false));
-        assert_eq!(r.structured_content.unwrap()["total"], 0);
-        // No summary: the text is the JSON itself.
+        let s = r.structured_content.unwrap();
+        assert_eq!(s["total"], 0);
+        // The text is the same JSON, serialised (MCP 2025-06-18), not the summary.
+        assert_eq!(r.content.len(), 1);
         let text = serde_json::to_value(&r.content[0]).unwrap();
-        assert!(text["text"].as_str().unwrap().starts_with('{'));
+        let back: Value = serde_json::from_str(text["text"].as_str().unwrap()).unwrap();
+        assert_eq!(back, s);
     }
 
     #[test]
     fn no_output_is_a_tool_error_naming_the_exit_and_stderr() {
         let mut e = ended("", 101);
         e.stderr_tail = "thread main panicked\n".into();
-        let r = from_child(Output::Result, &e);
+        let r = from_child(&e);
         assert_eq!(r.is_error, Some(true));
         let text = serde_json::to_value(&r.content[0]).unwrap()["text"]
             .as_str()

@@ -223,6 +223,6 @@ impl ServerHandler for Server {
             })
             .flatten();
         let ended = self.follow(spawn, token, job_log, &context).await;
-        Ok(reply::from_child(t.def.output, &ended).into())
+        Ok(reply::from_child(&ended).into())
     }
 }

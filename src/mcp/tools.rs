@@ -5,22 +5,48 @@
 use std::sync::Arc;
 
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
 use super::input::{self, Field};
 use crate::agent::Access;
 
-/// What a tool's `structuredContent` is, as `baton schema …` publishes it.
+/// What a tool's `structuredContent` is: the schema `baton schema NAME`
+/// publishes for that command's JSON, given whole as the `outputSchema`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
-    /// A run's result (`baton schema`).
-    Result,
+    /// A run's result or a fan-out's (`baton schema run-or-fanout`).
+    RunOrFanout,
+    /// What a job id names: a run's, a fan-out's or a council's result
+    /// (`baton schema job-result`).
+    JobResult,
+    /// One adviser's result or several side by side (`baton schema ask`).
+    Ask,
     /// A council (`baton schema council`).
     Council,
-    /// A JSON object with no published schema yet (job views, agent and
-    /// doctor reports, ask's envelope of several advisers): given as
-    /// `structuredContent` without an `outputSchema`.
-    Unpublished,
+    /// A job's, council's or fan-out's status (`baton schema job-status`).
+    JobStatus,
+    /// `baton schema jobs`.
+    Jobs,
+    /// `baton schema agents`.
+    Agents,
+    /// `baton schema doctor`.
+    Doctor,
+}
+
+impl Output {
+    /// Its name for `baton schema`.
+    pub fn schema_name(self) -> &'static str {
+        match self {
+            Output::RunOrFanout => "run-or-fanout",
+            Output::JobResult => "job-result",
+            Output::Ask => "ask",
+            Output::Council => "council",
+            Output::JobStatus => "job-status",
+            Output::Jobs => "jobs",
+            Output::Agents => "agents",
+            Output::Doctor => "doctor",
+        }
+    }
 }
 
 /// What calling the tool may do to the user's files.
@@ -78,7 +104,7 @@ pub const TOOLS: &[ToolDef] = &[
         cli_only: RUN_CLI_ONLY,
         also_required: &["task"],
         note: LONG,
-        output: Output::Result,
+        output: Output::RunOrFanout,
         effect: Effect::Delegates,
         progress: true,
     },
@@ -91,7 +117,7 @@ pub const TOOLS: &[ToolDef] = &[
         also_required: &["task"],
         note: " Returns at once with `job_id` (status `running`); follow it with job_wait \
 (bounded), job_status, job_result or job_cancel.",
-        output: Output::Result,
+        output: Output::RunOrFanout,
         effect: Effect::Delegates,
         progress: false,
     },
@@ -106,7 +132,7 @@ pub const TOOLS: &[ToolDef] = &[
         ],
         also_required: &[],
         note: " Blocks until every adviser answered (up to `timeout`, 20m by default).",
-        output: Output::Unpublished,
+        output: Output::Ask,
         effect: Effect::ReadOnly,
         progress: true,
     },
@@ -131,7 +157,7 @@ pub const TOOLS: &[ToolDef] = &[
 follow it with job_wait.",
         output: Output::Council,
         effect: Effect::ReadOnly,
-        progress: false,
+        progress: true,
     },
     ToolDef {
         name: "council_plan",
@@ -144,7 +170,7 @@ follow it with job_wait.",
 follow it with job_wait.",
         output: Output::Council,
         effect: Effect::Delegates,
-        progress: false,
+        progress: true,
     },
     ToolDef {
         name: "council_approve",
@@ -156,7 +182,7 @@ follow it with job_wait.",
         note: "",
         output: Output::Council,
         effect: Effect::Records { destructive: false },
-        progress: false,
+        progress: true,
     },
     ToolDef {
         name: "council_execute",
@@ -168,7 +194,7 @@ follow it with job_wait.",
         note: " Blocks until implement, verify and review are done.",
         output: Output::Council,
         effect: Effect::Delegates,
-        progress: false,
+        progress: true,
     },
     ToolDef {
         name: "job_status",
@@ -178,7 +204,7 @@ follow it with job_wait.",
         cli_only: &[],
         also_required: &[],
         note: "",
-        output: Output::Unpublished,
+        output: Output::JobStatus,
         effect: Effect::ReadOnly,
         progress: false,
     },
@@ -192,7 +218,7 @@ follow it with job_wait.",
         note: " Keep `timeout` under the host's tool-call time-out (e.g. 50s) and call again \
 while the status is `running`. A run's result (`baton schema`) or a council's \
 (`baton schema council`), as the id names.",
-        output: Output::Unpublished,
+        output: Output::JobResult,
         effect: Effect::ReadOnly,
         progress: true,
     },
@@ -204,7 +230,7 @@ while the status is `running`. A run's result (`baton schema`) or a council's \
         cli_only: &[],
         also_required: &[],
         note: " A run's result (`baton schema`) or a council's (`baton schema council`).",
-        output: Output::Unpublished,
+        output: Output::JobResult,
         effect: Effect::ReadOnly,
         progress: false,
     },
@@ -216,7 +242,7 @@ while the status is `running`. A run's result (`baton schema`) or a council's \
         cli_only: &[],
         also_required: &[],
         note: "",
-        output: Output::Unpublished,
+        output: Output::JobResult,
         effect: Effect::Records { destructive: true },
         progress: false,
     },
@@ -228,7 +254,7 @@ while the status is `running`. A run's result (`baton schema`) or a council's \
         cli_only: &[],
         also_required: &[],
         note: "",
-        output: Output::Unpublished,
+        output: Output::Jobs,
         effect: Effect::ReadOnly,
         progress: false,
     },
@@ -240,7 +266,7 @@ while the status is `running`. A run's result (`baton schema`) or a council's \
         cli_only: &[],
         also_required: &["task"],
         note: " Returns at once with the new `job_id`.",
-        output: Output::Result,
+        output: Output::RunOrFanout,
         effect: Effect::Delegates,
         progress: false,
     },
@@ -252,7 +278,7 @@ while the status is `running`. A run's result (`baton schema`) or a council's \
         cli_only: &[],
         also_required: &[],
         note: "",
-        output: Output::Unpublished,
+        output: Output::Agents,
         effect: Effect::ReadOnly,
         progress: false,
     },
@@ -264,7 +290,7 @@ while the status is `running`. A run's result (`baton schema`) or a council's \
         cli_only: &[],
         also_required: &[],
         note: "",
-        output: Output::Unpublished,
+        output: Output::Doctor,
         effect: Effect::ReadOnly,
         progress: false,
     },
@@ -299,74 +325,10 @@ impl Described {
 
 /// The output schema `baton schema …` publishes for this kind of output.
 pub fn output_schema(o: Output) -> Option<JsonObject> {
-    let v = match o {
-        Output::Result => run_or_fanout(),
-        Output::Council => crate::schema::named(Some("council"))?,
-        Output::Unpublished => return None,
-    };
-    match v {
+    match crate::schema::named(Some(o.schema_name()))? {
         Value::Object(m) => Some(m),
         _ => None,
     }
-}
-
-/// `run`, `job_start` and `continue` answer with a run's result (`baton
-/// schema`), or with a fan-out's (`baton schema fanout`) when the call names
-/// `agents` or `attempts`: a host that checks `structuredContent` against the
-/// output schema must accept both, so the schema is either one (`anyOf`),
-/// each under its own name in `$defs`. A definition both name differently
-/// (`DiffStat`) keeps the run's name; the fan-out's is renamed `Fanout…`.
-pub fn run_or_fanout() -> Value {
-    let split = |v: Value| -> (Map<String, Value>, Map<String, Value>) {
-        let Value::Object(mut root) = v else {
-            return Default::default();
-        };
-        let defs = match root.remove("$defs") {
-            Some(Value::Object(d)) => d,
-            _ => Map::new(),
-        };
-        for k in ["$schema", "$id"] {
-            root.remove(k);
-        }
-        (root, defs)
-    };
-    let (run, mut defs) = split(crate::schema::result());
-    let (fanout, fanout_defs) = split(crate::schema::fanout());
-    let clashes: Vec<String> = fanout_defs
-        .iter()
-        .filter(|(k, v)| defs.get(*k).is_some_and(|mine| mine != *v))
-        .map(|(k, _)| k.clone())
-        .collect();
-    let rename = |v: Value| -> Value {
-        let mut text = v.to_string();
-        for k in &clashes {
-            text = text.replace(
-                &format!("\"#/$defs/{k}\""),
-                &format!("\"#/$defs/Fanout{k}\""),
-            );
-        }
-        serde_json::from_str(&text).unwrap_or(v)
-    };
-    for (k, v) in fanout_defs.clone() {
-        let name = if clashes.contains(&k) {
-            format!("Fanout{k}")
-        } else {
-            k
-        };
-        defs.entry(name).or_insert_with(|| rename(v));
-    }
-    defs.insert("RunResult".into(), Value::Object(run));
-    defs.insert("FanoutResult".into(), rename(Value::Object(fanout)));
-    json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": format!("https://baton.dev/schema/run-or-fanout-v{}.json", crate::result::SCHEMA_VERSION),
-        "title": "RunResult or FanoutResult",
-        "description": "A run's result (`baton schema`), or a fan-out's (`baton schema fanout`) \
-                        when the call names `agents` or `attempts`.",
-        "type": "object",
-        "anyOf": [{"$ref": "#/$defs/RunResult"}, {"$ref": "#/$defs/FanoutResult"}],
-        "$defs": defs,
-    })
 }
 
 fn annotations(d: &ToolDef, cap: Access) -> ToolAnnotations {
@@ -419,9 +381,24 @@ mod tests {
 
     #[test]
     fn output_schemas_are_the_published_ones() {
+        // Every tool has one, and it is what `baton schema NAME` prints.
+        for d in TOOLS {
+            let t = described(d.name).tool(Access::Workspace);
+            let out = Value::Object((*t.output_schema.expect(d.name)).clone());
+            assert_eq!(
+                Some(out),
+                crate::schema::named(Some(d.output.schema_name())),
+                "{}",
+                d.name
+            );
+            assert!(
+                crate::schema::NAMES.contains(&d.output.schema_name()),
+                "{}",
+                d.name
+            );
+        }
         let run = described("run").tool(Access::Workspace);
         let out = Value::Object((*run.output_schema.unwrap()).clone());
-        assert_eq!(out, run_or_fanout());
         // Either published schema, whole: the run's as it is, the fan-out's
         // with its clashing definitions renamed.
         let mut result = crate::schema::result();
@@ -437,42 +414,24 @@ mod tests {
             out["$defs"]["FanoutResult"]["properties"]["kind"]["type"],
             "string"
         );
-        let fdefs = crate::schema::fanout()["$defs"].clone();
-        for (k, v) in fdefs.as_object().unwrap() {
-            let mine = if rdefs.get(k).is_some_and(|r| r != v) {
-                format!("Fanout{k}")
-            } else {
-                k.clone()
-            };
-            let keys = |d: &Value| -> Vec<String> {
-                d["properties"]
-                    .as_object()
-                    .map(|o| o.keys().cloned().collect())
-                    .unwrap_or_default()
-            };
-            assert_eq!(keys(&out["$defs"][&mine]), keys(v), "{k}");
-        }
         let text = out.to_string();
         assert!(
             text.contains("\"#/$defs/FanoutDiffStat\""),
             "the clash is renamed"
         );
-        // Every reference names a definition that is there.
-        for r in text.split("\"#/$defs/").skip(1) {
-            let name = &r[..r.find('"').unwrap()];
-            assert!(out["$defs"].get(name).is_some(), "dangling #/$defs/{name}");
+        // Every reference of every output schema names a definition that is there.
+        for d in TOOLS {
+            let out = crate::schema::named(Some(d.output.schema_name())).unwrap();
+            let text = out.to_string();
+            for r in text.split("\"#/$defs/").skip(1) {
+                let name = &r[..r.find('"').unwrap()];
+                assert!(
+                    out["$defs"].get(name).is_some(),
+                    "{}: dangling #/$defs/{name}",
+                    d.name
+                );
+            }
         }
-        let c = described("council_plan").tool(Access::Workspace);
-        assert_eq!(
-            Value::Object((*c.output_schema.unwrap()).clone()),
-            crate::schema::named(Some("council")).unwrap()
-        );
-        assert!(
-            described("jobs")
-                .tool(Access::Workspace)
-                .output_schema
-                .is_none()
-        );
     }
 
     #[test]

@@ -17,6 +17,23 @@ pub type Hook = Box<dyn Fn(&Path, Agent) -> Option<Box<dyn Send>> + Send + Sync>
 
 static HOOK: RwLock<Option<Hook>> = RwLock::new(None);
 
+/// What the peers started from now on are part of (`council: critiquing`),
+/// for a view that says more than which agent runs. A council sets it
+/// before each stage's calls: they run side by side, all in one stage.
+static STAGE: RwLock<Option<String>> = RwLock::new(None);
+
+/// Name the stage the next peers belong to (`None`: no stage).
+pub fn set_stage(stage: Option<String>) {
+    if let Ok(mut s) = STAGE.write() {
+        *s = stage;
+    }
+}
+
+/// The stage named last, if any.
+pub fn stage() -> Option<String> {
+    STAGE.read().ok()?.clone()
+}
+
 /// Install (or with `None` remove) the hook for this process.
 pub fn set(hook: Option<Hook>) {
     if let Ok(mut h) = HOOK.write() {

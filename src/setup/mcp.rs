@@ -129,12 +129,20 @@ impl McpHost {
 }
 
 /// Codex's block, appended as is and removed as is.
+///
+/// `default_tools_approval_mode = "approve"`: headless `codex exec` (approval
+/// policy `never`) refuses a call to a tool that needs approval, and Codex
+/// asks for one before every tool not marked read-only (`run`, `job_start`,
+/// …): without it a Codex session could list baton's tools but not delegate.
+/// What a call may do is still bounded by `baton mcp`'s own access cap
+/// (`workspace` unless the server was started with `--allow-full-access`).
 fn codex_block(exe: &Path) -> String {
     // A JSON string is a valid TOML basic string (the same escapes).
     let cmd = serde_json::to_string(&exe.display().to_string()).unwrap_or_default();
     format!(
         "\n# baton's MCP server, written by `baton setup --mcp codex` (`--uninstall` removes this block)\n\
-         [mcp_servers.baton]\ncommand = {cmd}\nargs = [\"mcp\"]\ntool_timeout_sec = {TOOL_TIMEOUT_SECS}\n"
+         [mcp_servers.baton]\ncommand = {cmd}\nargs = [\"mcp\"]\ntool_timeout_sec = {TOOL_TIMEOUT_SECS}\n\
+         default_tools_approval_mode = \"approve\"\n"
     )
 }
 
@@ -401,6 +409,11 @@ mod tests {
     fn codex_blocks_are_found_in_toml_and_escape_the_path() {
         let b = codex_block(Path::new("/opt/my \"baton\"/baton"));
         assert!(b.contains(r#"command = "/opt/my \"baton\"/baton""#), "{b}");
+        // What headless `codex exec` needs to call the tools unasked.
+        assert!(
+            b.ends_with("default_tools_approval_mode = \"approve\"\n"),
+            "{b}"
+        );
         assert_eq!(toml_has_baton(&b), Ok(true));
         assert_eq!(
             toml_has_baton("model = \"x\"\n[mcp_servers.other]\ncommand = \"o\"\n"),

@@ -16,7 +16,7 @@ pub const SOURCE: &str = "the providers' published API list prices (USD per mill
 standard tier, prompts up to 200k tokens), as listed on that date";
 
 /// USD per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Price {
     pub provider: &'static str,
     pub model: &'static str,

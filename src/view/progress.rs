@@ -35,7 +35,8 @@ const ERASE: &str = "\r\x1b[2K";
 /// notifications). Internal: set by `baton mcp` for its children.
 pub const LINES_PREFIX: &str = "baton-progress: ";
 
-fn lines_mode() -> bool {
+/// Whether a program asked for activity lines (`BATON_PROGRESS=lines`).
+pub fn lines_mode() -> bool {
     std::env::var_os("BATON_PROGRESS").is_some_and(|v| v == "lines")
 }
 
@@ -69,6 +70,8 @@ struct Run {
     agent: Agent,
     tail: Tail,
     ended: bool,
+    /// The stage it belongs to (`council: critiquing`), if it has one.
+    stage: Option<String>,
 }
 
 /// Marks its run ended when dropped (by `run::execute`, when the peer ends).
@@ -100,6 +103,7 @@ impl Progress {
                 agent,
                 tail: Tail::new(log.to_path_buf(), agent),
                 ended: false,
+                stage: run::observe::stage(),
             });
             Some(Box::new(Ended {
                 board: b.clone(),
@@ -180,13 +184,12 @@ fn lines(board: &Mutex<Board>, rx: &mpsc::Receiver<()>) {
                 for r in b.runs.iter_mut().filter(|r| !r.ended) {
                     let _ = r.tail.poll(READ_PER_TICK);
                 }
-                let runs: Vec<(Agent, &Live, bool)> = b
+                let total: u64 = b
                     .runs
                     .iter()
-                    .map(|r| (r.agent, &r.tail.live, r.ended))
-                    .collect();
-                let total: u64 = runs.iter().filter_map(|r| total_tokens(&r.1.usage)).sum();
-                (!runs.is_empty()).then(|| (activity(&runs), total))
+                    .filter_map(|r| total_tokens(&r.tail.live.usage))
+                    .sum();
+                (!b.runs.is_empty()).then(|| (staged_activity(&b.runs, total), total))
             }
             Err(_) => None,
         };
@@ -204,10 +207,32 @@ fn lines(board: &Mutex<Board>, rx: &mpsc::Receiver<()>) {
     }
 }
 
+/// The activity of the latest stage's peers (all of them when no stage was
+/// named) after the stage, with the tokens of every peer so far:
+/// `council: critiquing — 3 peers (1 done) · codex: thinking · 12k tokens`.
+fn staged_activity(runs: &[Run], total: u64) -> String {
+    let stage = runs.last().and_then(|r| r.stage.clone());
+    let now: Vec<(Agent, &Live, bool)> = runs
+        .iter()
+        .filter(|r| r.stage == stage)
+        .map(|r| (r.agent, &r.tail.live, r.ended))
+        .collect();
+    match stage {
+        Some(s) => cut(format!("{s} — {}", activity_with(&now, total)), 300),
+        None => activity_with(&now, total),
+    }
+}
+
 /// What the peers are doing, without spinner or clock:
 /// `codex: editing src/parse.rs · 1.2k tokens`; several as
 /// `2 peers (1 done) · codex: $ cargo test · claude: starting · 3k tokens`.
 pub fn activity(runs: &[(Agent, &Live, bool)]) -> String {
+    let total: u64 = runs.iter().filter_map(|r| total_tokens(&r.1.usage)).sum();
+    activity_with(runs, total)
+}
+
+/// `activity`, with `total` as the tokens.
+fn activity_with(runs: &[(Agent, &Live, bool)], total: u64) -> String {
     let doing = |live: &Live| {
         live.doing()
             .unwrap_or_else(|| "starting".into())
@@ -230,7 +255,6 @@ pub fn activity(runs: &[(Agent, &Live, bool)]) -> String {
             l
         }
     };
-    let total: u64 = runs.iter().filter_map(|r| total_tokens(&r.1.usage)).sum();
     if total > 0 {
         line.push_str(&format!(" · {} tokens", tokens(total)));
     }

@@ -153,4 +153,23 @@ fn the_inspector_lists_and_calls_the_tools_and_results_match_their_schemas() {
         ],
     );
     assert_eq!(done["structuredContent"]["status"], "success", "{done}");
+
+    // The job tools and doctor: each result checked by the Inspector
+    // against the tool's output schema (`baton schema job-status`, `jobs`,
+    // `doctor`).
+    let id_arg = format!("id={id}");
+    for (tool, args) in [
+        ("job_status", vec![id_arg.as_str()]),
+        ("jobs", vec![]),
+        ("doctor", vec!["agent=codex"]),
+    ] {
+        let mut a = vec!["--method", "tools/call", "--tool-name", tool];
+        if !args.is_empty() {
+            a.push("--tool-arg");
+            a.extend(args);
+        }
+        let r = inspect(&dir, &a);
+        assert_eq!(r["isError"], false, "{tool}: {r}");
+        assert!(r["structuredContent"].is_object(), "{tool}: {r}");
+    }
 }

@@ -172,35 +172,15 @@ fn run_json(text: &str) -> Option<Value> {
     (unquoted != text).then(|| run_json(&unquoted)).flatten()
 }
 
-/// How a host hands an MCP tool's result to its model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Form {
-    /// The `structuredContent`, as JSON (Claude Code, Codex).
-    Json,
-    /// Only the `content` text (gemini-cli 0.61): baton's text form of the
-    /// result (`run --text`), its first line the summary, then `status:`.
-    Text,
-}
-
 /// What every host test asserts: pi reached the mock, the tool result the
 /// host gave its model holds a successful run of pi, and the host ended
 /// its turn (exit 0, the scripted last answer).
-fn assert_delegated(w: &World, r: &Ran, form: Form, answer_seen: bool) {
+///
+/// Every host sees the run's JSON: Claude Code and Codex hand their model
+/// the `structuredContent`, gemini-cli (0.61) only the `content` text,
+/// which is the same JSON serialised (MCP 2025-06-18).
+fn assert_delegated(w: &World, r: &Ran, answer_seen: bool) {
     let text = w.tool_result(r);
-    if form == Form::Text {
-        assert!(run_json(&text).is_none(), "JSON after all: {text}");
-        let line = |key: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(key))
-                .map(str::trim)
-                .unwrap_or_default()
-                .to_string()
-        };
-        assert_eq!(line("status:"), "success", "{text}\n{}", r.dump());
-        assert!(line("agent:").starts_with("pi "), "{text}");
-        assert!(text.contains("PLAIN-ANSWER"), "{text}");
-        return assert_ran(w, r, answer_seen);
-    }
     let j = run_json(&text).unwrap_or_else(|| {
         panic!(
             "no run result in the tool result\n{text}\n{}\n{}",
@@ -300,7 +280,7 @@ fn claude_code_calls_baton_run_over_mcp() {
         Some(&w.task),
     );
     let answer = claude_answer(&r);
-    assert_delegated(&w, &r, Form::Json, answer.starts_with("MCP-HOST-DONE"));
+    assert_delegated(&w, &r, answer.starts_with("MCP-HOST-DONE"));
 }
 
 #[test]
@@ -308,23 +288,43 @@ fn claude_code_calls_baton_run_over_mcp() {
 fn codex_calls_baton_run_over_mcp() {
     let w = World::new(Agent::Codex, "mcp-host", "E2E-MCP-HOST-RUN");
     // baton as an MCP server in the host's own config.toml, next to the mock
-    // provider `support::configure` wrote. `run` is marked destructive, and
-    // `codex exec` (approval policy `never`) refuses a call that needs
-    // approval unless the server's tools are approved beforehand.
+    // provider `support::configure` wrote, as `baton setup --mcp codex`
+    // registers it (the host's HOME and CODEX_HOME). `run` is marked
+    // destructive, and `codex exec` (approval policy `never`) refuses a call
+    // that needs approval unless the server's tools are approved
+    // beforehand: setup's block says so, and this proves it is enough.
     let cfg = w.host.home.join(".codex/config.toml");
-    let mut toml = fs::read_to_string(&cfg).unwrap();
+    let before = fs::read_to_string(&cfg).unwrap();
+    let setup = |label: &str, args: &[&str]| -> Value {
+        let mut all = vec!["setup", "--mcp", "codex"];
+        all.extend_from_slice(args);
+        let r = run(&w.host, label, w.host_cmd(BATON, &all), None).ok();
+        let v: Value =
+            serde_json::from_str(r.stdout.trim()).unwrap_or_else(|e| panic!("{e}\n{}", r.dump()));
+        assert_eq!(v["status"], "ok", "{v}");
+        v
+    };
+    let rep = setup("codex-mcp-setup", &[]);
+    assert_eq!(rep["hosts"][0]["written"], json!([cfg]), "{rep}");
+    let registered = fs::read_to_string(&cfg).unwrap();
+    assert!(registered.starts_with(&before), "{registered}");
+    // What only this test needs, in the same table (setup's block is the
+    // file's last): where the server runs, and pi's environment (Codex
+    // passes its servers only a few variables).
     let env: Vec<String> = w
         .server_env()
         .iter()
         .map(|(k, v)| format!("{k} = {v}"))
         .collect();
-    toml.push_str(&format!(
-        "\n[mcp_servers.baton]\ncommand = {}\nargs = [\"mcp\"]\ncwd = {}\ntool_timeout_sec = 180\ndefault_tools_approval_mode = \"approve\"\nenv = {{ {} }}\n",
-        Value::from(BATON),
-        Value::from(w.host.work.display().to_string()),
-        env.join(", ")
-    ));
-    fs::write(&cfg, toml).unwrap();
+    fs::write(
+        &cfg,
+        format!(
+            "{registered}cwd = {}\nenv = {{ {} }}\n",
+            Value::from(w.host.work.display().to_string()),
+            env.join(", ")
+        ),
+    )
+    .unwrap();
     let r = run(
         &w.host,
         "codex-mcp-host",
@@ -353,7 +353,11 @@ fn codex_calls_baton_run_over_mcp() {
         .filter_map(|e| e["item"]["text"].as_str().map(str::to_string))
         .next_back()
         .unwrap_or_default();
-    assert_delegated(&w, &r, Form::Json, answer.starts_with("MCP-HOST-DONE"));
+    assert_delegated(&w, &r, answer.starts_with("MCP-HOST-DONE"));
+    // `--uninstall` removes exactly what setup wrote.
+    fs::write(&cfg, &registered).unwrap();
+    setup("codex-mcp-uninstall", &["--uninstall"]);
+    assert_eq!(fs::read_to_string(&cfg).unwrap(), before);
 }
 
 #[test]
@@ -391,8 +395,8 @@ fn gemini_cli_calls_baton_run_over_mcp() {
         .filter_map(|e| e["content"].as_str().map(str::to_string))
         .collect();
     // gemini-cli gives its model the `content` text and drops the
-    // `structuredContent`: the model reads baton's text form.
-    assert_delegated(&w, &r, Form::Text, answer.starts_with("MCP-HOST-DONE"));
+    // `structuredContent`: the text is the result's JSON.
+    assert_delegated(&w, &r, answer.starts_with("MCP-HOST-DONE"));
 }
 
 #[test]

@@ -8,6 +8,10 @@
 //! `tests/json.rs` checks real output of every kind against these schemas
 //! with unknown fields forbidden.
 
+mod either;
+
+pub use either::{Branch, either};
+
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Value, json};
 
@@ -29,6 +33,13 @@ pub const NAMES: &[&str] = &[
     "council-review",
     "fanout",
     "fanout-review",
+    "run-or-fanout",
+    "job-result",
+    "ask",
+    "job-status",
+    "jobs",
+    "agents",
+    "doctor",
 ];
 
 /// The schema called `name` (`None`: the result's).
@@ -39,6 +50,13 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         Some("ask-envelope") => Some(ask_envelope()),
         Some("fanout") => Some(fanout()),
         Some("fanout-review") => Some(crate::fanout::review::schema_value()),
+        Some("run-or-fanout") => Some(run_or_fanout()),
+        Some("job-result") => Some(job_result()),
+        Some("ask") => Some(ask()),
+        Some("job-status") => Some(job_status()),
+        Some("jobs") => Some(typed::<crate::job::Listing>("jobs")),
+        Some("agents") => Some(typed::<crate::agents_cmd::Listing>("agents")),
+        Some("doctor") => Some(typed::<crate::doctor::Report>("doctor")),
         Some(n) => crate::council::envelope_schema::named(n),
     }
 }
@@ -77,6 +95,105 @@ pub fn fanout() -> Value {
         .root_schema_for::<crate::fanout::result::FanoutResult>()
         .to_value();
     with_id(s, "fanout")
+}
+
+/// A command's JSON whose type is `T`, published as `name`.
+fn typed<T: schemars::JsonSchema>(name: &str) -> Value {
+    with_id(generator().root_schema_for::<T>().to_value(), name)
+}
+
+fn run_branch() -> Branch {
+    Branch {
+        name: "RunResult",
+        prefix: "Run",
+        schema: result(),
+    }
+}
+
+fn fanout_branch() -> Branch {
+    Branch {
+        name: "FanoutResult",
+        prefix: "Fanout",
+        schema: fanout(),
+    }
+}
+
+/// `run`, `run --async` and `continue` (and the MCP tools `run`,
+/// `job_start`, `continue`): a run's result, or a fan-out's when the call
+/// names `--agents` or `--attempts`.
+pub fn run_or_fanout() -> Value {
+    either(
+        "run-or-fanout",
+        "RunResult or FanoutResult",
+        "A run's result (`baton schema`), or a fan-out's (`baton schema fanout`) \
+         when the call names `agents` or `attempts`.",
+        vec![run_branch(), fanout_branch()],
+    )
+}
+
+/// `wait`, `result` and `cancel`: what the id names — a job's result, a
+/// background fan-out's, or a background council's envelope.
+pub fn job_result() -> Value {
+    either(
+        "job-result",
+        "RunResult, FanoutResult or CouncilResult",
+        "A job's result (`baton schema`), a background fan-out's (`baton schema \
+         fanout`) or a background council's (`baton schema council`), as the id names.",
+        vec![
+            run_branch(),
+            fanout_branch(),
+            Branch {
+                name: "CouncilResult",
+                prefix: "Council",
+                schema: named(Some("council")).unwrap_or_default(),
+            },
+        ],
+    )
+}
+
+/// `ask`: one adviser's result, or the advisers side by side (`--agents a,b`).
+pub fn ask() -> Value {
+    either(
+        "ask",
+        "RunResult or AskEnvelope",
+        "One adviser's result (`baton schema`, with `advice`), or several advisers' \
+         side by side (`baton schema ask-envelope`).",
+        vec![
+            run_branch(),
+            Branch {
+                name: "AskEnvelope",
+                prefix: "Ask",
+                schema: ask_envelope(),
+            },
+        ],
+    )
+}
+
+/// `status ID`: a job's record, a background council's or a fan-out's.
+pub fn job_status() -> Value {
+    either(
+        "job-status",
+        "JobStatus, CouncilStatus or FanoutStatus",
+        "`baton status ID`: a job's record, or a background council's or fan-out's \
+         status, as the id names.",
+        vec![
+            Branch {
+                name: "JobStatus",
+                prefix: "Job",
+                schema: typed::<crate::job::JobStatus>("job-status"),
+            },
+            Branch {
+                name: "CouncilStatus",
+                prefix: "Council",
+                schema: typed::<crate::council::envelope::Status>("council-status"),
+            },
+            Branch {
+                name: "FanoutStatus",
+                prefix: "Fanout",
+                schema: typed::<crate::fanout::as_job::FanoutStatus>("fanout-status"),
+            },
+        ],
+    )
 }
 
 /// What baton prints when it could not do its job at all.
