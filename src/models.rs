@@ -115,7 +115,7 @@ pub fn table(agent: Agent) -> &'static ModelTable {
         },
         // Copilot's model comes from its settings or its provider
         // (COPILOT_MODEL); over ACP baton passes none of its efforts.
-        Agent::Copilot | Agent::Kilo | Agent::Byo(_) => &ModelTable {
+        Agent::Copilot | Agent::Kilo | Agent::Cline | Agent::Byo(_) => &ModelTable {
             default_model: None,
             aliases: &[],
             known: &[],

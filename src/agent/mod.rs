@@ -50,6 +50,8 @@ pub enum Agent {
     Copilot,
     /// Kilo Code's CLI: `kilo acp` (ACP only).
     Kilo,
+    /// Cline's CLI: `cline --acp` (ACP only).
+    Cline,
     /// An ACP agent the user brought (`[agents.NAME]` in the user file).
     Byo(byo::ByoId),
 }
@@ -70,7 +72,7 @@ impl<'de> Deserialize<'de> for Agent {
 }
 
 impl Agent {
-    pub const ALL: [Agent; 10] = [
+    pub const ALL: [Agent; 11] = [
         Agent::Codex,
         Agent::Claude,
         Agent::Gemini,
@@ -81,6 +83,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Copilot,
         Agent::Kilo,
+        Agent::Cline,
     ];
 
     /// Agents whose CLI takes baton's `--provider` (pi's provider,
@@ -99,6 +102,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::Kilo => "kilo",
+            Agent::Cline => "cline",
             Agent::Byo(b) => &byo::get(b).name,
         }
     }
@@ -117,12 +121,13 @@ impl Agent {
             "qwen" | "qwen-code" | "qwencode" => Agent::Qwen,
             "copilot" | "github-copilot" | "copilot-cli" => Agent::Copilot,
             "kilo" | "kilocode" | "kilo-code" => Agent::Kilo,
+            "cline" | "cline-cli" => Agent::Cline,
             _ => {
                 if let Some(a) = byo::lookup(&l) {
                     return Ok(a);
                 }
                 let mut hint = "use one of: codex, claude, gemini (agy), zai (glm), pi, \
-                                gemini-cli, opencode, qwen, copilot, kilo"
+                                gemini-cli, opencode, qwen, copilot, kilo, cline"
                     .to_string();
                 for a in byo::all() {
                     hint.push_str(", ");
@@ -162,6 +167,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::Kilo => "kilo",
+            Agent::Cline => "cline",
             Agent::Byo(b) => byo::get(b).command.first().map_or("", String::as_str),
         }
     }
@@ -180,6 +186,7 @@ impl Agent {
             Agent::Qwen => "npm install -g @qwen-code/qwen-code",
             Agent::Copilot => "npm install -g @github/copilot",
             Agent::Kilo => "npm install -g @kilocode/cli",
+            Agent::Cline => "npm install -g cline",
             Agent::Byo(_) => {
                 "fix the agent's `command` in your user file (`baton config path`), or install \
                  its program"
@@ -241,7 +248,7 @@ impl Agent {
                 opencode::command(req, std::env::var(opencode::CONFIG_ENV).ok().as_deref())
             }
             Agent::Qwen => qwen::command(req),
-            Agent::Copilot | Agent::Kilo | Agent::Byo(_) => {
+            Agent::Copilot | Agent::Kilo | Agent::Cline | Agent::Byo(_) => {
                 return acp::command(&self.acp_profile()?, req);
             }
         })
@@ -272,6 +279,7 @@ impl Agent {
             Agent::Qwen => qwen::interactive_resume(req, session),
             Agent::Copilot => acp::copilot_interactive_resume(req, session),
             Agent::Kilo => acp::kilo_interactive_resume(req, session),
+            Agent::Cline => acp::cline_interactive_resume(req, session),
             Agent::Byo(_) => {
                 return Err(Error::usage_hint(
                     format!(
@@ -320,7 +328,7 @@ impl Agent {
             Agent::GeminiCli => Parser::GeminiCli(gemini_cli::Parser::default()),
             Agent::Opencode => Parser::Opencode(opencode::Parser::default()),
             Agent::Qwen => Parser::Qwen(qwen::Parser::default()),
-            Agent::Copilot | Agent::Kilo | Agent::Byo(_) => self.parser_for(Transport::Acp),
+            Agent::Copilot | Agent::Kilo | Agent::Cline | Agent::Byo(_) => self.parser_for(Transport::Acp),
         }
     }
 
@@ -586,7 +594,11 @@ mod tests {
                         Agent::GeminiCli => "default",
                         Agent::Opencode => opencode::READ_ONLY_AGENT,
                         Agent::Qwen => "plan",
-                        Agent::Gemini | Agent::Copilot | Agent::Kilo | Agent::Byo(_) => continue,
+                        Agent::Gemini
+                        | Agent::Copilot
+                        | Agent::Kilo
+                        | Agent::Cline
+                        | Agent::Byo(_) => continue,
                     };
                     assert_eq!(
                         argv.iter().any(|a| a == read_only_switch),

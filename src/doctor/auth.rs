@@ -79,6 +79,9 @@ pub fn key_vars(agent: Agent) -> &'static [&'static str] {
         ],
         // baton cannot know what a brought agent reads; `doctor` lists the
         // auth methods it announces in `initialize`.
+        // Cline's ACP mode starts a session only with CLINE_API_KEY set or a
+        // provider configured (`cline auth`).
+        Agent::Cline => &["CLINE_API_KEY"],
         Agent::Byo(_) => &[],
     }
 }
@@ -108,6 +111,9 @@ pub fn login_file(agent: Agent, env: Env) -> Option<PathBuf> {
         Agent::Kilo => dir("XDG_DATA_HOME", home.join(".local/share"))
             .join("kilo")
             .join("auth.json"),
+        // `cline auth` keeps providers (keys included) in its settings.
+        Agent::Cline => dir("CLINE_DIR", home.join(".cline"))
+            .join("data/settings/providers.json"),
         // agy keeps its login in the OS keyring.
         Agent::Gemini | Agent::Byo(_) => return None,
     })
@@ -135,6 +141,9 @@ fn login_hint(agent: Agent) -> &'static str {
             "run `copilot login`, or set COPILOT_PROVIDER_BASE_URL and COPILOT_PROVIDER_API_KEY"
         }
         Agent::Kilo => "run `kilo auth login`, or add a provider to kilo's config",
+        Agent::Cline => {
+            "run `cline auth -p PROVIDER -k KEY` (with -b for a base URL), or export CLINE_API_KEY"
+        }
         Agent::Byo(_) => {
             "see the agent's own documentation (`baton doctor` lists its auth methods)"
         }

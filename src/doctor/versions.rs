@@ -58,6 +58,7 @@ pub fn package(agent: Agent) -> Option<&'static str> {
         Agent::Qwen => "@qwen-code/qwen-code",
         Agent::Copilot => "@github/copilot",
         Agent::Kilo => "@kilocode/cli",
+        Agent::Cline => "cline",
         Agent::Gemini | Agent::Byo(_) => return None,
     })
 }
