@@ -4,6 +4,7 @@
 mod support;
 
 mod acp;
+mod acp_cline;
 mod agents;
 mod argv;
 mod ask;
