@@ -11,6 +11,7 @@ mod ask;
 mod attach;
 mod blinding;
 mod byo;
+mod byo_paths;
 mod cli_snapshots;
 mod completions;
 mod config;
