@@ -19,7 +19,9 @@ const FAKE: &str = include_str!("support/fake_acp.py");
 fn brought(env: &Env, recordings: &[&Path]) {
     let script = env.fake_dir.join("fake_acp.py");
     fs::write(&script, FAKE).unwrap();
-    let mut pick = String::from("n=$(cat \"$FAKE_DIR/n\" 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > \"$FAKE_DIR/n\"\nrec=''\n");
+    let mut pick = String::from(
+        "n=$(cat \"$FAKE_DIR/n\" 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > \"$FAKE_DIR/n\"\nrec=''\n",
+    );
     for (i, r) in recordings.iter().enumerate() {
         let test = if i + 1 == recordings.len() {
             "true".to_string()
@@ -87,7 +89,12 @@ fn ask_a_brought_agent_validates_its_advice_and_rejects_its_edit() {
     brought(&env, &[&rec]);
     let r = env.run(&["ask", "--agent", "mybot", "why", "is", "it", "flaky?"]);
     let j = r.json();
-    assert_eq!((r.code, j["status"].as_str()), (0, Some("success")), "{j}\n{}", r.stderr);
+    assert_eq!(
+        (r.code, j["status"].as_str()),
+        (0, Some("success")),
+        "{j}\n{}",
+        r.stderr
+    );
     assert_eq!(j["agent"], "mybot");
     assert_eq!(j["access"], "read-only");
     assert_eq!(j["advice"], advice(), "{j}");
@@ -99,7 +106,10 @@ fn ask_a_brought_agent_validates_its_advice_and_rejects_its_edit() {
     assert_eq!(answer["result"]["outcome"]["optionId"], "reject_once");
     assert!(!env.work.join("out.txt").exists());
     let cwd = fs::read_to_string(env.fake_dir.join("cwd-1")).unwrap();
-    assert!(cwd.contains("baton-ask-"), "ask runs in its own packet dir: {cwd}");
+    assert!(
+        cwd.contains("baton-ask-"),
+        "ask runs in its own packet dir: {cwd}"
+    );
 }
 
 #[test]
@@ -113,7 +123,15 @@ fn a_brought_agents_job_is_continued_by_loading_its_session() {
             &fixture("acp/copilot/load.acp"),
         ],
     );
-    let r = env.run(&["run", "--async", "--agent", "mybot", "--access", "read-only", "hello"]);
+    let r = env.run(&[
+        "run",
+        "--async",
+        "--agent",
+        "mybot",
+        "--access",
+        "read-only",
+        "hello",
+    ]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let first = r.json()["job_id"].as_str().unwrap().to_string();
     let w = env.run(&["wait", &first]);
@@ -141,7 +159,15 @@ fn attach_to_a_brought_agents_job_says_it_cannot_open_its_interface() {
     let env = Env::new();
     env.git_init();
     brought(&env, &[&fixture("acp/copilot/plain.acp")]);
-    let r = env.run(&["run", "--async", "--agent", "mybot", "--access", "read-only", "hello"]);
+    let r = env.run(&[
+        "run",
+        "--async",
+        "--agent",
+        "mybot",
+        "--access",
+        "read-only",
+        "hello",
+    ]);
     let id = r.json()["job_id"].as_str().unwrap().to_string();
     assert_eq!(env.run(&["wait", &id]).code, 0);
     for args in [vec!["attach", &id], vec!["attach", &id, "--dry-run"]] {
@@ -156,11 +182,17 @@ fn attach_to_a_brought_agents_job_says_it_cannot_open_its_interface() {
             "{e}"
         );
         let hint = e["hint"].as_str().unwrap();
-        assert!(hint.contains("af4c8f75-a42b-46f5-a391-0dffc6e24872"), "{hint}");
+        assert!(
+            hint.contains("af4c8f75-a42b-46f5-a391-0dffc6e24872"),
+            "{hint}"
+        );
         assert!(hint.contains("baton continue"), "{hint}");
     }
     // Nothing was started for it: one invocation, the run's.
-    assert_eq!(fs::read_to_string(env.fake_dir.join("n")).unwrap().trim(), "1");
+    assert_eq!(
+        fs::read_to_string(env.fake_dir.join("n")).unwrap().trim(),
+        "1"
+    );
 }
 
 #[test]
@@ -180,11 +212,24 @@ fn a_brought_agent_is_a_fanout_candidate_in_its_own_worktree() {
         ),
     );
     let r = env.run(&[
-        "run", "--agents", "mybot,kilo", "--judge", "none", "--test-cmd", "grep -q x out.txt",
-        "--timeout", "60s", "write it",
+        "run",
+        "--agents",
+        "mybot,kilo",
+        "--judge",
+        "none",
+        "--test-cmd",
+        "grep -q x out.txt",
+        "--timeout",
+        "60s",
+        "write it",
     ]);
     let j = r.json();
-    assert_eq!((r.code, j["status"].as_str()), (0, Some("success")), "{j}\n{}", r.stderr);
+    assert_eq!(
+        (r.code, j["status"].as_str()),
+        (0, Some("success")),
+        "{j}\n{}",
+        r.stderr
+    );
     assert_eq!(j["kind"], "fanout");
     assert_eq!(j["winner"]["agent"], "mybot", "{j}");
     let cands = j["candidates"].as_array().unwrap();
@@ -193,11 +238,39 @@ fn a_brought_agent_is_a_fanout_candidate_in_its_own_worktree() {
     // The edit is in its worktree (the policy allowed it there), not in the
     // checkout.
     assert!(!env.work.join("out.txt").exists());
-    let wt = Path::new(mine["worktree"].as_str().unwrap()).canonicalize().unwrap();
+    let wt = Path::new(mine["worktree"].as_str().unwrap())
+        .canonicalize()
+        .unwrap();
     assert_eq!(fs::read_to_string(wt.join("out.txt")).unwrap(), "x\n");
     let new = sent(&env, 1)
         .into_iter()
         .find(|m| m["method"] == "session/new")
         .expect("session/new");
     assert_eq!(Path::new(new["params"]["cwd"].as_str().unwrap()), wt);
+}
+
+#[test]
+fn a_brought_agent_is_accepted_as_a_council_member() {
+    let env = Env::new();
+    env.git_init();
+    brought(&env, &[&fixture("acp/copilot/plain.acp")]);
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    let r = env.run(&[
+        "council",
+        "discuss",
+        "--members",
+        "mybot,codex",
+        "--chair",
+        "codex",
+        "--dry-run",
+        "fix the flaky test",
+    ]);
+    let j = r.json();
+    assert_eq!(r.code, 0, "{j}\n{}", r.stderr);
+    let m = j["members"].as_array().unwrap();
+    assert_eq!(m[0]["agent"], "mybot", "{j}");
+    assert!(m[0]["argv"][0].as_str().unwrap().ends_with("my-acp"), "{j}");
+    assert_eq!(j["calls"]["proposing"], 2, "{j}");
+    // A dry run starts nobody.
+    assert!(!env.fake_dir.join("n").exists());
 }

@@ -328,7 +328,9 @@ impl Agent {
             Agent::GeminiCli => Parser::GeminiCli(gemini_cli::Parser::default()),
             Agent::Opencode => Parser::Opencode(opencode::Parser::default()),
             Agent::Qwen => Parser::Qwen(qwen::Parser::default()),
-            Agent::Copilot | Agent::Kilo | Agent::Cline | Agent::Byo(_) => self.parser_for(Transport::Acp),
+            Agent::Copilot | Agent::Kilo | Agent::Cline | Agent::Byo(_) => {
+                self.parser_for(Transport::Acp)
+            }
         }
     }
 

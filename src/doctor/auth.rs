@@ -112,8 +112,7 @@ pub fn login_file(agent: Agent, env: Env) -> Option<PathBuf> {
             .join("kilo")
             .join("auth.json"),
         // `cline auth` keeps providers (keys included) in its settings.
-        Agent::Cline => dir("CLINE_DIR", home.join(".cline"))
-            .join("data/settings/providers.json"),
+        Agent::Cline => dir("CLINE_DIR", home.join(".cline")).join("data/settings/providers.json"),
         // agy keeps its login in the OS keyring.
         Agent::Gemini | Agent::Byo(_) => return None,
     })

@@ -58,7 +58,8 @@ pub fn api(agent: Agent) -> Api {
         | Agent::Qwen
         | Agent::QwenAcp
         | Agent::Copilot
-        | Agent::Kilo => Api::Chat,
+        | Agent::Kilo
+        | Agent::Cline => Api::Chat,
     }
 }
 
@@ -169,6 +170,7 @@ fn version_of(agent: Agent) -> String {
         Agent::Qwen | Agent::QwenAcp => "QWEN_NPM",
         Agent::Copilot => "COPILOT_NPM",
         Agent::Kilo => "KILO_NPM",
+        Agent::Cline => "CLINE_NPM",
     };
     versions().get(key).cloned().unwrap_or_default()
 }
