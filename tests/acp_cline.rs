@@ -75,7 +75,10 @@ fn a_plain_cline_answer_has_its_session_and_no_usage() {
     assert_eq!(j["message"], "Hello from mock.");
     assert_eq!(j["session"], "1796191513034_33imv_cli");
     // cline reports no token counts over ACP (measured).
-    assert!(j["usage"].is_null() || j["usage"]["input_tokens"].is_null(), "{j}");
+    assert!(
+        j["usage"].is_null() || j["usage"]["input_tokens"].is_null(),
+        "{j}"
+    );
     // Started as `cline --acp`, without its background hub.
     let argv = fs::read_to_string(env.fake_dir.join("cline.argv")).unwrap();
     assert_eq!(argv.trim(), "--acp|local");
@@ -179,7 +182,11 @@ fn a_cline_model_error_and_a_timeout_end_the_run() {
     let env = cline("cancel");
     let r = env.run(&["run", "--agent", "cline", "--timeout", "2s", "slow"]);
     let j = r.json();
-    assert_eq!((r.code, j["status"].as_str()), (124, Some("timeout")), "{j}");
+    assert_eq!(
+        (r.code, j["status"].as_str()),
+        (124, Some("timeout")),
+        "{j}"
+    );
     let s = sent(&env);
     assert_eq!(s.last().unwrap()["method"], "session/cancel", "{s:?}");
     assert_eq!(j["session"], json!("1796192005681_I03M4_cli"));

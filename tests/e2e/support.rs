@@ -645,7 +645,9 @@ wire_api = "responses"
             let cfg = json!({"version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
                 "providers": {"openai-compatible": {"settings": {"provider": "openai-compatible",
                     "apiKey": "e2e-cline-key", "model": "mock-model",
-                    "baseUrl": format!("{url}/v1")}, "tokenSource": "manual"}}});
+                    "baseUrl": format!("{url}/v1")}, "tokenSource": "manual",
+                    // Without it the entry is ignored (measured).
+                    "updatedAt": "2026-01-01T00:00:00.000Z"}}});
             fs::write(dir.join("providers.json"), cfg.to_string()).unwrap();
             vec![
                 kv("CLINE_PROVIDER", "openai-compatible"),
