@@ -41,7 +41,8 @@ fn agents_lists_installed_clis_with_their_versions() {
             "opencode",
             "qwen",
             "copilot",
-            "kilo"
+            "kilo",
+            "cline"
         ]
     );
     let get = |n: &str| agents.iter().find(|a| a["name"] == n).unwrap();
