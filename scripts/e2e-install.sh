@@ -89,11 +89,11 @@ partial="$dir.partial.$$"
 trap 'rm -rf "$partial"' EXIT
 mkdir -p "$partial"
 printf '{"private": true, "description": "baton e2e: pinned agent CLIs"}\n' >"$partial/package.json"
-say "installing $CODEX_NPM $CLAUDE_NPM $PI_NPM $GEMINI_CLI_NPM $OPENCODE_NPM $QWEN_NPM $COPILOT_NPM $KILO_NPM $NANOCODER_NPM $MCP_INSPECTOR_NPM into $dir (about 2 GB)"
+say "installing $CODEX_NPM $CLAUDE_NPM $PI_NPM $GEMINI_CLI_NPM $OPENCODE_NPM $QWEN_NPM $COPILOT_NPM $KILO_NPM $CLINE_NPM $NANOCODER_NPM $MCP_INSPECTOR_NPM into $dir (about 2 GB)"
 # Install scripts must run: claude-code's postinstall puts its native binary
 # in place (with --ignore-scripts `claude` is a stub that exits 1).
 npm install --prefix "$partial" --no-audit --no-fund --save-exact --loglevel=error \
-	"$CODEX_NPM" "$CLAUDE_NPM" "$PI_NPM" "$GEMINI_CLI_NPM" "$OPENCODE_NPM" "$QWEN_NPM" "$COPILOT_NPM" "$KILO_NPM" "$NANOCODER_NPM" "$MCP_INSPECTOR_NPM" >&2 ||
+	"$CODEX_NPM" "$CLAUDE_NPM" "$PI_NPM" "$GEMINI_CLI_NPM" "$OPENCODE_NPM" "$QWEN_NPM" "$COPILOT_NPM" "$KILO_NPM" "$CLINE_NPM" "$NANOCODER_NPM" "$MCP_INSPECTOR_NPM" >&2 ||
 	err "npm install failed (see above)"
 # Nanocoder's node, in a prefix of its own: its package links `.bin/node`,
 # which would put every other CLI on it too.
@@ -135,6 +135,8 @@ check qwen "$QWEN_NPM" "$bin/qwen" --version
 check copilot "$COPILOT_NPM" "$bin/copilot" --version
 # Kilo's too (its postinstall links it: install scripts must run).
 check kilo "$KILO_NPM" "$bin/kilo" --version
+# Cline's too: its postinstall links the Bun-compiled binary into place.
+check cline "$CLINE_NPM" "$bin/cline" --version
 check node22 "$NANOCODER_NODE_NPM" "$node22/node_modules/.bin/node" --version
 check nanocoder "$NANOCODER_NPM" env PATH="$node22/node_modules/.bin:$PATH" "$bin/nanocoder" --version
 check mcp-inspector "$MCP_INSPECTOR_NPM" "$bin/mcp-inspector" -V

@@ -246,6 +246,11 @@ fn info(a: Agent) -> AgentInfo {
              workspace are refused while its agents.config.json pre-approves tools"
                 .into(),
         ),
+        Agent::Cline => notes.push(
+            "ACP only: every cline tool asks; baton judges its patches by the files they name \
+             and runs it without its background hub (CLINE_SESSION_BACKEND_MODE=local)"
+                .into(),
+        ),
         Agent::Copilot => notes.push(
             "ACP only: baton answers each permission request (read-only rejects every edit and \
              command; workspace allows edits inside the cwd and rejects commands)"

@@ -115,14 +115,16 @@ pub fn table(agent: Agent) -> &'static ModelTable {
         },
         // Copilot's model comes from its settings or its provider
         // (COPILOT_MODEL); over ACP baton passes none of its efforts.
-        Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::Byo(_) => &ModelTable {
-            default_model: None,
-            aliases: &[],
-            known: &[],
-            efforts: &[],
-            default_effort: None,
-            fixed_model: false,
-        },
+        Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::Cline | Agent::Byo(_) => {
+            &ModelTable {
+                default_model: None,
+                aliases: &[],
+                known: &[],
+                efforts: &[],
+                default_effort: None,
+                fixed_model: false,
+            }
+        }
     }
 }
 

@@ -42,6 +42,7 @@ fn agents_lists_installed_clis_with_their_versions() {
             "qwen",
             "copilot",
             "kilo",
+            "cline",
             "nanocoder"
         ]
     );

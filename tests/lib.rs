@@ -4,6 +4,7 @@
 mod support;
 
 mod acp;
+mod acp_cline;
 mod acp_nanocoder;
 mod agents;
 mod argv;
@@ -11,6 +12,7 @@ mod ask;
 mod attach;
 mod blinding;
 mod byo;
+mod byo_paths;
 mod cli_snapshots;
 mod completions;
 mod config;

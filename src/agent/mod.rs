@@ -50,6 +50,8 @@ pub enum Agent {
     Copilot,
     /// Kilo Code's CLI: `kilo acp` (ACP only).
     Kilo,
+    /// Cline's CLI: `cline --acp` (ACP only).
+    Cline,
     /// Nanocoder (the Nano Collective's CLI): `nanocoder --acp` (ACP only).
     Nanocoder,
     /// An ACP agent the user brought (`[agents.NAME]` in the user file).
@@ -72,7 +74,7 @@ impl<'de> Deserialize<'de> for Agent {
 }
 
 impl Agent {
-    pub const ALL: [Agent; 11] = [
+    pub const ALL: [Agent; 12] = [
         Agent::Codex,
         Agent::Claude,
         Agent::Gemini,
@@ -83,6 +85,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Copilot,
         Agent::Kilo,
+        Agent::Cline,
         Agent::Nanocoder,
     ];
 
@@ -102,6 +105,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::Kilo => "kilo",
+            Agent::Cline => "cline",
             Agent::Nanocoder => "nanocoder",
             Agent::Byo(b) => &byo::get(b).name,
         }
@@ -121,13 +125,14 @@ impl Agent {
             "qwen" | "qwen-code" | "qwencode" => Agent::Qwen,
             "copilot" | "github-copilot" | "copilot-cli" => Agent::Copilot,
             "kilo" | "kilocode" | "kilo-code" => Agent::Kilo,
+            "cline" | "cline-cli" => Agent::Cline,
             "nanocoder" | "nano-coder" => Agent::Nanocoder,
             _ => {
                 if let Some(a) = byo::lookup(&l) {
                     return Ok(a);
                 }
                 let mut hint = "use one of: codex, claude, gemini (agy), zai (glm), pi, \
-                                gemini-cli, opencode, qwen, copilot, kilo, nanocoder"
+                                gemini-cli, opencode, qwen, copilot, kilo, cline, nanocoder"
                     .to_string();
                 for a in byo::all() {
                     hint.push_str(", ");
@@ -167,6 +172,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::Kilo => "kilo",
+            Agent::Cline => "cline",
             Agent::Nanocoder => "nanocoder",
             Agent::Byo(b) => byo::get(b).command.first().map_or("", String::as_str),
         }
@@ -186,6 +192,7 @@ impl Agent {
             Agent::Qwen => "npm install -g @qwen-code/qwen-code",
             Agent::Copilot => "npm install -g @github/copilot",
             Agent::Kilo => "npm install -g @kilocode/cli",
+            Agent::Cline => "npm install -g cline",
             Agent::Nanocoder => "npm install -g @nanocollective/nanocoder (it needs node >= 22)",
             Agent::Byo(_) => {
                 "fix the agent's `command` in your user file (`baton config path`), or install \
@@ -248,7 +255,7 @@ impl Agent {
                 opencode::command(req, std::env::var(opencode::CONFIG_ENV).ok().as_deref())
             }
             Agent::Qwen => qwen::command(req),
-            Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::Byo(_) => {
+            Agent::Copilot | Agent::Kilo | Agent::Cline | Agent::Nanocoder | Agent::Byo(_) => {
                 return acp::command(&self.acp_profile()?, req);
             }
         })
@@ -279,6 +286,7 @@ impl Agent {
             Agent::Qwen => qwen::interactive_resume(req, session),
             Agent::Copilot => acp::copilot_interactive_resume(req, session),
             Agent::Kilo => acp::kilo_interactive_resume(req, session),
+            Agent::Cline => acp::cline_interactive_resume(req, session),
             Agent::Nanocoder => acp::nanocoder_interactive_resume(req, session),
             Agent::Byo(_) => {
                 return Err(Error::usage_hint(
@@ -328,7 +336,7 @@ impl Agent {
             Agent::GeminiCli => Parser::GeminiCli(gemini_cli::Parser::default()),
             Agent::Opencode => Parser::Opencode(opencode::Parser::default()),
             Agent::Qwen => Parser::Qwen(qwen::Parser::default()),
-            Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::Byo(_) => {
+            Agent::Copilot | Agent::Kilo | Agent::Cline | Agent::Nanocoder | Agent::Byo(_) => {
                 self.parser_for(Transport::Acp)
             }
         }
@@ -623,6 +631,7 @@ mod tests {
                         Agent::Gemini
                         | Agent::Copilot
                         | Agent::Kilo
+                        | Agent::Cline
                         | Agent::Nanocoder
                         | Agent::Byo(_) => continue,
                     };

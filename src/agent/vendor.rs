@@ -22,6 +22,8 @@ impl Agent {
             Agent::Copilot => Some("github"),
             // Kilo reaches many providers through its own config.
             Agent::Kilo | Agent::Nanocoder => None,
+            // Cline too (its provider settings, or CLINE_PROVIDER).
+            Agent::Cline => None,
             // A brought agent's models are whatever its own setup says.
             Agent::Byo(_) => None,
             Agent::Pi | Agent::Opencode | Agent::Qwen => None,

@@ -398,6 +398,12 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
             (Agent::Nanocoder, Access::Workspace) => {
                 "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials); refused while an agents.config.json pre-approves tools (alwaysAllow)"
             }
+            (Agent::Cline, Access::ReadOnly) => {
+                "over ACP (every tool asks): baton rejects every edit and command cline asks to make (listed in denials)"
+            }
+            (Agent::Cline, Access::Workspace) => {
+                "over ACP: patches whose every file is inside the cwd are allowed; others and every command are rejected (listed in denials)"
+            }
             (Agent::Byo(_), Access::ReadOnly) => {
                 "over ACP: baton rejects every edit and command the agent asks to make (listed in denials); what it does without asking cannot be policed"
             }

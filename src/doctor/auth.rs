@@ -81,6 +81,9 @@ pub fn key_vars(agent: Agent) -> &'static [&'static str] {
         Agent::Nanocoder => &["NANOCODER_PROVIDERS", "NANOCODER_PROVIDERS_FILE"],
         // baton cannot know what a brought agent reads; `doctor` lists the
         // auth methods it announces in `initialize`.
+        // Cline's ACP mode starts a session only with CLINE_API_KEY set or a
+        // provider configured (`cline auth`).
+        Agent::Cline => &["CLINE_API_KEY"],
         Agent::Byo(_) => &[],
     }
 }
@@ -116,6 +119,8 @@ pub fn login_file(agent: Agent, env: Env) -> Option<PathBuf> {
             .map(PathBuf::from)
             .unwrap_or_else(|| dir("XDG_CONFIG_HOME", home.join(".config")).join("nanocoder"))
             .join("agents.config.json"),
+        // `cline auth` keeps providers (keys included) in its settings.
+        Agent::Cline => dir("CLINE_DIR", home.join(".cline")).join("data/settings/providers.json"),
         // agy keeps its login in the OS keyring.
         Agent::Gemini | Agent::Byo(_) => return None,
     })
@@ -145,6 +150,9 @@ fn login_hint(agent: Agent) -> &'static str {
         Agent::Kilo => "run `kilo auth login`, or add a provider to kilo's config",
         Agent::Nanocoder => {
             "add a provider to nanocoder's agents.config.json, or export NANOCODER_PROVIDERS"
+        }
+        Agent::Cline => {
+            "run `cline auth -p PROVIDER -k KEY` (with -b for a base URL), or export CLINE_API_KEY"
         }
         Agent::Byo(_) => {
             "see the agent's own documentation (`baton doctor` lists its auth methods)"

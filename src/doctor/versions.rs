@@ -59,6 +59,7 @@ pub fn package(agent: Agent) -> Option<&'static str> {
         Agent::Copilot => "@github/copilot",
         Agent::Kilo => "@kilocode/cli",
         Agent::Nanocoder => "@nanocollective/nanocoder",
+        Agent::Cline => "cline",
         Agent::Gemini | Agent::Byo(_) => return None,
     })
 }

@@ -221,9 +221,12 @@ impl Reducer {
             Agent::Opencode => events::opencode(&v),
             Agent::Zai | Agent::Pi => events::pi(&v),
             Agent::GeminiCli => self.gemini_cli(&v),
-            Agent::Gemini | Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::Byo(_) => {
-                Vec::new()
-            }
+            Agent::Gemini
+            | Agent::Copilot
+            | Agent::Kilo
+            | Agent::Nanocoder
+            | Agent::Cline
+            | Agent::Byo(_) => Vec::new(),
         };
         if let Some(p) = self.parser.as_mut() {
             p.feed(line);

@@ -139,7 +139,12 @@ fn assert_structured_request(agent: Agent, r: &Recorded, schema: &Value) {
             }
         }
         // Not run for ACP agents (their structured output is text).
-        Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::GeminiCliAcp | Agent::QwenAcp => {}
+        Agent::Copilot
+        | Agent::Kilo
+        | Agent::Cline
+        | Agent::Nanocoder
+        | Agent::GeminiCliAcp
+        | Agent::QwenAcp => {}
         Agent::GeminiCli => {
             // Default approval mode: no mutating tool is even declared.
             for w in ["write_file", "replace", "run_shell_command"] {

@@ -59,6 +59,7 @@ pub fn api(agent: Agent) -> Api {
         | Agent::QwenAcp
         | Agent::Copilot
         | Agent::Kilo
+        | Agent::Cline
         | Agent::Nanocoder => Api::Chat,
     }
 }
@@ -170,6 +171,7 @@ fn version_of(agent: Agent) -> String {
         Agent::Qwen | Agent::QwenAcp => "QWEN_NPM",
         Agent::Copilot => "COPILOT_NPM",
         Agent::Kilo => "KILO_NPM",
+        Agent::Cline => "CLINE_NPM",
         Agent::Nanocoder => "NANOCODER_NPM",
     };
     versions().get(key).cloned().unwrap_or_default()

@@ -1170,6 +1170,8 @@ enum ChatCli {
     Copilot,
     /// Kilo Code (an opencode fork: opencode's tool names).
     Kilo,
+    /// Cline: edits are `apply_patch` payloads, commands `run_commands`.
+    Cline,
     Nanocoder,
 }
 
@@ -1196,6 +1198,8 @@ fn chat_cli(body: &Value) -> ChatCli {
         ChatCli::Copilot
     } else if sys.contains("You are Kilo") {
         ChatCli::Kilo
+    } else if sys.contains("You are Cline") {
+        ChatCli::Cline
     } else if sys.contains("You are Nanocoder") {
         ChatCli::Nanocoder
     } else {
@@ -1270,6 +1274,10 @@ fn chat_stream(
                 }
                 ChatCli::Qwen => ("write_file", json!({"file_path": path, "content": content})),
                 ChatCli::Copilot => ("create", json!({"path": path, "file_text": content})),
+                ChatCli::Cline => (
+                    "apply_patch",
+                    json!({"input": add_file_patch(path, content)}),
+                ),
                 ChatCli::Nanocoder => ("write_file", json!({"path": path, "content": content})),
             };
             sse.send(None, &chunk(call(name, args), Value::Null))?;
@@ -1283,6 +1291,7 @@ fn chat_stream(
                 }
                 ChatCli::Qwen => ("run_shell_command", json!({"command": cmd})),
                 ChatCli::Copilot => ("bash", json!({"command": cmd, "description": "run it"})),
+                ChatCli::Cline => ("run_commands", json!({"commands": [cmd]})),
                 ChatCli::Nanocoder => ("execute_bash", json!({"command": cmd})),
             };
             sse.send(None, &chunk(call(name, args), Value::Null))?;

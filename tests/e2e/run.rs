@@ -64,6 +64,11 @@ fn assert_wire(agent: Agent, r: &Recorded) {
             "authorization",
             "Bearer e2e-kilo-key",
         ),
+        Agent::Cline => (
+            "/v1/chat/completions",
+            "authorization",
+            "Bearer e2e-cline-key",
+        ),
         Agent::Nanocoder => (
             "/v1/chat/completions",
             "authorization",
@@ -128,7 +133,7 @@ fn write_workspace(agent: Agent) {
     assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
     let out = p.work.join("out.txt");
     assert_eq!(
-        fs::read_to_string(&out).ok().as_deref(),
+        written(agent, &out).as_deref(),
         Some(WRITTEN),
         "{}",
         o.dump()
@@ -141,6 +146,17 @@ fn write_workspace(agent: Agent) {
         "tool call, then the final answer"
     );
     usage_ok(agent, &o, &id);
+}
+
+/// The file the write scenario left. Cline's `apply_patch` drops the last
+/// newline of a file it adds (measured with 3.0.65): that one byte is put
+/// back, the rest must match.
+fn written(agent: Agent, out: &std::path::Path) -> Option<String> {
+    let text = fs::read_to_string(out).ok()?;
+    if agent == Agent::Cline && !text.ends_with('\n') {
+        return Some(text + "\n");
+    }
+    Some(text)
 }
 
 /// Scenario 3: The same scenario read-only: the CLI refuses the write (the model did
@@ -159,6 +175,11 @@ fn write_read_only(agent: Agent) {
 /// memory-extraction call out: there the main turns are compared
 /// (docs/agents-acp.md).
 fn usage_ok(agent: Agent, o: &Outcome, run: &str) {
+    if agent == Agent::Cline {
+        // Cline's ACP mode reports no token counts (measured): none is
+        // invented.
+        return assert!(o.json["usage"]["input_tokens"].is_null(), "{}", o.dump());
+    }
     if !matches!(
         agent,
         Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo | Agent::Nanocoder
@@ -266,7 +287,7 @@ fn resume(agent: Agent) {
     assert_eq!((c.code, c.status()), (0, "success"), "{}", c.dump());
     assert_eq!(c.session(), session);
     assert_eq!(
-        fs::read_to_string(p.work.join("out.txt")).ok().as_deref(),
+        written(agent, &p.work.join("out.txt")).as_deref(),
         Some(WRITTEN),
         "{}",
         c.dump()
@@ -298,7 +319,7 @@ fn model_error(agent: Agent) {
         // "Error: 400 …"); the agent then exits at the end of its input, or
         // is stopped.
         Agent::Copilot => assert_eq!(peer_exit, Some(0), "{}", o.dump()),
-        Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo | Agent::Nanocoder => {}
+        Agent::GeminiCliAcp | Agent::QwenAcp | Agent::Kilo | Agent::Cline | Agent::Nanocoder => {}
         Agent::Codex | Agent::Claude | Agent::Opencode | Agent::Qwen => {
             assert_eq!(peer_exit, Some(1), "{}", o.dump())
         }
@@ -344,7 +365,7 @@ fn timeout(agent: Agent) {
 per_agent!(
     [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli,
      opencode => Opencode, qwen => Qwen, copilot => Copilot, kilo => Kilo,
-     nanocoder => Nanocoder, gemini_cli_acp => GeminiCliAcp, qwen_acp => QwenAcp]
+     cline => Cline, nanocoder => Nanocoder, gemini_cli_acp => GeminiCliAcp, qwen_acp => QwenAcp]
     plain,
     write_workspace,
     write_read_only,
@@ -357,7 +378,7 @@ per_agent!(
 // (measured twice, docs/agents-acp.md); its headless `--resume` works.
 per_agent!(
     [codex => Codex, claude => Claude, zai => Zai, pi => Pi, gemini_cli => GeminiCli,
-     opencode => Opencode, qwen => Qwen, copilot => Copilot, kilo => Kilo,
+     opencode => Opencode, qwen => Qwen, copilot => Copilot, kilo => Kilo, cline => Cline,
      nanocoder => Nanocoder, qwen_acp => QwenAcp]
     resume
 );

@@ -76,6 +76,8 @@ pub enum Agent {
     Copilot,
     /// Kilo Code's CLI (ACP only).
     Kilo,
+    /// Cline's CLI (ACP only).
+    Cline,
     /// Nanocoder (ACP only), on the node it needs (>= 22).
     Nanocoder,
     /// gemini-cli and qwen driven over ACP (`--transport acp`), side by side
@@ -96,6 +98,7 @@ impl Agent {
             Agent::Qwen | Agent::QwenAcp => "qwen",
             Agent::Copilot => "copilot",
             Agent::Kilo => "kilo",
+            Agent::Cline => "cline",
             Agent::Nanocoder => "nanocoder",
             Agent::GeminiCliAcp => "gemini-cli",
         }
@@ -114,7 +117,12 @@ impl Agent {
     pub fn acp(self) -> bool {
         matches!(
             self,
-            Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::GeminiCliAcp | Agent::QwenAcp
+            Agent::Copilot
+                | Agent::Kilo
+                | Agent::Cline
+                | Agent::Nanocoder
+                | Agent::GeminiCliAcp
+                | Agent::QwenAcp
         )
     }
 
@@ -135,7 +143,12 @@ impl Agent {
             // With opencode and qwen in the suite the machine is busier: at a
             // load of 20, claude and pi did not reach the model in 10 s / 25 s.
             Agent::Codex | Agent::Claude => "30s",
-            Agent::Zai | Agent::Pi | Agent::GeminiCli | Agent::Copilot | Agent::Nanocoder => "50s",
+            Agent::Zai
+            | Agent::Pi
+            | Agent::GeminiCli
+            | Agent::Copilot
+            | Agent::Cline
+            | Agent::Nanocoder => "50s",
             // opencode and qwen take tens of seconds to start on a loaded
             // 2-core machine (measured: 40 s, and over 150 s at a load of 19).
             Agent::Opencode | Agent::Qwen | Agent::QwenAcp | Agent::GeminiCliAcp | Agent::Kilo => {
@@ -666,6 +679,27 @@ wire_api = "responses"
                 xdg("XDG_CACHE_HOME", ".cache"),
                 xdg("XDG_STATE_HOME", ".local/state"),
                 kv("MOCK_API_KEY", "e2e-kilo-key"),
+            ]
+        }
+        // Cline: its ACP mode reads the provider from CLINE_PROVIDER and the
+        // key from CLINE_API_KEY; the base URL from its provider settings
+        // (what `cline auth -p openai-compatible -b URL` writes). Its model
+        // is one of its catalog's for the provider (mock-model is not: it
+        // falls back to the catalog's default, measured).
+        Agent::Cline => {
+            let dir = home.join(".cline/data/settings");
+            fs::create_dir_all(&dir).unwrap();
+            let cfg = json!({"version": 1, "lastUsedProvider": "openai-compatible", "modes": {},
+                "providers": {"openai-compatible": {"settings": {"provider": "openai-compatible",
+                    "apiKey": "e2e-cline-key", "model": "mock-model",
+                    "baseUrl": format!("{url}/v1")}, "tokenSource": "manual",
+                    // Without it the entry is ignored (measured).
+                    "updatedAt": "2026-01-01T00:00:00.000Z"}}});
+            fs::write(dir.join("providers.json"), cfg.to_string()).unwrap();
+            vec![
+                kv("CLINE_PROVIDER", "openai-compatible"),
+                kv("CLINE_API_KEY", "e2e-cline-key"),
+                kv("CLINE_MODEL", "mock-model"),
             ]
         }
         Agent::GeminiCliAcp => unreachable!("configured as gemini-cli"),

@@ -19,6 +19,7 @@
 //!   every other agent.
 
 pub mod client;
+mod patch;
 pub mod policy;
 mod requests;
 
@@ -171,7 +172,9 @@ impl Agent {
     /// Headless stays the default where it is proven (docs/agents-acp.md).
     pub fn transports(self) -> &'static [Transport] {
         match self {
-            Agent::Copilot | Agent::Kilo | Agent::Nanocoder | Agent::Byo(_) => &[Transport::Acp],
+            Agent::Copilot | Agent::Kilo | Agent::Cline | Agent::Nanocoder | Agent::Byo(_) => {
+                &[Transport::Acp]
+            }
             Agent::GeminiCli | Agent::Qwen => &[Transport::Headless, Transport::Acp],
             _ => &[Transport::Headless],
         }
@@ -279,6 +282,19 @@ pub fn builtin(agent: Agent) -> Option<Profile> {
             auth: "a provider in kilo's config (~/.config/kilo/kilo.json), or `kilo auth login`",
             ..p("kilo", &["acp"])
         },
+        // Measured (docs/agents-acp.md): in its default `act` mode every
+        // tool asks, reads included; its patches name their files only in
+        // the patch text (patch.rs). Without CLINE_SESSION_BACKEND_MODE=local
+        // it starts a background hub daemon in a session of its own that
+        // outlives the run, out of reach of the process group.
+        Agent::Cline => Profile {
+            env_set: vec![("CLINE_SESSION_BACKEND_MODE".into(), "local".into())],
+            // Over ACP the model comes from CLINE_MODEL or its settings.
+            model_flag: None,
+            auth: "CLINE_API_KEY with CLINE_PROVIDER (a provider set up with `cline auth`), or \
+                   `cline auth`",
+            ..p("cline", &["--acp"])
+        },
         // Nanocoder's ACP sessions start in `auto-accept`, which writes files
         // without asking (measured); `normal` asks before every edit and
         // command (measured), so baton sets it for every access and answers
@@ -306,6 +322,20 @@ pub fn kilo_interactive_resume(req: &Request, session: &str) -> CommandSpec {
         c.args(["--model", m]);
     }
     c.args(["--session", session]);
+    c
+}
+
+/// `baton attach` for cline: its interactive interface on the session
+/// (`cline --tui --id <id>`), asking the person before each tool
+/// (`--auto-approve false`; cline's own default approves everything).
+pub fn cline_interactive_resume(req: &Request, session: &str) -> CommandSpec {
+    let mut c = CommandSpec::new("cline");
+    c.env_set
+        .push(("CLINE_SESSION_BACKEND_MODE".into(), "local".into()));
+    if let Some(m) = &req.model {
+        c.args(["--model", m]);
+    }
+    c.args(["--tui", "--auto-approve", "false", "--id", session]);
     c
 }
 

@@ -150,8 +150,13 @@ impl Policy {
     pub fn answer(&self, params: &Value) -> (Value, Option<Denial>) {
         let mut denial = None;
         let tool = params.get("toolCall").unwrap_or(&Value::Null);
-        let kind = Kind::parse(tool.get("kind").and_then(Value::as_str).unwrap_or("other"));
+        let mut kind = Kind::parse(tool.get("kind").and_then(Value::as_str).unwrap_or("other"));
         let paths = paths_of(tool);
+        // A patch payload is an edit of the files its headers name, whatever
+        // kind the agent gave it (cline: `other`).
+        if kind == Kind::Other && super::patch::patch_text(tool).is_some() {
+            kind = Kind::Edit;
+        }
         let verdict = self.judge(kind, &paths);
         let options = params
             .get("options")
@@ -242,6 +247,9 @@ pub fn paths_of(tool_call: &Value) -> Vec<String> {
                 push(p);
             }
         }
+    }
+    if let Some(patch) = super::patch::patch_text(tool_call) {
+        super::patch::paths(patch).iter().for_each(|p| push(p));
     }
     if let Some(input) = tool_call.get("rawInput").and_then(Value::as_object) {
         for key in PATH_KEYS {
