@@ -317,16 +317,53 @@ impl Described {
         let mut t = Tool::new(d.name, format!("{about}.{}", d.note), input);
         t.title = Some(d.title.into());
         if let Some(s) = output_schema(d.output) {
-            t = t.with_raw_output_schema(Arc::new(s));
+            t = t.with_raw_output_schema(s);
         }
         t.annotate(annotations(d, cap))
     }
 }
 
-/// The output schema `baton schema …` publishes for this kind of output.
-pub fn output_schema(o: Output) -> Option<JsonObject> {
+/// Every `Output`, for the test that keeps `output_schemas.json` current.
+pub const OUTPUTS: [Output; 8] = [
+    Output::RunOrFanout,
+    Output::JobResult,
+    Output::Ask,
+    Output::Council,
+    Output::JobStatus,
+    Output::Jobs,
+    Output::Agents,
+    Output::Doctor,
+];
+
+/// The output schemas as `baton schema NAME` prints them, made at build
+/// time of the tests, not at start-up: generating them (schemars, and the
+/// merges of `schema::either`) took ~1 ms each, 15 ms for the tool list,
+/// three times the whole start-up budget (docs/benchmarks.md#mcp). The
+/// unit test `embedded_output_schemas_are_current` fails when a result
+/// type changes and this file does not (`BATON_BLESS=1` rewrites it).
+const EMBEDDED: &str = include_str!("output_schemas.json");
+
+static PARSED: std::sync::LazyLock<Vec<(String, Arc<JsonObject>)>> =
+    std::sync::LazyLock::new(|| match serde_json::from_str(EMBEDDED) {
+        Ok(Value::Object(m)) => m
+            .into_iter()
+            .filter_map(|(k, v)| match v {
+                Value::Object(o) => Some((k, Arc::new(o))),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    });
+
+/// The output schema `baton schema …` publishes for this kind of output,
+/// shared by the tools that return it (the tool list holds it once).
+pub fn output_schema(o: Output) -> Option<Arc<JsonObject>> {
+    if let Some((_, s)) = PARSED.iter().find(|(k, _)| k == o.schema_name()) {
+        return Some(s.clone());
+    }
+    // Only a stale file gets here, and its test says so.
     match crate::schema::named(Some(o.schema_name()))? {
-        Value::Object(m) => Some(m),
+        Value::Object(m) => Some(Arc::new(m)),
         _ => None,
     }
 }
@@ -432,6 +469,31 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn embedded_output_schemas_are_current() {
+        let now: serde_json::Map<String, Value> = OUTPUTS
+            .iter()
+            .map(|o| {
+                let s = crate::schema::named(Some(o.schema_name())).unwrap();
+                (o.schema_name().to_string(), s)
+            })
+            .collect();
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/mcp/output_schemas.json");
+        if std::env::var_os("BATON_BLESS").is_some() {
+            let text = serde_json::to_string(&Value::Object(now.clone())).unwrap() + "\n";
+            std::fs::write(&path, text).unwrap();
+        }
+        let embedded: Value = serde_json::from_str(EMBEDDED).unwrap();
+        assert!(
+            embedded == Value::Object(now),
+            "{} is not what `baton schema` prints now: BATON_BLESS=1 cargo test --lib \
+             mcp::tools rewrites it",
+            path.display()
+        );
+        assert_eq!(PARSED.len(), OUTPUTS.len());
     }
 
     #[test]
