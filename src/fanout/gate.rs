@@ -147,17 +147,7 @@ impl Gate {
             return None;
         }
         let g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let t = g.spent;
-        Some(Spending {
-            max_usd: self.budget.max_usd,
-            max_tokens: self.budget.max_tokens,
-            spent_usd: (t.priced > 0).then_some(t.usd),
-            spent_tokens: t.tokens,
-            cost_estimated: t.estimated,
-            unpriced_calls: t.unpriced,
-            calls: t.calls,
-            exceeded: g.exceeded,
-        })
+        Some(g.spent.report(&self.budget, g.exceeded))
     }
 
     /// Candidate `i` became eligible. With `--pick first-green` the first

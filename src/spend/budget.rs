@@ -50,6 +50,20 @@ pub struct Spent {
 }
 
 impl Spent {
+    /// The result's `spending` object: what `budget` allowed and this spent.
+    pub fn report(&self, budget: &Budget, exceeded: bool) -> Spending {
+        Spending {
+            max_usd: budget.max_usd,
+            max_tokens: budget.max_tokens,
+            spent_usd: (self.priced > 0).then_some(self.usd),
+            spent_tokens: self.tokens,
+            cost_estimated: self.estimated,
+            unpriced_calls: self.unpriced,
+            calls: self.calls,
+            exceeded,
+        }
+    }
+
     /// One call's spending (its usage with the cost filled in if known).
     pub fn of(u: &Usage) -> Spent {
         let tokens = u.input_tokens.unwrap_or(0) + u.output_tokens.unwrap_or(0);
@@ -203,18 +217,8 @@ impl Meter {
         if !self.budget.is_set() {
             return None;
         }
-        let t = self.total();
         let exceeded = self.inner.lock().unwrap().exceeded;
-        Some(Spending {
-            max_usd: self.budget.max_usd,
-            max_tokens: self.budget.max_tokens,
-            spent_usd: (t.priced > 0).then_some(t.usd),
-            spent_tokens: t.tokens,
-            cost_estimated: t.estimated,
-            unpriced_calls: t.unpriced,
-            calls: t.calls,
-            exceeded,
-        })
+        Some(self.total().report(&self.budget, exceeded))
     }
 
     /// The warning a result carries when `--max-usd` could not count every
