@@ -420,3 +420,54 @@ fn max_wall_keeps_the_repair_round_and_the_judges_from_starting() {
     assert!(warned(&j, "the judges not started: --max-wall 1.5s"), "{j}");
     assert!(!j["winner"].is_null(), "{j}");
 }
+
+/// A read-only fan-out runs each candidate through the same chain: a
+/// rate-limited codex falls back to claude in place, the fan-out says so
+/// as a writing one does, and the views show claude as the one who answered.
+#[test]
+fn a_read_only_candidate_falls_back_and_says_so() {
+    let (env, fake) = setup();
+    fake.write(
+        &Scenario::new()
+            .on("codex", Stage::Implement, Step::fail(CODEX_429))
+            .on("claude", Stage::Implement, Step::say("claude thinks B")),
+    );
+    let r = crate::worktree::baton(
+        &env,
+        &[
+            "run",
+            "--agents",
+            "codex,pi",
+            "--read-only",
+            "--fallback",
+            "claude",
+            "which?",
+        ],
+    );
+    let j = r.json();
+    assert_eq!(j["mode"], "read-only", "{j}");
+    let c1 = candidate(&j, "c1");
+    assert_eq!(c1["agent"], "claude", "{c1}");
+    assert_eq!(c1["message"], "claude thinks B", "{c1}");
+    assert!(
+        warned(
+            &j,
+            "c1: fell_back: codex (rate_limited) could not answer; claude served the run"
+        ),
+        "{j}"
+    );
+    let w = crate::worktree::baton(&env, &["watch", "--once"]).json();
+    let g = w["councils"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["council_id"] == j["fanout_id"])
+        .unwrap_or_else(|| panic!("{w}"));
+    let c1_run = g["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["who"] == "c1")
+        .unwrap_or_else(|| panic!("{g}"));
+    assert_eq!(c1_run["agent"], "claude", "{g}");
+}

@@ -34,9 +34,13 @@ pub fn run(rec: &Record, cands: &[Candidate], ints: &Interrupts) -> Result<Fanou
         // may take over where the first one could not answer.
         let mut on_spawn = |_| {};
         let r = chain::run(&c.plan, Some(&rdir), ints, Hooks::new(&mut on_spawn));
-        if let Some(s) = started {
+        if let Some(mut s) = started {
             match &r {
-                Ok(r) => s.end(r.status.as_str(), &r.usage, r.model.as_deref()),
+                Ok(r) => {
+                    // The views show the agent that served (after a fallback).
+                    s.record.agent = r.agent.clone();
+                    s.end(r.status.as_str(), &r.usage, r.model.as_deref())
+                }
                 Err(_) => s.end("error", &Usage::default(), None),
             }
         }
@@ -50,6 +54,15 @@ pub fn run(rec: &Record, cands: &[Candidate], ints: &Interrupts) -> Result<Fanou
         Err(e) => vec![Err(e)],
     };
     for (c, r) in cands.iter().zip(outs) {
+        // What the chain said about who served, as a writing fan-out says it.
+        if let Ok(r) = &r {
+            out.warnings.extend(
+                r.warnings
+                    .iter()
+                    .filter(|w| w.starts_with("fell_back:"))
+                    .map(|w| format!("{}: {w}", c.id)),
+            );
+        }
         let cr = entry(c, r);
         out.usage.add(&cr.usage);
         out.candidates.push(cr);
