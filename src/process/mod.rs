@@ -56,6 +56,7 @@ mod acp;
 mod group;
 mod interrupts;
 mod orphans;
+mod pinned;
 mod pump;
 mod watch;
 
@@ -64,6 +65,7 @@ pub use group::{group_alive, killpg, stop_group_leftovers, stop_leader};
 pub use interrupts::{Forward, Interrupts, Subscriber, signal_name};
 pub use orphans::PEER_TOKEN_VAR;
 use orphans::{NEXT_TOKEN, stop_orphans};
+pub use pinned::Pinned;
 use pump::{Log, Pump, enlarge_pipe, pump_stderr, pump_stdout};
 use watch::over_budget;
 pub use watch::{WATCH_EVERY, Watch};
