@@ -293,6 +293,15 @@ pub fn from_provider(status: Option<u16>, text: &str) -> Option<Failure> {
             return Some(Failure::RateLimited);
         }
     }
+    // OpenAI's `insufficient_quota` message, when a CLI kept only the
+    // message (with or without the status): it points to OpenAI's error
+    // docs. (Gemini's rate limit starts with the same words but points to
+    // its rate-limit page.)
+    if has(&["exceeded your current quota"])
+        && has(&["platform.openai.com/docs/guides/error-codes"])
+    {
+        return Some(Failure::QuotaExhausted);
+    }
     for (words, kind) in PROVIDER_CODES {
         if has(words) {
             return Some(*kind);
@@ -305,14 +314,6 @@ pub fn from_provider(status: Option<u16>, text: &str) -> Option<Failure> {
         // provider measured (Gemini's quota case is decided above).
         429 if !has(&["RESOURCE_EXHAUSTED", "exceeded your current quota"]) => {
             Some(Failure::RateLimited)
-        }
-        // OpenAI's `insufficient_quota` message, when a CLI kept only the
-        // message: it points to OpenAI's error docs. (Gemini's rate limit
-        // starts with the same words but points to its rate-limit page.)
-        429 if has(&["exceeded your current quota"])
-            && has(&["platform.openai.com/docs/guides/error-codes"]) =>
-        {
-            Some(Failure::QuotaExhausted)
         }
         // A 404 is only about the model when the text says so (a wrong base
         // URL is a 404 too).
@@ -361,7 +362,14 @@ const PROVIDER_CODES: &[(&[&str], Failure)] = &[
         Failure::AuthRequired,
     ),
     (
-        &["rate_limit_exceeded", "rate_limit_error"],
+        &[
+            "rate_limit_exceeded",
+            "rate_limit_error",
+            // OpenAI's message for a 429 rate limit ("… for gpt-4o in
+            // organization … on requests per min"), for agents that drop
+            // the status (kilo, cline over ACP).
+            "Rate limit reached for",
+        ],
         Failure::RateLimited,
     ),
     (
@@ -378,6 +386,10 @@ const PROVIDER_CODES: &[(&[&str], Failure)] = &[
             "overloaded_error",
             "server_is_overloaded",
             "service_unavailable_error",
+            // OpenAI's messages for its 503 and 500, for agents that drop
+            // the status (kilo, cline over ACP).
+            "The server is overloaded or not ready yet",
+            "The server had an error while processing your request",
         ],
         Failure::ProviderUnavailable,
     ),
@@ -641,6 +653,30 @@ mod tests {
                       For more information on this error, head to: \
                       https://ai.google.dev/gemini-api/docs/rate-limits.";
         assert_eq!(from_provider(Some(429), gemini), None);
+        // Kilo and cline over ACP pass the message on without the status.
+        assert_eq!(from_provider(None, m), Some(Failure::QuotaExhausted));
+        assert_eq!(from_provider(None, gemini), None);
+    }
+
+    #[test]
+    fn openai_messages_without_their_status() {
+        // What kilo and cline pass on over ACP (tests/fixtures/failures/acp).
+        let rate = "Rate limit reached for gpt-4o in organization org-mock on requests per min \
+                    (RPM): Limit 500, Used 500, Requested 1. Please try again in 7s.";
+        assert_eq!(from_provider(None, rate), Some(Failure::RateLimited));
+        assert_eq!(retry_after_in(rate), Some(7));
+        for m in [
+            "The server is overloaded or not ready yet.",
+            "The server had an error while processing your request. Sorry about that!",
+        ] {
+            assert_eq!(
+                from_provider(None, m),
+                Some(Failure::ProviderUnavailable),
+                "{m}"
+            );
+        }
+        // A sentence that only sounds like one stays unnamed.
+        assert_eq!(from_provider(None, "the server is slow today"), None);
     }
 
     #[test]

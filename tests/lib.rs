@@ -5,6 +5,7 @@ mod support;
 
 mod acp;
 mod acp_cline;
+mod acp_failures;
 mod acp_nanocoder;
 mod agents;
 mod argv;

@@ -21,9 +21,10 @@ use agent_client_protocol::v1::schema as acp;
 use serde_json::{Value, json};
 
 use super::Profile;
+use super::named::{after_notices, classify_with, prompt_failure};
 use super::policy::Policy;
 use crate::agent::{Outcome, ProcessExit, Signal, clip, last_line};
-use crate::failure::{self, Failure, Named};
+use crate::failure::Named;
 use crate::result::{Denial, Usage};
 
 pub const ID_INITIALIZE: u64 = 1;
@@ -230,7 +231,9 @@ impl Client {
                 self.stage = Stage::Done;
                 if let Some(e) = err {
                     if self.error.is_none() {
-                        self.failure = msg.get("error").and_then(prompt_failure);
+                        self.failure = msg
+                            .get("error")
+                            .and_then(|e| prompt_failure(self.profile.said, e));
                     }
                     self.error.get_or_insert(e);
                 } else {
@@ -365,12 +368,14 @@ impl Client {
         let message = (!self.text.trim().is_empty()).then(|| self.text.trim().to_string());
         if self.error.is_none()
             && let (Some(prefix), Some(m)) = (self.profile.error_prefix, &message)
+            && let m = after_notices(m)
             && m.starts_with(prefix)
         {
             // Copilot reports a failed model call as text, not as an error:
-            // `Error: 401 …`, the provider's status first.
-            self.failure = classify(&m[prefix.len()..]);
-            self.error = Some(m.clone());
+            // `Error: 401 …`, the provider's status first, after a notice
+            // for each retry of its own.
+            self.failure = classify_with(self.profile.said, None, &m[prefix.len()..]);
+            self.error = Some(m.to_string());
         }
         let ended_turn = self.stop_reason.as_deref() == Some("end_turn");
         if self.error.is_none() {
@@ -383,7 +388,7 @@ impl Client {
                 Some(r) => {
                     // Not one of ACP's stop reasons: an agent's own, which
                     // may carry the provider's status.
-                    self.failure = classify(r);
+                    self.failure = classify_with(self.profile.said, None, r);
                     Some(format!("the agent stopped early (stop reason `{r}`)"))
                 }
                 None if self.recognised && !self.initialized() => Some(format!(
@@ -429,45 +434,6 @@ fn stderr_note(end: &ProcessExit) -> String {
     }
 }
 
-/// The kind of a `session/prompt` JSON-RPC error, from the provider's
-/// words the agent passed on (Qwen Code's `data.details` first, under its
-/// generic "Internal error"), by the table every adapter shares. gemini-cli
-/// puts the HTTP status in the error's `code` (docs/agents-acp.md).
-fn prompt_failure(e: &Value) -> Option<Named> {
-    let status = e
-        .get("code")
-        .and_then(Value::as_u64)
-        .and_then(|c| u16::try_from(c).ok())
-        .filter(|c| (400..600).contains(c));
-    let texts = [e.pointer("/data/details"), e.get("message")];
-    texts
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .find_map(|t| classify_with(status, t))
-}
-
-/// The shared provider table applied to an agent's error text: a status at
-/// its start (`429 …`, or inside qwen's `[API Error: 429 …]`), the
-/// provider's codes, network words. Unsure: `None` (`agent_error`).
-fn classify(text: &str) -> Option<Named> {
-    classify_with(None, text)
-}
-
-fn classify_with(status: Option<u16>, text: &str) -> Option<Named> {
-    let t = text.trim();
-    let t = t
-        .strip_prefix("[API Error:")
-        .map(|r| r.split_once(']').map_or(r, |(a, _)| a).trim())
-        .unwrap_or(t);
-    let failure = failure::from_provider(status.or_else(|| failure::leading_status(t)), t)
-        .or_else(|| failure::is_network(t).then_some(Failure::Network))?;
-    Some(Named {
-        failure,
-        retry_after_s: failure::retry_after_in(t),
-    })
-}
-
 fn rpc_error(e: &Value) -> String {
     let mut msg = e
         .get("message")
@@ -482,46 +448,5 @@ fn rpc_error(e: &Value) -> String {
     match e.get("code").and_then(Value::as_i64) {
         Some(c) => format!("{msg} (JSON-RPC error {c})"),
         None => msg,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn kind(n: Option<Named>) -> Option<(&'static str, Option<u64>)> {
-        n.map(|n| (n.failure.kind(), n.retry_after_s))
-    }
-
-    #[test]
-    fn a_prompt_error_is_classified_by_the_shared_table() {
-        // Qwen Code's shape: a generic message, the API's words in details.
-        let e = json!({"code": -32603, "message": "Internal error",
-            "data": {"details": "[API Error: 429 Rate limit reached. Please try again in 7s.]"}});
-        assert_eq!(kind(prompt_failure(&e)), Some(("rate_limited", Some(7))));
-        let e = json!({"code": -32603, "message": "401 Incorrect API key provided: e2e-key"});
-        assert_eq!(kind(prompt_failure(&e)), Some(("auth_required", None)));
-        // gemini-cli: the HTTP status as the error's code, the API's body.
-        let e =
-            json!({"code": 429, "message": "{\"error\":{\"code\":429,\"message\":\"slow down\"}}"});
-        assert_eq!(kind(prompt_failure(&e)), Some(("rate_limited", None)));
-        let e =
-            json!({"code": -32603, "message": "fetch failed: connect ECONNREFUSED 127.0.0.1:9"});
-        assert_eq!(kind(prompt_failure(&e)), Some(("network", None)));
-    }
-
-    #[test]
-    fn an_error_without_a_status_or_code_stays_unnamed() {
-        // No guessing: words that are not the provider's stay agent_error.
-        for e in [
-            json!({"code": -32603, "message": "Internal error"}),
-            json!({"code": -32602, "message": "Invalid params"}),
-            json!({"message": "400 mock: scripted bad request"}),
-        ] {
-            assert_eq!(kind(prompt_failure(&e)), None, "{e}");
-        }
-        // copilot's recorded text error for a 400 (tests/fixtures/acp/copilot/error.acp).
-        assert_eq!(kind(classify("400 mock: scripted bad request")), None);
-        assert_eq!(kind(classify("end_of_budget")), None);
     }
 }

@@ -19,6 +19,7 @@
 //!   every other agent.
 
 pub mod client;
+mod named;
 mod patch;
 pub mod policy;
 mod requests;
@@ -30,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::result::Usage;
 
 pub use client::{Client, Outgoing, Setup};
+pub use named::Said;
 pub use policy::Policy;
 pub use requests::initialize_params;
 
@@ -115,6 +117,10 @@ pub struct Profile {
     /// A final message starting with this is the agent reporting a failed
     /// model call as text (copilot: "Error: 400 …").
     pub error_prefix: Option<&'static str>,
+    /// The agent's own sentences for a failed model call, where it puts one
+    /// of its own in place of the provider's status and codes (measured:
+    /// docs/failures.md), at the start of its error text.
+    pub said: &'static [(&'static str, Said)],
     /// The switch that passes a model (`--model`), if the agent takes one.
     pub model_flag: Option<&'static str>,
     /// How the agent authenticates, for people (`agents`, `doctor`).
@@ -159,6 +165,7 @@ impl Profile {
             modes: [None; 3],
             usage: UsageStyle::InputIncludesCached,
             error_prefix: None,
+            said: &[],
             model_flag: None,
             auth: "as the agent's own documentation says (`baton doctor` lists its auth methods)",
             config_env: None,
@@ -243,6 +250,7 @@ pub fn builtin(agent: Agent) -> Option<Profile> {
         modes: [None; 3],
         usage: UsageStyle::InputIncludesCached,
         error_prefix: None,
+        said: &[],
         model_flag: Some("--model"),
         auth: "",
         config_env: None,
@@ -254,6 +262,7 @@ pub fn builtin(agent: Agent) -> Option<Profile> {
         // usage is exact per prompt.
         Agent::Copilot => Profile {
             error_prefix: Some("Error: "),
+            said: named::COPILOT_SAID,
             auth: "COPILOT_PROVIDER_BASE_URL/COPILOT_PROVIDER_API_KEY (a model provider of \
                    your own) or `copilot login`",
             ..p("copilot", &["--acp", "--stdio"])
@@ -305,6 +314,7 @@ pub fn builtin(agent: Agent) -> Option<Profile> {
             auth: "a provider in nanocoder's agents.config.json, or NANOCODER_PROVIDERS \
                    (JSON: name, baseUrl, apiKey, models)",
             guard: Some(nanocoder_guard),
+            said: named::NANOCODER_SAID,
             ..p("nanocoder", &["--acp"])
         },
         _ => return None,
