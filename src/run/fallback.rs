@@ -182,6 +182,30 @@ impl Plan {
             .collect()
     }
 
+    /// The chain without the agents that could not take this plan's task
+    /// (the checks of `chain_commands`, and an installed CLI), each left
+    /// out named in a warning. For a caller whose chain comes from the
+    /// config and whose run must not fail for an agent that might never be
+    /// needed (a council's writer, planned after its members answered).
+    pub fn keep_usable_links(&mut self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let links = std::mem::take(&mut self.fallback);
+        for l in links {
+            let p = self.for_link(&l);
+            let checked = check_access_cap(p.access)
+                .and_then(|_| p.command())
+                .and_then(|spec| p.program(&spec).map(|_| ()));
+            match checked {
+                Ok(()) => self.fallback.push(l),
+                Err(e) => notes.push(format!(
+                    "`{}` was left out of the fallback chain: {e}",
+                    l.agent.name()
+                )),
+            }
+        }
+        notes
+    }
+
     /// Every fallback agent's CLI is installed (127 otherwise, as for `--agent`).
     pub fn check_chain_installed(&self) -> Result<()> {
         for (p, spec) in self.chain_commands()? {
