@@ -53,6 +53,8 @@ fn writer_plan(rec: &Record, w: &Member) -> Result<(crate::run::Plan, Vec<String
         agent: Some(w.agent.clone()),
         model: w.model.clone(),
         effort: rec.settings.effort.clone(),
+        // The writer writes, whatever `run.access` of the config says.
+        access: Some("workspace".into()),
         cwd: Some(rec.cwd.clone()),
         timeout: Some(rec.settings.timeout.clone()),
         idle_timeout: Some(rec.settings.idle_timeout.clone()),
