@@ -63,7 +63,13 @@ fn warned(v: &Value, text: &str) -> bool {
 
 fn branch_list(env: &Env) -> Vec<String> {
     let out = std::process::Command::new("git")
-        .args(["-C", env.work.to_str().unwrap(), "branch", "--list", "baton/*"])
+        .args([
+            "-C",
+            env.work.to_str().unwrap(),
+            "branch",
+            "--list",
+            "baton/*",
+        ])
         .output()
         .unwrap();
     String::from_utf8_lossy(&out.stdout)
@@ -128,7 +134,7 @@ fn a_rate_limited_writer_falls_back_in_a_fresh_worktree_and_the_council_names_it
         "{}",
         v["merge_hint"]
     );
-    assert_eq!(branch_list(&env), [branch.clone()]);
+    assert_eq!(branch_list(&env), [branch]);
     let codex = fake.calls_for("codex", Stage::Implement);
     assert_eq!(codex.len(), 1);
     assert!(codex[0].cwd.ends_with(format!("council-{id}")));
@@ -179,7 +185,11 @@ fn a_repair_round_after_a_fallback_resumes_the_fallback_writer_in_its_worktree()
     assert_eq!(turns.len(), 2);
     assert_eq!(turns[0].resume, None);
     assert_eq!(turns[1].resume.as_deref(), Some("claude-writer-1"));
-    assert!(turns[1].has_pair("--resume", "claude-writer-1"), "{:?}", turns[1].argv);
+    assert!(
+        turns[1].has_pair("--resume", "claude-writer-1"),
+        "{:?}",
+        turns[1].argv
+    );
     assert_eq!(turns[1].cwd, turns[0].cwd);
     assert!(turns[1].cwd.ends_with(format!("council-{id}-a2")));
     assert!(

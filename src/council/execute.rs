@@ -195,7 +195,9 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                 crate::run::observe::set_stage(Some(format!("council: {stage}")));
                 // A repair round goes to the agent that served the round
                 // before (after a fallback, not the writer chosen).
-                let by = last.as_ref().map_or_else(|| w.clone(), |l| served(&w, &l.0));
+                let by = last
+                    .as_ref()
+                    .map_or_else(|| w.clone(), |l| served(&w, &l.0));
                 let started =
                     crate::group::runs::start(&rec.dir()?, &stage, "writer", by.who(), Some(&log));
                 let i = match &last {
@@ -277,7 +279,11 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
         let reviewers: Vec<usize> = (0..rec.members.len())
             .filter(|i| {
                 let m = &rec.members[*i];
-                if by == w { *m != w } else { m.agent != by.agent }
+                if by == w {
+                    *m != w
+                } else {
+                    m.agent != by.agent
+                }
             })
             .collect();
         let ok = imp.commit.is_some() || imp.status == crate::result::Status::Success;

@@ -662,7 +662,8 @@ echo '{"type":"agent_end"}'
         let mut first = first_round(&f, &lock);
         first.session = None;
         let (mut ints, stop) = signals();
-        let second = implement::repair(&first, &f.id, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
+        let second =
+            implement::repair(&first, &f.id, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
         assert_eq!(second.status, Status::Success);
         let argv = read(f.log.join("argv-2.txt"));
         assert!(!argv.contains("--session"), "{argv}");
@@ -683,7 +684,8 @@ echo '{"type":"agent_end"}'
         let mut first = first_round(&f, &lock);
         first.session = Some("--yolo".into());
         let (mut ints, stop) = signals();
-        let second = implement::repair(&first, &f.id, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
+        let second =
+            implement::repair(&first, &f.id, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
         assert_eq!(second.status, Status::Success);
         let argv = read(f.log.join("argv-2.txt"));
         assert!(
@@ -760,7 +762,8 @@ echo '{"type":"agent_end"}'
         let lock = CouncilLock::acquire(&f.top, &f.id).unwrap();
         let first = first_round(&f, &lock);
         let (mut ints, stop) = signals();
-        let second = implement::repair(&first, &f.id, "fix", &f.logs, &lock, &mut ints, &stop).unwrap();
+        let second =
+            implement::repair(&first, &f.id, "fix", &f.logs, &lock, &mut ints, &stop).unwrap();
         let v = oracle(&f, &second, "sh check.sh", false, Duration::from_secs(30));
         let diff = crate::worktree::oracle::diff_text(
             &f.top,
@@ -867,5 +870,4 @@ echo '{"type":"agent_end"}'
         assert!(other_path.is_dir());
         assert!(!git(&f.top, &["branch", "--list", &format!("baton/{other}")]).is_empty());
     }
-
 }
