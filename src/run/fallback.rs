@@ -245,3 +245,54 @@ fn fallback_refusal(l: &Link, e: Error) -> Error {
         e => e,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::Access;
+
+    fn link(agent: Agent, command: Option<Vec<String>>) -> Link {
+        Link {
+            agent,
+            model: None,
+            effort: None,
+            profile: None,
+            provider: None,
+            command,
+            transport: Transport::default(),
+            warnings: vec![],
+            origins: Origins::default(),
+        }
+    }
+
+    #[test]
+    fn the_chain_keeps_only_agents_that_can_take_the_task_and_names_the_others() {
+        let d = tempfile::tempdir().unwrap();
+        let sh = vec!["/bin/sh".to_string()];
+        let mut p = Plan::test(Agent::Pi, Access::ReadOnly, d.path());
+        p.fallback = vec![
+            link(Agent::Claude, Some(sh.clone())),
+            // Not installed: its command is nowhere.
+            link(
+                Agent::Codex,
+                Some(vec!["/nonexistent/baton-test/codex".into()]),
+            ),
+            // Cannot enforce read-only.
+            link(Agent::Gemini, Some(sh.clone())),
+            link(Agent::Pi, Some(sh)),
+        ];
+        let notes = p.keep_usable_links();
+        let kept: Vec<Agent> = p.fallback.iter().map(|l| l.agent).collect();
+        assert_eq!(kept, [Agent::Claude, Agent::Pi]);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].starts_with("`codex` was left out of the fallback chain: "),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].starts_with("`gemini` was left out of the fallback chain: ")
+                && notes[1].contains("read-only"),
+            "{notes:?}"
+        );
+    }
+}
