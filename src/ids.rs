@@ -73,14 +73,20 @@ pub fn is_nth(s: &str) -> bool {
 /// 99) of its n-th, `<id>-<n>-a<k>` (a fan-out candidate's fallback agent
 /// in a worktree of its own).
 pub fn is_made(s: &str) -> bool {
-    is_nth(s)
-        || s.rsplit_once("-a").is_some_and(|(nth, k)| {
-            is_nth(nth)
-                && (1..=2).contains(&k.len())
+    is_nth(s) || attempt_of(s).is_some_and(is_nth)
+}
+
+/// What `<x>-a<k>` (attempt k, 2 to 99, of whatever `x` names: a fallback
+/// agent's worktree) is an attempt of; `None` for anything else.
+pub fn attempt_of(s: &str) -> Option<&str> {
+    s.rsplit_once("-a")
+        .filter(|(_, k)| {
+            (1..=2).contains(&k.len())
                 && !k.starts_with('0')
-                && k != "1"
+                && *k != "1"
                 && k.bytes().all(|b| b.is_ascii_digit())
         })
+        .map(|(x, _)| x)
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ mod completions;
 mod config;
 mod council;
 mod council_fake;
+mod council_fallback;
 mod council_more;
 mod council_trust;
 mod council_view;

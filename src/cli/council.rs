@@ -227,6 +227,12 @@ pub fn command(c: CouncilCommand, mode: Mode) -> Result<i32> {
     // For a program that follows the council (`baton mcp`): each member's
     // activity with its stage, as lines on stderr. A person at a terminal
     // gets no live line: the council's stages print their own messages.
+    if starts_peers(&action) {
+        // The chain every run goes through (`run.fallback`, `run.retry`)
+        // and each agent's options (`agents.<name>.*`), as `ask` reads
+        // them: for the members and the writer alike.
+        crate::config::install(crate::config::Config::load(cwd.as_deref())?);
+    }
     let progress = (crate::view::progress::lines_mode() && starts_peers(&action))
         .then(|| crate::view::progress::Progress::install("members"));
     let r = council::command(action, cwd, mode);
@@ -253,6 +259,7 @@ pub struct RunnerArgs {
 }
 
 pub fn runner(a: RunnerArgs) -> Result<i32> {
+    crate::config::install(crate::config::Config::load(Some(&a.root))?);
     council::command(
         Action::Runner {
             id: a.id,

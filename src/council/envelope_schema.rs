@@ -82,7 +82,11 @@ fn result() -> Value {
                 "commit": {"type": ["string", "null"]},
                 "changed_files": {"type": "array", "items": {"type": "string"}},
                 "reverted": {"type": "array", "items": {"type": "string"}},
-                "writer": {"type": "string"}, "writer_summary": {"type": ["string", "null"]}}});
+                "writer": {"type": "string", "description": "the agent that wrote: the writer chosen, or the fallback agent (`run.fallback`) that served when it could not answer"},
+                "writer_requested": {"type": "string", "description": "the writer the council chose: differs from `writer` when it fell back (absent in councils run by baton 0.3.0 and older)"},
+                "attempts": {"type": "array", "items": {"type": "object"},
+                    "description": "every writer call of the rounds that took more than one (retry, fallback), as a run's `attempts` (`baton schema`); empty otherwise"},
+                "writer_summary": {"type": ["string", "null"]}}});
     let verification_s = json!({"type": ["object", "null"], "description": "the plan's test_cmd on the writer's commit",
                 "required": ["command", "exit_code", "passed", "timed_out", "output_tail", "duration_ms",
                     "whitespace_errors"], "properties": {
@@ -149,7 +153,7 @@ fn result() -> Value {
             "summary": {"type": "string"},
             "error": error_s,
             "warnings": {"type": "array", "items": {"type": "string"},
-                "description": "each starts with its kind: member_not_installed, degraded_quorum, single_vendor, fallback_chair, chair_self_preference_suspected, coverage_gap"},
+                "description": "each starts with its kind: member_not_installed, degraded_quorum, single_vendor, fallback_chair, chair_self_preference_suspected, coverage_gap, fell_back (the writer could not answer and another agent served), or `writer:` for what the writer's chain did not do or left behind"},
             "duration_ms": {"type": "integer"},
             "usage": usage,
             "usage_by_stage": {"type": "object", "additionalProperties": usage,

@@ -43,11 +43,18 @@ fn writer(rec: &Record, d: &Deliberation, plan: &Plan) -> Result<Member> {
         .ok_or_else(|| Error::Internal("a council without members".into()))
 }
 
-fn writer_plan(rec: &Record, w: &Member) -> Result<crate::run::Plan> {
-    let req = crate::run::RunRequest {
+/// The writer's run plan, with the fallback chain every member has
+/// (`run.fallback` of the config, as `ask::adviser` plans a member's call)
+/// less the agents that cannot write here, each named in a warning: the
+/// writer is planned after the members answered, and an agent it may never
+/// need does not stop the council.
+fn writer_plan(rec: &Record, w: &Member) -> Result<(crate::run::Plan, Vec<String>)> {
+    let mut req = crate::run::RunRequest {
         agent: Some(w.agent.clone()),
         model: w.model.clone(),
         effort: rec.settings.effort.clone(),
+        // The writer writes, whatever `run.access` of the config says.
+        access: Some("workspace".into()),
         cwd: Some(rec.cwd.clone()),
         timeout: Some(rec.settings.timeout.clone()),
         idle_timeout: Some(rec.settings.idle_timeout.clone()),
@@ -55,9 +62,52 @@ fn writer_plan(rec: &Record, w: &Member) -> Result<crate::run::Plan> {
             model: Some(crate::agent::argv::Origin::Flag("--members")),
             ..Default::default()
         },
+        // Planned without a chain first: `run::plan` refuses one with an
+        // agent that cannot enforce the access, where this leaves it out.
+        fallback: Some(Vec::new()),
         ..Default::default()
     };
-    crate::run::plan(&req, "the council's plan".into())
+    let mut plan = crate::run::plan(&req, "the council's plan".into())?;
+    req.fallback = None;
+    let mut notes = Vec::new();
+    plan.fallback = crate::run::fallback::links(&req, &mut notes)?;
+    notes.extend(plan.keep_usable_links());
+    Ok((plan, notes))
+}
+
+/// The member whose work the worktree holds: the writer chosen, or the
+/// fallback agent that served in its place (`imp.run_plan`).
+fn served(w: &Member, imp: &Implemented) -> Member {
+    let p = &imp.run_plan;
+    if p.agent.name() == w.agent {
+        return w.clone();
+    }
+    Member {
+        agent: p.agent.name().to_string(),
+        vendor: p.agent.vendor(p.provider.as_deref(), p.model.as_deref()),
+        model: p.model.clone(),
+    }
+}
+
+/// The chain's warnings about the writer (who served, what was not tried
+/// again, what an earlier attempt left, what an interrupted one left), for
+/// the council's `warnings`; the reviewers are shown none.
+fn writer_warnings(imp: &Implemented) -> Vec<String> {
+    imp.warnings
+        .iter()
+        .filter_map(|w| match w.strip_prefix("fell_back: ") {
+            Some(rest) => Some(format!("fell_back: the writer {rest}")),
+            None => [
+                "not retried",
+                "did not fall back",
+                "an earlier attempt's",
+                "an interrupted earlier attempt",
+            ]
+            .iter()
+            .any(|p| w.starts_with(p))
+            .then(|| format!("writer: {w}")),
+        })
+        .collect()
 }
 
 fn step(rec: &mut Record, from: &[Stage], event: Event) -> Result<()> {
@@ -77,6 +127,12 @@ struct Tally<'a> {
     /// Secrets removed from the reviewers' answers and from what the
     /// writer's work shows the others (its diff, the test output).
     redactions: Counts,
+    /// The writer the council chose (`worktree.writer` is the one that
+    /// served: a fallback agent when it could not answer).
+    writer_requested: String,
+    /// Every writer call of the rounds that took more than one (`--retry`,
+    /// `run.fallback`), as a fan-out candidate's `attempts`.
+    attempts: Vec<crate::result::Attempt>,
 }
 
 /// Run stages 6–9 from wherever the record stands, reusing stored rounds.
@@ -106,15 +162,14 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
         });
     let timeout =
         crate::duration::parse(&rec.settings.timeout).unwrap_or(Duration::from_secs(1200));
-    let reviewers: Vec<usize> = (0..rec.members.len())
-        .filter(|i| rec.members[*i] != w)
-        .collect();
     let mut tally = Tally {
         plan: &plan,
         plan_sha256: &plan_sha256,
         usage_impl: Usage::default(),
         usage_rev: Usage::default(),
         redactions: Counts::new(),
+        writer_requested: w.agent.clone(),
+        attempts: Vec::new(),
     };
     let mut prev_open = None;
     let mut last: Option<(
@@ -138,21 +193,32 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                 };
                 let log = rdir.join("stdout.log");
                 crate::run::observe::set_stage(Some(format!("council: {stage}")));
+                // A repair round goes to the agent that served the round
+                // before (after a fallback, not the writer chosen).
+                let by = last
+                    .as_ref()
+                    .map_or_else(|| w.clone(), |l| served(&w, &l.0));
                 let started =
-                    crate::group::runs::start(&rec.dir()?, &stage, "writer", w.who(), Some(&log));
+                    crate::group::runs::start(&rec.dir()?, &stage, "writer", by.who(), Some(&log));
                 let i = match &last {
-                    None => implement::implement(
-                        &WriteRequest {
-                            plan: &plan,
-                            council_id: &rec.council_id,
-                            writer: &writer_plan(rec, &w)?,
-                            base: &base,
-                            dir: &rdir,
-                        },
-                        &lock,
-                        &mut one,
-                        &stop,
-                    ),
+                    None => {
+                        let (writer, notes) = writer_plan(rec, &w)?;
+                        for n in notes {
+                            rec.warn(format!("writer: {n}"));
+                        }
+                        implement::implement(
+                            &WriteRequest {
+                                plan: &plan,
+                                council_id: &rec.council_id,
+                                writer: &writer,
+                                base: &base,
+                                dir: &rdir,
+                            },
+                            &lock,
+                            &mut one,
+                            &stop,
+                        )
+                    }
                     Some((prev, ver, _, merged)) => {
                         let open: Vec<review::MergedFinding> =
                             gate::open_findings(merged).into_iter().cloned().collect();
@@ -165,12 +231,23 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                             &implement::repair_prompt(&open, tail),
                             &mut Counts::new(),
                         );
-                        implement::repair(prev, &prompt, &rdir, &lock, &mut one, &stop)
+                        implement::repair(
+                            prev,
+                            &rec.council_id,
+                            &prompt,
+                            &rdir,
+                            &lock,
+                            &mut one,
+                            &stop,
+                        )
                     }
                 };
                 let i = match i {
                     Ok(i) => {
-                        if let Some(s) = started {
+                        if let Some(mut s) = started {
+                            // The views show who did the work: after a
+                            // fallback, the agent that served.
+                            s.record.agent = i.agent.clone();
                             s.end(i.status.as_str(), &i.usage, None);
                         }
                         i
@@ -192,6 +269,23 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
             }
         };
         tally.usage_impl.add(&imp.usage);
+        tally.attempts.extend(imp.attempts.iter().cloned());
+        for x in writer_warnings(&imp) {
+            rec.warn(x);
+        }
+        // The work is the serving agent's: it does not review it, and the
+        // gate wants an approval from a vendor other than its.
+        let by = served(&w, &imp);
+        let reviewers: Vec<usize> = (0..rec.members.len())
+            .filter(|i| {
+                let m = &rec.members[*i];
+                if by == w {
+                    *m != w
+                } else {
+                    m.agent != by.agent
+                }
+            })
+            .collect();
         let ok = imp.commit.is_some() || imp.status == crate::result::Status::Success;
         if !ok {
             rec.reason = Some(format!(
@@ -285,7 +379,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
             })
             .collect();
         let merged = gate::merged(&reviews);
-        let verdict = gate::terminal(&ver, &reviews, &w.vendor, &imp.changed_files);
+        let verdict = gate::terminal(&ver, &reviews, &by.vendor, &imp.changed_files);
         let open = gate::open_set(&ver, &merged);
         save(rec, &imp, Some(&ver), &rcalls, &merged, round, &tally)?;
         match verdict {
@@ -363,6 +457,7 @@ fn save(
     let v = json!({
         "worktree": {"path": imp.worktree_path, "branch": branch, "base": imp.base, "commit": imp.commit,
             "changed_files": imp.changed_files, "reverted": imp.reverted, "writer": imp.run_plan.agent.name(),
+            "writer_requested": tally.writer_requested, "attempts": tally.attempts,
             "writer_summary": imp.summary},
         "verification": ver,
         "reviews": reviews.iter().map(|r| json!({"reviewer": rec.members[r.member].agent,

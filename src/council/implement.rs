@@ -1,5 +1,10 @@
 //! Stages 6 and 9, the writing: one writer runs with `run --worktree`
 //! semantics on `baton/council-<id>`, and continues there in repair rounds.
+//! Like every member it falls back (`run.fallback`): a fallback writer
+//! starts in a fresh worktree at the same base, `council-<id>-a2`, … and
+//! the repair rounds continue that agent's session there. Whatever comes
+//! after stage 6 finds the worktree in the recorded `Implemented`, never
+//! by rebuilding its name.
 //!
 //! Built on worktree mode, not beside it: `worktree::check` validates the
 //! repository and the plan's `authorized_files` as `--allow` globs, and
@@ -28,7 +33,8 @@ use super::schema::Plan;
 /// A writer's round, as the council stores it (`implemented.json`).
 pub type Implemented = Attempt;
 
-/// The worktree id (and branch `baton/<it>`) of council `id`.
+/// The worktree id (and branch `baton/<it>`) of council `id`'s first
+/// writer; a fallback writer's is `<it>-a2`, `<it>-a3`, … (`Places`).
 pub fn worktree_id(council_id: &str) -> String {
     format!("council-{council_id}")
 }
@@ -185,10 +191,9 @@ pub fn implement(
     writer.task = writer_prompt(plan, council_id);
     writer.raw = false;
     writer.resume = None;
-    // The council's worktree id is its identity (its lock and its repair
-    // rounds find the worktree by it), so a fallback writer in a fresh
-    // worktree of another id is not offered here; `--retry` still applies.
-    writer.fallback = Vec::new();
+    // `writer.fallback` stays: a fallback writer works in a fresh worktree
+    // at the same base (`attempt::first`, `council-<id>-a2`, …), and what
+    // comes after finds it in the `Implemented` this returns.
     let checked = worktree::check(&opts, &writer)?
         .ok_or_else(|| Error::Internal("worktree check returned nothing".into()))?;
     let wid = worktree_id(council_id);
@@ -199,40 +204,51 @@ pub fn implement(
 }
 
 /// A council resumed after its writer's stage was interrupted (a crash,
-/// kill -9) finds that stage's worktree and branch half made. The stage
-/// restarts from the base, as an uninterrupted council would have run it;
-/// the old tip is named so its work can still be recovered.
-fn discard_interrupted(root: &Path, wid: &str) -> Result<Option<String>> {
-    match worktree::store::remove(root, wid, true, true) {
-        Ok(r) => Ok(Some(format!(
-            "an interrupted earlier attempt of this stage left worktree {} on {}{}; it was \
-             discarded and the stage started over",
-            r.path.display(),
-            r.branch,
-            r.head
-                .map(|h| format!(" (its tip {h} is recoverable: `git branch <name> {h}`)"))
-                .unwrap_or_default()
-        ))),
-        Err(Error::WorktreeNotFound { .. }) => Ok(None),
-        Err(e) => Err(e),
+/// kill -9) finds that stage's worktrees and branches half made: the first
+/// writer's `wid`, and any fallback writer's `wid-aN`. The stage restarts
+/// from the base, as an uninterrupted council would have run it; each old
+/// tip is named so its work can still be recovered.
+fn discard_interrupted(root: &Path, wid: &str) -> Result<Vec<String>> {
+    let mut ids = vec![wid.to_string()];
+    ids.extend(
+        worktree::store::list(root)?
+            .into_iter()
+            .map(|e| e.id)
+            .filter(|id| crate::ids::attempt_of(id) == Some(wid)),
+    );
+    let mut out = Vec::new();
+    for id in ids {
+        match worktree::store::remove(root, &id, true, true) {
+            Ok(r) => out.push(format!(
+                "an interrupted earlier attempt of this stage left worktree {} on {}{}; it was \
+                 discarded and the stage started over",
+                r.path.display(),
+                r.branch,
+                r.head
+                    .map(|h| format!(" (its tip {h} is recoverable: `git branch <name> {h}`)"))
+                    .unwrap_or_default()
+            )),
+            Err(Error::WorktreeNotFound { .. }) => {}
+            Err(e) => return Err(e),
+        }
     }
+    Ok(out)
 }
 
-/// Stage 9: another round of the same writer in the same worktree, given
-/// the repair instructions (`repair_prompt`). Logs go to `dir`.
+/// Stage 9: another round of the writer that served the round before
+/// (after a fallback, that agent), in its worktree, given the repair
+/// instructions (`repair_prompt`). `council_id` is the council's record's:
+/// the worktree's id says which attempt served, not whose council it is.
+/// Logs go to `dir`.
 pub fn repair(
     previous: &Implemented,
+    council_id: &str,
     instructions: &str,
     dir: &Path,
     lock: &CouncilLock,
     interrupts: &mut Interrupts,
     stop: &Stop,
 ) -> Result<Implemented> {
-    let council_id = previous
-        .worktree
-        .id
-        .strip_prefix("council-")
-        .unwrap_or(&previous.worktree.id);
     held(lock, council_id)?;
     if !previous.worktree.path.is_dir() {
         return Err(Error::usage_hint(
@@ -611,7 +627,7 @@ echo '{"type":"agent_end"}'
         std::fs::create_dir_all(&dir).unwrap();
         let (mut ints, stop) = signals();
         let second =
-            implement::repair(&first, &instructions, &dir, &lock, &mut ints, &stop).unwrap();
+            implement::repair(&first, &f.id, &instructions, &dir, &lock, &mut ints, &stop).unwrap();
         assert_eq!(second.status, Status::Success, "{second:#?}");
         assert_eq!(second.round, 1);
         assert_eq!(second.worktree_path, first.worktree_path);
@@ -646,7 +662,8 @@ echo '{"type":"agent_end"}'
         let mut first = first_round(&f, &lock);
         first.session = None;
         let (mut ints, stop) = signals();
-        let second = implement::repair(&first, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
+        let second =
+            implement::repair(&first, &f.id, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
         assert_eq!(second.status, Status::Success);
         let argv = read(f.log.join("argv-2.txt"));
         assert!(!argv.contains("--session"), "{argv}");
@@ -667,7 +684,8 @@ echo '{"type":"agent_end"}'
         let mut first = first_round(&f, &lock);
         first.session = Some("--yolo".into());
         let (mut ints, stop) = signals();
-        let second = implement::repair(&first, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
+        let second =
+            implement::repair(&first, &f.id, "FIX IT", &f.logs, &lock, &mut ints, &stop).unwrap();
         assert_eq!(second.status, Status::Success);
         let argv = read(f.log.join("argv-2.txt"));
         assert!(
@@ -744,7 +762,8 @@ echo '{"type":"agent_end"}'
         let lock = CouncilLock::acquire(&f.top, &f.id).unwrap();
         let first = first_round(&f, &lock);
         let (mut ints, stop) = signals();
-        let second = implement::repair(&first, "fix", &f.logs, &lock, &mut ints, &stop).unwrap();
+        let second =
+            implement::repair(&first, &f.id, "fix", &f.logs, &lock, &mut ints, &stop).unwrap();
         let v = oracle(&f, &second, "sh check.sh", false, Duration::from_secs(30));
         let diff = crate::worktree::oracle::diff_text(
             &f.top,
@@ -792,5 +811,63 @@ echo '{"type":"agent_end"}'
         );
         assert_eq!(count, "1");
         assert_eq!(checkout(&f.top), before);
+    }
+
+    #[test]
+    fn an_interrupted_fallback_writer_s_worktree_is_discarded_on_resume_too() {
+        let f = fixture();
+        let lock = CouncilLock::acquire(&f.top, &f.id).unwrap();
+        let first = first_round(&f, &lock);
+        // As if a fallback writer had been working in `council-<id>-a2`
+        // (`Places`) when the process died: a worktree and branch with work.
+        let a2 = format!("{}-a2", implement::worktree_id(&f.id));
+        let path = f.top.join(".baton/worktrees").join(&a2);
+        git(
+            &f.top,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                &format!("baton/{a2}"),
+                path.to_str().unwrap(),
+                &first.base,
+            ],
+        );
+        std::fs::write(path.join("src/lib.txt"), "half done\n").unwrap();
+        git(&path, &["commit", "-qam", "half"]);
+        let half = git(&path, &["rev-parse", "HEAD"]);
+        // Another council's fallback worktree is none of this one's.
+        let other = format!("council-{}-a2", ids::new_id());
+        let other_path = f.top.join(".baton/worktrees").join(&other);
+        git(
+            &f.top,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "-b",
+                &format!("baton/{other}"),
+                other_path.to_str().unwrap(),
+                &first.base,
+            ],
+        );
+        let again = first_round(&f, &lock);
+        assert_eq!(again.status, Status::Success);
+        assert!(!path.exists(), "the fallback writer's worktree stayed");
+        assert!(
+            git(&f.top, &["branch", "--list", &format!("baton/{a2}")]).is_empty(),
+            "its branch stayed"
+        );
+        assert!(
+            again
+                .warnings
+                .iter()
+                .any(|w| w.contains("interrupted earlier attempt") && w.contains(&half)),
+            "{:?}",
+            again.warnings
+        );
+        assert!(other_path.is_dir());
+        assert!(!git(&f.top, &["branch", "--list", &format!("baton/{other}")]).is_empty());
     }
 }

@@ -182,6 +182,30 @@ impl Plan {
             .collect()
     }
 
+    /// The chain without the agents that could not take this plan's task
+    /// (the checks of `chain_commands`, and an installed CLI), each left
+    /// out named in a warning. For a caller whose chain comes from the
+    /// config and whose run must not fail for an agent that might never be
+    /// needed (a council's writer, planned after its members answered).
+    pub fn keep_usable_links(&mut self) -> Vec<String> {
+        let mut notes = Vec::new();
+        let links = std::mem::take(&mut self.fallback);
+        for l in links {
+            let p = self.for_link(&l);
+            let checked = check_access_cap(p.access)
+                .and_then(|_| p.command())
+                .and_then(|spec| p.program(&spec).map(|_| ()));
+            match checked {
+                Ok(()) => self.fallback.push(l),
+                Err(e) => notes.push(format!(
+                    "`{}` was left out of the fallback chain: {e}",
+                    l.agent.name()
+                )),
+            }
+        }
+        notes
+    }
+
     /// Every fallback agent's CLI is installed (127 otherwise, as for `--agent`).
     pub fn check_chain_installed(&self) -> Result<()> {
         for (p, spec) in self.chain_commands()? {
@@ -219,5 +243,56 @@ fn fallback_refusal(l: &Link, e: Error) -> Error {
             hint: format!("{hint}; {why}"),
         },
         e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::Access;
+
+    fn link(agent: Agent, command: Option<Vec<String>>) -> Link {
+        Link {
+            agent,
+            model: None,
+            effort: None,
+            profile: None,
+            provider: None,
+            command,
+            transport: Transport::default(),
+            warnings: vec![],
+            origins: Origins::default(),
+        }
+    }
+
+    #[test]
+    fn the_chain_keeps_only_agents_that_can_take_the_task_and_names_the_others() {
+        let d = tempfile::tempdir().unwrap();
+        let sh = vec!["/bin/sh".to_string()];
+        let mut p = Plan::test(Agent::Pi, Access::ReadOnly, d.path());
+        p.fallback = vec![
+            link(Agent::Claude, Some(sh.clone())),
+            // Not installed: its command is nowhere.
+            link(
+                Agent::Codex,
+                Some(vec!["/nonexistent/baton-test/codex".into()]),
+            ),
+            // Cannot enforce read-only.
+            link(Agent::Gemini, Some(sh.clone())),
+            link(Agent::Pi, Some(sh)),
+        ];
+        let notes = p.keep_usable_links();
+        let kept: Vec<Agent> = p.fallback.iter().map(|l| l.agent).collect();
+        assert_eq!(kept, [Agent::Claude, Agent::Pi]);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[0].starts_with("`codex` was left out of the fallback chain: "),
+            "{notes:?}"
+        );
+        assert!(
+            notes[1].starts_with("`gemini` was left out of the fallback chain: ")
+                && notes[1].contains("read-only"),
+            "{notes:?}"
+        );
     }
 }

@@ -113,11 +113,15 @@ pub fn forget(root: &Path, id: &str) {
 }
 
 /// A worktree id: a run's or job's id, `council-<id>` for a council's
-/// writer (its branch is `baton/council-<id>`), `<id>-<n>` for a
-/// fan-out's candidate n (its branch is `baton/<id>-<n>`), `<id>-<n>-a<k>`
-/// for its fallback agent's.
+/// writer (its branch is `baton/council-<id>`) and `council-<id>-a<k>` for
+/// its fallback agent's, `<id>-<n>` for a fan-out's candidate n (its
+/// branch is `baton/<id>-<n>`), `<id>-<n>-a<k>` for its fallback agent's.
 pub fn is_id(id: &str) -> bool {
-    ids::is_valid(id) || id.strip_prefix("council-").is_some_and(ids::is_valid) || ids::is_made(id)
+    ids::is_valid(id)
+        || id
+            .strip_prefix("council-")
+            .is_some_and(|c| ids::is_valid(c) || ids::attempt_of(c).is_some_and(ids::is_valid))
+        || ids::is_made(id)
 }
 
 /// Mark worktree `id` as being worked in by this process, for as long as
@@ -574,6 +578,11 @@ mod tests {
         let id = crate::ids::new_id();
         assert!(is_id(&id));
         assert!(is_id(&format!("council-{id}")));
+        // A council writer's fallback agent works in a worktree of its own.
+        assert!(is_id(&format!("council-{id}-a2")) && is_id(&format!("council-{id}-a99")));
+        for bad in ["-a1", "-a02", "-a100", "-a", "-ab", "-1"] {
+            assert!(!is_id(&format!("council-{id}{bad}")), "council {bad}");
+        }
         assert!(is_id(&format!("{id}-1")) && is_id(&format!("{id}-12")));
         assert!(is_id(&format!("{id}-1-a2")) && is_id(&format!("{id}-12-a10")));
         for bad in ["-1-a1", "-1-a02", "-1-a100", "-a2", "-1-a", "-1-ab"] {
