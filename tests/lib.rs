@@ -17,6 +17,7 @@ mod cli_snapshots;
 mod completions;
 mod config;
 mod council;
+mod council_acp;
 mod council_fake;
 mod council_more;
 mod council_trust;
