@@ -211,20 +211,121 @@ fn member(v: &Value, agent: &str) -> Value {
         .clone()
 }
 
-/// The council's run records (`<state>/repos/*/councils/<id>/runs/*.json`),
-/// by file name.
+/// The council's folder in the state directory (`repos/*/councils/<id>`).
+fn council_dir(env: &crate::support::Env, id: &str) -> PathBuf {
+    fs::read_dir(env.state.join("repos"))
+        .unwrap()
+        .flatten()
+        .map(|r| r.path().join("councils").join(id))
+        .find(|d| d.is_dir())
+        .unwrap_or_else(|| panic!("no folder for council {id}"))
+}
+
+/// The council's run records (`runs/*.json`), by file name.
 fn runs(env: &crate::support::Env, id: &str) -> Vec<Value> {
-    let mut files = Vec::new();
-    for repo in fs::read_dir(env.state.join("repos")).unwrap().flatten() {
-        let dir = repo.path().join("councils").join(id).join("runs");
-        if let Ok(rd) = fs::read_dir(&dir) {
-            files.extend(rd.flatten().map(|e| e.path()));
-        }
-    }
+    let mut files: Vec<PathBuf> = fs::read_dir(council_dir(env, id).join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     files.sort();
     assert!(!files.is_empty(), "no run records for council {id}");
     files
         .iter()
         .map(|f| serde_json::from_str(&fs::read_to_string(f).unwrap()).unwrap())
         .collect()
+}
+
+#[test]
+fn a_brought_acp_critic_is_refused_an_edit_and_chairs_the_plan() {
+    let (env, fake) = setup();
+    // A brought ACP agent, as a user configures one.
+    fs::write(
+        env.tmp.path().join("user-config.toml"),
+        "[agents.mybot]\ntransport = \"acp\"\ncommand = [\"my-acp\"]\n",
+    )
+    .unwrap();
+    fake.install_acp_as(&env, "my-acp", "mybot");
+    // In its (read-only) critique, mybot asks to write leak.txt, then answers.
+    let mut j = scenario("mybot", "mybot").to_json();
+    j["agents"]["mybot"]["critique"] =
+        json!([{"edits": [{"path": "leak.txt", "content": "written by a critic\n"}],
+                "json": critique()}]);
+    fake.write_json(&j);
+    let r = council(
+        &env,
+        &[
+            "discuss",
+            "--members",
+            "codex,mybot",
+            "--chair",
+            "mybot",
+            "--seed",
+            "5",
+            "how should the cache be guarded?",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["status"], "done", "{v}");
+    let id = v["council_id"].as_str().unwrap();
+
+    // baton refused the edit, and the fake wrote nothing.
+    let perms = fake.permissions();
+    assert_eq!(perms.len(), 1, "{perms:?}");
+    assert_eq!(
+        (
+            perms[0]["agent"].as_str(),
+            perms[0]["stage"].as_str(),
+            perms[0]["option"].as_str(),
+            perms[0]["written"].as_bool()
+        ),
+        (Some("mybot"), Some("critique"), Some("reject_once"), Some(false)),
+        "{perms:?}"
+    );
+    let refused = PathBuf::from(perms[0]["path"].as_str().unwrap());
+    assert!(!refused.exists(), "{} was written", refused.display());
+    assert!(!env.work.join("leak.txt").exists());
+    assert_eq!(answers(&fake.sent()), ["reject_once"]);
+
+    // The critique still counted, and the chair's plan is mybot's.
+    let m = member(&v, "mybot");
+    assert_eq!(m["outcomes"]["critiquing"]["outcome"], "ok", "{m}");
+    assert_eq!(v["chair"]["agent"], "mybot", "{v}");
+    assert_eq!(v["plan"]["by"], "chair", "{}", v["plan"]);
+    assert_eq!(v["plan"]["content"]["summary"], plan()["summary"]);
+    let chaired: Vec<Stage> = fake
+        .calls()
+        .into_iter()
+        .filter(|c| c.agent == "mybot")
+        .map(|c| c.stage)
+        .collect();
+    assert_eq!(chaired, [Stage::Proposal, Stage::Critique, Stage::Plan]);
+
+    // The refusal is recorded: with the critic's call in the council's
+    // record (the denial naming the file), and baton's answer in the run's
+    // sent.log.
+    let dir = council_dir(&env, id);
+    let denied: Vec<(String, Value)> = fs::read_dir(dir.join("calls"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let c: Value = serde_json::from_str(&fs::read_to_string(e.path()).ok()?).ok()?;
+            let name = e.file_name().to_string_lossy().into_owned();
+            c.get("denials").map(|d| (name, d.clone()))
+        })
+        .collect();
+    assert_eq!(denied.len(), 1, "{denied:?}");
+    assert!(denied[0].0.starts_with("critiquing-"), "{denied:?}");
+    let d = denied[0].1.as_array().unwrap();
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(d[0]["tool"].as_str().unwrap().starts_with("edit"), "{d:?}");
+    assert!(d[0]["detail"].as_str().unwrap().contains("leak.txt"), "{d:?}");
+    let rec = runs(&env, id)
+        .into_iter()
+        .find(|r| r["agent"] == "mybot" && r["stage"] == "critiquing")
+        .expect("mybot's critiquing run");
+    let log = PathBuf::from(rec["log"].as_str().expect("a run directory"));
+    let sent_log = fs::read_to_string(log.with_file_name("sent.log")).unwrap();
+    assert!(sent_log.contains("reject_once"), "{sent_log}");
 }

@@ -289,21 +289,25 @@ impl CouncilFake {
     /// agent's program, `copilot`), answering from the same scenario and
     /// logging to the same log as the headless names. What baton sent goes
     /// to `sent.jsonl` in the fake's directory ([`CouncilFake::sent`]).
-    pub fn install_acp(&self, env: &Env, agents: &[&str]) -> PathBuf {
+    pub fn install_acp(&self, env: &Env, agents: &[&str]) {
+        for a in agents {
+            self.install_acp_as(env, a, a);
+        }
+    }
+
+    /// The ACP fake as the program `program`, logging its calls as `agent`
+    /// (a brought agent: `[agents.mybot] command = ["my-acp"]`).
+    pub fn install_acp_as(&self, env: &Env, program: &str, agent: &str) {
         let script = self.dir.join("fake_acp_council.py");
         fs::write(&script, ACP_SCRIPT).unwrap();
-        fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-        for a in agents {
-            env.fake(
-                a,
-                &format!(
-                    "exec python3 '{}' --agent '{a}' --record '{}' \"$@\"",
-                    script.display(),
-                    self.dir.join("sent.jsonl").display()
-                ),
-            );
-        }
-        script
+        env.fake(
+            program,
+            &format!(
+                "exec python3 '{}' --agent '{agent}' --record '{}' \"$@\"",
+                script.display(),
+                self.dir.join("sent.jsonl").display()
+            ),
+        );
     }
 
     /// Every message baton sent to the ACP fake, in order (all its runs).
