@@ -45,6 +45,9 @@ Scenario: {"agents": {"codex" | "codex:MODEL" | "*": {STAGE: [STEP, ...]}}}
   cost: USD                  claude: the total_cost_usd to report (default 0.001)
 No step for a call: exit 97 with "council_fake: no step for …" on stderr.
 
+fake_acp_council.py imports this script for the same stage logic, scenario
+and log, and speaks ACP (copilot, brought agents) instead of a CLI's output.
+
 Every call (but --version) appends one JSON line to $COUNCIL_LOG (default
 $FAKE_DIR/council/log.jsonl): agent, model, argv, cwd, stdin, stage, round,
 resume (the session id a resume named, else null), session, schema (the text
