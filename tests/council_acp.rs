@@ -63,8 +63,7 @@ fn an_acp_member_proposes_critiques_writes_through_permission_and_is_reviewed() 
     let (env, fake) = setup();
     fake.install_acp(&env, &["copilot"]);
     let mut j = scenario("codex", "copilot").to_json();
-    j["agents"]["copilot"]["implement"] =
-        json!([{"edits": [{"path": "a.txt", "content": "one\ntwo\nlocked\n"}],
+    j["agents"]["copilot"]["implement"] = json!([{"edits": [{"path": "a.txt", "content": "one\ntwo\nlocked\n"}],
                 "say": "locked the insert", "usage": {"input": 700, "output": 70}}]);
     j["agents"]["codex"]["review"] = json!([{"json": review("approve", json!([]))}]);
     fake.write_json(&j);
@@ -248,8 +247,7 @@ fn a_brought_acp_critic_is_refused_an_edit_and_chairs_the_plan() {
     fake.install_acp_as(&env, "my-acp", "mybot");
     // In its (read-only) critique, mybot asks to write leak.txt, then answers.
     let mut j = scenario("mybot", "mybot").to_json();
-    j["agents"]["mybot"]["critique"] =
-        json!([{"edits": [{"path": "leak.txt", "content": "written by a critic\n"}],
+    j["agents"]["mybot"]["critique"] = json!([{"edits": [{"path": "leak.txt", "content": "written by a critic\n"}],
                 "json": critique()}]);
     fake.write_json(&j);
     let r = council(
@@ -280,7 +278,12 @@ fn a_brought_acp_critic_is_refused_an_edit_and_chairs_the_plan() {
             perms[0]["option"].as_str(),
             perms[0]["written"].as_bool()
         ),
-        (Some("mybot"), Some("critique"), Some("reject_once"), Some(false)),
+        (
+            Some("mybot"),
+            Some("critique"),
+            Some("reject_once"),
+            Some(false)
+        ),
         "{perms:?}"
     );
     let refused = PathBuf::from(perms[0]["path"].as_str().unwrap());
@@ -320,7 +323,10 @@ fn a_brought_acp_critic_is_refused_an_edit_and_chairs_the_plan() {
     let d = denied[0].1.as_array().unwrap();
     assert_eq!(d.len(), 1, "{d:?}");
     assert!(d[0]["tool"].as_str().unwrap().starts_with("edit"), "{d:?}");
-    assert!(d[0]["detail"].as_str().unwrap().contains("leak.txt"), "{d:?}");
+    assert!(
+        d[0]["detail"].as_str().unwrap().contains("leak.txt"),
+        "{d:?}"
+    );
     let rec = runs(&env, id)
         .into_iter()
         .find(|r| r["agent"] == "mybot" && r["stage"] == "critiquing")
