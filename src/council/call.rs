@@ -41,7 +41,7 @@ pub struct Call {
     /// the chair could be shown it.
     #[serde(default, skip_serializing_if = "Counts::is_empty")]
     pub redactions: Counts,
-    /// What the member asked to do and its read-only access refused (an
+    /// What the member asked to do that its access refused (an
     /// ACP agent's permission requests, a CLI's own denials): kept with the
     /// call, since no other record of a member's run holds them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
