@@ -30,10 +30,6 @@ pub(super) fn cancel(parser: &Mutex<Option<Parser>>) -> bool {
 
 /// The ACP writer: each queued line to the agent's stdin (and `sent.log`),
 /// until the client closes it or the agent stops reading.
-///
-/// The agent gets each line before it is logged: every request is a round
-/// trip the run waits on, and the log can wait for the agent instead. The
-/// log line goes out in one write (`writeln!` on a `File` makes two).
 pub(super) fn write_outbox(
     mut stdin: std::process::ChildStdin,
     outbox: mpsc::Receiver<crate::agent::acp::Outgoing>,
@@ -43,17 +39,14 @@ pub(super) fn write_outbox(
     for o in outbox {
         match o {
             Outgoing::Line { wire, logged } => {
+                if let Some(f) = &mut log
+                    && writeln!(f, "{logged}").is_err()
+                {
+                    log = None;
+                }
                 let mut line = wire.into_bytes();
                 line.push(b'\n');
-                let sent = stdin.write_all(&line).and_then(|_| stdin.flush());
-                if let Some(f) = &mut log {
-                    let mut entry = logged.into_bytes();
-                    entry.push(b'\n');
-                    if f.write_all(&entry).is_err() {
-                        log = None;
-                    }
-                }
-                if sent.is_err() {
+                if stdin.write_all(&line).and_then(|_| stdin.flush()).is_err() {
                     return;
                 }
             }
