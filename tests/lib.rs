@@ -18,6 +18,7 @@ mod cli_snapshots;
 mod completions;
 mod config;
 mod council;
+mod council_acp;
 mod council_fake;
 mod council_fallback;
 mod council_more;

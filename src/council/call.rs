@@ -15,7 +15,7 @@ use crate::ask::redact::{Counts, Redactor};
 use crate::error::{Error, Result};
 use crate::failure::Failure;
 use crate::process::Interrupts;
-use crate::result::{Status, Usage};
+use crate::result::{Denial, Status, Usage};
 use crate::{fsutil, run};
 
 /// What became of one call, as persisted (and reused by `resume`).
@@ -41,6 +41,11 @@ pub struct Call {
     /// the chair could be shown it.
     #[serde(default, skip_serializing_if = "Counts::is_empty")]
     pub redactions: Counts,
+    /// What the member asked to do that its access refused (an
+    /// ACP agent's permission requests, a CLI's own denials): kept with the
+    /// call, since no other record of a member's run holds them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub denials: Vec<Denial>,
 }
 
 impl Call {
@@ -138,6 +143,7 @@ where
                 log_path: None,
                 retried: false,
                 redactions: Default::default(),
+                denials: Vec::new(),
             }),
         })
         .collect())
@@ -210,8 +216,10 @@ pub fn call<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result
     let mut c = attempt(a, interrupts)?;
     if c.outcome == "error" && transient(c.kind.as_deref()) {
         let first = c.usage.clone();
+        let denied = c.denials.clone();
         c = attempt(a, interrupts)?;
         c.usage.add(&first);
+        c.denials.splice(0..0, denied);
         c.retried = true;
     }
     if let Some(sig) = interrupts.fired() {
@@ -294,6 +302,7 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
         log_path: r.log_path.clone(),
         retried: false,
         redactions: Counts::new(),
+        denials: r.denials.clone(),
     };
     match verdict {
         Verdict::Valid(t) => {
@@ -359,6 +368,7 @@ mod tests {
             log_path: None,
             retried: false,
             redactions: Counts::new(),
+            denials: Vec::new(),
         };
         redact_answer(&mut c);
         let text = c.answer.as_ref().unwrap().to_string();

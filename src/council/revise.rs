@@ -188,6 +188,7 @@ mod tests {
                 log_path: None,
                 retried: false,
                 redactions: Default::default(),
+                denials: Vec::new(),
             },
         }
     }

@@ -31,6 +31,10 @@ use super::Env;
 /// depends on the checkout's file mode.
 pub const SCRIPT: &str = include_str!("council_fake.py");
 
+/// The ACP side of the fake (`fake_acp_council.py`): it imports the script
+/// above for its stage logic, so both are copied side by side.
+pub const ACP_SCRIPT: &str = include_str!("fake_acp_council.py");
+
 /// Which turn of a council a call is, as the fake recognises it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Stage {
@@ -279,6 +283,50 @@ impl CouncilFake {
         };
         fake.write(&Scenario::new());
         fake
+    }
+
+    /// Put the ACP fake on `env`'s PATH under each name in `agents` (an ACP
+    /// agent's program, `copilot`), answering from the same scenario and
+    /// logging to the same log as the headless names. What baton sent goes
+    /// to `sent.jsonl` in the fake's directory ([`CouncilFake::sent`]).
+    pub fn install_acp(&self, env: &Env, agents: &[&str]) {
+        for a in agents {
+            self.install_acp_as(env, a, a);
+        }
+    }
+
+    /// The ACP fake as the program `program`, logging its calls as `agent`
+    /// (a brought agent: `[agents.mybot] command = ["my-acp"]`).
+    pub fn install_acp_as(&self, env: &Env, program: &str, agent: &str) {
+        let script = self.dir.join("fake_acp_council.py");
+        fs::write(&script, ACP_SCRIPT).unwrap();
+        env.fake(
+            program,
+            &format!(
+                "exec python3 '{}' --agent '{agent}' --record '{}' \"$@\"",
+                script.display(),
+                self.dir.join("sent.jsonl").display()
+            ),
+        );
+    }
+
+    /// Every message baton sent to the ACP fake, in order (all its runs).
+    pub fn sent(&self) -> Vec<Value> {
+        fs::read_to_string(self.dir.join("sent.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a sent line is JSON"))
+            .collect()
+    }
+
+    /// The ACP fake's permission answers: agent, stage, round, path,
+    /// option (what baton picked), written.
+    pub fn permissions(&self) -> Vec<Value> {
+        fs::read_to_string(self.dir.join("permissions.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a permission line is JSON"))
+            .collect()
     }
 
     /// Replace the scenario (read afresh by every call).

@@ -45,6 +45,9 @@ Scenario: {"agents": {"codex" | "codex:MODEL" | "*": {STAGE: [STEP, ...]}}}
   cost: USD                  claude: the total_cost_usd to report (default 0.001)
 No step for a call: exit 97 with "council_fake: no step for …" on stderr.
 
+fake_acp_council.py imports this script for the same stage logic, scenario
+and log, and speaks ACP (copilot, brought agents) instead of a CLI's output.
+
 Every call (but --version) appends one JSON line to $COUNCIL_LOG (default
 $FAKE_DIR/council/log.jsonl): agent, model, argv, cwd, stdin, stage, round,
 resume (the session id a resume named, else null), session, schema (the text
@@ -118,6 +121,16 @@ def stage_of(schema, prompt):
     return "implement"
 
 
+def load_scenario(path):
+    """The scenario, or None after saying on stderr why it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        sys.stderr.write(f"council_fake: cannot read the scenario {path}: {e}\n")
+        return None
+
+
 def fake_paths():
     base = os.path.join(os.environ.get("FAKE_DIR", "."), "council")
     return (
@@ -126,8 +139,10 @@ def fake_paths():
     )
 
 
-def pick_step(scenario, agent, model, stage, log_path, entry):
-    """Count the round and append the log line under one lock."""
+def pick_step(scenario, agent, model, stage, log_path, entry, session=None):
+    """Count the round and append the log line under one lock. `session`:
+    the id the caller already reported (an ACP agent names its session
+    before the prompt says the stage), else one is derived."""
     agents = scenario.get("agents", {})
     key = None
     for k in ([f"{agent}:{model}"] if model else []) + [agent, "*"]:
@@ -152,7 +167,7 @@ def pick_step(scenario, agent, model, stage, log_path, entry):
         entry["round"] = rnd
         steps = agents.get(key, {}).get(stage, []) if key else []
         step = steps[min(rnd, len(steps) - 1)] if steps else None
-        entry["session"] = session_id(agent, stage, rnd, entry["resume"], step)
+        entry["session"] = session or session_id(agent, stage, rnd, entry["resume"], step)
         log.write(json.dumps(entry) + "\n")
         log.flush()
         os.fsync(log.fileno())
@@ -325,11 +340,8 @@ def main():
     schema = schema_text(agent, argv)
     stage = stage_of(schema, prompt)
     scenario_path, log_path = fake_paths()
-    try:
-        with open(scenario_path, encoding="utf-8") as f:
-            scenario = json.load(f)
-    except (OSError, ValueError) as e:
-        sys.stderr.write(f"council_fake: cannot read the scenario {scenario_path}: {e}\n")
+    scenario = load_scenario(scenario_path)
+    if scenario is None:
         return 96
     entry = {"agent": agent, "model": model, "argv": argv, "cwd": cwd, "stdin": prompt,
              "stage": stage, "round": None, "resume": resumed(agent, argv), "session": None,
