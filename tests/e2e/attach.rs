@@ -136,6 +136,20 @@ fn attach_interactively(agent: Agent) {
         "attach exited at once:\n{last}"
     );
 
+    // copilot and nanocoder ask once whether to trust the folder, "Yes"
+    // preselected: a person answers it as they would the first time.
+    if last.contains("Do you trust the files in this folder?") {
+        tmux.run(&p, &["send-keys", "-t", "t", "Enter"]);
+        assert!(
+            eventually(Duration::from_secs(20), || !tmux
+                .screen(&p)
+                .contains("Do you trust the files in this folder?")),
+            "the trust question stayed:\n{}",
+            tmux.screen(&p)
+        );
+        std::thread::sleep(Duration::from_secs(1));
+    }
+
     // A person types the next turn.
     let (id2, next) = p.prompt("E2E-PLAIN");
     // A CLI still settling its terminal (codex reads replies to its own
@@ -175,4 +189,5 @@ fn attach_interactively(agent: Agent) {
     );
 }
 
-per_agent!([codex => Codex, claude => Claude] attach_interactively);
+per_agent!([codex => Codex, claude => Claude, copilot => Copilot, kilo => Kilo, cline => Cline,
+    nanocoder => Nanocoder] attach_interactively);
