@@ -76,10 +76,25 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
         .as_deref()
         .map(str::trim)
         .filter(|b| !b.is_empty() && !b.starts_with('-'))
-        .map(|b| format!("{b}^{{commit}}"));
+        .map(str::to_string);
+    // A commit and its tree in one call (`super::repo::revs`); when that
+    // does not answer, the commit alone, as `--verify` checks it.
+    let with_tree = |rev: &str| match super::repo::revs(
+        &top,
+        &[&format!("{rev}^{{commit}}"), &format!("{rev}^{{tree}}")],
+    ) {
+        Some(mut v) => {
+            let tree = v.pop();
+            v.pop().map(|c| (c, tree))
+        }
+        None => verify(&format!("{rev}^{{commit}}")).map(|c| (c, None)),
+    };
     let (head, given_base, baton_branch, common_dir, user_branch) = std::thread::scope(|s| {
-        let head = s.spawn(|| verify("HEAD^{commit}"));
-        let given_base = s.spawn(|| base_arg.as_deref().and_then(verify));
+        // Asked once a process, by the first pinned git call otherwise:
+        // in one candidate's way.
+        s.spawn(crate::git::has_attr_source);
+        let head = s.spawn(|| with_tree("HEAD"));
+        let given_base = s.spawn(|| base_arg.as_deref().and_then(with_tree));
         let baton_branch = s.spawn(|| verify("refs/heads/baton"));
         let common_dir = s.spawn(|| {
             let mut c = git(&top);
@@ -120,7 +135,7 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
             "commit something first (or pass --base with an existing commit)",
         ));
     }
-    let base = match &args.base {
+    let (base, base_tree) = match &args.base {
         None => head.clone().expect("checked above"),
         Some(b) => {
             let b = b.trim();
@@ -132,6 +147,7 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
             })?
         }
     };
+    let head = head.map(|(c, _)| c);
     if args.include_dirty {
         if head.as_deref() != Some(base.as_str()) {
             return Err(Error::usage_hint(
@@ -164,6 +180,7 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
         rel_cwd,
         common_dir,
         base,
+        base_tree,
         user_branch,
         include_dirty: args.include_dirty,
         allow: args.allow.clone(),
@@ -286,6 +303,7 @@ mod tests {
             rel_cwd: "sub".into(),
             common_dir: "/repo/.git".into(),
             base: "0123456789abcdef0123456789abcdef01234567".into(),
+            base_tree: None,
             user_branch: Some("main".into()),
             include_dirty: false,
             allow: vec!["src/**".into()],
