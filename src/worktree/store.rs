@@ -342,20 +342,7 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
     // Two questions that only read: asked at once (a fan-out removes its
     // losing candidates' worktrees after the judges, on its way to the end).
     let (registered, head) = std::thread::scope(|s| {
-        let head = s.spawn(|| {
-            repo::probe({
-                let mut c = repo::git(root);
-                c.args([
-                    "rev-parse",
-                    "--verify",
-                    "-q",
-                    &format!("refs/heads/{branch}"),
-                ]);
-                c
-            })
-            .filter(|(ok, _)| *ok)
-            .map(|(_, sha)| sha)
-        });
+        let head = s.spawn(|| super::create::rev_of(root, &format!("refs/heads/{branch}")));
         let registered = repo::worktrees(root)
             .unwrap_or_default()
             .keys()
