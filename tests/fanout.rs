@@ -265,7 +265,8 @@ fn the_judges_are_blind_and_never_rank_their_own_candidate() {
             .on(
                 "codex",
                 Stage::Implement,
-                write_answer("good alpha, written by codex (gpt-5)\n"),
+                // A trailing space: `git diff --check` finds it.
+                write_answer("good alpha, written by codex (gpt-5) \n"),
             )
             .on(
                 "claude",
@@ -282,6 +283,23 @@ fn the_judges_are_blind_and_never_rank_their_own_candidate() {
     let (r, j) = fan_out(&env, &["--agents", "codex,claude,pi", "--seed", "42"]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(j["judge"]["mode"], "peers", "{j}");
+    // Each candidate's diffstat and whitespace check, as baton's commit and
+    // `git diff --check` found them on the candidate's own thread.
+    for id in ["c1", "c2", "c3"] {
+        let c = candidate(&j, id);
+        assert_eq!(
+            c["diff_stat"],
+            json!({"files": 1, "insertions": 1, "deletions": 0}),
+            "{c}"
+        );
+        let ws = c["tests"]["whitespace_errors"].as_array().unwrap();
+        if id == "c1" {
+            assert_eq!(ws.len(), 1, "{c}");
+            assert!(ws[0].as_str().unwrap().starts_with("answer.txt:1:"), "{c}");
+        } else {
+            assert!(ws.is_empty(), "{c}");
+        }
+    }
     let token = |agent: &str| match agent {
         "codex" => "alpha",
         "claude" => "bravo",

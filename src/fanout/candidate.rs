@@ -42,6 +42,10 @@ pub struct Ctx<'a> {
 pub struct Round {
     pub attempt: Attempt,
     pub tests: Option<Verification>,
+    /// `git diff base..commit`, what a judge is shown (`None`: no commit,
+    /// or git could not say). Read here, on the candidate's own thread
+    /// while its tests run, so the judges need not wait for it.
+    pub diff: Option<String>,
 }
 
 /// How a candidate ended.
@@ -120,9 +124,19 @@ fn rounds(c: &Candidate, i: usize, ctx: &Ctx, ints: &mut Interrupts, stop: &Stop
         };
         ctx.gate.spent(&a.usage, a.duration_ms);
         let stopped = ints.fired().is_some() || a.status == Status::Cancelled;
-        let tests = (!stopped && a.commit.is_some()).then(|| {
-            let log = round_dir(ctx.dir, c, round).join("test.log");
-            oracle::verify(&a, Some(ctx.test), &log, ctx.test_timeout, stop)
+        let (tests, diff) = std::thread::scope(|s| {
+            // The judges' diff is read beside the tests (a git call that
+            // would otherwise sit between the last test and the judges).
+            // (A stopped candidate is never judged: no diff for it.)
+            let diff = a.commit.as_ref().filter(|_| !stopped).map(|head| {
+                let (top, base) = (&a.worktree.top, &a.base);
+                s.spawn(move || oracle::diff_text(top, base, head).ok())
+            });
+            let tests = (!stopped && a.commit.is_some()).then(|| {
+                let log = round_dir(ctx.dir, c, round).join("test.log");
+                oracle::verify(&a, Some(ctx.test), &log, ctx.test_timeout, stop)
+            });
+            (tests, diff.and_then(|h| h.join().ok().flatten()))
         });
         let tests = match tests.transpose() {
             Ok(t) => t,
@@ -130,12 +144,17 @@ fn rounds(c: &Candidate, i: usize, ctx: &Ctx, ints: &mut Interrupts, stop: &Stop
                 out.rounds.push(Round {
                     attempt: a,
                     tests: None,
+                    diff,
                 });
                 out.error = Some(e);
                 break;
             }
         };
-        out.rounds.push(Round { attempt: a, tests });
+        out.rounds.push(Round {
+            attempt: a,
+            tests,
+            diff,
+        });
         let r = out.rounds.last().expect("a round was just pushed");
         if green(r) {
             ctx.gate.green(i);

@@ -15,9 +15,9 @@ use crate::error::{Error, Result};
 use crate::group::parallel;
 use crate::process::Interrupts;
 use crate::result::{ErrorInfo, Status};
-use crate::worktree::oracle::{self, TestCmd};
+use crate::worktree::oracle::TestCmd;
 use crate::worktree::verify::Stop;
-use crate::worktree::{self, Checked, repo};
+use crate::worktree::{self, Checked};
 
 use super::candidate::{self, Ctx, Outcome};
 use super::gate::Gate;
@@ -143,12 +143,13 @@ fn write(
             _ => StoppedBy::Nobody,
         };
         let mut cr = outcome::result(c, o, &stopped);
+        // As baton's commit described the branch (the candidate's thread
+        // read it there): not asked of git again here, after every
+        // candidate has ended.
         if let Some(a) = o.last().map(|x| &x.attempt)
-            && let Some(head) = &a.commit
+            && a.commit.is_some()
         {
-            cr.diff_stat = repo::diffstat(&checked.top, &a.base, head)
-                .ok()
-                .map(Into::into);
+            cr.diff_stat = a.diffstat.map(Into::into);
         }
         r.usage.add(&cr.usage);
         r.candidates.push(cr);
@@ -194,7 +195,7 @@ fn write(
                     test_cmd: &test_cmd,
                     settings: &s,
                     candidates: &served,
-                    work: &work(checked, &outs, &eligible, &r),
+                    work: &work(&outs, &eligible, &r),
                 };
                 match rank(&jctx, &gate, &eligible, &r, ints) {
                     Ok((j, w)) => {
@@ -272,16 +273,17 @@ fn served(cands: &[Candidate], outs: &[Outcome]) -> Vec<Candidate> {
 
 /// What each eligible candidate shows a judge: its diff, its size, its
 /// whitespace problems.
-fn work(checked: &Checked, outs: &[Outcome], eligible: &[usize], r: &FanoutResult) -> Vec<Work> {
+fn work(outs: &[Outcome], eligible: &[usize], r: &FanoutResult) -> Vec<Work> {
     eligible
         .iter()
         .filter_map(|&i| {
-            let a = &outs[i].last()?.attempt;
-            let head = a.commit.as_ref()?;
+            let last = outs[i].last()?;
+            last.attempt.commit.as_ref()?;
             let d = r.candidates[i].diff_stat.unwrap_or_default();
             Some(Work {
                 index: i,
-                diff: oracle::diff_text(&checked.top, &a.base, head).unwrap_or_default(),
+                // Read on the candidate's thread while its tests ran.
+                diff: last.diff.clone().unwrap_or_default(),
                 stat: format!("+{} -{} in {} file(s)", d.insertions, d.deletions, d.files),
                 whitespace: r.candidates[i]
                     .tests

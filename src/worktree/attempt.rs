@@ -64,6 +64,10 @@ pub struct Attempt {
     /// The branch tip after baton's commit; `None` when nothing could be
     /// committed (see `warnings` and `error`).
     pub commit: Option<String>,
+    /// `base..commit` as baton's commit described it (`None` with no
+    /// commit): the fan-out reads it here instead of asking git again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diffstat: Option<super::repo::DiffStat>,
     pub branch: String,
     pub base: String,
     pub worktree_path: PathBuf,
@@ -251,6 +255,7 @@ impl Attempt {
                 .map(|w| w.reverted.clone())
                 .unwrap_or_default(),
             commit: report.as_ref().map(|w| w.head.clone()),
+            diffstat: report.as_ref().map(|w| w.diffstat),
             branch: session.branch.clone(),
             base: session.base.clone(),
             worktree_path: session.path.clone(),

@@ -69,14 +69,64 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
         .filter(|(ok, sha)| *ok && !sha.is_empty())
         .map(|(_, sha)| sha)
     };
-    let head = verify("HEAD^{commit}");
-    let any_ref = probe({
-        let mut c = git(&top);
-        c.args(["for-each-ref", "--count=1", "--format=%(refname)"]);
-        c
-    })
-    .is_some_and(|(ok, out)| ok && !out.is_empty());
-    if head.is_none() && (!any_ref || args.base.is_none()) {
+    // The questions below are independent: asked at once, not one git
+    // process after another (this is before any candidate can start).
+    let base_arg = args
+        .base
+        .as_deref()
+        .map(str::trim)
+        .filter(|b| !b.is_empty() && !b.starts_with('-'))
+        .map(str::to_string);
+    // A commit and its tree in one call (`super::repo::revs`); when that
+    // does not answer, the commit alone, as `--verify` checks it.
+    let with_tree = |rev: &str| match super::repo::revs(
+        &top,
+        &[&format!("{rev}^{{commit}}"), &format!("{rev}^{{tree}}")],
+    ) {
+        Some(mut v) => {
+            let tree = v.pop();
+            v.pop().map(|c| (c, tree))
+        }
+        None => verify(&format!("{rev}^{{commit}}")).map(|c| (c, None)),
+    };
+    let (head, given_base, baton_branch, common_dir, user_branch) = std::thread::scope(|s| {
+        // Asked once a process, by the first pinned git call otherwise:
+        // in one candidate's way.
+        s.spawn(crate::git::has_attr_source);
+        let head = s.spawn(|| with_tree("HEAD"));
+        let given_base = s.spawn(|| base_arg.as_deref().and_then(with_tree));
+        let baton_branch = s.spawn(|| verify("refs/heads/baton"));
+        let common_dir = s.spawn(|| {
+            let mut c = git(&top);
+            c.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+            line(c, "finding the repository's git directory").map(PathBuf::from)
+        });
+        let user_branch = probe({
+            let mut c = git(&top);
+            c.args(["symbolic-ref", "-q", "--short", "HEAD"]);
+            c
+        })
+        .filter(|(ok, _)| *ok)
+        .map(|(_, b)| b);
+        let join = |e| Error::Internal(format!("a git call of the worktree check panicked: {e:?}"));
+        Ok::<_, Error>((
+            head.join().map_err(join)?,
+            given_base.join().map_err(join)?,
+            baton_branch.join().map_err(join)?,
+            common_dir.join().map_err(join)?,
+            user_branch,
+        ))
+    })?;
+    // Only a repository without HEAD needs to know whether it has any ref.
+    let any_ref = || {
+        probe({
+            let mut c = git(&top);
+            c.args(["for-each-ref", "--count=1", "--format=%(refname)"]);
+            c
+        })
+        .is_some_and(|(ok, out)| ok && !out.is_empty())
+    };
+    if head.is_none() && (args.base.is_none() || !any_ref()) {
         return Err(Error::usage_hint(
             format!(
                 "the repository at {} has no commits yet: a worktree branches from a commit",
@@ -85,14 +135,11 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
             "commit something first (or pass --base with an existing commit)",
         ));
     }
-    let base = match &args.base {
+    let (base, base_tree) = match &args.base {
         None => head.clone().expect("checked above"),
         Some(b) => {
             let b = b.trim();
-            let found = (!b.is_empty() && !b.starts_with('-'))
-                .then(|| verify(&format!("{b}^{{commit}}")))
-                .flatten();
-            found.ok_or_else(|| {
+            given_base.ok_or_else(|| {
                 Error::usage_hint(
                     format!("--base `{b}` is not a commit in this repository"),
                     "give a branch, tag or commit id (`git log --oneline` lists commits)",
@@ -100,6 +147,7 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
             })?
         }
     };
+    let head = head.map(|(c, _)| c);
     if args.include_dirty {
         if head.as_deref() != Some(base.as_str()) {
             return Err(Error::usage_hint(
@@ -120,29 +168,19 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
             ));
         }
     }
-    if verify("refs/heads/baton").is_some() {
+    if baton_branch.is_some() {
         return Err(Error::usage_hint(
             "a branch named `baton` exists, so git cannot create `baton/<id>` branches beside it",
             "rename that branch (git branch -m baton <new-name>)",
         ));
     }
-    let common_dir = {
-        let mut c = git(&top);
-        c.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
-        PathBuf::from(line(c, "finding the repository's git directory")?)
-    };
-    let user_branch = probe({
-        let mut c = git(&top);
-        c.args(["symbolic-ref", "-q", "--short", "HEAD"]);
-        c
-    })
-    .filter(|(ok, _)| *ok)
-    .map(|(_, b)| b);
+    let common_dir = common_dir?;
     Ok(Some(Checked {
         top,
         rel_cwd,
         common_dir,
         base,
+        base_tree,
         user_branch,
         include_dirty: args.include_dirty,
         allow: args.allow.clone(),
@@ -265,6 +303,7 @@ mod tests {
             rel_cwd: "sub".into(),
             common_dir: "/repo/.git".into(),
             base: "0123456789abcdef0123456789abcdef01234567".into(),
+            base_tree: None,
             user_branch: Some("main".into()),
             include_dirty: false,
             allow: vec!["src/**".into()],

@@ -84,21 +84,40 @@ pub(super) fn on_disk_against(s: &Session, pin: &Pin, tree: &str) -> Result<Vec<
 fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled> {
     let pin = pin.clone();
     let mut notes = Vec::new();
-    let head = repo::rev(&pin, "HEAD", "reading the worktree's HEAD")?;
     let branch_ref = format!("refs/heads/{}", s.branch);
+    let base_tree_rev = format!("{}^{{tree}}", s.base);
+    // HEAD, its tree, the base's tree and the branch in one git call when
+    // all four resolve (the usual case); one by one otherwise.
+    let (head, head_tree, base_tree, old_branch) =
+        match repo::revs(&pin, &["HEAD", "HEAD^{tree}", &base_tree_rev, &branch_ref]) {
+            Some(mut v) => {
+                let old = v.pop();
+                let base_tree = v.pop();
+                let head_tree = v.pop();
+                (v.pop().unwrap_or_default(), head_tree, base_tree, old)
+            }
+            None => (
+                repo::rev(&pin, "HEAD", "reading the worktree's HEAD")?,
+                None,
+                None,
+                rev_of(&pin, &branch_ref),
+            ),
+        };
     let on_branch = probe({
         let mut g = pin.git();
         g.args(["symbolic-ref", "-q", "HEAD"]);
         g
     })
     .is_some_and(|(ok, r)| ok && r == branch_ref);
-    let old_branch = rev_of(&pin, &branch_ref);
     let ident = repo::identity_env(&pin);
     let (label, by) = match &s.job_id {
         Some(j) => ("Baton-Job", j.as_str()),
         None => ("Baton-Run", s.id.as_str()),
     };
     let mut tip = head.clone();
+    // The commits baton makes here, oldest first, with their subjects.
+    let mut made: Vec<repo::Commit> = Vec::new();
+    let mut tip_tree = head_tree;
     if !s.carried.is_empty() && head == s.base {
         // The user's carried changes get a commit of their own, so that
         // `git diff <that>..branch` is exactly the peer's work.
@@ -107,8 +126,13 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
             s.branch_source()
         );
         tip = repo::commit_tree(&pin, &s.start_tree, &tip, &msg, &ident)?;
+        made.push(made_commit(&tip, &msg));
+        tip_tree = Some(s.start_tree.clone());
     }
-    let tip_tree = repo::rev(&pin, &format!("{tip}^{{tree}}"), "reading a tree")?;
+    let tip_tree = match tip_tree {
+        Some(t) => t,
+        None => repo::rev(&pin, &format!("{tip}^{{tree}}"), "reading a tree")?,
+    };
     // The peer's commits are kept (baton commits on top of them), but what
     // baton commits is what is on disk, staged in its own index from the
     // tree it commits on: the worktree's index is the peer's to rewrite.
@@ -154,6 +178,7 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
             plan.agent.name()
         ));
         tip = repo::commit_tree(&pin, &tree, &tip, &msg, &ident)?;
+        made.push(made_commit(&tip, &msg));
     }
     // Again before the branch moves: a leftover process of the peer's may
     // still be writing.
@@ -194,12 +219,17 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
     }
     drop(staging);
     let changed = repo::changed_paths(&pin, s.run_from(), &tree)?;
-    let contains_base = probe({
-        let mut g = pin.git();
-        g.args(["merge-base", "--is-ancestor", &s.base, &tip]);
-        g
-    })
-    .is_some_and(|(ok, _)| ok);
+    // The peer made no commit of its own (HEAD is still the base): the
+    // branch is the base plus baton's commits, so what git would say about
+    // its history is known. Otherwise git is asked.
+    let untouched = head == s.base;
+    let contains_base = untouched
+        || probe({
+            let mut g = pin.git();
+            g.args(["merge-base", "--is-ancestor", &s.base, &tip]);
+            g
+        })
+        .is_some_and(|(ok, _)| ok);
     if !contains_base {
         notes.push(format!(
             "the peer rewrote history: {} no longer contains its base {}",
@@ -207,7 +237,13 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
             short(&s.base)
         ));
     }
-    let on_branch_changed = repo::changed_paths(&pin, &s.base, &tip)?;
+    // `tip`'s tree is `tree`: from where the run started to it is from
+    // the base to the branch when the run started at the base's tree.
+    let on_branch_changed = if base_tree.as_deref() == Some(s.run_from()) {
+        changed.clone()
+    } else {
+        repo::changed_paths(&pin, &s.base, &tip)?
+    };
     let attributes = |p: &String| p == ".gitattributes" || p.ends_with("/.gitattributes");
     if !crate::git::has_attr_source() && on_branch_changed.iter().any(attributes) {
         notes.push(
@@ -230,7 +266,11 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
         branch: s.branch.clone(),
         base: s.base.clone(),
         head: tip.clone(),
-        commits: repo::commits(&pin, &s.base, &tip)?,
+        commits: if untouched {
+            made
+        } else {
+            repo::commits(&pin, &s.base, &tip)?
+        },
         diffstat: repo::diffstat(&pin, &s.base, &tip)?,
         changed_files: on_branch_changed,
         merge_hint: format!("git merge {}", s.branch),
@@ -242,6 +282,22 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
         notes,
         changed,
     })
+}
+
+/// A commit baton just made with `message`, as `git log --format=%s`
+/// lists it: its subject is the message's first paragraph, lines joined
+/// by spaces.
+fn made_commit(sha: &str, message: &str) -> repo::Commit {
+    let subject: Vec<&str> = message
+        .trim_start_matches('\n')
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    repo::Commit {
+        sha: sha.to_string(),
+        subject: subject.join(" "),
+    }
 }
 
 impl Session {

@@ -39,9 +39,15 @@ pub fn prepare(
         }
         (d.work, Some(d.staged), d.carried)
     } else {
-        let mut g = git(&c.top);
-        g.args(["rev-parse", &format!("{}^{{tree}}", c.base)]);
-        (line(g, "reading the base commit")?, None, Vec::new())
+        let tree = match &c.base_tree {
+            Some(t) => t.clone(),
+            None => {
+                let mut g = git(&c.top);
+                g.args(["rev-parse", &format!("{}^{{tree}}", c.base)]);
+                line(g, "reading the base commit")?
+            }
+        };
+        (tree, None, Vec::new())
     };
 
     if let Err(e) = create(c, &path, &branch, &start_tree, staged.as_deref(), &carried) {

@@ -86,6 +86,9 @@ pub struct Checked {
     pub common_dir: PathBuf,
     /// The commit the branch starts from.
     pub base: String,
+    /// Its tree, when `check` read it (so each worktree need not ask).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_tree: Option<String>,
     /// The branch the user is on, for messages (`None`: detached).
     pub user_branch: Option<String>,
     pub include_dirty: bool,

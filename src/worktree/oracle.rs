@@ -62,10 +62,36 @@ pub fn verify(
     timeout: Duration,
     stop: &Stop,
 ) -> Result<Verification> {
-    let whitespace_errors = match &imp.commit {
-        Some(head) => diff_check(&imp.worktree.top, &imp.worktree.base, head)?,
-        None => Vec::new(),
-    };
+    // `git diff --check` reads only the commits, so it runs beside the test
+    // command instead of before it (it is a git process on the way from
+    // the peer's end to its tests otherwise).
+    std::thread::scope(|s| {
+        let check = imp.commit.as_ref().map(|head| {
+            let (top, base) = (&imp.worktree.top, &imp.worktree.base);
+            s.spawn(move || diff_check(top, base, head))
+        });
+        let v = run_tests(imp, test, log, timeout, stop);
+        let whitespace_errors = match check {
+            Some(h) => h
+                .join()
+                .map_err(|_| Error::Internal("git diff --check panicked".into()))??,
+            None => Vec::new(),
+        };
+        v.map(|v| Verification {
+            whitespace_errors,
+            ..v
+        })
+    })
+}
+
+/// The test command's part of `verify` (`whitespace_errors` left empty).
+fn run_tests(
+    imp: &Attempt,
+    test: Option<&TestCmd>,
+    log: &Path,
+    timeout: Duration,
+    stop: &Stop,
+) -> Result<Verification> {
     let mut v = Verification {
         command: test.map(|t| t.text.clone()),
         exit_code: None,
@@ -74,7 +100,7 @@ pub fn verify(
         interrupted: None,
         output_tail: String::new(),
         duration_ms: 0,
-        whitespace_errors,
+        whitespace_errors: Vec::new(),
         not_run: None,
     };
     let Some(test) = test else {

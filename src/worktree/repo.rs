@@ -136,6 +136,32 @@ pub fn rev(at: &(impl At + ?Sized), rev: &str, purpose: &str) -> Result<String> 
     line(c, purpose)
 }
 
+/// Several revisions in one `git rev-parse` (each git process costs
+/// milliseconds, and these sit between a peer's end and its tests).
+/// `None` when any of them does not resolve: callers then ask one by one,
+/// which says which one is missing. Each of `revs` must be a full ref name
+/// or an object name of baton's own making, never user input: they are
+/// given without `--verify`, before a `--` that keeps a file of the same
+/// name from making them ambiguous.
+pub fn revs(at: &(impl At + ?Sized), revs: &[&str]) -> Option<Vec<String>> {
+    let mut c = at.git();
+    c.arg("rev-parse").args(revs).arg("--");
+    let (ok, out) = probe(c)?;
+    parse_revs(ok, &out, revs.len())
+}
+
+/// `rev-parse`'s answer for `n` revisions: one object name a line, then
+/// the `--` it echoes.
+fn parse_revs(ok: bool, out: &str, n: usize) -> Option<Vec<String>> {
+    let hex = |l: &str| matches!(l.len(), 40 | 64) && l.bytes().all(|b| b.is_ascii_hexdigit());
+    let names: Vec<String> = out
+        .lines()
+        .filter(|l| *l != "--")
+        .map(str::to_string)
+        .collect();
+    (ok && names.len() == n && names.iter().all(|l| hex(l))).then_some(names)
+}
+
 /// A path git printed, made absolute against `dir`.
 pub fn abs(dir: &Path, p: &str) -> PathBuf {
     let p = Path::new(p);
@@ -349,6 +375,49 @@ mod tests {
             }
         );
         assert_eq!(parse_numstat(b""), DiffStat::default());
+    }
+
+    #[test]
+    fn revs_are_one_object_name_each_or_nothing() {
+        let a = "0123456789abcdef0123456789abcdef01234567";
+        let b = "89abcdef0123456789abcdef0123456789abcdef";
+        assert_eq!(
+            parse_revs(true, &format!("{a}\n{b}\n--"), 2),
+            Some(vec![a.to_string(), b.to_string()])
+        );
+        // A failed call, a missing answer, or anything but an object name
+        // (a ref name printed back, say) is no answer at all.
+        assert_eq!(parse_revs(false, &format!("{a}\n{b}\n--"), 2), None);
+        assert_eq!(parse_revs(true, &format!("{a}\n--"), 2), None);
+        assert_eq!(parse_revs(true, &format!("{a}\nrefs/heads/x\n--"), 2), None);
+        assert_eq!(parse_revs(true, &format!("{a}\n{}\n--", &b[..39]), 2), None);
+    }
+
+    #[test]
+    fn revs_read_several_revisions_in_one_call() {
+        let d = tempfile::tempdir().unwrap();
+        let top = d.path();
+        let git = |args: &[&str]| {
+            let out = crate::git::git(top)
+                .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git {args:?}");
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        };
+        git(&["init", "-q", "-b", "main"]);
+        // A file named like a revision must not make it ambiguous.
+        std::fs::write(top.join("HEAD"), "x\n").unwrap();
+        git(&["add", "HEAD"]);
+        git(&["commit", "-qm", "i"]);
+        let head = git(&["rev-parse", "--verify", "HEAD"]);
+        let tree = git(&["rev-parse", "--verify", "HEAD^{tree}"]);
+        assert_eq!(
+            revs(top, &["HEAD", "HEAD^{tree}", "refs/heads/main"]),
+            Some(vec![head.clone(), tree, head])
+        );
+        assert_eq!(revs(top, &["HEAD", "refs/heads/gone"]), None);
     }
 
     #[test]

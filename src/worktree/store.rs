@@ -343,22 +343,16 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
         .as_ref()
         .map(|r| r.branch.clone())
         .unwrap_or_else(|| format!("baton/{id}"));
-    let registered = repo::worktrees(root)
-        .unwrap_or_default()
-        .keys()
-        .any(|p| *p == path || path.canonicalize().is_ok_and(|c| *p == c));
-    let head = repo::probe({
-        let mut c = repo::git(root);
-        c.args([
-            "rev-parse",
-            "--verify",
-            "-q",
-            &format!("refs/heads/{branch}"),
-        ]);
-        c
-    })
-    .filter(|(ok, _)| *ok)
-    .map(|(_, sha)| sha);
+    // Two questions that only read: asked at once (a fan-out removes its
+    // losing candidates' worktrees after the judges, on its way to the end).
+    let (registered, head) = std::thread::scope(|s| {
+        let head = s.spawn(|| super::create::rev_of(root, &format!("refs/heads/{branch}")));
+        let registered = repo::worktrees(root)
+            .unwrap_or_default()
+            .keys()
+            .any(|p| *p == path || path.canonicalize().is_ok_and(|c| *p == c));
+        (registered, head.join().ok().flatten())
+    });
     let known = rec.is_some() || registered || path.exists() || (delete_branch && head.is_some());
     if !known {
         return Err(Error::WorktreeNotFound {
