@@ -821,37 +821,23 @@ echo '{"type":"agent_end"}'
         // As if a fallback writer had been working in `council-<id>-a2`
         // (`Places`) when the process died: a worktree and branch with work.
         let a2 = format!("{}-a2", implement::worktree_id(&f.id));
-        let path = f.top.join(".baton/worktrees").join(&a2);
-        git(
-            &f.top,
-            &[
-                "worktree",
-                "add",
-                "-q",
-                "-b",
-                &format!("baton/{a2}"),
-                path.to_str().unwrap(),
-                &first.base,
-            ],
-        );
+        let add = |id: &str| {
+            let path = f.top.join(".baton/worktrees").join(id);
+            let branch = format!("baton/{id}");
+            let args = ["worktree", "add", "-q", "-b", &branch];
+            git(
+                &f.top,
+                &[&args[..], &[path.to_str().unwrap(), &first.base]].concat(),
+            );
+            path
+        };
+        let path = add(&a2);
         std::fs::write(path.join("src/lib.txt"), "half done\n").unwrap();
         git(&path, &["commit", "-qam", "half"]);
         let half = git(&path, &["rev-parse", "HEAD"]);
         // Another council's fallback worktree is none of this one's.
         let other = format!("council-{}-a2", ids::new_id());
-        let other_path = f.top.join(".baton/worktrees").join(&other);
-        git(
-            &f.top,
-            &[
-                "worktree",
-                "add",
-                "-q",
-                "-b",
-                &format!("baton/{other}"),
-                other_path.to_str().unwrap(),
-                &first.base,
-            ],
-        );
+        let other_path = add(&other);
         let again = first_round(&f, &lock);
         assert_eq!(again.status, Status::Success);
         assert!(!path.exists(), "the fallback writer's worktree stayed");
