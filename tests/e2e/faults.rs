@@ -452,16 +452,47 @@ fn reset(s: &TcpStream) {
     // The caller drops the stream next: that close is the reset.
 }
 
-/// A 127.0.0.1 port nothing listens on (a refused connection): bound, then
-/// closed again.
+/// A 127.0.0.1 port nothing listens on (a refused connection). The port
+/// stays bound, never listening, for the whole test process: a port that
+/// was bound and closed again could be handed to another test's server
+/// (CI once saw a cell get "407 Proxy Authentication Required" from one).
 pub fn closed_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    l.local_addr().unwrap().port()
+    static PORT: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+    *PORT.get_or_init(|| {
+        // SAFETY: plain socket calls on a descriptor this function owns; it
+        // is kept open (never listening) until the process exits.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
+            let mut addr: libc::sockaddr_in = std::mem::zeroed();
+            addr.sin_family = libc::AF_INET as libc::sa_family_t;
+            addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+            addr.sin_port = 0;
+            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            let r = libc::bind(fd, (&raw const addr).cast(), len);
+            assert_eq!(r, 0, "bind: {}", std::io::Error::last_os_error());
+            let mut got: libc::sockaddr_in = std::mem::zeroed();
+            let mut glen = len;
+            let r = libc::getsockname(fd, (&raw mut got).cast(), &mut glen);
+            assert_eq!(r, 0, "getsockname: {}", std::io::Error::last_os_error());
+            u16::from_be(got.sin_port)
+        }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_closed_port_refuses_and_stays_taken() {
+        let port = closed_port();
+        let e = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::ConnectionRefused, "{e}");
+        // Nobody else gets it while the tests run.
+        assert!(std::net::TcpListener::bind(("127.0.0.1", port)).is_err());
+        assert_eq!(closed_port(), port);
+    }
 
     #[test]
     fn every_api_answers_every_fault_it_speaks() {
