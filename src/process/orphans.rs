@@ -68,6 +68,7 @@ pub(super) fn stop_orphans(token: &str, grace: Duration) {
         }
         (live, unsure)
     };
+    let unsure_until = std::time::Instant::now() + UNSURE_LIMIT;
     let mut first = Vec::new();
     wait_until(UNSURE_LIMIT, || {
         let (live, unsure) = ours(&mut seen);
@@ -88,7 +89,8 @@ pub(super) fn stop_orphans(token: &str, grace: Duration) {
             .collect();
         term(&new, libc::SIGTERM);
         signalled.extend(new);
-        now.is_empty() && !unsure
+        // A child that stays unreadable past the limit is not ours.
+        now.is_empty() && (!unsure || std::time::Instant::now() >= unsure_until)
     }) {
         return;
     }
