@@ -252,7 +252,7 @@ mod tests {
             .env_clear()
             .arg("-c")
             .arg(format!(
-                "/bin/sleep 0.05; exec /usr/bin/env {PEER_TOKEN_VAR}={token} /bin/sleep 30"
+                "/bin/sleep 0.05; {PEER_TOKEN_VAR}={token} exec /bin/sleep 30"
             ))
             .spawn()
             .unwrap();
