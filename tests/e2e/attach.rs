@@ -152,29 +152,51 @@ fn attach_interactively(agent: Agent) {
 
     // A person types the next turn.
     let (id2, next) = p.prompt("E2E-PLAIN");
-    // A CLI still settling its terminal (codex reads replies to its own
-    // queries) can swallow the first keys: type until the screen shows the
-    // whole start of the prompt, erasing a mangled attempt.
     let head: String = next.chars().take(24).collect();
-    let mut typed = false;
-    for _ in 0..5 {
-        tmux.run(&p, &["send-keys", "-t", "t", "-l", &next]);
-        typed = eventually(Duration::from_secs(2), || tmux.screen(&p).contains(&head));
-        if typed {
+    let mut sent = false;
+    for _ in 0..3 {
+        // A CLI still settling its terminal (codex reads replies to its own
+        // queries) can swallow the first keys: type until the screen shows
+        // the whole start of the prompt, erasing a mangled attempt.
+        let mut typed = false;
+        for _ in 0..5 {
+            tmux.run(&p, &["send-keys", "-t", "t", "-l", &next]);
+            typed = eventually(Duration::from_secs(2), || tmux.screen(&p).contains(&head));
+            if typed {
+                break;
+            }
+            erase(&tmux, &p, next.len());
+        }
+        assert!(typed, "the prompt never showed:\n{}", tmux.screen(&p));
+        std::thread::sleep(Duration::from_millis(800));
+        tmux.run(&p, &["send-keys", "-t", "t", "Enter"]);
+        if eventually(Duration::from_secs(15), || !turns(&id2).is_empty()) {
+            sent = true;
             break;
         }
-        for _ in 0..next.len() + 4 {
-            tmux.run(&p, &["send-keys", "-t", "t", "BSpace"]);
+        // An Enter read as part of a paste is a newline: one more submits.
+        if tmux.screen(&p).contains(&head) {
+            tmux.run(&p, &["send-keys", "-t", "t", "Enter"]);
+            if eventually(Duration::from_secs(15), || !turns(&id2).is_empty()) {
+                sent = true;
+                break;
+            }
         }
-        std::thread::sleep(Duration::from_millis(500));
+        // The typed turn vanished unsent: seen once, kilo's in CI with the
+        // suite's four threads busy (the box empty, no new turn on the screen
+        // or at the mock); not reproduced in 9 runs here under load, so its
+        // cause is unknown. A person types it again; so does the test.
+        eprintln!(
+            "attach: the typed turn was not sent; typing it again. The screen:\n{}",
+            tmux.screen(&p)
+        );
+        erase(&tmux, &p, next.len());
     }
-    assert!(typed, "the prompt never showed:\n{}", tmux.screen(&p));
-    std::thread::sleep(Duration::from_millis(800));
-    tmux.run(&p, &["send-keys", "-t", "t", "Enter"]);
-    // An Enter read as part of a paste is a newline: one more submits.
-    if !eventually(Duration::from_secs(15), || !turns(&id2).is_empty()) {
-        tmux.run(&p, &["send-keys", "-t", "t", "Enter"]);
-    }
+    assert!(
+        sent,
+        "the typed turn never reached the model:\n{}",
+        tmux.screen(&p)
+    );
     let answered = eventually(Duration::from_secs(90), || {
         tmux.screen(&p).contains("PLAIN-ANSWER")
     });
@@ -187,6 +209,15 @@ fn attach_interactively(agent: Agent) {
         t[0].raw_body.contains("PAPAYA-7"),
         "the resumed conversation lacks the job's turn:\n{screen}"
     );
+}
+
+/// Backspace over what may be in the prompt box (a typed turn, perhaps with a
+/// newline from an Enter read as part of a paste).
+fn erase(tmux: &Tmux, p: &Peer, len: usize) {
+    for _ in 0..len + 8 {
+        tmux.run(p, &["send-keys", "-t", "t", "BSpace"]);
+    }
+    std::thread::sleep(Duration::from_millis(500));
 }
 
 per_agent!([codex => Codex, claude => Claude, copilot => Copilot, kilo => Kilo, cline => Cline,

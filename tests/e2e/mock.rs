@@ -9,6 +9,8 @@
 //!   opencode and qwen; each CLI's own tool names and arguments, and their
 //!   helper calls — opencode's title, qwen's memory extractor — answered
 //!   generically),
+//!   (codex's interactive task title, a Responses call of its own, is a
+//!   helper call too),
 //! - the Gemini API (`…:streamGenerateContent` for turns, `…:generateContent`
 //!   for gemini-cli's helper calls — router, next-speaker check — which are
 //!   answered generically and never use up a scripted step).
@@ -341,6 +343,7 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
                     .is_none_or(|t| t.as_array().is_none_or(Vec::is_empty))
         }
         Api::Chat => chat_helper(&body),
+        Api::Responses => responses_title(&body),
         _ => false,
     };
     let step_idx = conv.tool_results_after_prompt;
@@ -421,10 +424,13 @@ fn serve(stream: TcpStream, script: &Value, log: &Mutex<Vec<Recorded>>) -> std::
             &json!({"error": {"message": "mock: no such route"}}),
         );
     }
-    if helper && api == Api::Chat {
+    if helper && matches!(api, Api::Chat | Api::Responses) {
         let u = usage.unwrap_or_default();
         let say = Action::Say("Mock helper answer.".into());
-        return chat_stream(&stream, &body, &model, &say, u, 0);
+        return match api {
+            Api::Chat => chat_stream(&stream, &body, &model, &say, u, 0),
+            _ => responses_stream(&stream, &body, &model, &say, u, 0),
+        };
     }
     if helper {
         return gemini_or_anthropic_helper(&stream, api, &body, &model);
@@ -1225,6 +1231,21 @@ fn chat_title(body: &Value) -> bool {
         .map(|m| text_of(m.get("content").unwrap_or(&Value::Null)))
         .unwrap_or_default();
     first_user.starts_with("Generate a title for this conversation")
+}
+
+/// codex's task title: its interactive interface asks for one in a call of
+/// its own, beside the turn (read-only, the turn's text quoted), which can
+/// reach the mock first on a busy machine. `codex exec` does not make it.
+fn responses_title(body: &Value) -> bool {
+    body.get("input")
+        .and_then(Value::as_array)
+        .is_some_and(|items| {
+            items.iter().any(|m| {
+                m.get("role").and_then(Value::as_str) == Some("user")
+                    && text_of(m.get("content").unwrap_or(&Value::Null))
+                        .starts_with("Generate a concise, single-line task title")
+            })
+        })
 }
 
 fn chat_stream(
