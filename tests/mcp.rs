@@ -845,3 +845,66 @@ fn the_run_tool_fans_out_with_agents_and_test_cmd() {
     assert_eq!(fake.calls().len(), 2);
     assert!(c.close().success());
 }
+
+/// A fan-out started with `job_start`, waited for with a progress token:
+/// the server follows the fan-out's records (its id names no job log), so
+/// the host sees its candidates at work, then the fan-out's result.
+#[test]
+fn job_wait_on_a_fan_out_streams_its_candidates() {
+    use crate::fanout::{TEST, setup, write_answer};
+    use crate::support::council::{Scenario, Stage};
+    let (env, fake) = setup();
+    fake.write(
+        &Scenario::new()
+            .on(
+                "codex",
+                Stage::Implement,
+                write_answer("bad\n").delay_ms(1500),
+            )
+            .on(
+                "claude",
+                Stage::Implement,
+                write_answer("good\n").delay_ms(1500),
+            ),
+    );
+    let mut c = Client::spawn(crate::worktree::baton_cmd(&env, &["mcp"]));
+    c.initialize();
+    let started = c.call(
+        "job_start",
+        json!({"task": "write the answer", "agents": ["codex", "claude"], "test_cmd": TEST,
+               "until_green": 0, "pick": "best", "judge": "none"}),
+    );
+    let s = structured(&started);
+    let id = s["job_id"]
+        .as_str()
+        .or_else(|| s["fanout_id"].as_str())
+        .unwrap_or_else(|| panic!("an id: {s}"))
+        .to_string();
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 72, "method": "tools/call", "params": {
+        "name": "job_wait", "arguments": {"id": id, "timeout": "60s"},
+        "_meta": {"progressToken": "fan-1"}}}),
+    );
+    let w = c
+        .response(72, Duration::from_secs(90))
+        .expect("job_wait answers");
+    assert_eq!(w["result"]["structuredContent"]["status"], "success", "{w}");
+    assert_eq!(
+        w["result"]["structuredContent"]["winner"]["agent"], "claude",
+        "{w}"
+    );
+    let said: Vec<&str> = c
+        .notes
+        .iter()
+        .filter(|n| {
+            n["method"] == "notifications/progress" && n["params"]["progressToken"] == "fan-1"
+        })
+        .map(|n| n["params"]["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|m| m.starts_with("fan-out: writing — 2 peers")),
+        "{said:?}"
+    );
+    assert!(c.close().success());
+}

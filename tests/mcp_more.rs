@@ -116,6 +116,75 @@ fn council_tools_stream_each_stage_and_member_as_progress() {
     assert!(c.close().success());
 }
 
+/// The members' answers of a discussion, each slow enough that a follower
+/// sees every stage's members work.
+fn slow_discussion(fake: &crate::support::council::CouncilFake) {
+    let mut s = Scenario::new();
+    for (a, m) in markers() {
+        s = s
+            .on(
+                a,
+                Stage::Proposal,
+                Step::json(proposal(m)).delay_ms(700).usage(1000, 100),
+            )
+            .on(a, Stage::Critique, Step::json(critique()).delay_ms(700))
+            .on(a, Stage::Plan, Step::json(plan()));
+    }
+    fake.write_json(&s.to_json());
+}
+
+/// `job_wait` on a council started in the background: the server follows
+/// the council's records and its members' logs (the waiting child only
+/// blocks), so the host sees the same stage-and-members line as while
+/// `council_discuss` itself runs; then the council's result.
+#[test]
+fn job_wait_on_a_council_streams_its_stages() {
+    let (env, fake) = setup();
+    slow_discussion(&fake);
+    let mut c = Client::spawn(crate::worktree::baton_cmd(&env, &["mcp"]));
+    c.initialize();
+    let started = c.call(
+        "council_discuss",
+        json!({"task": "q?", "members": ["codex", "claude", "pi"], "async": true}),
+    );
+    let id = started["structuredContent"]["council_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a council id: {started}"))
+        .to_string();
+    c.send(
+        &json!({"jsonrpc": "2.0", "id": 71, "method": "tools/call", "params": {
+        "name": "job_wait", "arguments": {"id": id, "timeout": "90s"},
+        "_meta": {"progressToken": "wait-1"}}}),
+    );
+    let w = c.response(71, COUNCIL).expect("job_wait answers");
+    assert_eq!(
+        w["result"]["structuredContent"]["council_id"],
+        json!(id),
+        "{w}"
+    );
+    assert_eq!(w["result"]["structuredContent"]["status"], "done", "{w}");
+    c.check_output("job_wait", &w["result"]);
+    let said: Vec<&str> = c
+        .notes
+        .iter()
+        .filter(|n| {
+            n["method"] == "notifications/progress" && n["params"]["progressToken"] == "wait-1"
+        })
+        .map(|n| n["params"]["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        said.iter().any(|m| m.starts_with("council: critiquing — ")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|m| AGENTS.iter().any(|a| m.contains(&format!("{a}: ")))),
+        "{said:?}"
+    );
+    assert!(said.iter().any(|m| m.contains(" tokens")), "{said:?}");
+    assert!(c.close().success());
+}
+
 /// `ask` (one adviser, then several side by side), `doctor` and
 /// `job_cancel`: structured content valid for each tool's output schema.
 #[test]

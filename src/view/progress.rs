@@ -233,24 +233,31 @@ pub fn activity(runs: &[(Agent, &Live, bool)]) -> String {
 
 /// `activity`, with `total` as the tokens.
 fn activity_with(runs: &[(Agent, &Live, bool)], total: u64) -> String {
-    let doing = |live: &Live| {
-        live.doing()
-            .unwrap_or_else(|| "starting".into())
-            .lines()
-            .next()
-            .unwrap_or("")
-            .to_string()
-    };
+    let peers: Vec<(&str, String, bool)> = runs
+        .iter()
+        .map(|(agent, live, done)| {
+            let doing = live.doing().unwrap_or_else(|| "starting".into());
+            (agent.name(), doing, *done)
+        })
+        .collect();
+    peers_line(&peers, total)
+}
+
+/// The peers part of an activity line, from each peer's name, what it is
+/// doing and whether it is done: `codex: thinking`, or `2 peers (1 done) ·
+/// claude: starting`, then the tokens.
+fn peers_line(runs: &[(&str, String, bool)], total: u64) -> String {
+    let first = |doing: &str| doing.lines().next().unwrap_or("").to_string();
     let mut line = match runs {
-        [(agent, live, _)] => format!("{}: {}", agent.name(), doing(live)),
+        [(name, doing, _)] => format!("{name}: {}", first(doing)),
         _ => {
             let done = runs.iter().filter(|r| r.2).count();
             let mut l = format!("{} peers", runs.len());
             if done > 0 {
                 l.push_str(&format!(" ({done} done)"));
             }
-            for (agent, live, _) in runs.iter().filter(|r| !r.2) {
-                l.push_str(&format!(" · {}: {}", agent.name(), doing(live)));
+            for (name, doing, _) in runs.iter().filter(|r| !r.2) {
+                l.push_str(&format!(" · {name}: {}", first(doing)));
             }
             l
         }
@@ -260,6 +267,35 @@ fn activity_with(runs: &[(Agent, &Live, bool)], total: u64) -> String {
     }
     // Control characters from the peer never reach a reader; long lines are cut.
     cut(line, 300)
+}
+
+/// A council's or fan-out's line read from its records (`job_wait` on a
+/// group's id follows it from outside), in the form its own runner's
+/// progress has: the latest stage's peers after the stage, with the tokens
+/// of every peer so far: `council: critiquing — 3 peers (1 done) · codex:
+/// thinking · 12k tokens`. `None` until a peer has started.
+pub fn group_activity(v: &super::council::CouncilView) -> Option<String> {
+    let stage = &v.runs.last()?.stage;
+    let peers: Vec<(&str, String, bool)> = v
+        .runs
+        .iter()
+        .filter(|r| &r.stage == stage)
+        .map(|r| {
+            let running = matches!(r.status, "running" | "stalled");
+            let doing = r.doing.clone().unwrap_or_else(|| "starting".into());
+            (r.agent.as_str(), doing, !running)
+        })
+        .collect();
+    let noun = if v.kind == "fanout" {
+        "fan-out"
+    } else {
+        "council"
+    };
+    let total = total_tokens(&v.usage).unwrap_or(0);
+    Some(cut(
+        format!("{noun}: {stage} — {}", peers_line(&peers, total)),
+        300,
+    ))
 }
 
 /// The line for any number of peers: one peer as `render`; several as
