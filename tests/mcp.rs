@@ -183,6 +183,24 @@ impl Client {
         );
     }
 
+    /// The `params` of every progress notification for `token`, in order.
+    pub fn progress(&self, token: &Value) -> Vec<&Value> {
+        self.notes
+            .iter()
+            .filter(|n| n["method"] == "notifications/progress")
+            .map(|n| &n["params"])
+            .filter(|p| &p["progressToken"] == token)
+            .collect()
+    }
+
+    /// The messages of the progress notifications for `token`.
+    pub fn progress_messages(&self, token: &Value) -> Vec<&str> {
+        self.progress(token)
+            .into_iter()
+            .filter_map(|p| p["message"].as_str())
+            .collect()
+    }
+
     /// Close stdin (the client is gone) and wait for the server to exit.
     pub fn close(&mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());
@@ -496,14 +514,9 @@ fn job_wait_streams_the_jobs_activity_while_it_waits() {
     let r = c.response(50, LONG).expect("job_wait answers");
     assert_eq!(r["result"]["structuredContent"]["status"], "running", "{r}");
     c.check_output("job_wait", &r["result"]);
-    let seen: Vec<&Value> = c
-        .notes
-        .iter()
-        .filter(|n| n["method"] == "notifications/progress" && n["params"]["progressToken"] == 5)
-        .collect();
     assert!(
-        seen.iter()
-            .any(|n| n["params"]["message"] == "codex: $ cargo test"),
+        c.progress_messages(&json!(5))
+            .contains(&"codex: $ cargo test"),
         "{:?}",
         c.notes
     );
@@ -893,14 +906,7 @@ fn job_wait_on_a_fan_out_streams_its_candidates() {
         w["result"]["structuredContent"]["winner"]["agent"], "claude",
         "{w}"
     );
-    let said: Vec<&str> = c
-        .notes
-        .iter()
-        .filter(|n| {
-            n["method"] == "notifications/progress" && n["params"]["progressToken"] == "fan-1"
-        })
-        .map(|n| n["params"]["message"].as_str().unwrap())
-        .collect();
+    let said = c.progress_messages(&json!("fan-1"));
     assert!(
         said.iter()
             .any(|m| m.starts_with("fan-out: writing — 2 peers")),

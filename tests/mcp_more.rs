@@ -6,7 +6,7 @@
 use std::fs;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::ask::{Advisers, claude_reply, good_advice};
 use crate::council::{AGENTS, critique, markers, plan, proposal, review, setup};
@@ -23,19 +23,7 @@ const COUNCIL: Duration = Duration::from_secs(90);
 #[test]
 fn council_tools_stream_each_stage_and_member_as_progress() {
     let (env, fake) = setup();
-    let mut s = Scenario::new();
-    for (a, m) in markers() {
-        // Slow enough that the live status sees each stage's members work.
-        s = s
-            .on(
-                a,
-                Stage::Proposal,
-                Step::json(proposal(m)).delay_ms(700).usage(1000, 100),
-            )
-            .on(a, Stage::Critique, Step::json(critique()).delay_ms(700))
-            .on(a, Stage::Plan, Step::json(plan()));
-    }
-    let mut j = s.to_json();
+    let mut j = slow_discussion().to_json();
     for a in AGENTS {
         j["agents"][a]["implement"] =
             json!([{"edits": [{"path": "a.txt", "content": "one\ntwo\nlocked\n"}]}]);
@@ -55,16 +43,10 @@ fn council_tools_stream_each_stage_and_member_as_progress() {
     let took = t0.elapsed();
     assert_eq!(r["result"]["structuredContent"]["status"], "done", "{r}");
     c.check_output("council_discuss", &r["result"]);
-    let progress: Vec<&Value> = c
-        .notes
-        .iter()
-        .filter(|n| {
-            n["method"] == "notifications/progress" && n["params"]["progressToken"] == "council-1"
-        })
-        .collect();
+    let progress = c.progress(&json!("council-1"));
     let said: Vec<&str> = progress
         .iter()
-        .map(|n| n["params"]["message"].as_str().unwrap())
+        .map(|n| n["message"].as_str().unwrap())
         .collect();
     let stage = |s: &str| {
         said.iter()
@@ -86,7 +68,7 @@ fn council_tools_stream_each_stage_and_member_as_progress() {
     // Values only grow, and at most four a second (plus the first).
     let values: Vec<f64> = progress
         .iter()
-        .map(|n| n["params"]["progress"].as_f64().unwrap())
+        .map(|n| n["progress"].as_f64().unwrap())
         .collect();
     assert!(values.windows(2).all(|w| w[0] < w[1]), "{values:?}");
     assert!(
@@ -116,9 +98,9 @@ fn council_tools_stream_each_stage_and_member_as_progress() {
     assert!(c.close().success());
 }
 
-/// The members' answers of a discussion, each slow enough that a follower
-/// sees every stage's members work.
-fn slow_discussion(fake: &crate::support::council::CouncilFake) {
+/// The members' answers of a discussion, each slow enough that the live
+/// status (or a follower) sees every stage's members work.
+fn slow_discussion() -> Scenario {
     let mut s = Scenario::new();
     for (a, m) in markers() {
         s = s
@@ -130,7 +112,7 @@ fn slow_discussion(fake: &crate::support::council::CouncilFake) {
             .on(a, Stage::Critique, Step::json(critique()).delay_ms(700))
             .on(a, Stage::Plan, Step::json(plan()));
     }
-    fake.write_json(&s.to_json());
+    s
 }
 
 /// `job_wait` on a council started in the background: the server follows
@@ -140,7 +122,7 @@ fn slow_discussion(fake: &crate::support::council::CouncilFake) {
 #[test]
 fn job_wait_on_a_council_streams_its_stages() {
     let (env, fake) = setup();
-    slow_discussion(&fake);
+    fake.write_json(&slow_discussion().to_json());
     let mut c = Client::spawn(crate::worktree::baton_cmd(&env, &["mcp"]));
     c.initialize();
     let started = c.call(
@@ -164,14 +146,7 @@ fn job_wait_on_a_council_streams_its_stages() {
     );
     assert_eq!(w["result"]["structuredContent"]["status"], "done", "{w}");
     c.check_output("job_wait", &w["result"]);
-    let said: Vec<&str> = c
-        .notes
-        .iter()
-        .filter(|n| {
-            n["method"] == "notifications/progress" && n["params"]["progressToken"] == "wait-1"
-        })
-        .map(|n| n["params"]["message"].as_str().unwrap())
-        .collect();
+    let said = c.progress_messages(&json!("wait-1"));
     assert!(
         said.iter().any(|m| m.starts_with("council: critiquing — ")),
         "{said:?}"
