@@ -17,6 +17,11 @@ pub mod exit {
     /// Reserved for the plugin shim: no binary for this platform.
     pub const UNSUPPORTED_PLATFORM: i32 = 3;
     pub const JOB_NOT_FOUND: i32 = 4;
+    /// The peer finished and baton's own check of its work failed: a
+    /// worktree run whose `--test-cmd` failed (`status` stays the peer's
+    /// outcome), a fan-out whose candidates' tests all failed, a council
+    /// that ended `needs_human` with failing tests. Nothing to merge.
+    pub const CHECK_FAILED: i32 = 5;
     pub const TIMEOUT: i32 = 124;
     pub const NOT_INSTALLED: i32 = 127;
     pub const INTERRUPTED: i32 = 130;

@@ -258,6 +258,11 @@ pub struct Verification {
     pub exit_code: Option<i32>,
     pub passed: bool,
     pub output_tail: String,
+    /// The commit tested: the command ran in a fresh checkout of it, so
+    /// what passed is what the branch held (null: no checkout was made,
+    /// the check did not run).
+    #[serde(default)]
+    pub commit: Option<String>,
 }
 
 /// The result of one delegation (`run`, `wait`, `result`, …).
@@ -378,6 +383,21 @@ impl ErrorReport {
 
 /// `--text`: the summary, one labelled line per field that is set, then the
 /// peer's final message.
+impl RunResult {
+    /// The exit code: the status's, except for a peer that succeeded and
+    /// whose work then failed baton's check (`--test-cmd`):
+    /// `exit::CHECK_FAILED`, so that a script testing `$?` does not merge
+    /// broken work.
+    pub fn exit_code(&self) -> i32 {
+        match &self.verification {
+            Some(v) if self.status == Status::Success && !v.passed => {
+                crate::error::exit::CHECK_FAILED
+            }
+            _ => self.status.exit_code(),
+        }
+    }
+}
+
 impl Render for RunResult {
     fn text(&self) -> String {
         let r = self;
@@ -421,6 +441,12 @@ impl Render for RunResult {
                     .map_or("no exit code".into(), |c| format!("exit {c}")),
                 v.command
             ));
+            if !v.passed {
+                // What failed, instead of a merge hint.
+                for line in last_lines(&v.output_tail, 20) {
+                    s.push_str(&format!("  | {line}\n"));
+                }
+            }
         }
         if let Some(p) = &r.log_path {
             s.push_str(&format!("log:      {p}\n"));
@@ -444,6 +470,12 @@ impl Render for RunResult {
         }
         s
     }
+}
+
+/// The last `n` lines of `text`.
+pub fn last_lines(text: &str, n: usize) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].to_vec()
 }
 
 /// Lines for `--text` output of a result's `worktree` object.

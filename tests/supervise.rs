@@ -339,14 +339,6 @@ fn sigterm_cancels_and_stops_the_group() {
     interrupt(libc::SIGTERM, "SIGTERM");
 }
 
-/// Peak resident memory (VmHWM, kB) of a running process.
-fn vm_hwm_kb(pid: u32) -> Option<u64> {
-    let s = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    s.lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
 #[test]
 fn two_hundred_megabytes_of_output_with_flat_memory() {
     const MB: u64 = 200;
@@ -373,7 +365,7 @@ fn two_hundred_megabytes_of_output_with_flat_memory() {
     let until = Instant::now() + Duration::from_secs(300);
     while child.try_wait().unwrap().is_none() {
         assert!(Instant::now() < until, "baton took too long");
-        if let Some(kb) = vm_hwm_kb(pid) {
+        if let Some(kb) = crate::support::vm_hwm_kb(pid) {
             peak = peak.max(kb);
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -687,7 +687,7 @@ fn the_peer_starts_in_the_same_subdirectory() {
 }
 
 #[test]
-fn test_cmd_passes_in_the_committed_worktree() {
+fn test_cmd_passes_in_a_fresh_checkout_of_the_commit() {
     let env = Env::new();
     let w = repo(&env);
     peer(&env, "echo 'new' > new.txt");
@@ -696,47 +696,49 @@ fn test_cmd_passes_in_the_committed_worktree() {
         &[
             "--test-cmd",
             "pwd > \"$FAKE_DIR/test.pwd\"; test -f new.txt && git status --porcelain | wc -l \
-             | tr -d ' ' && git log -1 --format=%s && echo \"branch=$BATON_BRANCH\"",
+             | tr -d ' ' && git log -1 --format=%s && echo \"branch=$BATON_BRANCH\" && \
+             test \"$(git rev-parse HEAD)\" = \"$BATON_COMMIT\" && \
+             test \"$(pwd)\" = \"$BATON_WORKTREE\"",
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = &j["verification"];
     assert_eq!(v["passed"], true, "{v}");
     assert_eq!(v["exit_code"], 0);
+    // The commit tested is the branch's tip, in a checkout of it.
+    assert_eq!(v["commit"], j["worktree"]["head"], "{j}");
     let id = j["worktree"]["id"].as_str().unwrap();
     let tail = v["output_tail"].as_str().unwrap();
-    // Run after baton's commit: a clean worktree with baton's commit on top.
+    // A clean checkout with baton's commit on top.
     assert!(tail.starts_with("0\nbaton: codex run"), "{tail}");
-    assert!(tail.ends_with(&format!("branch=baton/{id}")), "{tail}");
-    assert_eq!(
-        fs::read_to_string(env.fake_dir.join("test.pwd"))
-            .unwrap()
-            .trim(),
-        j["worktree"]["path"].as_str().unwrap()
-    );
+    assert!(tail.contains(&format!("branch=baton/{id}")), "{tail}");
+    // Not the peer's worktree, and gone after the check, registration too.
+    let ran_in = fs::read_to_string(env.fake_dir.join("test.pwd")).unwrap();
+    let ran_in = Path::new(ran_in.trim());
+    assert_ne!(ran_in, Path::new(j["worktree"]["path"].as_str().unwrap()));
+    assert!(!ran_in.exists(), "{} stays", ran_in.display());
+    assert!(!git(&w, &["worktree", "list", "--porcelain"]).contains(&ran_in.display().to_string()));
     assert!(j["summary"].as_str().unwrap().contains("test-cmd passed"));
+    assert_eq!(j["worktree"]["merge_hint"], format!("git merge baton/{id}"));
     // The full output is kept beside the run's logs.
     let log = PathBuf::from(j["log_path"].as_str().unwrap()).with_file_name("test.log");
     assert!(fs::read_to_string(log).unwrap().contains("branch=baton/"));
-    let _ = w;
 }
 
 #[test]
-fn test_cmd_failure_is_reported_not_hidden() {
+fn test_cmd_failure_exits_5_with_no_merge_hint() {
     let env = Env::new();
     repo(&env);
     peer(&env, "echo x >> LICENSE");
-    let (r, j) = wt_run(
-        &env,
-        &["--test-cmd", "echo 'assertion failed: 1 == 2' >&2; exit 3"],
-    );
-    // The peer succeeded; the check's verdict is in `verification`.
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    let cmd = "echo 'assertion failed: 1 == 2' >&2; exit 3";
+    let (r, j) = wt_run(&env, &["--test-cmd", cmd]);
+    // `status` is the peer's outcome; the exit code says the check failed.
+    assert_eq!(r.code, 5, "{}", r.stderr);
     assert_eq!(j["status"], "success");
     let v = &j["verification"];
     assert_eq!(v["passed"], false);
     assert_eq!(v["exit_code"], 3);
-    assert_eq!(v["command"], "echo 'assertion failed: 1 == 2' >&2; exit 3");
+    assert_eq!(v["command"], cmd);
     assert!(
         v["output_tail"]
             .as_str()
@@ -749,6 +751,167 @@ fn test_cmd_failure_is_reported_not_hidden() {
             .unwrap()
             .contains("test-cmd FAILED (exit 3)")
     );
+    // Nothing to merge: the field is there, null.
+    assert_eq!(j["worktree"]["merge_hint"], Value::Null, "{j}");
+    assert!(j["worktree"]["branch"].is_string());
+    // For people: the failing tail where the merge line would be.
+    let (r, _) = {
+        let r = baton(
+            &env,
+            &[
+                "run",
+                "--agent",
+                "codex",
+                "--worktree",
+                "--text",
+                "--test-cmd",
+                cmd,
+                "again",
+            ],
+        );
+        (r, ())
+    };
+    assert_eq!(r.code, 5, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("check:    FAILED (exit 3)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("  | assertion failed: 1 == 2"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("merge:"), "{}", r.stdout);
+}
+
+/// Issue 29 §3: an ignored file the peer left in its worktree (a stale
+/// `.pyc`, a build artifact) made a wrong answer pass; the check runs in a
+/// fresh checkout of the commit, where that file is not.
+#[test]
+fn an_ignored_file_the_peer_left_cannot_make_the_check_pass() {
+    let env = Env::new();
+    repo(&env);
+    // `*.log` is ignored: `cache.log` is never committed.
+    peer(&env, "echo wrong > answer.txt\necho right > cache.log");
+    let (r, j) = wt_run(
+        &env,
+        &[
+            "--test-cmd",
+            "if [ -f cache.log ]; then cat cache.log; else cat answer.txt; fi | grep -qx right",
+        ],
+    );
+    assert_eq!(j["status"], "success", "{j}");
+    assert_eq!(j["verification"]["passed"], false, "{j}");
+    assert_eq!(r.code, 5, "{}", r.stderr);
+    assert_eq!(j["verification"]["commit"], j["worktree"]["head"], "{j}");
+    assert_eq!(strings(&j["worktree"]["changed_files"]), ["answer.txt"]);
+}
+
+/// Issue 29 §3: a process the peer left running, out of its group and with
+/// its environment cleared (so no orphan scan can tell it is the peer's),
+/// rewrote a file after baton's commit and before the tests. The check
+/// tests the commit, not the worktree that process writes.
+#[test]
+fn a_process_the_peer_left_cannot_change_what_is_tested() {
+    let env = Env::new();
+    repo(&env);
+    peer(
+        &env,
+        // The peer ends once the process runs with its environment
+        // cleared (before, the orphan scan could still see the token).
+        "echo wrong > answer.txt\n\
+         env -i setsid sh -c 'start=$(git -C \"$1\" rev-parse HEAD); touch \"$2/started\"; n=0; \
+           while [ \"$(git -C \"$1\" rev-parse HEAD)\" = \"$start\" ] && [ $n -lt 1000 ]; do \
+             sleep 0.02; n=$((n+1)); done; \
+           echo right > \"$1/answer.txt\"; touch \"$2/rewritten\"' sh \"$(pwd)\" \"$FAKE_DIR\" \
+           >/dev/null 2>&1 < /dev/null &\n\
+         n=0; while [ ! -e \"$FAKE_DIR/started\" ] && [ $n -lt 500 ]; do sleep 0.01; n=$((n+1)); done",
+    );
+    let (r, j) = wt_run(
+        &env,
+        &[
+            "--test-cmd",
+            // Waits for the leftover's rewrite, so that it lands before the
+            // test reads the file whatever the timing.
+            "n=0; while [ ! -e \"$FAKE_DIR/rewritten\" ] && [ $n -lt 500 ]; do sleep 0.02; \
+             n=$((n+1)); done; test -e \"$FAKE_DIR/rewritten\" && grep -qx right answer.txt",
+        ],
+    );
+    assert!(env.fake_dir.join("rewritten").exists(), "{j}");
+    assert_eq!(j["status"], "success", "{j}");
+    assert_eq!(j["verification"]["passed"], false, "{j}");
+    assert_eq!(r.code, 5, "{}", r.stderr);
+    let head = j["worktree"]["head"].as_str().unwrap();
+    assert_eq!(j["verification"]["commit"], head);
+    // What was tested is what the branch holds.
+    assert_eq!(
+        git(&env.work, &["show", &format!("{head}:answer.txt")]),
+        "wrong\n"
+    );
+}
+
+/// Issue 29 §3: a test command that prints without end fills no disk:
+/// `test.log` keeps the end of the output (the start dropped, with a
+/// warning), and baton's memory stays flat.
+#[test]
+fn a_test_command_that_prints_without_end_keeps_its_log_and_memory_bounded() {
+    const MB: u64 = 120;
+    let env = Env::new();
+    repo(&env);
+    peer(&env, "echo x >> LICENSE");
+    let child = baton_cmd(
+        &env,
+        &[
+            "run",
+            "--agent",
+            "codex",
+            "--worktree",
+            "--test-cmd",
+            &format!(
+                "head -c {} /dev/zero | tr '\\0' x; echo; echo the end of it; exit 1",
+                MB << 20
+            ),
+            "go",
+        ],
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let pid = child.id();
+    let mut child = child;
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Some(kb) = crate::support::vm_hwm_kb(pid) {
+            peak = peak.max(kb);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 5, "{}", r.stderr);
+    let j = r.json();
+    let log = PathBuf::from(j["log_path"].as_str().unwrap()).with_file_name("test.log");
+    let len = fs::metadata(&log).unwrap().len();
+    assert!(len <= 16 << 20, "test.log has {len} bytes");
+    let tail = j["verification"]["output_tail"].as_str().unwrap();
+    assert!(
+        tail.ends_with("x\nthe end of it"),
+        "{}",
+        &tail[tail.len() - 50..]
+    );
+    assert!(
+        strings(&j["warnings"])
+            .iter()
+            .any(|w| w.contains("test.log keeps the end") && w.contains(&log.display().to_string())),
+        "{j}"
+    );
+    assert!(peak > 0, "never sampled VmHWM");
+    assert!(
+        peak < 64 * 1024,
+        "peak RSS {peak} kB for {MB} MB of test output"
+    );
+    eprintln!("peak RSS {peak} kB for {MB} MB of test output");
 }
 
 #[test]
@@ -765,7 +928,7 @@ fn test_cmd_is_stopped_at_the_timeout_with_its_group() {
             "sleep 60 & echo $! > \"$FAKE_DIR/grandchild\"; echo started; wait",
         ],
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 5, "{}", r.stderr);
     let v = &j["verification"];
     assert_eq!(v["passed"], false);
     assert_eq!(v["exit_code"], Value::Null);

@@ -121,7 +121,9 @@ fn start(
     finish(&rec, mode)
 }
 
-/// Print the council's result envelope; exit by its stage.
+/// Print the council's result envelope; exit by its stage, or with
+/// `CHECK_FAILED` when it needs a human because baton's tests of the
+/// writer's work failed.
 pub fn finish(rec: &Record, mode: Mode) -> Result<i32> {
     let v = envelope::build(rec)?;
     rec.put_artifact("result.json", &v)?;
@@ -129,7 +131,15 @@ pub fn finish(rec: &Record, mode: Mode) -> Result<i32> {
         Mode::Json => output::json_line(&v)?,
         Mode::Text => output::text(&report::text(rec, &v))?,
     }
-    Ok(rec.stage.exit_code())
+    let check_failed = || {
+        serde_json::from_value::<crate::worktree::oracle::Verification>(v["verification"].clone())
+            .is_ok_and(|x| super::execute::check_failed(&x))
+    };
+    Ok(if rec.stage == Stage::NeedsHuman && check_failed() {
+        crate::error::exit::CHECK_FAILED
+    } else {
+        rec.stage.exit_code()
+    })
 }
 
 pub fn cancel(rec: &mut Record) -> Result<()> {

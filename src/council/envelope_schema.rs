@@ -87,7 +87,7 @@ fn result() -> Value {
                 "attempts": {"type": "array", "items": {"type": "object"},
                     "description": "every writer call of the rounds that took more than one (retry, fallback), as a run's `attempts` (`baton schema`); empty otherwise"},
                 "writer_summary": {"type": ["string", "null"]}}});
-    let verification_s = json!({"type": ["object", "null"], "description": "the plan's test_cmd on the writer's commit",
+    let verification_s = json!({"type": ["object", "null"], "description": "the plan's test_cmd on the writer's commit, in a fresh checkout of it",
                 "required": ["command", "exit_code", "passed", "timed_out", "output_tail", "duration_ms",
                     "whitespace_errors"], "properties": {
                 "command": {"type": ["string", "null"]}, "exit_code": {"type": ["integer", "null"]},
@@ -96,7 +96,9 @@ fn result() -> Value {
                 "output_tail": {"type": "string"}, "duration_ms": {"type": "integer"},
                 "whitespace_errors": {"type": "array", "items": {"type": "string"},
                     "description": "`git diff --check base..branch`: one `path:line: problem` each"},
-                "not_run": {"type": "string", "description": "why the test command was not run"}}});
+                "not_run": {"type": "string", "description": "why the test command was not run"},
+                "commit": {"type": ["string", "null"], "description": "the commit tested, in a fresh checkout of it (absent in councils run by baton 0.3.2 and older)"},
+                "log_dropped": {"type": "integer", "description": "bytes of the test output its test.log dropped (it keeps the end)"}}});
     let reviews_s = json!({"type": "array", "items": {"type": "object",
                 "required": ["reviewer", "vendor", "outcome", "reason", "review"], "properties": {
                 "reviewer": {"type": "string"}, "vendor": {"type": "string"}, "outcome": outcome,
@@ -185,7 +187,7 @@ fn result() -> Value {
                 "items": {"type": "object"}},
             "repair_rounds": {"type": "integer"},
             "disagreements_unresolved": {"type": "array", "items": any},
-            "merge_hint": {"type": ["string", "null"]}
+            "merge_hint": {"type": ["string", "null"], "description": "how to bring the writer's work in (nothing was merged); null before execution, and when baton's tests of it failed"}
     });
     json!({
         "$schema": "http://json-schema.org/draft-07/schema#",

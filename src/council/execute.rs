@@ -314,6 +314,14 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                 v
             }
         };
+        if ver.log_dropped > 0 {
+            rec.warn(format!(
+                "round {round}'s test command printed more than {} MiB: its test.log keeps the \
+                 end of its output; the first {} bytes were dropped",
+                crate::worktree::verify::log_max() >> 20,
+                ver.log_dropped
+            ));
+        }
         step(rec, &[Stage::Verifying], Event::Verified)?;
         // Stage 8: the others review, read-only in the worktree.
         let diff = match &imp.commit {
@@ -436,6 +444,11 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
     }
 }
 
+/// Whether the test command ran and failed (not: was not run, passed).
+pub fn check_failed(v: &Verification) -> bool {
+    v.command.is_some() && v.not_run.is_none() && !v.passed && v.interrupted.is_none()
+}
+
 /// `execution.json`: what the result shows of stages 6–9.
 fn save(
     rec: &Record,
@@ -466,7 +479,8 @@ fn save(
             "review": r.call.answer})).collect::<Vec<Value>>(),
         "findings": merged,
         "repair_rounds": round,
-        "merge_hint": format!("nothing was merged: review with `git diff {}...{branch}`, then `git merge {branch}` if you agree", imp.base),
+        // Nothing to merge when baton's check of the writer's work failed.
+        "merge_hint": (!ver.is_some_and(check_failed)).then(|| format!("nothing was merged: review with `git diff {}...{branch}`, then `git merge {branch}` if you agree", imp.base)),
         "usage_by_stage": {"implementing": tally.usage_impl, "reviewing": tally.usage_rev},
         "member_outcomes": outcomes,
         "plan": tally.plan,

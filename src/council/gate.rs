@@ -228,6 +228,8 @@ mod tests {
             duration_ms: 10,
             whitespace_errors: vec![],
             not_run: None,
+            commit: None,
+            log_dropped: 0,
         }
     }
 

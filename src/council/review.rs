@@ -498,6 +498,8 @@ mod tests {
             duration_ms: 1234,
             whitespace_errors: vec!["src/parse.rs:3: trailing whitespace.".into()],
             not_run: None,
+            commit: None,
+            log_dropped: 0,
         }
     }
 

@@ -191,7 +191,7 @@ pub fn result(rec: &Record, mode: Mode) -> Result<i32> {
     output::print_result(&r, mode)?;
     Ok(match r.status {
         Status::Running => 0,
-        s => s.exit_code(),
+        _ => r.exit_code(),
     })
 }
 

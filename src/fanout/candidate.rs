@@ -257,6 +257,8 @@ mod tests {
             duration_ms: 5,
             whitespace_errors: vec![],
             not_run: None,
+            commit: None,
+            log_dropped: 0,
         };
         let p = repair_prompt(&v);
         assert!(p.contains("`make test` exited 2"), "{p}");

@@ -83,6 +83,10 @@ pub struct Tests {
     pub whitespace_errors: Vec<String>,
     /// Why it was not run, when it was not.
     pub not_run: Option<String>,
+    /// The commit tested: the command ran in a fresh checkout of it, so
+    /// what passed is what the branch held.
+    #[serde(default)]
+    pub commit: Option<String>,
 }
 
 /// One round of a candidate: its first attempt (0) or a repair round.
@@ -232,8 +236,24 @@ impl FanoutResult {
         }
     }
 
+    /// The status's exit code, except for a fan-out without a winner whose
+    /// candidates' peers finished and whose tests failed:
+    /// `exit::CHECK_FAILED`, as for a worktree run whose check failed.
     pub fn exit_code(&self) -> i32 {
-        self.status.exit_code()
+        let checks_failed = self.status == Status::Failed
+            && self.winner.is_none()
+            && self.mode == "worktree"
+            && self.candidates.iter().any(|c| {
+                c.rounds.last().is_some_and(|r| r.status == Status::Success)
+                    && c.tests
+                        .as_ref()
+                        .is_some_and(|t| !t.passed && t.not_run.is_none())
+            });
+        if checks_failed {
+            crate::error::exit::CHECK_FAILED
+        } else {
+            self.status.exit_code()
+        }
     }
 }
 
@@ -328,6 +348,21 @@ impl Render for FanoutResult {
         }
         if let Some(h) = &self.merge_hint {
             s.push_str(&format!("merge: {h}\n"));
+        } else if self.mode == "worktree" {
+            // No winner: what failed, in place of a merge hint.
+            for c in &self.candidates {
+                let Some(t) = c
+                    .tests
+                    .as_ref()
+                    .filter(|t| !t.passed && t.not_run.is_none())
+                else {
+                    continue;
+                };
+                s.push_str(&format!("{} test output (end):\n", c.id));
+                for line in crate::result::last_lines(&t.output_tail, 10) {
+                    s.push_str(&format!("  | {line}\n"));
+                }
+            }
         }
         for w in &self.warnings {
             s.push_str(&format!("warning: {w}\n"));

@@ -95,7 +95,7 @@ pub fn cancel(id: &OsStr, mode: Mode) -> Result<i32> {
 fn print_job_result(job: &Job, s: &State, mode: Mode) -> Result<i32> {
     let r = job.result(s)?;
     output::print_result(&r, mode)?;
-    Ok(r.status.exit_code())
+    Ok(r.exit_code())
 }
 
 /// Block until the runner is gone or `timeout` passes; the state then.

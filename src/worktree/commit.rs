@@ -273,7 +273,7 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
         },
         diffstat: repo::diffstat(&pin, &s.base, &tip)?,
         changed_files: on_branch_changed,
-        merge_hint: format!("git merge {}", s.branch),
+        merge_hint: Some(format!("git merge {}", s.branch)),
         reverted,
         carried: s.carried.clone(),
     };

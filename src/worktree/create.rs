@@ -135,7 +135,7 @@ pub fn prepare(
 /// added at the same moment is half written ("failed to read …/commondir").
 /// Only the registration is serialised; the checkout, the slow part, runs
 /// in parallel (a fan-out makes its candidates' worktrees at once).
-static REGISTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+pub(super) static REGISTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 pub(super) fn create(
     c: &Checked,

@@ -1,5 +1,7 @@
 //! After the peer (`finish`): commit, fill the result's `worktree` report, run
-//! `--test-cmd` on the committed state. A commit that fails fails the run.
+//! `--test-cmd` in a fresh checkout of the commit (`checkout`). A commit that
+//! fails fails the run; a check that fails leaves `status` the peer's but
+//! takes the merge hint away (and exits `CHECK_FAILED`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -9,11 +11,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::error::Error;
-use crate::result::{ErrorInfo, RunResult, Status};
+use crate::result::{ErrorInfo, RunResult, Status, Verification};
 use crate::run::{self, Plan};
 use crate::{fsutil, process};
 
 use super::Session;
+use super::checkout::Checkout;
 use super::commit::{self, settle};
 use super::{repo, store, verify};
 
@@ -34,8 +37,9 @@ pub struct Report {
     pub diffstat: repo::DiffStat,
     /// Every path that differs between base and branch.
     pub changed_files: Vec<String>,
-    /// The exact command that brings the work into the current branch.
-    pub merge_hint: String,
+    /// The exact command that brings the work into the current branch;
+    /// null when `--test-cmd` ran and failed (`verification` says how).
+    pub merge_hint: Option<String>,
     /// Paths changed outside `--allow`, reverted by baton.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reverted: Vec<String>,
@@ -78,9 +82,11 @@ pub struct NotCommitted {
 pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop: &verify::Stop) {
     let status = result.status;
     let mut tampered = None;
+    let mut head = None;
     match settle(s, plan, status) {
         Ok(settled) => {
             let report = settled.report;
+            head = Some(report.head.clone());
             result.warnings.extend(settled.notes);
             // What the peer changed is what is on disk against where it
             // started (reverted paths gone), and the summary counts that
@@ -175,7 +181,7 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
         }
     }
     if let Some(cmd) = &s.test_cmd {
-        verify_run(s, plan, result, dir, stop, cmd);
+        verify_run(s, plan, result, dir, stop, cmd, head.as_deref());
     }
     if let Some(mut r) = store::load(&s.root, &s.id) {
         r.finished_ms = Some(store::now_ms());
@@ -209,66 +215,97 @@ pub(super) fn verify_run(
     dir: &Path,
     stop: &verify::Stop,
     cmd: &str,
+    head: Option<&str>,
 ) {
-    if result.status != Status::Success {
+    let Some(head) = head.filter(|_| result.status == Status::Success) else {
         result.warnings.push(format!(
             "--test-cmd was not run: the peer's run ended with status `{}`",
             result.status.as_str()
         ));
         return;
-    }
-    if !plan.cwd.is_dir() {
-        result
-            .warnings
-            .push("--test-cmd was not run: the worktree is gone".into());
-        return;
-    }
-    let env = [
-        ("BATON_WORKTREE".to_string(), s.path.display().to_string()),
-        ("BATON_BRANCH".to_string(), s.branch.clone()),
-    ];
-    match verify::run(
-        cmd,
-        &plan.cwd,
-        &dir.join("test.log"),
-        &env,
-        Duration::from_millis(plan.timeout_ms),
-        run::KILL_GRACE,
-        stop,
-    ) {
-        Ok(checked) => {
-            let v = &checked.verification;
-            result.summary.push_str(&if v.passed {
-                "; test-cmd passed".to_string()
-            } else if checked.timed_out {
-                "; test-cmd timed out".to_string()
-            } else {
-                format!(
-                    "; test-cmd FAILED ({})",
-                    v.exit_code
-                        .map_or("no exit code".to_string(), |c| format!("exit {c}"))
-                )
+    };
+    let log = dir.join("test.log");
+    let ran = Checkout::make(s, head).and_then(|c| {
+        let rel = plan.cwd.strip_prefix(&s.path).unwrap_or(Path::new(""));
+        let env = [
+            ("BATON_WORKTREE".to_string(), c.top.display().to_string()),
+            ("BATON_BRANCH".to_string(), s.branch.clone()),
+            ("BATON_COMMIT".to_string(), head.to_string()),
+        ];
+        let checked = c.cwd(rel).and_then(|cwd| {
+            verify::run(
+                cmd,
+                &cwd,
+                &log,
+                &env,
+                Duration::from_millis(plan.timeout_ms),
+                run::KILL_GRACE,
+                stop,
+            )
+        });
+        result.warnings.extend(c.remove());
+        checked
+    });
+    let checked = match ran {
+        Ok(c) => c,
+        Err(e) => {
+            // Not proven is not passed: no merge hint for what was not tested.
+            result.summary.push_str("; test-cmd could not be run");
+            result.verification = Some(Verification {
+                command: cmd.to_string(),
+                exit_code: None,
+                passed: false,
+                output_tail: format!("[baton: --test-cmd could not be run: {e}]"),
+                commit: Some(head.to_string()),
             });
-            if let Some(sig) = checked.interrupted {
-                result.status = Status::Cancelled;
-                result.error = Some(ErrorInfo {
-                    retry_after_s: None,
-                    kind: "cancelled".into(),
-                    message: format!(
-                        "stopped by {} while --test-cmd ran",
-                        process::signal_name(sig)
-                    ),
-                    hint: Some(format!(
-                        "the peer's work is committed on {}; run the check yourself in {}",
-                        s.branch,
-                        plan.cwd.display()
-                    )),
-                });
-            }
-            result.verification = Some(checked.verification);
+            no_merge_hint(result);
+            return;
         }
-        Err(e) => result
-            .warnings
-            .push(format!("--test-cmd could not be run: {e}")),
+    };
+    let v = &checked.verification;
+    result.summary.push_str(&if v.passed {
+        "; test-cmd passed".to_string()
+    } else if checked.timed_out {
+        "; test-cmd timed out".to_string()
+    } else {
+        format!(
+            "; test-cmd FAILED ({})",
+            v.exit_code
+                .map_or("no exit code".to_string(), |c| format!("exit {c}"))
+        )
+    });
+    result.warnings.extend(checked.log_warning(&log));
+    if let Some(sig) = checked.interrupted {
+        result.status = Status::Cancelled;
+        result.error = Some(ErrorInfo {
+            retry_after_s: None,
+            kind: "cancelled".into(),
+            message: format!(
+                "stopped by {} while --test-cmd ran",
+                process::signal_name(sig)
+            ),
+            hint: Some(format!(
+                "the peer's work is committed on {}; run the check yourself in a checkout of it",
+                s.branch
+            )),
+        });
+    }
+    if !v.passed {
+        no_merge_hint(result);
+    }
+    result.verification = Some(Verification {
+        commit: Some(head.to_string()),
+        ..checked.verification
+    });
+}
+
+/// The check failed: the result's `worktree` names no command to merge.
+fn no_merge_hint(result: &mut RunResult) {
+    if let Some(w) = result
+        .extra
+        .get_mut("worktree")
+        .and_then(|w| w.as_object_mut())
+    {
+        w.insert("merge_hint".into(), serde_json::Value::Null);
     }
 }

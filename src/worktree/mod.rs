@@ -60,6 +60,7 @@ use crate::run::{self, Plan};
 use crate::{ids, process};
 
 mod check;
+mod checkout;
 mod commit;
 mod create;
 mod finish;
@@ -209,7 +210,7 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode, peer_ended: &mut dyn FnMut()) ->
     };
     finish(session, wplan, &mut result, &dir, &stop);
     output::print_result(&result, mode)?;
-    Ok(result.status.exit_code())
+    Ok(result.exit_code())
 }
 
 /// What `--dry-run --worktree` prints: the run as it would be, in a

@@ -1,6 +1,7 @@
-//! The oracle: baton runs the test command itself in a writer's worktree
-//! after an attempt (a council's stage 7, each fan-out candidate) and
-//! `git diff --check` over base..branch.
+//! The oracle: baton runs the test command itself after a writer's attempt
+//! (a council's stage 7, each fan-out candidate), in a fresh checkout of the
+//! attempt's commit (`checkout`: what the branch holds, nothing the writer
+//! left beside it), and `git diff --check` over base..branch.
 //!
 //! A test command the user typed (`--test-cmd`) runs as they would run it,
 //! `sh -c`; one a model wrote (a council chair's) is split into words and
@@ -19,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::run;
 
 use super::attempt::Attempt;
+use super::checkout::Checkout;
 use super::repo;
 use super::verify::{self as wverify, Stop};
 
@@ -42,6 +44,17 @@ pub struct Verification {
     /// Why the test command was not run, when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_run: Option<String>,
+    /// The commit tested (in a fresh checkout of it); null when there was
+    /// none to test.
+    #[serde(default)]
+    pub commit: Option<String>,
+    /// The bytes of output `test.log` dropped (its start; it keeps the end).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub log_dropped: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The test command and how to run it.
@@ -102,18 +115,17 @@ fn run_tests(
         duration_ms: 0,
         whitespace_errors: Vec::new(),
         not_run: None,
+        commit: imp.commit.clone(),
+        log_dropped: 0,
     };
     let Some(test) = test else {
         v.not_run = Some("the plan names no test command".into());
         return Ok(v);
     };
-    if !imp.run_plan.cwd.is_dir() {
-        v.not_run = Some(format!(
-            "the worktree is gone ({})",
-            imp.run_plan.cwd.display()
-        ));
+    let Some(commit) = imp.commit.as_deref() else {
+        v.not_run = Some("baton committed nothing to test".into());
         return Ok(v);
-    }
+    };
     let argv = if test.shell {
         vec!["sh".to_string(), "-c".to_string(), test.text.clone()]
     } else {
@@ -128,24 +140,35 @@ fn run_tests(
             }
         }
     };
-    let env = [
-        (
-            "BATON_WORKTREE".to_string(),
-            imp.worktree.path.display().to_string(),
-        ),
-        ("BATON_BRANCH".to_string(), imp.worktree.branch.clone()),
-    ];
     let started = Instant::now();
-    let checked = wverify::run_argv(
-        &argv,
-        &imp.run_plan.cwd,
-        log,
-        &env,
-        timeout,
-        run::KILL_GRACE,
-        stop,
-    )?;
+    let c = match Checkout::make(&imp.worktree, commit) {
+        Ok(c) => c,
+        Err(e) => {
+            v.not_run = Some(format!(
+                "baton could not check {commit} out to test it: {e}"
+            ));
+            return Ok(v);
+        }
+    };
+    let env = [
+        ("BATON_WORKTREE".to_string(), c.top.display().to_string()),
+        ("BATON_BRANCH".to_string(), imp.worktree.branch.clone()),
+        ("BATON_COMMIT".to_string(), commit.to_string()),
+    ];
+    let rel = imp
+        .run_plan
+        .cwd
+        .strip_prefix(&imp.worktree.path)
+        .unwrap_or(Path::new(""));
+    let checked = c
+        .cwd(rel)
+        .and_then(|cwd| wverify::run_argv(&argv, &cwd, log, &env, timeout, run::KILL_GRACE, stop));
+    // A checkout that stays is only disk space: `worktree remove` and the
+    // next check of this worktree take it away.
+    let _ = c.remove();
+    let checked = checked?;
     v.duration_ms = started.elapsed().as_millis() as u64;
+    v.log_dropped = checked.log_dropped;
     v.exit_code = checked.verification.exit_code;
     v.passed = checked.verification.passed;
     v.timed_out = checked.timed_out;

@@ -261,6 +261,14 @@ pub fn wait_for(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
 }
 
 /// Whether a process with this pid exists (and is not a zombie).
+/// Peak resident memory (VmHWM, kB) of a running process.
+pub fn vm_hwm_kb(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
 pub fn pid_alive(pid: i32) -> bool {
     match fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(s) => !s
