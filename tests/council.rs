@@ -741,6 +741,45 @@ fn a_rejection_is_needs_human_and_the_same_open_set_stops_early() {
     assert_eq!(v["repair_rounds"], 1, "{v}");
 }
 
+/// Issue 29 §3: a council held back by its failing tests names nothing to
+/// merge and exits 5 (`CHECK_FAILED`), as a worktree run whose check failed.
+#[test]
+fn failing_tests_leave_no_merge_hint_and_exit_5() {
+    let (env, fake) = setup();
+    let mut j = good_scenario().to_json();
+    for a in AGENTS {
+        j["agents"][a]["implement"] = json!([{"edits": [
+            {"path": "a.txt", "content": "one\ntwo\nlocked\n"}]}]);
+        j["agents"][a]["review"] = json!([{"json": review("approve", json!([]))}]);
+    }
+    fake.write_json(&j);
+    let r = council(
+        &env,
+        &[
+            "plan",
+            "--yes",
+            "--members",
+            "codex,claude,pi",
+            "--seed",
+            "3",
+            "--writer",
+            "claude",
+            "--repair-rounds",
+            "0",
+            "--test-cmd",
+            "grep -q unlocked a.txt",
+            "lock the cache insert",
+        ],
+    );
+    let v = r.json();
+    assert_eq!(v["status"], "needs_human", "{v}");
+    assert_eq!(v["verification"]["passed"], false, "{v}");
+    let sha = v["verification"]["commit"].as_str().unwrap();
+    assert_eq!(v["worktree"]["commit"], sha);
+    assert_eq!(v["merge_hint"], Value::Null, "{v}");
+    assert_eq!(r.code, 5, "{}\n{}", r.stdout, r.stderr);
+}
+
 #[test]
 fn a_projected_budget_overrun_stops_before_the_stage() {
     let (env, fake) = setup();

@@ -186,7 +186,7 @@ fn a_candidate_green_after_one_repair_round_wins_with_until_green_1_and_not_with
             .on("codex", Stage::Implement, write_answer("good\n")),
     );
     let (r, j) = fan_out(&env, &["--agents", "codex", "--until-green", "0"]);
-    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(r.code, 5, "{}", r.stdout);
     assert_eq!(j["status"], "failed");
     assert_eq!(j["winner"], Value::Null);
     assert_eq!(j["error"]["kind"], "no_eligible_candidate");
@@ -706,7 +706,7 @@ fn a_token_budget_holds_back_the_repair_round_and_says_so() {
             "1500",
         ],
     );
-    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(r.code, 5, "{}", r.stdout);
     assert_eq!(fake.calls_for("codex", Stage::Implement).len(), 1);
     let why = candidate(&j, "c1")["excluded_reason"]
         .as_str()
@@ -761,6 +761,80 @@ fn the_text_table_marks_the_winner() {
         r.stdout
     );
     assert!(lines[3].contains("FAILED (3)"), "{}", r.stdout);
+}
+
+/// Issue 29 §3: a candidate's tests run in a fresh checkout of its commit,
+/// so an ignored file it left beside it (a stale cache) cannot make it
+/// green; with no green candidate the fan-out exits 5 (`CHECK_FAILED`),
+/// names no merge, and `--text` shows what failed instead.
+#[test]
+fn an_ignored_file_cannot_make_a_candidate_green_and_none_green_exits_5() {
+    let (env, fake) = setup();
+    fake.write(&Scenario::new().all(
+        &["codex", "claude"],
+        Stage::Implement,
+        // `*.log` is ignored: never committed.
+        write_answer("bad\n").edit("cache.log", "good\n"),
+    ));
+    let test = "cat cache.log answer.txt 2>/dev/null | grep -q good || \
+                { echo \"MARKER: answer.txt says $(cat answer.txt)\"; exit 3; }";
+    let r = baton(
+        &env,
+        &[
+            "run",
+            "--agents",
+            "codex,claude",
+            "--judge",
+            "none",
+            "--test-cmd",
+            test,
+            "x",
+        ],
+    );
+    let j = r.json();
+    assert_eq!(j["winner"], Value::Null, "{j}");
+    assert_eq!(r.code, 5, "{}", r.stdout);
+    assert_eq!(j["status"], "failed");
+    assert_eq!(j["error"]["kind"], "no_eligible_candidate");
+    assert_eq!(j["merge_hint"], Value::Null);
+    for id in ["c1", "c2"] {
+        let c = candidate(&j, id);
+        assert_eq!(c["tests"]["passed"], false, "{c}");
+        // The commit tested is the one its branch held.
+        let sha = c["tests"]["commit"].as_str().unwrap();
+        assert_eq!(
+            git(&env.work, &["show", &format!("{sha}:answer.txt")]),
+            "bad\n"
+        );
+    }
+    // For people: each candidate's failing tail, no merge line.
+    fake.write(&Scenario::new().all(
+        &["codex", "claude"],
+        Stage::Implement,
+        write_answer("bad\n"),
+    ));
+    let r = baton(
+        &env,
+        &[
+            "run",
+            "--agents",
+            "codex,claude",
+            "--judge",
+            "none",
+            "--test-cmd",
+            TEST,
+            "--text",
+            "x",
+        ],
+    );
+    assert_eq!(r.code, 5, "{}", r.stdout);
+    assert!(!r.stdout.contains("merge:"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("c2 test output (end):\n  | MARKER: answer.txt says bad"),
+        "{}",
+        r.stdout
+    );
 }
 
 /// `BATON_MAX_ACCESS` (set by `baton mcp`) holds every candidate: each is
