@@ -638,6 +638,27 @@ fn plan_yes_goes_through_to_ready_without_touching_the_checkout() {
         "baton/council-{}",
         v["council_id"].as_str().unwrap()
     )));
+    // The reviewers may read the branch's log: baton's commits there name
+    // no agent (issue 29).
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(&env.work)
+        .args([
+            "log",
+            "--format=%B",
+            &format!(
+                "{}..baton/council-{}",
+                v["worktree"]["base"].as_str().unwrap(),
+                v["council_id"].as_str().unwrap()
+            ),
+        ])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert!(log.contains("baton: run "), "{log}");
+    for name in AGENTS.iter().chain(&["Baton-Agent"]) {
+        assert!(!log.to_lowercase().contains(&name.to_lowercase()), "{log}");
+    }
     // The reviewers are the others, and their prompt names nobody.
     let writer = v["worktree"]["writer"].as_str().unwrap();
     assert_eq!(writer, "claude");

@@ -129,6 +129,25 @@ fn the_passing_candidate_wins_the_failing_and_the_tamperer_are_excluded() {
         git(&env.work, &["show", &format!("{branch}:answer.txt")]),
         "good\n"
     );
+    // A judge that runs `git log` on a candidate's branch reads no agent's
+    // name there (issue 29): who wrote it is in baton's records only.
+    let base = j["base"].as_str().unwrap();
+    let log = git(
+        &env.work,
+        &[
+            "log",
+            "--format=%an %ae %cn%n%B",
+            &format!("{base}..{branch}"),
+        ],
+    );
+    assert!(log.contains("baton: run "), "{log}");
+    for name in AGENTS.iter().chain(&["Baton-Agent"]) {
+        assert!(!log.to_lowercase().contains(&name.to_lowercase()), "{log}");
+    }
+    assert_eq!(
+        c1["tests"]["commit"],
+        git(&env.work, &["rev-parse", &branch]).trim()
+    );
     // The user's checkout is byte for byte what it was.
     assert_eq!(fingerprint(&env.work), before);
     // Usage is the candidates' together.

@@ -97,8 +97,8 @@ pub fn repair_prompt(findings: &[MergedFinding], test_output_tail: Option<&str>)
     );
     if let Some(tail) = test_output_tail {
         s.push_str(&format!(
-            "\n## The tests fail\nThe end of their output:\n```\n{}\n```\n",
-            tail.trim_end()
+            "\n## The tests fail\nThe end of their output:\n{}\n",
+            crate::prompt::fence("", tail.trim_end())
         ));
     }
     if findings.is_empty() {

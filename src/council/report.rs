@@ -191,10 +191,10 @@ pub fn markdown(rec: &Record, v: &Value) -> String {
     }
     if !v["verification"].is_null() {
         m.push_str(&format!(
-            "## Verification\n\n`{}`: passed {}\n\n```\n{}\n```\n\n",
+            "## Verification\n\n`{}`: passed {}\n\n{}\n\n",
             s(&v["verification"]["command"]),
             v["verification"]["passed"],
-            s(&v["verification"]["output_tail"])
+            crate::prompt::fence("", &s(&v["verification"]["output_tail"]))
         ));
     }
     for r in v["reviews"].as_array().into_iter().flatten() {

@@ -91,9 +91,9 @@ pub fn review_prompt(plan: &Plan, diff: &str, verification: &Verification) -> St
                 )
             };
             s.push_str(&format!(
-                "Command: `{cmd}` — {outcome} in {:.1}s.\nEnd of its output:\n```\n{}\n```\n",
+                "Command: `{cmd}` — {outcome} in {:.1}s.\nEnd of its output:\n{}\n",
                 verification.duration_ms as f64 / 1000.0,
-                verification.output_tail.trim_end()
+                crate::prompt::fence("", verification.output_tail.trim_end())
             ));
         }
     }
@@ -106,15 +106,17 @@ pub fn review_prompt(plan: &Plan, diff: &str, verification: &Verification) -> St
             s.push_str(&format!("- {e}\n"));
         }
     }
-    s.push_str("\n## The diff (base..implementation)\n```diff\n");
-    s.push_str(cut(diff, MAX_DIFF_BYTES));
+    let mut shown = cut(diff, MAX_DIFF_BYTES).to_string();
     if diff.len() > MAX_DIFF_BYTES {
-        s.push_str(&format!(
+        shown.push_str(&format!(
             "\n[… the diff is {} bytes; the rest is cut. Read the files themselves.]",
             diff.len()
         ));
     }
-    s.push_str("\n```\n\n");
+    s.push_str(&format!(
+        "\n## The diff (base..implementation)\n{}\n\n",
+        crate::prompt::fence("diff", &shown)
+    ));
     s.push_str(&format!(
         "## Your answer\nAnswer with one JSON object only, following the schema \
          `{REVIEW_SCHEMA_ID}` below. List in `files_reviewed` every changed file you actually \

@@ -100,6 +100,12 @@ pub fn first(
     interrupts: &mut Interrupts,
     stop: &Stop,
 ) -> Result<Attempt> {
+    // Others judge or review this writer's work blind: baton's commits on
+    // its branch name no agent.
+    let checked = &Checked {
+        anonymous: true,
+        ..checked.clone()
+    };
     let (wplan, session) = prepare(checked, plan, id, job_id)?;
     // Each fallback agent in a fresh worktree at the same base, named
     // after this one (`<id>-a2`, …) so that its owner can find it.

@@ -154,9 +154,15 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
         }
     };
     if tree != tip_tree {
+        // A writer whose work others judge blind is not named here, where
+        // they can read it (`git log`): only in baton's own records.
+        let who = if s.anonymous {
+            String::new()
+        } else {
+            format!("{} ", plan.agent.name())
+        };
         let mut msg = format!(
-            "baton: {} run {} ({})\n\nWork the peer left uncommitted in the worktree, committed by baton.\nTask: {}\n",
-            plan.agent.name(),
+            "baton: {who}run {} ({})\n\nWork the peer left uncommitted in the worktree, committed by baton.\nTask: {}\n",
             s.job_id.as_deref().unwrap_or(&s.id),
             status.as_str(),
             crate::agent::clip(
@@ -173,10 +179,10 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
                 crate::agent::clip(&reverted.join(", "), 1000)
             ));
         }
-        msg.push_str(&format!(
-            "\n{label}: {by}\nBaton-Agent: {}\n",
-            plan.agent.name()
-        ));
+        msg.push_str(&format!("\n{label}: {by}\n"));
+        if !s.anonymous {
+            msg.push_str(&format!("Baton-Agent: {}\n", plan.agent.name()));
+        }
         tip = repo::commit_tree(&pin, &tree, &tip, &msg, &ident)?;
         made.push(made_commit(&tip, &msg));
     }

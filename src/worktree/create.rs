@@ -126,6 +126,7 @@ pub fn prepare(
         test_cmd: c.test_cmd.clone(),
         pin: Some(pin),
         run_from: None,
+        anonymous: c.anonymous,
     };
     Ok((p, session))
 }

@@ -95,6 +95,12 @@ pub struct Checked {
     pub include_dirty: bool,
     pub allow: Vec<String>,
     pub test_cmd: Option<String>,
+    /// baton's commits name no agent (`attempt::first`): a fan-out's judges
+    /// and a council's reviewers, who must not know whose work they read,
+    /// can run `git log` on the branch. Who wrote it stays in baton's own
+    /// records (the worktree's record, the fan-out's or council's result).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub anonymous: bool,
 }
 
 /// A prepared worktree, as the run's end needs it. Serialisable so a
@@ -132,6 +138,9 @@ pub struct Session {
     /// `changed_files` are its own; `None`: `start_tree`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_from: Option<String>,
+    /// baton's commits name no agent (`Checked::anonymous`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub anonymous: bool,
 }
 
 impl Session {

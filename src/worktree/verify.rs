@@ -454,10 +454,10 @@ mod tests {
         assert!(t.ends_with("assertion failed: 1 == 2"), "{t}");
         assert!(!t.contains('\u{FFFD}'), "cut inside a character");
         assert!(t.len() > TAIL_BYTES - 8, "{}", t.len());
-        // Lines near the start of the window: cut on the first line break.
-        let text = format!("{}\nshort\nlast\n", "x".repeat(100));
-        std::fs::write(&p, &text).unwrap();
-        assert_eq!(read_tail(&p, 20), "…\nshort\nlast");
+        // A line break near the start of the window: cut there.
+        let a = "a".repeat(50);
+        std::fs::write(&p, format!("{}\n{a}\nlast\n", "x".repeat(100))).unwrap();
+        assert_eq!(read_tail(&p, 60), format!("…\n{a}\nlast"));
     }
 
     #[test]

@@ -138,6 +138,15 @@ fn inside(s: &str, sep: &str) -> String {
         .join(" ")
 }
 
+/// Every character apart (issue 29): characters by `sep`, words by three
+/// spaces (`O p e n A I   C o d e x`, `C.l.a.u.d.e`).
+fn apart(s: &str, sep: &str) -> String {
+    s.split(' ')
+        .map(|w| w.chars().map(String::from).collect::<Vec<_>>().join(sep))
+        .collect::<Vec<_>>()
+        .join("   ")
+}
+
 /// Words run together, each capitalised (`ClaudeCode`).
 fn camel(s: &str) -> String {
     s.split([' ', '-'])
@@ -198,6 +207,14 @@ pub const SHAPES: &[Shape] = &[
     Shape {
         name: "combining-accent",
         write: |s| inside(s, "\u{0301}"),
+    },
+    Shape {
+        name: "spaced",
+        write: |s| apart(s, " "),
+    },
+    Shape {
+        name: "dotted",
+        write: |s| apart(s, "."),
     },
 ];
 
@@ -265,4 +282,11 @@ pub const KEPT: &[&str] = &[
     "emoji 😀 and 👍🏽",
     "see src/cache.rs:42 and commit 4f2a9c1",
     "The agent calls the API; the CLI prints JSON.",
+    // Short words in a row, and a name's letters broken once (issue 29).
+    "we open AI tools to everyone",
+    "the code x is wrong",
+    "a b c d e f g",
+    "call f(a, b, c) and d.e.f() as in e.g. i.e. a.k.a.",
+    "x = a + b * c - d; if (i < n) { j += 1 }",
+    "de ad be ef 00 67 70 74 and 0x1f 2c",
 ];
