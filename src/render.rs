@@ -7,6 +7,12 @@ pub trait Render {
     fn text(&self) -> String;
 }
 
+/// The last `n` lines of `text` (the end of a failing check's output).
+pub fn last_lines(text: &str, n: usize) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].to_vec()
+}
+
 /// Rows as aligned columns, two spaces apart, no trailing blanks.
 pub fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);

@@ -258,9 +258,8 @@ pub struct Verification {
     pub exit_code: Option<i32>,
     pub passed: bool,
     pub output_tail: String,
-    /// The commit tested: the command ran in a fresh checkout of it, so
-    /// what passed is what the branch held (null: no checkout was made,
-    /// the check did not run).
+    /// The commit tested, in a fresh checkout of it: what passed is what
+    /// the branch held.
     #[serde(default)]
     pub commit: Option<String>,
 }
@@ -381,13 +380,9 @@ impl ErrorReport {
     }
 }
 
-/// `--text`: the summary, one labelled line per field that is set, then the
-/// peer's final message.
 impl RunResult {
-    /// The exit code: the status's, except for a peer that succeeded and
-    /// whose work then failed baton's check (`--test-cmd`):
-    /// `exit::CHECK_FAILED`, so that a script testing `$?` does not merge
-    /// broken work.
+    /// The status's exit code, but `CHECK_FAILED` for a peer that succeeded
+    /// whose work failed baton's check (`--test-cmd`): nothing to merge.
     pub fn exit_code(&self) -> i32 {
         match &self.verification {
             Some(v) if self.status == Status::Success && !v.passed => {
@@ -398,6 +393,8 @@ impl RunResult {
     }
 }
 
+/// `--text`: the summary, one labelled line per field that is set, then the
+/// peer's final message.
 impl Render for RunResult {
     fn text(&self) -> String {
         let r = self;
@@ -443,7 +440,7 @@ impl Render for RunResult {
             ));
             if !v.passed {
                 // What failed, instead of a merge hint.
-                for line in last_lines(&v.output_tail, 20) {
+                for line in crate::render::last_lines(&v.output_tail, 20) {
                     s.push_str(&format!("  | {line}\n"));
                 }
             }
@@ -470,12 +467,6 @@ impl Render for RunResult {
         }
         s
     }
-}
-
-/// The last `n` lines of `text`.
-pub fn last_lines(text: &str, n: usize) -> Vec<&str> {
-    let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].to_vec()
 }
 
 /// Lines for `--text` output of a result's `worktree` object.

@@ -198,6 +198,7 @@ const SUBS: &[&str] = &[
     "councils",
     "fanouts",
     "worktrees",
+    "checks",
     "sessions",
     "ask-budget",
     "ask",

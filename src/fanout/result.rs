@@ -359,7 +359,7 @@ impl Render for FanoutResult {
                     continue;
                 };
                 s.push_str(&format!("{} test output (end):\n", c.id));
-                for line in crate::result::last_lines(&t.output_tail, 10) {
+                for line in crate::render::last_lines(&t.output_tail, 10) {
                     s.push_str(&format!("  | {line}\n"));
                 }
             }

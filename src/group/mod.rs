@@ -6,13 +6,15 @@
 //!   at its start and end, from which `watch` and `serve` show the group.
 //! - `files`: the group's JSON files (atomic, private) and its clock.
 //! - `background`: a group as a background job (its runner; alive, wait, stop).
-//! - `blind`: names stripped, labels from a seeded shuffle, for whoever
-//!   judges several peers' work without knowing whose it is.
+//! - `blind`: names stripped, for whoever judges several peers' work
+//!   without knowing whose it is; `shuffle`: the seeded order and labels it
+//!   is shown them in.
 
 pub mod background;
 pub mod blind;
 pub mod files;
 pub mod parallel;
 pub mod runs;
+pub mod shuffle;
 
 pub use files::{now_ms, read_json, write_json};

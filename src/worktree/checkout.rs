@@ -140,6 +140,27 @@ impl Checkout {
     }
 }
 
+/// Remove worktree `id`'s checkout if a baton that died left one (its
+/// worktree is being removed: `worktree remove`, `prune`, a fan-out's
+/// losers).
+pub(super) fn remove_left(root: &Path, id: &str) {
+    let Ok(dir) = crate::state_dir::project(root) else {
+        return;
+    };
+    let path = dir.join("checks").join(id);
+    if !path.exists() {
+        return;
+    }
+    let mut g = repo::git(root);
+    g.args(["worktree", "remove", "--force", "--force"])
+        .arg(&path);
+    let _ = probe(g);
+    if path.exists() {
+        let _ = make_writable(&path);
+        let _ = std::fs::remove_dir_all(&path);
+    }
+}
+
 impl Drop for Checkout {
     fn drop(&mut self) {
         if !self.removed {

@@ -411,6 +411,7 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
         branch_deleted = true;
     }
     forget(root, id);
+    super::checkout::remove_left(root, id);
     Ok(Removed {
         id: id.to_string(),
         path,
