@@ -267,7 +267,7 @@ fn a_dollar_budget_stops_a_fanout_between_rounds() {
             "0.08",
         ],
     );
-    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.code, 5, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(
         fake.calls_for("claude", Stage::Implement).len(),
         1,
@@ -306,7 +306,7 @@ fn a_token_budget_stops_a_fanout_between_rounds_with_budget_exceeded() {
             "1500",
         ],
     );
-    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(r.code, 5, "{}", r.stdout);
     assert_eq!(fake.calls_for("codex", Stage::Implement).len(), 1);
     assert_eq!(j["error"]["kind"], "budget_exceeded", "{j}");
     assert!(
@@ -378,7 +378,7 @@ fn max_wall_keeps_the_repair_round_and_the_judges_from_starting() {
             "1500ms",
         ],
     );
-    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert_eq!(r.code, 5, "{}", r.stdout);
     assert_eq!(fake.calls_for("claude", Stage::Implement).len(), 1);
     let why = candidate(&j, "c1")["excluded_reason"].as_str().unwrap();
     assert!(

@@ -851,6 +851,47 @@ fn a_process_the_peer_left_cannot_change_what_is_tested() {
     );
 }
 
+/// A baton that died while its check ran leaves the checkout (a linked
+/// worktree in the state directory): removing the worktree takes it too,
+/// registration and all.
+#[test]
+fn a_checkout_left_by_a_dead_baton_goes_with_its_worktree() {
+    let env = Env::new();
+    let w = repo(&env);
+    peer(&env, "echo x >> LICENSE");
+    let (r, j) = wt_run(&env, &["--test-cmd", "true"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = j["worktree"]["id"].as_str().unwrap();
+    let project = fs::read_dir(env.state.join("repos"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let left = project.join("checks").join(id);
+    assert!(!left.exists(), "the check's checkout stays");
+    // What a dead baton leaves: the checkout, registered, with output in it.
+    git(
+        &w,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            left.to_str().unwrap(),
+            "HEAD",
+        ],
+    );
+    write(&left, "target/out.bin", "x");
+    let r = baton(&env, &["worktree", "remove", id, "--branch"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!left.exists(), "{}", left.display());
+    assert!(
+        !git(&w, &["worktree", "list", "--porcelain"]).contains(left.to_str().unwrap()),
+        "still registered"
+    );
+}
+
 /// Issue 29 §3: a test command that prints without end fills no disk:
 /// `test.log` keeps the end of the output (the start dropped, with a
 /// warning), and baton's memory stays flat.

@@ -59,9 +59,18 @@ impl Checkout {
             c.remove_leftover();
         }
         let mut g = repo::git(&s.top);
-        g.args(["worktree", "add", "--quiet", "--detach", "--no-checkout"])
-            .arg(&path)
-            .arg(commit);
+        // `--force`: a registration of this path that a dead baton left
+        // (its directory gone) is taken over instead of refused.
+        g.args([
+            "worktree",
+            "add",
+            "--quiet",
+            "--force",
+            "--detach",
+            "--no-checkout",
+        ])
+        .arg(&path)
+        .arg(commit);
         {
             let _one_at_a_time = REGISTER.lock().unwrap_or_else(|e| e.into_inner());
             git_run(g, "making a fresh checkout for the test command", None)?;
