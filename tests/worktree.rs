@@ -851,6 +851,31 @@ fn a_process_the_peer_left_cannot_change_what_is_tested() {
     );
 }
 
+/// Issue 29 §3: a last line of 4 KiB or more left `output_tail` as "…",
+/// and the repair prompt is built from it: the end of the line is kept.
+#[test]
+fn the_end_of_a_long_last_line_is_in_the_output_tail() {
+    let env = Env::new();
+    repo(&env);
+    peer(&env, "echo x >> LICENSE");
+    let (r, j) = wt_run(
+        &env,
+        &[
+            "--test-cmd",
+            "printf 'first\\n'; head -c 10000 /dev/zero | tr '\\0' y; \
+             echo ' assertion failed: left == right'; exit 1",
+        ],
+    );
+    let tail = j["verification"]["output_tail"].as_str().unwrap();
+    assert!(tail.starts_with("…y"), "{tail}");
+    assert!(
+        tail.ends_with("yyy assertion failed: left == right"),
+        "{tail}"
+    );
+    assert!(tail.len() > 4000, "{}", tail.len());
+    assert_eq!(r.code, 5, "{}", r.stderr);
+}
+
 /// A baton that died while its check ran leaves the checkout (a linked
 /// worktree in the state directory): removing the worktree takes it too,
 /// registration and all.
