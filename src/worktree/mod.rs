@@ -23,8 +23,9 @@
 //!   rewritten), reverts paths outside `--allow` (relative to where the peer
 //!   started, so carried changes stay), commits with
 //!   `commit-tree`/`update-ref` (no hooks), fills the result's `worktree`
-//!   object, then runs `--test-cmd` on the committed state and fills
-//!   `verification`. A commit that fails makes the run `failed`
+//!   object, then runs `--test-cmd` in a fresh checkout of that commit
+//!   (`checkout`: nothing the peer left beside it is tested) and fills
+//!   `verification`; a failed check takes `merge_hint` away. A commit that fails makes the run `failed`
 //!   (`worktree_commit_failed`, naming what was left where); the peer's
 //!   message, session and logs stay in the result.
 //!
