@@ -4,6 +4,7 @@
 mod support;
 
 mod acp;
+mod acp_bounds;
 mod acp_cline;
 mod acp_failures;
 mod acp_nanocoder;
