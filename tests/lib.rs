@@ -13,6 +13,7 @@ mod argv;
 mod ask;
 mod attach;
 mod blinding;
+mod bounds;
 mod byo;
 mod byo_paths;
 mod cli_snapshots;
