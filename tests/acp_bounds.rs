@@ -103,3 +103,55 @@ fn the_same_edit_inside_the_workspace_is_allowed() {
     );
     assert_eq!(j["changed_files"], serde_json::json!(["inside.txt"]), "{j}");
 }
+
+/// copilot's plain answer with `chunks` more chunks of `chunk` streamed
+/// before it: the answer then ends with the recorded text.
+fn flood(env: &Env, chunks: usize, chunk: &str) -> std::path::PathBuf {
+    let recorded = fs::read_to_string(fixture("acp/copilot/plain.acp")).unwrap();
+    let mut lines: Vec<String> = recorded.lines().map(str::to_string).collect();
+    let answer = lines
+        .iter()
+        .position(|l| l.contains("PLAIN-ANSWER"))
+        .expect("the recorded answer");
+    let sid = "af4c8f75-a42b-46f5-a391-0dffc6e24872";
+    let one = format!(
+        "<< {}",
+        serde_json::json!({"jsonrpc": "2.0", "method": "session/update", "params": {
+            "sessionId": sid, "update": {"sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": chunk}}}})
+    );
+    lines.splice(answer..answer, std::iter::repeat_n(one, chunks));
+    let rec = env.fake_dir.join("flood.acp");
+    fs::write(&rec, lines.join("\n") + "\n").unwrap();
+    rec
+}
+
+/// 0.3.2 kept every chunk (1M chunks: a 100 MB `message`, 200 MB RSS):
+/// the answer keeps its last MiB, with a warning; the log keeps it all.
+#[test]
+fn an_answer_of_endless_chunks_keeps_its_last_mib_and_says_so() {
+    let env = Env::new();
+    env.git_init();
+    let chunk = "y".repeat(999) + "\n";
+    let rec = flood(&env, 2560, &chunk);
+    let env = replay(env, &rec, "");
+    let r = env.run(&["run", "--agent", "copilot", "--timeout", "60s", "hello"]);
+    let j = r.json();
+    assert_eq!((r.code, j["status"].as_str()), (0, Some("success")), "{j}");
+    let m = j["message"].as_str().unwrap();
+    assert!(m.len() <= 1 << 20, "message of {} bytes", m.len());
+    assert!(m.len() > (1 << 20) - 1000, "message of {} bytes", m.len());
+    assert!(
+        m.ends_with("yyy\nPLAIN-ANSWER: hello from the mock model."),
+        "{}",
+        &m[m.len() - 80..]
+    );
+    let total = 2560 * 1000 + "PLAIN-ANSWER: hello from the mock model.".len();
+    let w = j["warnings"].to_string();
+    assert!(
+        w.contains(&format!("the agent's answer was {total} bytes")) && w.contains("last 1024 KiB"),
+        "{w}"
+    );
+    let log = fs::metadata(j["log_path"].as_str().unwrap()).unwrap().len();
+    assert!(log > 2560 * 1000, "the log keeps every chunk: {log} bytes");
+}
