@@ -86,3 +86,60 @@ fn until_green_above_ten_is_refused_through_mcp() {
     assert!(fake.calls().is_empty());
     assert!(!env.work.join(".baton").exists());
 }
+
+/// A candidate's diff of 600 KB: its judge is shown its head and its tail
+/// (within `MAX_DIFF_BYTES`, 120,000 bytes) with a note between them, and
+/// the fan-out says so in its warnings. 0.3.2 read the whole diff into
+/// memory (107 MB → 315 MB RSS; `bench/bounds.sh` measures that one) and
+/// showed only its head.
+#[test]
+fn a_huge_diff_reaches_the_judges_as_head_and_tail_with_a_warning() {
+    use crate::fanout::{fan_out, write_answer};
+    use crate::support::council::{Scenario, Stage, Step};
+    let (env, fake) = setup();
+    let big: String = (0..20_000)
+        .map(|i| format!("good line {i:06} of codex's long answer\n"))
+        .collect();
+    let review = json!({"candidates": [
+        {"label": "A", "verdict": "accept", "summary": "fine", "findings": []},
+        {"label": "B", "verdict": "accept", "summary": "fine", "findings": []}],
+        "ranking": ["A", "B"]});
+    fake.write(
+        &Scenario::new()
+            .on("codex", Stage::Implement, write_answer(&big))
+            .on("claude", Stage::Implement, write_answer("good and short\n"))
+            .on(
+                "pi",
+                Stage::Implement,
+                write_answer("good, from the third\n"),
+            )
+            .all(
+                &["codex", "claude", "pi"],
+                Stage::FanoutReview,
+                Step::json(review),
+            ),
+    );
+    let (r, j) = fan_out(&env, &["--agents", "codex,claude", "--judge", "pi"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let shown = fake.stage(Stage::FanoutReview);
+    assert_eq!(shown.len(), 1, "one judge");
+    let p = &shown[0].stdin;
+    assert!(p.contains("+good line 000000 of "), "the head");
+    assert!(p.contains("+good line 019999 of "), "the tail");
+    assert!(
+        !p.contains("+good line 010000 of "),
+        "the middle is left out"
+    );
+    assert!(p.contains("bytes of this diff ("), "the note");
+    // The diff is 740 KB; the prompt holds at most 120,000 bytes of it.
+    assert!(p.len() < 200_000, "the judge's prompt is {} bytes", p.len());
+    assert!(p.contains("+good and short"), "the other candidate whole");
+    let w = j["warnings"].to_string();
+    let c1 = crate::fanout::candidate(&j, "c1");
+    assert_eq!(c1["agent"], "codex", "{c1}");
+    assert!(
+        w.contains("c1: its diff is ") && w.contains("more than a judge is shown"),
+        "{w}"
+    );
+    assert!(!w.contains("c2: its diff"), "{w}");
+}

@@ -153,22 +153,7 @@ fn write(
         }
         r.usage.add(&cr.usage);
         r.candidates.push(cr);
-        // What the chain said about who served (`fell_back:`), what it did
-        // not retry and what it left, for people; the judges are shown no
-        // warning (only the diffs, blind).
-        for w in o.rounds.iter().flat_map(|x| &x.attempt.warnings) {
-            if [
-                "fell_back:",
-                "not retried",
-                "did not fall back",
-                "an earlier attempt's",
-            ]
-            .iter()
-            .any(|p| w.starts_with(p))
-            {
-                r.warnings.push(format!("{}: {w}", c.id));
-            }
-        }
+        r.warnings.extend(outcome::warnings(c, o));
     }
     if let Some(h) = outs.iter().find_map(|o| o.held_back.as_ref()) {
         r.warnings.push(h.clone());
@@ -283,7 +268,11 @@ fn work(outs: &[Outcome], eligible: &[usize], r: &FanoutResult) -> Vec<Work> {
             Some(Work {
                 index: i,
                 // Read on the candidate's thread while its tests ran.
-                diff: last.diff.clone().unwrap_or_default(),
+                diff: last
+                    .diff
+                    .as_ref()
+                    .map(|d| d.text.clone())
+                    .unwrap_or_default(),
                 stat: format!("+{} -{} in {} file(s)", d.insertions, d.deletions, d.files),
                 whitespace: r.candidates[i]
                     .tests
