@@ -143,3 +143,153 @@ fn a_huge_diff_reaches_the_judges_as_head_and_tail_with_a_warning() {
     );
     assert!(!w.contains("c2: its diff"), "{w}");
 }
+
+/// `tests/fixtures/claude/<name>`, its `result` event changed by `edit`,
+/// as the transcript a fake `claude` prints (after reading its stdin).
+fn claude_printing(env: &crate::support::Env, name: &str, edit: impl Fn(&mut Value)) {
+    let text = std::fs::read_to_string(crate::support::fixture(&format!("claude/{name}"))).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["type"] == "result" {
+                edit(&mut v);
+            }
+            v.to_string()
+        })
+        .collect();
+    let path = env.fake_dir.join(format!("claude-{name}"));
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    env.fake(
+        "claude",
+        &format!(
+            "{}\ncat '{}'",
+            crate::support::record("claude"),
+            path.display()
+        ),
+    );
+}
+
+/// claude streams `usage` on each assistant message: a call that crosses
+/// `--budget-tokens` mid-call is stopped there, as pi's is, with its whole
+/// group. 0.3.2 looked at claude's usage only between calls: the call ran
+/// on (here until its timeout).
+#[test]
+fn a_claude_call_streaming_past_its_token_budget_is_stopped() {
+    use std::time::{Duration, Instant};
+    let env = crate::support::Env::new();
+    let fixture = crate::support::fixture("claude/claude-toolcall-stream.jsonl");
+    // init, then the first message's two blocks (2567 input tokens each,
+    // one message), then it works on for ever.
+    env.fake(
+        "claude",
+        &format!(
+            "{}\nhead -n 3 '{}'\nsleep 300 &\necho $! > \"$FAKE_DIR/grandchild.pid\"\nwait",
+            crate::support::record("claude"),
+            fixture.display()
+        ),
+    );
+    let started = Instant::now();
+    let r = env.run(&[
+        "--agent",
+        "claude",
+        "--budget-tokens",
+        "2000",
+        "--timeout",
+        "15s",
+        "x",
+    ]);
+    let j = r.json();
+    assert_eq!((r.code, j["status"].as_str()), (1, Some("failed")), "{j}");
+    assert_eq!(j["error"]["kind"], "budget_exceeded", "{j}");
+    let msg = j["error"]["message"].as_str().unwrap();
+    // The message counts once for its two blocks (2567 in, 1 out), not
+    // twice (5136).
+    assert!(
+        msg.contains("--budget-tokens 2000: 2568 tokens spent"),
+        "{msg}"
+    );
+    assert_eq!(j["usage"]["input_tokens"], 2567, "{j}");
+    assert_eq!(j["spending"]["exceeded"], true, "{j}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "stopped mid-call"
+    );
+    let gc: i32 = std::fs::read_to_string(env.fake_dir.join("grandchild.pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        crate::support::wait_for(Duration::from_secs(2), || !crate::support::pid_alive(gc)),
+        "the peer's group outlived the stop"
+    );
+}
+
+/// A call whose usage crossed the limit only in its last event (too late
+/// to stop): `spending.exceeded` and a warning say so. 0.3.2 reported a
+/// run 26 times over `--budget-tokens` as `exceeded: false`, silently.
+#[test]
+fn a_claude_run_over_its_budget_after_the_fact_says_so() {
+    let env = crate::support::Env::new();
+    claude_printing(&env, "claude-stream.jsonl", |_| {});
+    let r = env.run(&["--agent", "claude", "--budget-tokens", "100", "x"]);
+    let j = r.json();
+    assert_eq!(j["spending"]["exceeded"], true, "{j}");
+    assert_eq!(j["spending"]["spent_tokens"], 2576, "{j}");
+    if j["status"] == "success" {
+        let w = j["warnings"].to_string();
+        assert!(
+            w.contains("budget_exceeded: --budget-tokens 100: 2576 tokens spent")
+                && w.contains("too late to stop it"),
+            "{w}"
+        );
+    } else {
+        // The watch looked while the stream was still being read.
+        assert_eq!(j["error"]["kind"], "budget_exceeded", "{j}");
+    }
+}
+
+/// A negative cost is no price: the call counts as one without a known
+/// cost, with a warning, and gives no budget back. Huge counts saturate
+/// (0.3.2: `u64::MAX` + 2 wrapped to 1 in a release build) and dollar
+/// totals stay finite (two costs of 1e308 printed `null`).
+#[test]
+fn negative_costs_are_refused_and_huge_usage_saturates() {
+    let env = crate::support::Env::new();
+    claude_printing(&env, "claude-stream.jsonl", |v| {
+        v["total_cost_usd"] = json!(-5.0)
+    });
+    let j = env
+        .run(&["--agent", "claude", "--max-usd", "1", "x"])
+        .json();
+    assert_eq!(j["status"], "success", "{j}");
+    assert_eq!(j["usage"]["cost_usd"], Value::Null, "{j}");
+    assert_eq!(j["spending"]["spent_usd"], Value::Null, "{j}");
+    assert_eq!(j["spending"]["unpriced_calls"], 1, "{j}");
+    assert!(
+        j["warnings"]
+            .to_string()
+            .contains("claude reported a cost of -5 USD, which is no price"),
+        "{j}"
+    );
+
+    let env = crate::support::Env::new();
+    claude_printing(&env, "claude-stream.jsonl", |v| {
+        v["usage"]["input_tokens"] = json!(u64::MAX);
+        v["usage"]["cache_read_input_tokens"] = json!(2);
+        v["total_cost_usd"] = json!(1e308);
+    });
+    let j = env
+        .run(&["--agent", "claude", "--budget-tokens", "1000", "x"])
+        .json();
+    assert_eq!(j["usage"]["input_tokens"], u64::MAX, "{j}");
+    assert_eq!(j["spending"]["spent_tokens"], u64::MAX, "{j}");
+    assert_eq!(j["spending"]["exceeded"], true, "{j}");
+    let again = env.run(&["--agent", "claude", "x"]).json();
+    assert_eq!(again["status"], "success", "{again}");
+    let u = env.run(&["usage", "--json"]).json();
+    assert_eq!(u["total"]["calls"], 2, "{u}");
+    assert_eq!(u["total"]["input_tokens"], u64::MAX, "{u}");
+    assert_eq!(u["total"]["cost_usd"].as_f64(), Some(f64::MAX), "{u}");
+}

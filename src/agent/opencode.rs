@@ -259,7 +259,9 @@ impl Parser {
                         self.usage.add(&Usage {
                             // opencode's `input` excludes cache reads and
                             // writes, and `output` excludes reasoning.
-                            input_tokens: t.input.map(|i| i + cached + written),
+                            input_tokens: t
+                                .input
+                                .map(|i| i.saturating_add(cached).saturating_add(written)),
                             output_tokens: t.output.map(|o| o + reasoning),
                             cached_input_tokens: Some(cached),
                             reasoning_output_tokens: (reasoning > 0).then_some(reasoning),
