@@ -293,3 +293,37 @@ fn negative_costs_are_refused_and_huge_usage_saturates() {
     assert_eq!(u["total"]["input_tokens"], u64::MAX, "{u}");
     assert_eq!(u["total"]["cost_usd"].as_f64(), Some(f64::MAX), "{u}");
 }
+
+/// pi's own cost, negative: refused with a warning, as claude's (pi's 0,
+/// its "no price", stays a silent unknown). 0.3.2 dropped it silently.
+#[test]
+fn a_negative_cost_from_pi_is_refused_with_a_warning() {
+    let env = crate::support::Env::new();
+    let text = std::fs::read_to_string(crate::support::fixture("pi/pi-json-basic.jsonl")).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["type"] == "message_end" && v["message"]["role"] == "assistant" {
+                v["message"]["usage"]["cost"]["total"] = json!(-0.5);
+            }
+            v.to_string()
+        })
+        .collect();
+    let path = env.fake_dir.join("pi.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    env.fake(
+        "pi",
+        &format!("{}\ncat '{}'", crate::support::record("pi"), path.display()),
+    );
+    let j = env.run(&["--agent", "pi", "--max-usd", "1", "x"]).json();
+    assert_eq!(j["status"], "success", "{j}");
+    assert_eq!(j["usage"]["cost_usd"], Value::Null, "{j}");
+    assert_eq!(j["spending"]["unpriced_calls"], 1, "{j}");
+    assert!(
+        j["warnings"]
+            .to_string()
+            .contains("pi reported a cost of -0.5 USD, which is no price"),
+        "{j}"
+    );
+}
