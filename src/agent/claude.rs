@@ -232,9 +232,9 @@ pub struct Parser {
     /// summed, and the latest message's id and usage. claude repeats a
     /// message's usage on each of its content blocks, so a message counts
     /// once, with the last counts it showed. This is what the spending
-    /// watch sees while the call runs (`--budget-tokens` stops it).
-    streamed: Usage,
-    current: Option<(String, Usage)>,
+    /// watch sees while the call runs (`--budget-tokens` stops it). Boxed:
+    /// the `Parser` enum stays small.
+    streamed: Box<(Usage, Option<(String, Usage)>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -350,11 +350,12 @@ impl Parser {
     /// One assistant event's usage: the same message again replaces what
     /// it showed before, another one ends it.
     fn stream(&mut self, id: String, u: Usage) {
-        match &mut self.current {
+        let (done, current) = &mut *self.streamed;
+        match current {
             Some((cur, last)) if *cur == id => *last = u,
             _ => {
-                if let Some((_, done)) = self.current.replace((id, u)) {
-                    self.streamed.add(&done);
+                if let Some((_, ended)) = current.replace((id, u)) {
+                    done.add(&ended);
                 }
             }
         }
@@ -362,8 +363,9 @@ impl Parser {
 
     /// What the assistant messages streamed so far add up to.
     fn streamed(&self) -> Usage {
-        let mut u = self.streamed.clone();
-        if let Some((_, last)) = &self.current {
+        let (done, current) = &*self.streamed;
+        let mut u = done.clone();
+        if let Some((_, last)) = current {
             u.add(last);
         }
         u
