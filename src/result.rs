@@ -91,12 +91,21 @@ impl Usage {
         self.input_tokens.is_none() && self.output_tokens.is_none() && self.cost_usd.is_none()
     }
 
-    /// Add `other` field by field; `None + x = x`.
+    /// Input plus output tokens (saturating), if any were reported.
+    pub fn total_tokens(&self) -> Option<u64> {
+        match (self.input_tokens, self.output_tokens) {
+            (None, None) => None,
+            (i, o) => Some(i.unwrap_or(0).saturating_add(o.unwrap_or(0))),
+        }
+    }
+
+    /// Add `other` field by field; `None + x = x`. Counts saturate, dollars
+    /// stay finite (`add_usd`), a cost that is no price is kept to be found.
     pub fn add(&mut self, other: &Usage) {
         fn sum(a: Option<u64>, b: Option<u64>) -> Option<u64> {
             match (a, b) {
                 (None, None) => None,
-                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+                (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
             }
         }
         self.input_tokens = sum(self.input_tokens, other.input_tokens);
@@ -106,7 +115,8 @@ impl Usage {
             sum(self.reasoning_output_tokens, other.reasoning_output_tokens);
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
             (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            (Some(bad), _) | (_, Some(bad)) if usable_cost(bad).is_none() => Some(bad),
+            (a, b) => Some(add_usd(a.unwrap_or(0.0), b.unwrap_or(0.0))),
         };
         self.cost_estimated |= other.cost_estimated;
     }
@@ -128,6 +138,18 @@ impl Usage {
             cost_estimated: self.cost_estimated,
         }
     }
+}
+
+/// `c` if it can be a price in dollars: finite and not negative.
+pub fn usable_cost(c: f64) -> Option<f64> {
+    (c.is_finite() && c >= 0.0).then_some(c)
+}
+
+/// Dollars added without leaving the finite numbers: `f64::MAX` for a sum
+/// too large (over any budget; an infinity would print as JSON `null`).
+pub fn add_usd(a: f64, b: f64) -> f64 {
+    let s = a + b;
+    if s.is_finite() { s } else { f64::MAX }
 }
 
 /// What a run (or an ask, or a council) was allowed to spend and what it
@@ -525,5 +547,42 @@ mod tests {
         assert_eq!(Status::Failed.exit_code(), 1);
         assert_eq!(Status::Timeout.exit_code(), 124);
         assert_eq!(Status::Cancelled.exit_code(), 130);
+    }
+
+    #[test]
+    fn usage_sums_saturate_and_keep_a_bad_cost_to_be_found() {
+        let mut a = Usage {
+            input_tokens: Some(u64::MAX),
+            output_tokens: Some(1),
+            cost_usd: Some(1e308),
+            ..Usage::default()
+        };
+        let b = Usage {
+            input_tokens: Some(2),
+            output_tokens: Some(u64::MAX),
+            cost_usd: Some(1e308),
+            ..Usage::default()
+        };
+        a.add(&b);
+        // 0.3.2 (release): u64::MAX + 2 = 1, and 2e308 printed `null`.
+        assert_eq!(a.input_tokens, Some(u64::MAX));
+        assert_eq!(a.total_tokens(), Some(u64::MAX));
+        assert_eq!(a.cost_usd, Some(f64::MAX));
+        let mut c = Usage {
+            cost_usd: Some(0.5),
+            ..Usage::default()
+        };
+        c.add(&Usage {
+            cost_usd: Some(-2.0),
+            ..Usage::default()
+        });
+        assert_eq!(
+            c.cost_usd,
+            Some(-2.0),
+            "not 0.5 - 2: found and refused later"
+        );
+        assert_eq!(usable_cost(-2.0), None);
+        assert_eq!(usable_cost(f64::INFINITY), None);
+        assert_eq!(usable_cost(0.0), Some(0.0));
     }
 }

@@ -88,17 +88,19 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Saturating, and dollars kept finite (`add_usd`): ledger lines are
+    /// what peers reported, and a total must not wrap or print `null`.
     fn call(&mut self, e: &Entry) {
         self.calls += 1;
-        self.input_tokens += e.input;
-        self.output_tokens += e.output;
-        self.cached_input_tokens += e.cached;
+        self.input_tokens = self.input_tokens.saturating_add(e.input);
+        self.output_tokens = self.output_tokens.saturating_add(e.output);
+        self.cached_input_tokens = self.cached_input_tokens.saturating_add(e.cached);
         match e.cost {
             Some(c) => {
-                self.cost_usd += c;
+                self.cost_usd = crate::result::add_usd(self.cost_usd, c);
                 self.cost_estimated |= e.est;
             }
-            None if e.input + e.output > 0 => self.unpriced_calls += 1,
+            None if e.input > 0 || e.output > 0 => self.unpriced_calls += 1,
             None => {}
         }
     }
@@ -381,5 +383,19 @@ mod tests {
         assert_eq!(t.input_tokens, 35);
         assert_eq!(t.cost_usd, 0.5);
         assert_eq!(t.unpriced_calls, 2);
+    }
+
+    #[test]
+    fn totals_saturate_and_stay_finite() {
+        let mut t = Totals::default();
+        let mut huge = e("r1", "claude", "success", None, false, u64::MAX);
+        huge.cost = Some(1e308);
+        t.call(&huge);
+        t.call(&huge);
+        // 0.3.2: the tokens wrapped and the dollars printed `null`.
+        assert_eq!(t.input_tokens, u64::MAX);
+        assert_eq!(t.cost_usd, f64::MAX);
+        let json = serde_json::to_value(&t).unwrap();
+        assert_eq!(json["cost_usd"].as_f64(), Some(f64::MAX), "{json}");
     }
 }

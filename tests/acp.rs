@@ -26,7 +26,7 @@ pub fn copilot(name: &str, flags: &str) -> Env {
 }
 
 /// `env`'s `copilot` replays the recording at `rec`.
-fn replay(env: Env, rec: &std::path::Path, flags: &str) -> Env {
+pub fn replay(env: Env, rec: &std::path::Path, flags: &str) -> Env {
     let script = env.fake_dir.join("fake_acp.py");
     fs::write(&script, FAKE).unwrap();
     env.fake(

@@ -4,6 +4,7 @@
 mod support;
 
 mod acp;
+mod acp_bounds;
 mod acp_cline;
 mod acp_failures;
 mod acp_nanocoder;
@@ -12,6 +13,7 @@ mod argv;
 mod ask;
 mod attach;
 mod blinding;
+mod bounds;
 mod byo;
 mod byo_paths;
 mod cli_snapshots;

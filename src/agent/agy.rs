@@ -130,7 +130,7 @@ impl Parser {
         let is_error = v.get("is_error").and_then(|x| x.as_bool()).unwrap_or(false);
         let cached = n("cache_read_tokens");
         o.usage = Usage {
-            input_tokens: n("input_tokens").map(|i| i + cached.unwrap_or(0)),
+            input_tokens: n("input_tokens").map(|i| i.saturating_add(cached.unwrap_or(0))),
             output_tokens: n("output_tokens"),
             cached_input_tokens: cached,
             reasoning_output_tokens: None,

@@ -158,7 +158,9 @@ struct Event<'a> {
 
 #[derive(Deserialize)]
 struct Message {
+    id: Option<String>,
     model: Option<String>,
+    usage: Option<ClaudeUsage>,
     #[serde(default)]
     content: Vec<Block>,
 }
@@ -185,6 +187,25 @@ struct ClaudeUsage {
     cache_creation_input_tokens: Option<u64>,
 }
 
+impl ClaudeUsage {
+    /// In baton's meaning: claude's `input_tokens` excludes cache reads and
+    /// writes, baton's counts them.
+    fn usage(&self, cost_usd: Option<f64>) -> Usage {
+        let cached = self.cache_read_input_tokens.unwrap_or(0);
+        let created = self.cache_creation_input_tokens.unwrap_or(0);
+        Usage {
+            input_tokens: self
+                .input_tokens
+                .map(|i| i.saturating_add(cached).saturating_add(created)),
+            output_tokens: self.output_tokens,
+            cached_input_tokens: Some(cached),
+            reasoning_output_tokens: None,
+            cost_usd,
+            cost_estimated: false,
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct PermissionDenial {
     tool_name: Option<String>,
@@ -206,6 +227,14 @@ pub struct Parser {
     /// The failure claude is retrying (its latest `api_retry` event): what
     /// it said, and its kind.
     retrying: Option<(String, Failure)>,
+    /// Usage streamed on the assistant messages before the `result` event
+    /// (which carries the call's own total): the messages that ended,
+    /// summed, and the latest message's id and usage. claude repeats a
+    /// message's usage on each of its content blocks, so a message counts
+    /// once, with the last counts it showed. This is what the spending
+    /// watch sees while the call runs (`--budget-tokens` stops it). Boxed:
+    /// the `Parser` enum stays small.
+    streamed: Box<(Usage, Option<(String, Usage)>)>,
 }
 
 #[derive(Debug, Clone)]
@@ -252,7 +281,10 @@ impl Parser {
             "assistant" => {
                 if let Some(m) = ev.message {
                     if m.model.is_some() {
-                        self.model = m.model;
+                        self.model = m.model.clone();
+                    }
+                    if let Some(u) = &m.usage {
+                        self.stream(m.id.clone().unwrap_or_default(), u.usage(None));
                     }
                     let text: String = m
                         .content
@@ -278,19 +310,7 @@ impl Parser {
             "result" => {
                 let usage = ev
                     .usage
-                    .map(|u| {
-                        let cached = u.cache_read_input_tokens.unwrap_or(0);
-                        let created = u.cache_creation_input_tokens.unwrap_or(0);
-                        Usage {
-                            // claude's input_tokens excludes cache reads and writes.
-                            input_tokens: u.input_tokens.map(|i| i + cached + created),
-                            output_tokens: u.output_tokens,
-                            cached_input_tokens: Some(cached),
-                            reasoning_output_tokens: None,
-                            cost_usd: ev.total_cost_usd,
-                            cost_estimated: false,
-                        }
-                    })
+                    .map(|u| u.usage(ev.total_cost_usd))
                     .unwrap_or_default();
                 let denials = ev
                     .permission_denials
@@ -327,6 +347,30 @@ impl Parser {
         Signal::Nothing
     }
 
+    /// One assistant event's usage: the same message again replaces what
+    /// it showed before, another one ends it.
+    fn stream(&mut self, id: String, u: Usage) {
+        let (done, current) = &mut *self.streamed;
+        match current {
+            Some((cur, last)) if *cur == id => *last = u,
+            _ => {
+                if let Some((_, ended)) = current.replace((id, u)) {
+                    done.add(&ended);
+                }
+            }
+        }
+    }
+
+    /// What the assistant messages streamed so far add up to.
+    fn streamed(&self) -> Usage {
+        let (done, current) = &*self.streamed;
+        let mut u = done.clone();
+        if let Some((_, last)) = current {
+            u.add(last);
+        }
+        u
+    }
+
     /// With `--tools Read,Grep,Glob` (read-only) a call to Write or Bash is
     /// answered `<tool_use_error>Error: No such tool available: Write. …` and
     /// is not listed in `permission_denials` (claude 2.1.332), so it is
@@ -359,16 +403,21 @@ impl Parser {
     }
 
     pub fn finish(self, end: &ProcessExit) -> Outcome {
+        // Until its `result` event, a call has spent what it streamed.
+        let streamed = self.streamed();
         let mut o = Outcome {
             session: self.session,
             model: self.model,
+            usage: streamed,
             unparsable: !self.recognised,
             ..Outcome::default()
         };
         match self.result {
             Some(r) => {
                 o.success = !r.is_error;
-                o.usage = r.usage;
+                if !r.usage.is_empty() {
+                    o.usage = r.usage;
+                }
                 o.denials = r.denials;
                 o.denials.extend(self.unavailable);
                 if r.is_error {
@@ -705,6 +754,51 @@ mod tests {
                 .iter()
                 .any(|e| e.contains("`recommendation` is missing"))
         );
+    }
+
+    #[test]
+    fn usage_streams_per_message_until_the_result_replaces_it() {
+        // The recorded tool-call stream: two messages (the first shown on
+        // two content blocks, each with the same usage), then the result.
+        let lines: Vec<Vec<u8>> = fixture("claude-toolcall-stream.jsonl")
+            .split(|b| *b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect();
+        let mut p = Parser::default();
+        let mut seen = Vec::new();
+        for l in &lines {
+            if serde_json::from_slice::<serde_json::Value>(l).is_ok_and(|v| v["type"] == "result") {
+                break;
+            }
+            p.feed(l);
+            seen.push(p.clone().finish(&ProcessExit::default()).usage.input_tokens);
+        }
+        // Each message counts once (2567, then 2567 + 2694): never twice
+        // for its two blocks.
+        assert!(seen.contains(&Some(2567)), "{seen:?}");
+        assert_eq!(seen.last(), Some(&Some(2567 + 2694)), "{seen:?}");
+        assert!(
+            seen.iter().all(|s| s.unwrap_or(0) <= 2567 + 2694),
+            "{seen:?}"
+        );
+        // Stopped there (a budget, a timeout): the streamed usage stays.
+        let o = p.clone().finish(&ProcessExit::default());
+        assert_eq!(o.usage.output_tokens, Some(2));
+        assert_eq!(o.usage.cost_usd, None);
+        // The result event's totals replace it.
+        let o = parse("claude-toolcall-stream.jsonl", 0);
+        assert_eq!(o.usage.input_tokens, Some(5261));
+        assert_eq!(o.usage.output_tokens, Some(108));
+    }
+
+    #[test]
+    fn huge_counts_saturate_instead_of_wrapping() {
+        let mut p = Parser::default();
+        p.feed(
+            br#"{"type":"result","subtype":"success","is_error":false,"result":"ok","session_id":"s","usage":{"input_tokens":18446744073709551615,"cache_read_input_tokens":2,"cache_creation_input_tokens":0,"output_tokens":1}}"#,
+        );
+        let o = p.finish(&ProcessExit::default());
+        assert_eq!(o.usage.input_tokens, Some(u64::MAX));
     }
 
     #[test]

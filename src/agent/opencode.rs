@@ -259,11 +259,15 @@ impl Parser {
                         self.usage.add(&Usage {
                             // opencode's `input` excludes cache reads and
                             // writes, and `output` excludes reasoning.
-                            input_tokens: t.input.map(|i| i + cached + written),
-                            output_tokens: t.output.map(|o| o + reasoning),
+                            input_tokens: t
+                                .input
+                                .map(|i| i.saturating_add(cached).saturating_add(written)),
+                            output_tokens: t.output.map(|o| o.saturating_add(reasoning)),
                             cached_input_tokens: Some(cached),
                             reasoning_output_tokens: (reasoning > 0).then_some(reasoning),
-                            cost_usd: p.cost.filter(|c| *c > 0.0),
+                            // 0: no price known; a negative one is
+                            // refused (with a warning) by `run::execute`.
+                            cost_usd: p.cost.filter(|c| *c != 0.0),
                             cost_estimated: false,
                         });
                     }

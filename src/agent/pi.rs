@@ -213,10 +213,15 @@ impl Parser {
         }
         if let Some(u) = m.usage {
             let cached = u.cache_read.unwrap_or(0);
-            let cost = u.cost.and_then(|c| c.total).filter(|c| *c > 0.0);
+            // 0 is pi's "no price known"; a negative cost is kept, for
+            // `run::execute` to refuse with a warning.
+            let cost = u.cost.and_then(|c| c.total).filter(|c| *c != 0.0);
             self.usage.add(&Usage {
                 // pi's `input` excludes cached tokens.
-                input_tokens: u.input.map(|i| i + cached + u.cache_write.unwrap_or(0)),
+                input_tokens: u.input.map(|i| {
+                    i.saturating_add(cached)
+                        .saturating_add(u.cache_write.unwrap_or(0))
+                }),
                 output_tokens: u.output,
                 cached_input_tokens: Some(cached),
                 reasoning_output_tokens: None,

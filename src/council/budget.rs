@@ -47,7 +47,7 @@ fn over_tokens(budget: Option<u64>, spent: &[Call], remaining: u64) -> Option<St
     let budget = budget?;
     let used = call::tokens(spent);
     let per_call = used.checked_div(spent.len() as u64).unwrap_or(0);
-    let projected = used + per_call * remaining;
+    let projected = used.saturating_add(per_call.saturating_mul(remaining));
     (projected > budget).then(|| {
         format!(
             "--budget-tokens {budget}: {used} tokens used, {projected} projected with the {remaining} call(s) ahead"
@@ -59,8 +59,11 @@ fn over_tokens(budget: Option<u64>, spent: &[Call], remaining: u64) -> Option<St
 /// the CLI or estimated from the price table); the others count nothing.
 fn over_usd(budget: Option<f64>, spent: &[Call], remaining: u64) -> Option<String> {
     let budget = budget?;
-    let costs: Vec<f64> = spent.iter().filter_map(|c| c.usage.cost_usd).collect();
-    let used: f64 = costs.iter().sum();
+    let costs: Vec<f64> = spent
+        .iter()
+        .filter_map(|c| c.usage.cost_usd.and_then(crate::result::usable_cost))
+        .collect();
+    let used = costs.iter().fold(0.0, |a, b| crate::result::add_usd(a, *b));
     let per_call = if costs.is_empty() {
         0.0
     } else {

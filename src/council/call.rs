@@ -65,7 +65,7 @@ impl Call {
     }
 
     fn tokens(&self) -> u64 {
-        self.usage.input_tokens.unwrap_or(0) + self.usage.output_tokens.unwrap_or(0)
+        self.usage.total_tokens().unwrap_or(0)
     }
 }
 
@@ -95,7 +95,7 @@ fn redact_answer(c: &mut Call) {
 
 /// Tokens a set of calls used.
 pub fn tokens(calls: &[Call]) -> u64 {
-    calls.iter().map(Call::tokens).sum()
+    calls.iter().map(Call::tokens).fold(0, u64::saturating_add)
 }
 
 /// The schema a stage's answer must follow: its id (for the file name) and text.

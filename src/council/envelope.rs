@@ -295,7 +295,7 @@ fn spending(rec: &Record, total: &Usage, calls: &[&Call]) -> Option<crate::resul
         max_usd: s.max_usd,
         max_tokens: s.budget_tokens,
         spent_usd: total.cost_usd,
-        spent_tokens: total.input_tokens.unwrap_or(0) + total.output_tokens.unwrap_or(0),
+        spent_tokens: total.total_tokens().unwrap_or(0),
         cost_estimated: total.cost_estimated,
         // Counted over the deliberation's calls (stages 2-4); the writer's
         // and the reviewers' are summed in `usage_by_stage` only.

@@ -21,6 +21,7 @@ use crate::worktree::verify::Stop;
 
 use super::gate::Gate;
 use super::preflight::Candidate;
+use super::review::MAX_DIFF_BYTES;
 
 /// What every candidate shares.
 pub struct Ctx<'a> {
@@ -43,9 +44,10 @@ pub struct Round {
     pub attempt: Attempt,
     pub tests: Option<Verification>,
     /// `git diff base..commit`, what a judge is shown (`None`: no commit,
-    /// or git could not say). Read here, on the candidate's own thread
-    /// while its tests run, so the judges need not wait for it.
-    pub diff: Option<String>,
+    /// or git could not say), at most `review::MAX_DIFF_BYTES` of it. Read
+    /// here, on the candidate's own thread while its tests run, so the
+    /// judges need not wait for it.
+    pub diff: Option<oracle::Capped>,
 }
 
 /// How a candidate ended.
@@ -130,7 +132,7 @@ fn rounds(c: &Candidate, i: usize, ctx: &Ctx, ints: &mut Interrupts, stop: &Stop
             // (A stopped candidate is never judged: no diff for it.)
             let diff = a.commit.as_ref().filter(|_| !stopped).map(|head| {
                 let (top, base) = (&a.worktree.top, &a.base);
-                s.spawn(move || oracle::diff_text(top, base, head).ok())
+                s.spawn(move || oracle::diff_capped(top, base, head, MAX_DIFF_BYTES).ok())
             });
             let tests = (!stopped && a.commit.is_some()).then(|| {
                 let log = round_dir(ctx.dir, c, round).join("test.log");

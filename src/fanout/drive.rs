@@ -268,7 +268,11 @@ fn work(outs: &[Outcome], eligible: &[usize], r: &FanoutResult) -> Vec<Work> {
             Some(Work {
                 index: i,
                 // Read on the candidate's thread while its tests ran.
-                diff: last.diff.clone().unwrap_or_default(),
+                diff: last
+                    .diff
+                    .as_ref()
+                    .map(|d| d.text.clone())
+                    .unwrap_or_default(),
                 stat: format!("+{} -{} in {} file(s)", d.insertions, d.deletions, d.files),
                 whitespace: r.candidates[i]
                     .tests

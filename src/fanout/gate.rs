@@ -82,7 +82,7 @@ impl Gate {
         let t = g.spent;
         if let Some(budget) = self.budget.max_tokens {
             let per = t.tokens.checked_div(u64::from(t.calls)).unwrap_or(0);
-            let projected = t.tokens + per * runs;
+            let projected = t.tokens.saturating_add(per.saturating_mul(runs));
             if projected > budget {
                 g.exceeded = true;
                 return Err(format!(
@@ -98,7 +98,7 @@ impl Gate {
             } else {
                 0.0
             };
-            let projected = t.usd + per * runs as f64;
+            let projected = crate::result::add_usd(t.usd, per * runs as f64);
             if projected > max {
                 g.exceeded = true;
                 let unpriced = match t.unpriced {

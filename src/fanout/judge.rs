@@ -132,9 +132,8 @@ pub fn judge(
                 let w = ctx.work.iter().find(|w| w.index == *i)?;
                 Some(Shown {
                     label: l.clone(),
-                    diff: stripper
-                        .strip(&review::cut(&w.diff, review::MAX_DIFF_BYTES))
-                        .0,
+                    // Already cut to `review::MAX_DIFF_BYTES` when read.
+                    diff: stripper.strip(&w.diff).0,
                     stat: w.stat.clone(),
                     whitespace: w.whitespace,
                 })

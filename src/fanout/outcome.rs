@@ -46,6 +46,38 @@ fn round(r: &Round) -> RoundResult {
     }
 }
 
+/// The fan-out's warnings about candidate `c`: what its chain said about
+/// who served (`fell_back:`), what it did not retry and what it left, for
+/// people (the judges are shown no warning, only the diffs, blind); and a
+/// diff too long for a judge to see whole.
+pub fn warnings(c: &Candidate, o: &Outcome) -> Vec<String> {
+    const SAID: [&str; 4] = [
+        "fell_back:",
+        "not retried",
+        "did not fall back",
+        "an earlier attempt's",
+    ];
+    let mut out: Vec<String> = o
+        .rounds
+        .iter()
+        .flat_map(|x| &x.attempt.warnings)
+        .filter(|w| SAID.iter().any(|p| w.starts_with(p)))
+        .map(|w| format!("{}: {w}", c.id))
+        .collect();
+    if let Some(d) = o
+        .last()
+        .and_then(|r| r.diff.as_ref())
+        .filter(|d| d.left_out > 0)
+    {
+        out.push(format!(
+            "{}: its diff is {} bytes, more than a judge is shown: a judge sees its first and \
+             last lines ({} bytes left out; `git diff` its branch for all of it)",
+            c.id, d.bytes, d.left_out
+        ));
+    }
+    out
+}
+
 /// Why `o` cannot win, or `None` when it is eligible.
 pub fn excluded(o: &Outcome, stopped: &StoppedBy) -> Option<String> {
     let Some(r) = o.last() else {

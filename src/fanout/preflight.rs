@@ -15,6 +15,10 @@ use super::request::{FanoutRequest, Judge, Pick, Settings, split_spec};
 
 /// The most candidates one fan-out runs (each is a peer at work at once).
 pub const MAX_CANDIDATES: usize = 16;
+/// The most repair rounds `--until-green` allows each candidate (each one
+/// a full peer call and a test run; as `--retry` is capped by
+/// `run::MAX_RETRY`).
+pub const MAX_UNTIL_GREEN: u32 = 10;
 
 /// One candidate: an agent (and model) with its run's plan.
 #[derive(Debug, Clone)]
@@ -83,6 +87,16 @@ pub fn preflight(req: &FanoutRequest, task: String) -> Result<Preflight> {
         return Err(Error::usage_hint(
             format!("{n} candidates: a fan-out runs at most {MAX_CANDIDATES} at once"),
             "name fewer agents or lower --attempts",
+        ));
+    }
+    if req.until_green > MAX_UNTIL_GREEN {
+        return Err(Error::usage_hint(
+            format!(
+                "--until-green {} is more than {MAX_UNTIL_GREEN}",
+                req.until_green
+            ),
+            "a candidate still failing after a few repair rounds will not turn green soon: \
+             give the task more detail, or try other agents",
         ));
     }
     let mut candidates = Vec::with_capacity(n);

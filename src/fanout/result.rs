@@ -258,10 +258,8 @@ impl FanoutResult {
 }
 
 fn tokens(u: &Usage) -> String {
-    match (u.input_tokens, u.output_tokens) {
-        (None, None) => "-".into(),
-        (i, o) => (i.unwrap_or(0) + o.unwrap_or(0)).to_string(),
-    }
+    u.total_tokens()
+        .map_or_else(|| "-".into(), |t| t.to_string())
 }
 
 fn tests_cell(c: &CandidateResult) -> String {

@@ -131,7 +131,7 @@ pub fn extract(answer: &str, labels: &[String]) -> Result<Review, Vec<String>> {
 /// One candidate as a judge sees it.
 pub struct Shown {
     pub label: String,
-    /// The diff against the base, names stripped, cut at `MAX_DIFF_BYTES`.
+    /// The diff against the base, names stripped, at most `MAX_DIFF_BYTES`.
     pub diff: String,
     /// `+I -D in F file(s)`.
     pub stat: String,
@@ -139,8 +139,9 @@ pub struct Shown {
     pub whitespace: usize,
 }
 
-/// The most of one candidate's diff a judge is shown (bytes); the rest is
-/// cut with a note, so one huge diff cannot fill a judge's context.
+/// The most of one candidate's diff a judge is shown (bytes): its head and
+/// tail with a note between them (`oracle::diff_capped`, which never holds
+/// more in memory), so one huge diff cannot fill a judge's context.
 pub const MAX_DIFF_BYTES: usize = 120_000;
 
 /// A judge's prompt: the task, then each candidate (all passed the tests).
@@ -182,23 +183,6 @@ pub fn prompt(task: &str, test_cmd: &str, shown: &[Shown]) -> String {
         labels.join(", ")
     ));
     s
-}
-
-/// `text` cut to at most `max` bytes on a line boundary, with a note.
-pub fn cut(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let end = text[..end].rfind('\n').map_or(end, |i| i + 1);
-    format!(
-        "{}[baton: the diff goes on for {} more bytes; read the branch for the rest]\n",
-        &text[..end],
-        text.len() - end
-    )
 }
 
 #[cfg(test)]
@@ -277,8 +261,5 @@ mod tests {
             }],
         );
         assert!(p.contains("## Candidate A") && p.contains(ID) && p.contains("`make test`"));
-        let long = "line\n".repeat(100);
-        let c = cut(&long, 22);
-        assert!(c.starts_with("line\nline\nline\nline\n[baton:"), "{c}");
     }
 }

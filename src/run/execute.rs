@@ -115,10 +115,19 @@ pub fn execute(
         );
     }
     let mut usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
+    if let Some(c) = crate::spend::budget::refuse_bad_cost(&mut usage) {
+        warnings.push(format!(
+            "{} reported a cost of {c} USD, which is no price: counted as unknown",
+            plan.agent.name()
+        ));
+    }
     // Priced from the table when the CLI did not say what it cost.
     prices::complete(o.model.as_deref().or(plan.model.as_deref()), &mut usage);
     drop(limits);
     slot.finish(&usage);
+    if finished.reason != EndReason::OverBudget {
+        warnings.extend(meter.crossed_after());
+    }
 
     let secs = |ms: u64| ms as f64 / 1000.0;
     // A background job's runner replaces this with `baton continue ID`.

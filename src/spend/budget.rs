@@ -18,7 +18,17 @@ use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
-use crate::result::{Spending, Usage};
+use crate::result::{Spending, Usage, add_usd, usable_cost};
+
+/// Drop a cost a peer reported that cannot be a price (negative: it would
+/// give budget back; not finite): the call then counts as one without a
+/// known cost. Returns what was dropped.
+pub fn refuse_bad_cost(u: &mut Usage) -> Option<f64> {
+    let bad = u.cost_usd.filter(|c| usable_cost(*c).is_none())?;
+    u.cost_usd = None;
+    u.cost_estimated = false;
+    Some(bad)
+}
 
 /// The limits asked for. Stored in a job's plan, so its runner keeps them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -64,26 +74,31 @@ impl Spent {
         }
     }
 
-    /// One call's spending (its usage with the cost filled in if known).
+    /// One call's spending (its usage with the cost filled in if known). A
+    /// cost that cannot be a price (negative: it would give budget back)
+    /// counts as none.
     pub fn of(u: &Usage) -> Spent {
-        let tokens = u.input_tokens.unwrap_or(0) + u.output_tokens.unwrap_or(0);
+        let tokens = u.total_tokens().unwrap_or(0);
+        let cost = u.cost_usd.and_then(usable_cost);
         Spent {
             tokens,
-            usd: u.cost_usd.unwrap_or(0.0),
-            estimated: u.cost_estimated,
-            unpriced: u32::from(u.cost_usd.is_none() && tokens > 0),
-            priced: u32::from(u.cost_usd.is_some()),
+            usd: cost.unwrap_or(0.0),
+            estimated: u.cost_estimated && cost.is_some(),
+            unpriced: u32::from(cost.is_none() && tokens > 0),
+            priced: u32::from(cost.is_some()),
             calls: 1,
         }
     }
 
+    /// Saturating: a peer reporting `u64::MAX` tokens must stay over the
+    /// budget, not wrap under it.
     pub fn add(&mut self, o: &Spent) {
-        self.tokens += o.tokens;
-        self.usd += o.usd;
+        self.tokens = self.tokens.saturating_add(o.tokens);
+        self.usd = add_usd(self.usd, o.usd);
         self.estimated |= o.estimated;
-        self.unpriced += o.unpriced;
-        self.priced += o.priced;
-        self.calls += o.calls;
+        self.unpriced = self.unpriced.saturating_add(o.unpriced);
+        self.priced = self.priced.saturating_add(o.priced);
+        self.calls = self.calls.saturating_add(o.calls);
     }
 }
 
@@ -161,7 +176,7 @@ impl Meter {
         let mut why = None;
         if let Some(max) = self.budget.max_tokens {
             let next = t.tokens.checked_div(u64::from(t.calls)).unwrap_or(0);
-            if t.tokens >= max || t.tokens + next > max {
+            if t.tokens >= max || t.tokens.saturating_add(next) > max {
                 why = Some(format!(
                     "--budget-tokens {max}: {} tokens spent over {} call(s); another call \
                      (about {next} tokens) would cross it",
@@ -175,7 +190,7 @@ impl Meter {
             } else {
                 0.0
             };
-            if t.usd >= max || t.usd + next > max {
+            if t.usd >= max || add_usd(t.usd, next) > max {
                 why = Some(format!(
                     "--max-usd {max}: ${:.4} spent{} over {} call(s); another call (about ${next:.4}) \
                      would cross it",
@@ -193,14 +208,30 @@ impl Meter {
 
     /// During calls: why the limit is crossed now, if it is.
     pub fn crossed(&self) -> Option<String> {
+        self.over().map(|w| format!("{w}, the call was stopped"))
+    }
+
+    /// After a call the watch did not stop: why the limit is crossed, if it
+    /// is (the CLI reported its usage only as it ended, or crossed it
+    /// between two looks). It counts as exceeded all the same.
+    pub fn crossed_after(&self) -> Option<String> {
+        self.over().map(|w| {
+            format!(
+                "budget_exceeded: {w}; the call reported that only as it ended, too late to \
+                 stop it"
+            )
+        })
+    }
+
+    /// What is over the limit now, if anything (and the meter marked so).
+    fn over(&self) -> Option<String> {
         let t = self.total();
         let why = match (self.budget.max_tokens, self.budget.max_usd) {
-            (Some(max), _) if t.tokens > max => Some(format!(
-                "--budget-tokens {max}: {} tokens spent, the call was stopped",
-                t.tokens
-            )),
+            (Some(max), _) if t.tokens > max => {
+                Some(format!("--budget-tokens {max}: {} tokens spent", t.tokens))
+            }
             (_, Some(max)) if t.usd > max => Some(format!(
-                "--max-usd {max}: ${:.4} spent{}, the call was stopped",
+                "--max-usd {max}: ${:.4} spent{}",
                 t.usd,
                 if t.estimated { " (estimated)" } else { "" }
             )),
@@ -322,6 +353,69 @@ mod tests {
                 .unwrap()
                 .contains("1 call(s) had no price")
         );
+    }
+
+    #[test]
+    fn huge_counts_saturate_and_stay_over_the_budget() {
+        let m = Meter::new(Budget {
+            max_usd: Some(1.0),
+            max_tokens: Some(1000),
+        });
+        // 0.3.2: u64::MAX + 2 wrapped to 1 token, under any budget.
+        m.record(&usage(u64::MAX, None));
+        m.record(&usage(2, None));
+        assert_eq!(m.total().tokens, u64::MAX);
+        assert!(m.crossed().is_some());
+        assert!(m.refuse_next().is_some());
+        // Dollars stay finite: two costs of 1e308 are f64::MAX, not
+        // infinity (which JSON would print as null).
+        let m = Meter::new(Budget {
+            max_usd: Some(1.0),
+            max_tokens: None,
+        });
+        m.record(&usage(1, Some(1e308)));
+        m.record(&usage(1, Some(1e308)));
+        let r = m.report().unwrap();
+        assert_eq!(r.spent_usd, Some(f64::MAX));
+        let json = serde_json::to_string(&r).unwrap();
+        assert!(
+            json.contains("\"spent_usd\":1.7976931348623157e+308"),
+            "{json}"
+        );
+        assert!(m.crossed().is_some());
+    }
+
+    #[test]
+    fn a_negative_cost_counts_as_no_known_cost() {
+        let m = Meter::new(Budget {
+            max_usd: Some(1.0),
+            max_tokens: None,
+        });
+        m.record(&usage(100, Some(0.9)));
+        // It would have given back $5 of budget.
+        m.record(&usage(100, Some(-5.0)));
+        m.record(&usage(100, Some(f64::NAN)));
+        let t = m.total();
+        assert_eq!((t.usd, t.priced, t.unpriced), (0.9, 1, 2));
+        assert!(m.refuse_next().is_some(), "0.9 + 0.9 > 1.0");
+    }
+
+    #[test]
+    fn crossed_after_the_fact_is_said_and_counted() {
+        let m = Meter::new(Budget {
+            max_usd: None,
+            max_tokens: Some(100),
+        });
+        assert!(m.crossed_after().is_none());
+        assert!(!m.report().unwrap().exceeded);
+        m.record(&usage(2600, None));
+        let why = m.crossed_after().unwrap();
+        assert!(
+            why.starts_with("budget_exceeded: --budget-tokens 100: 2600 tokens spent")
+                && why.contains("only as it ended"),
+            "{why}"
+        );
+        assert!(m.report().unwrap().exceeded);
     }
 
     #[test]

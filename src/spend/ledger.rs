@@ -19,7 +19,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::result::Usage;
+use crate::result::{Usage, usable_cost};
 use crate::state_dir;
 
 pub const FILE: &str = "usage.jsonl";
@@ -76,8 +76,9 @@ impl Entry {
         self.input = u.input_tokens.unwrap_or(0);
         self.output = u.output_tokens.unwrap_or(0);
         self.cached = u.cached_input_tokens.unwrap_or(0);
-        self.cost = u.cost_usd;
-        self.est = u.cost_estimated;
+        // A cost that cannot be a price is not recorded as one.
+        self.cost = u.cost_usd.and_then(usable_cost);
+        self.est = u.cost_estimated && self.cost.is_some();
         self
     }
 }
@@ -99,14 +100,22 @@ pub fn append(root: &Path, e: &Entry) -> Result<()> {
 }
 
 /// Every entry of one ledger file that parses, in order. A missing file
-/// has none.
+/// has none. A negative cost (written by hand, or by another program) is
+/// read as no known cost: it would take dollars off every total.
 pub fn read(path: &Path) -> Vec<Entry> {
     let Ok(text) = std::fs::read(path) else {
         return Vec::new();
     };
     text.split(|b| *b == b'\n')
         .filter(|l| !l.is_empty())
-        .filter_map(|l| serde_json::from_slice(l).ok())
+        .filter_map(|l| serde_json::from_slice::<Entry>(l).ok())
+        .map(|mut e| {
+            if e.cost.is_some_and(|c| usable_cost(c).is_none()) {
+                e.cost = None;
+                e.est = false;
+            }
+            e
+        })
         .collect()
 }
 
@@ -162,5 +171,30 @@ mod tests {
         assert_eq!(mode & 0o777, 0o600);
         assert!(read(&d.path().join("none")).is_empty());
         state_dir::TEST_BASE.with(|b| *b.borrow_mut() = None);
+    }
+
+    #[test]
+    fn a_negative_or_absurd_cost_is_no_known_cost() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join(FILE);
+        let line = |cost: &str| {
+            format!(
+                "{{\"at\":1,\"run\":\"r\",\"agent\":\"pi\",\"status\":\"success\",\
+                 \"input\":5,\"cost\":{cost},\"est\":true}}\n"
+            )
+        };
+        std::fs::write(&path, line("-3.5") + &line("0.25")).unwrap();
+        let got = read(&path);
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].cost, got[0].est), (None, false));
+        assert_eq!((got[1].cost, got[1].est), (Some(0.25), true));
+        // Nor is one written.
+        let e = entry("x", 1).of_usage(&Usage {
+            input_tokens: Some(1),
+            cost_usd: Some(-1.0),
+            cost_estimated: true,
+            ..Usage::default()
+        });
+        assert_eq!((e.cost, e.est), (None, false));
     }
 }

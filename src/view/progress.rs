@@ -188,7 +188,7 @@ fn lines(board: &Mutex<Board>, rx: &mpsc::Receiver<()>) {
                     .runs
                     .iter()
                     .filter_map(|r| total_tokens(&r.tail.live.usage))
-                    .sum();
+                    .fold(0, u64::saturating_add);
                 (!b.runs.is_empty()).then(|| (staged_activity(&b.runs, total), total))
             }
             Err(_) => None,
@@ -227,7 +227,10 @@ fn staged_activity(runs: &[Run], total: u64) -> String {
 /// `codex: editing src/parse.rs · 1.2k tokens`; several as
 /// `2 peers (1 done) · codex: $ cargo test · claude: starting · 3k tokens`.
 pub fn activity(runs: &[(Agent, &Live, bool)]) -> String {
-    let total: u64 = runs.iter().filter_map(|r| total_tokens(&r.1.usage)).sum();
+    let total: u64 = runs
+        .iter()
+        .filter_map(|r| total_tokens(&r.1.usage))
+        .fold(0, u64::saturating_add);
     activity_with(runs, total)
 }
 
@@ -331,11 +334,17 @@ pub fn render_board(
                     doing.lines().next().unwrap_or("")
                 ));
             }
-            let total: u64 = runs.iter().filter_map(|r| total_tokens(&r.1.usage)).sum();
+            let total: u64 = runs
+                .iter()
+                .filter_map(|r| total_tokens(&r.1.usage))
+                .fold(0, u64::saturating_add);
             if total > 0 {
                 line.push_str(&format!(" · {} tokens", tokens(total)));
             }
-            let cost: f64 = runs.iter().filter_map(|r| r.1.usage.cost_usd).sum();
+            let cost: f64 = runs
+                .iter()
+                .filter_map(|r| r.1.usage.cost_usd)
+                .fold(0.0, crate::result::add_usd);
             if cost > 0.0 {
                 line.push_str(&format!(" ${cost:.2}"));
             }

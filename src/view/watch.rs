@@ -295,10 +295,7 @@ pub fn tokens(n: u64) -> String {
 
 /// Input plus output tokens, if the CLI reported any.
 pub fn total_tokens(u: &Usage) -> Option<u64> {
-    match (u.input_tokens, u.output_tokens) {
-        (None, None) => None,
-        (i, o) => Some(i.unwrap_or(0) + o.unwrap_or(0)),
-    }
+    u.total_tokens()
 }
 
 /// The table for people, then a block per council.

@@ -203,12 +203,207 @@ pub fn diff_check(top: &Path, base: &str, head: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-/// The diff reviewers see: `git diff base head` in the user's repository.
+/// The most of a diff `diff_text` holds in memory (bytes); a council's
+/// reviewers are shown less (`council::review::MAX_DIFF_BYTES`).
+pub const DIFF_READ_MAX: usize = 1 << 20;
+
+/// The diff reviewers see: `git diff base head` in the user's repository,
+/// at most `DIFF_READ_MAX` bytes of it (`diff_capped`).
 pub fn diff_text(top: &Path, base: &str, head: &str) -> Result<String> {
+    diff_capped(top, base, head, DIFF_READ_MAX).map(|d| d.text)
+}
+
+/// A diff read with bounded memory (a writer can commit 100 MB): all of it
+/// when it fits, else its head and its tail with a note between them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capped {
+    pub text: String,
+    /// The whole diff's size.
+    pub bytes: u64,
+    /// Bytes of it `text` leaves out (0: `text` is the whole diff).
+    pub left_out: u64,
+}
+
+/// `git diff base head`, streamed: at most `max` bytes are kept (the first
+/// three quarters and the last quarter, cut on line boundaries, when it is
+/// longer), never the whole output.
+pub fn diff_capped(top: &Path, base: &str, head: &str, max: usize) -> Result<Capped> {
+    use std::io::Read;
+    let purpose = "reading the writer's diff";
     let mut g = repo::git(top);
     g.arg("diff")
         .args(crate::git::DIFF)
-        .args(["--no-color", "--find-renames", base, head, "--"]);
-    let out = repo::run(g, "reading the writer's diff", None)?;
-    Ok(String::from_utf8_lossy(&out).into_owned())
+        .args(["--no-color", "--find-renames", base, head, "--"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = g.spawn().map_err(|e| Error::io(purpose, e))?;
+    let mut err = child.stderr.take().expect("stderr is piped");
+    let said = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = (&mut err).take(16 << 10).read_to_end(&mut b);
+        let _ = std::io::copy(&mut err, &mut std::io::sink());
+        b
+    });
+    let mut out = child.stdout.take().expect("stdout is piped");
+    let mut keep = HeadTail::new(max);
+    let mut buf = vec![0u8; 64 << 10];
+    let read = loop {
+        match out.read(&mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => keep.push(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    drop(out);
+    let status = child.wait().map_err(|e| Error::io(purpose, e))?;
+    let said = said.join().unwrap_or_default();
+    read.map_err(|e| Error::io(purpose, e))?;
+    if !status.success() {
+        let said = String::from_utf8_lossy(&said);
+        let msg = said
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let msg = if msg.is_empty() {
+            format!("git exited with {status}")
+        } else {
+            msg
+        };
+        return Err(Error::io(purpose, std::io::Error::other(msg)));
+    }
+    Ok(keep.finish())
+}
+
+/// The first `max` bytes of a stream and a window on its last `max / 4`,
+/// and how long it was.
+struct HeadTail {
+    max: usize,
+    head: Vec<u8>,
+    tail: Vec<u8>,
+    bytes: u64,
+}
+
+impl HeadTail {
+    fn new(max: usize) -> HeadTail {
+        HeadTail {
+            max,
+            head: Vec::new(),
+            tail: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    fn push(&mut self, b: &[u8]) {
+        self.bytes += b.len() as u64;
+        let room = self.max.saturating_sub(self.head.len()).min(b.len());
+        self.head.extend_from_slice(&b[..room]);
+        let t = self.max / 4;
+        self.tail.extend_from_slice(b);
+        // Trimmed in bulk: a copy per `t` bytes streamed, not per read.
+        if self.tail.len() > 2 * t {
+            self.tail.drain(..self.tail.len() - t);
+        }
+    }
+
+    fn finish(self) -> Capped {
+        if self.bytes <= self.max as u64 {
+            return Capped {
+                text: String::from_utf8_lossy(&self.head).into_owned(),
+                bytes: self.bytes,
+                left_out: 0,
+            };
+        }
+        let t = self.max / 4;
+        // The last `t` bytes start after the first `max - t`: no overlap.
+        let head = &self.head[..self.max - t];
+        let head = match head.iter().rposition(|b| *b == b'\n') {
+            Some(i) => &head[..=i],
+            None => head,
+        };
+        let tail = &self.tail[self.tail.len().saturating_sub(t)..];
+        let tail = match tail.iter().position(|b| *b == b'\n') {
+            Some(i) => &tail[i + 1..],
+            None => tail,
+        };
+        let left_out = self.bytes - head.len() as u64 - tail.len() as u64;
+        Capped {
+            text: format!(
+                "{}[baton: {left_out} bytes of this diff ({} in all) are left out here; read \
+                 the branch for them]\n{}",
+                String::from_utf8_lossy(head),
+                self.bytes,
+                String::from_utf8_lossy(tail)
+            ),
+            bytes: self.bytes,
+            left_out,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(chunks: &[&[u8]], max: usize) -> Capped {
+        let mut k = HeadTail::new(max);
+        for c in chunks {
+            k.push(c);
+        }
+        k.finish()
+    }
+
+    #[test]
+    fn a_diff_that_fits_is_kept_whole() {
+        let c = read(&[b"a\n", b"b\n"], 4);
+        assert_eq!((c.text.as_str(), c.bytes, c.left_out), ("a\nb\n", 4, 0));
+    }
+
+    #[test]
+    fn a_long_diff_keeps_its_head_and_tail_on_line_boundaries() {
+        let lines: Vec<String> = (0..10_000).map(|i| format!("line {i:05}\n")).collect();
+        let all = lines.concat();
+        // Fed in uneven pieces, as a pipe gives them.
+        let pieces: Vec<&[u8]> = all.as_bytes().chunks(777).collect();
+        let c = read(&pieces, 4000);
+        assert_eq!(c.bytes, all.len() as u64);
+        assert!(
+            c.text.starts_with("line 00000\nline 00001\n"),
+            "{}",
+            &c.text[..40]
+        );
+        assert!(c.text.ends_with("line 09999\n"));
+        let (head, rest) = c.text.split_once("[baton: ").unwrap();
+        let (note, tail) = rest.split_once('\n').unwrap();
+        assert!(head.len() <= 3000 && head.ends_with('\n'), "{}", head.len());
+        assert!(
+            tail.len() <= 1000 && tail.starts_with("line "),
+            "{}",
+            tail.len()
+        );
+        assert_eq!(c.left_out, c.bytes - head.len() as u64 - tail.len() as u64);
+        assert!(
+            note.starts_with(&format!(
+                "{} bytes of this diff ({} in all)",
+                c.left_out, c.bytes
+            )),
+            "{note}"
+        );
+        // Every kept line is whole.
+        for l in head.lines().chain(tail.lines()) {
+            assert!(l.len() == 10 && l.starts_with("line "), "{l:?}");
+        }
+    }
+
+    #[test]
+    fn a_diff_just_over_the_limit_and_one_without_newlines() {
+        let c = read(&[&[b'x'; 4001]], 4000);
+        assert_eq!(c.left_out, 1);
+        assert!(c.text.len() < 4000 + 120);
+        let c = read(&[&b"\xff".repeat(9000)], 400);
+        assert_eq!(c.bytes, 9000);
+        assert!(c.text.contains("[baton: 8600 bytes"), "{}", c.text);
+    }
 }

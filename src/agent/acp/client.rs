@@ -32,6 +32,12 @@ pub const ID_SESSION: u64 = 2;
 pub const ID_MODE: u64 = 3;
 pub const ID_PROMPT: u64 = 4;
 
+/// The most of an agent's answer kept in memory and in `message` (bytes):
+/// its end, where an answer concludes. An agent may stream any number of
+/// chunks (1M chunks were 100 MB, 200 MB of RSS); the whole stream is in
+/// the run's log.
+pub const MAX_MESSAGE: usize = 1 << 20;
+
 /// What the supervisor writes to the agent's stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outgoing {
@@ -67,8 +73,11 @@ pub struct Client {
     pub(super) out: Option<Sender<Outgoing>>,
     pub(super) stage: Stage,
     pub(super) session: Option<String>,
-    /// The agent's text since its last tool call: the final answer.
+    /// The agent's text since its last tool call: the final answer (its
+    /// last `MAX_MESSAGE` bytes, up to twice that between cuts).
     pub(super) text: String,
+    /// Bytes of that answer cut from the front of `text`.
+    pub(super) text_cut: u64,
     pub(super) usage: Usage,
     /// The prompt's response carried usage: per-message counts are not added.
     pub(super) usage_final: bool,
@@ -102,6 +111,7 @@ impl Client {
             stage: Stage::Initializing,
             session: None,
             text: String::new(),
+            text_cut: 0,
             usage: Usage::default(),
             usage_final: false,
             denials: Vec::new(),
@@ -310,6 +320,11 @@ impl Client {
             "agent_message_chunk" => {
                 if let Some(t) = update.pointer("/content/text").and_then(Value::as_str) {
                     self.text.push_str(t);
+                    // Cut in bulk, not per chunk: the copy is then paid once
+                    // per MAX_MESSAGE bytes streamed.
+                    if self.text.len() > 2 * MAX_MESSAGE {
+                        self.text_cut += keep_end(&mut self.text, MAX_MESSAGE);
+                    }
                 }
                 // Qwen Code: per model call, on an empty chunk.
                 if !self.usage_final
@@ -327,7 +342,10 @@ impl Client {
             }
             // The answer is what follows the last tool activity (copilot
             // says "Info: <path>" while a tool runs).
-            "tool_call" | "tool_call_update" => self.text.clear(),
+            "tool_call" | "tool_call_update" => {
+                self.text.clear();
+                self.text_cut = 0;
+            }
             _ => {}
         }
     }
@@ -365,6 +383,15 @@ impl Client {
     }
 
     pub fn finish(mut self, end: &ProcessExit) -> Outcome {
+        let cut = self.text_cut + keep_end(&mut self.text, MAX_MESSAGE);
+        if cut > 0 {
+            self.warnings.push(format!(
+                "the agent's answer was {} bytes: `message` keeps its last {} KiB (the whole \
+                 stream is in log_path)",
+                cut + self.text.len() as u64,
+                MAX_MESSAGE >> 10
+            ));
+        }
         let message = (!self.text.trim().is_empty()).then(|| self.text.trim().to_string());
         if self.error.is_none()
             && let (Some(prefix), Some(m)) = (self.profile.error_prefix, &message)
@@ -423,6 +450,20 @@ impl Client {
     }
 }
 
+/// Keep the last `max` bytes of `s` (from a character boundary); returns
+/// how many bytes were cut.
+fn keep_end(s: &mut String, max: usize) -> u64 {
+    if s.len() <= max {
+        return 0;
+    }
+    let mut from = s.len() - max;
+    while !s.is_char_boundary(from) {
+        from += 1;
+    }
+    s.drain(..from);
+    from as u64
+}
+
 fn stderr_note(end: &ProcessExit) -> String {
     let code = match end.code {
         Some(c) => format!(" (exit code {c})"),
@@ -448,5 +489,63 @@ fn rpc_error(e: &Value) -> String {
     match e.get("code").and_then(Value::as_i64) {
         Some(c) => format!("{msg} (JSON-RPC error {c})"),
         None => msg,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(text: &str) -> Vec<u8> {
+        json!({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s",
+            "update": {"sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": text}}}})
+        .to_string()
+        .into_bytes()
+    }
+
+    /// A client past the handshake, reading a log.
+    fn prompting() -> Client {
+        let mut c = Client::passive(super::super::builtin(crate::agent::Agent::Copilot).unwrap());
+        c.stage = Stage::Prompting;
+        c
+    }
+
+    #[test]
+    fn an_endless_answer_keeps_its_end_and_says_so() {
+        let mut c = prompting();
+        // 3.5 MiB in 1000-byte chunks of two-byte characters, then the end.
+        let piece = "é".repeat(500);
+        let n = 7 * MAX_MESSAGE / 2 / piece.len();
+        for _ in 0..n {
+            c.feed(&chunk(&piece));
+            assert!(c.text.len() <= 2 * MAX_MESSAGE + piece.len());
+        }
+        c.feed(&chunk("THE END"));
+        let o = c.finish(&ProcessExit::default());
+        let m = o.message.unwrap();
+        assert!(m.len() <= MAX_MESSAGE, "{}", m.len());
+        assert!(m.len() > MAX_MESSAGE - 2, "{}", m.len());
+        assert!(m.ends_with("éTHE END"), "{}", &m[m.len() - 20..]);
+        let total = n * piece.len() + "THE END".len();
+        let w = o.warnings.join("\n");
+        assert!(
+            w.contains(&format!("the agent's answer was {total} bytes"))
+                && w.contains("last 1024 KiB"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn a_tool_call_starts_the_answer_afresh() {
+        let mut c = prompting();
+        for _ in 0..(3 * MAX_MESSAGE / 1000) {
+            c.feed(&chunk(&"x".repeat(1000)));
+        }
+        c.feed(br#"{"jsonrpc":"2.0","method":"session/update","params":{"update":{"sessionUpdate":"tool_call"}}}"#);
+        c.feed(&chunk("short answer"));
+        let o = c.finish(&ProcessExit::default());
+        assert_eq!(o.message.as_deref(), Some("short answer"));
+        assert!(o.warnings.is_empty(), "{:?}", o.warnings);
     }
 }

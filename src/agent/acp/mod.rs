@@ -88,7 +88,7 @@ impl UsageStyle {
         Usage {
             input_tokens: Some(match self {
                 UsageStyle::InputIncludesCached => input,
-                UsageStyle::InputExcludesCached => input + cached_n,
+                UsageStyle::InputExcludesCached => input.saturating_add(cached_n),
             }),
             output_tokens: Some(output),
             cached_input_tokens: cached,
