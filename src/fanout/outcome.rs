@@ -49,7 +49,7 @@ fn round(r: &Round) -> RoundResult {
 /// The fan-out's warnings about candidate `c`: what its chain said about
 /// who served (`fell_back:`), what it did not retry and what it left, for
 /// people (the judges are shown no warning, only the diffs, blind); and a
-/// diff too long for a judge to see whole.
+/// test log cut short, and a diff too long for a judge to see whole.
 pub fn warnings(c: &Candidate, o: &Outcome) -> Vec<String> {
     const SAID: [&str; 4] = [
         "fell_back:",
@@ -64,6 +64,18 @@ pub fn warnings(c: &Candidate, o: &Outcome) -> Vec<String> {
         .filter(|w| SAID.iter().any(|p| w.starts_with(p)))
         .map(|w| format!("{}: {w}", c.id))
         .collect();
+    for x in &o.rounds {
+        if let Some(t) = x.tests.as_ref().filter(|t| t.log_dropped > 0) {
+            out.push(format!(
+                "{}: round {}'s test command printed more than {} MiB: its test.log keeps the \
+                 end of its output; the first {} bytes were dropped",
+                c.id,
+                x.attempt.round,
+                crate::worktree::verify::log_max() >> 20,
+                t.log_dropped
+            ));
+        }
+    }
     if let Some(d) = o
         .last()
         .and_then(|r| r.diff.as_ref())
@@ -131,38 +143,6 @@ pub fn excluded(o: &Outcome, stopped: &StoppedBy) -> Option<String> {
         why.push_str(&format!("; {h}"));
     }
     Some(why)
-}
-
-/// What a candidate's rounds tell people (the judges are shown none of
-/// it): what the chain said about who served (`fell_back:`), what it did
-/// not retry and what it left, and a test log cut short.
-pub fn warnings(c: &Candidate, o: &Outcome) -> Vec<String> {
-    let chain = [
-        "fell_back:",
-        "not retried",
-        "did not fall back",
-        "an earlier attempt's",
-    ];
-    let mut out: Vec<String> = o
-        .rounds
-        .iter()
-        .flat_map(|x| &x.attempt.warnings)
-        .filter(|w| chain.iter().any(|p| w.starts_with(p)))
-        .map(|w| format!("{}: {w}", c.id))
-        .collect();
-    for x in &o.rounds {
-        if let Some(t) = x.tests.as_ref().filter(|t| t.log_dropped > 0) {
-            out.push(format!(
-                "{}: round {}'s test command printed more than {} MiB: its test.log keeps the \
-                 end of its output; the first {} bytes were dropped",
-                c.id,
-                x.attempt.round,
-                crate::worktree::verify::log_max() >> 20,
-                t.log_dropped
-            ));
-        }
-    }
-    out
 }
 
 /// The candidate's entry in the result (`kept` and `diff_stat` are filled
