@@ -32,7 +32,9 @@ mod follow;
 mod guard;
 pub mod input;
 mod reply;
+mod roots;
 mod server;
+mod shape;
 pub mod tools;
 mod transport;
 
@@ -41,11 +43,12 @@ use std::time::Duration;
 
 use rmcp::ServiceExt;
 
+pub use child::argv_from_stdin;
 pub use guard::Options;
-pub use server::INSTRUCTIONS;
+pub use server::instructions;
 
 use crate::error::{Error, Result};
-use crate::run::MAX_ACCESS_VAR;
+use crate::run::{ALLOW_TEST_CMD_VAR, MAX_ACCESS_VAR};
 
 /// How long the server waits, once the client is gone, for its calls'
 /// children to stop their peers.
@@ -54,9 +57,17 @@ const DRAIN: Duration = Duration::from_secs(15);
 /// The environment every child gets.
 fn child_env(options: &Options) -> Result<Vec<(String, String)>> {
     let cap = guard::cap(options)?;
+    // Set either way: a `1` this server inherited must not outlive a
+    // server that does not allow test commands.
+    let test_cmd = if guard::test_cmd_allowed(options)? {
+        "1"
+    } else {
+        "0"
+    };
     Ok(vec![
         ("BATON_PROGRESS".into(), "lines".into()),
         (MAX_ACCESS_VAR.into(), cap.as_str().into()),
+        (ALLOW_TEST_CMD_VAR.into(), test_cmd.into()),
         ("BATON_DEPTH".into(), guard::inherited_depth().to_string()),
     ])
 }
@@ -64,12 +75,14 @@ fn child_env(options: &Options) -> Result<Vec<(String, String)>> {
 /// The MCP tools as listed, for a server started with `options`.
 pub fn listed(tools: &[tools::Described], options: &Options) -> Result<Vec<rmcp::model::Tool>> {
     let cap = guard::cap(options)?;
-    Ok(tools.iter().map(|t| t.tool(cap)).collect())
+    let mut so_far = tools::SoFar::default();
+    Ok(tools.iter().map(|t| t.tool(cap, &mut so_far)).collect())
 }
 
 /// Serve `tools` over stdin/stdout until the client closes stdin.
 pub fn serve(options: &Options, tools: Vec<tools::Described>) -> Result<i32> {
     let env = child_env(options)?;
+    let policy = guard::Policy::new(options)?;
     let listed = listed(&tools, options)?;
     let program = std::env::current_exe()
         .map_err(|e| Error::io("finding baton's own binary to run calls with", e))?;
@@ -79,7 +92,7 @@ pub fn serve(options: &Options, tools: Vec<tools::Described>) -> Result<i32> {
         .map_err(|e| Error::io("starting the MCP server", e))?;
     rt.block_on(async move {
         let (transport, gone) = transport::Stdio::new();
-        let server = server::Server::new(tools, listed, program, env, gone);
+        let server = server::Server::new(policy, tools, listed, program, env, gone);
         let active = server.active();
         // A client that leaves before the handshake ends the server quietly.
         if let Ok(running) = server.serve(transport).await {
