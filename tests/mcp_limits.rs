@@ -35,7 +35,10 @@ fn codex(env: &Env) {
 /// Each tool that takes `test_cmd`, with the rest of a call that would run.
 fn test_cmd_calls(cmd: &str) -> Vec<(&'static str, Value)> {
     vec![
-        ("run", json!({"task": "t", "worktree": true, "test_cmd": cmd})),
+        (
+            "run",
+            json!({"task": "t", "worktree": true, "test_cmd": cmd}),
+        ),
         (
             "job_start",
             json!({"task": "t", "worktree": true, "test_cmd": cmd}),
@@ -65,7 +68,10 @@ fn test_cmd_needs_a_server_that_allows_it() {
         // Full access allowed, but capped below it: still refused.
         &["--allow-full-access", "--max-access", "workspace"][..],
     ] {
-        let mut c = Client::spawn(crate::worktree::baton_cmd(&env, &[&["mcp"][..], args].concat()));
+        let mut c = Client::spawn(crate::worktree::baton_cmd(
+            &env,
+            &[&["mcp"][..], args].concat(),
+        ));
         c.initialize();
         for (tool, call) in test_cmd_calls(&cmd) {
             let e = refused(&c.call(tool, call.clone()));
@@ -87,7 +93,10 @@ fn test_cmd_needs_a_server_that_allows_it() {
     // Allowed: the check runs after the peer, as from a shell.
     for args in [&["--allow-test-cmd"][..], &["--allow-full-access"][..]] {
         let _ = fs::remove_file(&pwned);
-        let mut c = Client::spawn(crate::worktree::baton_cmd(&env, &[&["mcp"][..], args].concat()));
+        let mut c = Client::spawn(crate::worktree::baton_cmd(
+            &env,
+            &[&["mcp"][..], args].concat(),
+        ));
         let init = c.initialize();
         let said = init["result"]["instructions"].as_str().unwrap();
         assert!(!said.contains("refuses `test_cmd`"), "{said}");
@@ -117,7 +126,15 @@ fn test_cmd_is_refused_under_a_cap_below_full_on_the_command_line() {
     let pwned = env.tmp.path().join("pwned");
     let cmd = format!("touch {}", pwned.display());
     let cases: [&[&str]; 4] = [
-        &["run", "--agent", "codex", "--worktree", "--test-cmd", &cmd, "t"],
+        &[
+            "run",
+            "--agent",
+            "codex",
+            "--worktree",
+            "--test-cmd",
+            &cmd,
+            "t",
+        ],
         &["run", "--agents", "codex,claude", "--test-cmd", &cmd, "t"],
         &["council", "plan", "--test-cmd", &cmd, "t"],
         &["council", "discuss", "--test-cmd", &cmd, "t"],
@@ -141,13 +158,21 @@ fn test_cmd_is_refused_under_a_cap_below_full_on_the_command_line() {
     // A full cap, or one that allows test commands: the run goes on.
     for vars in [
         &[("BATON_MAX_ACCESS", "full")][..],
-        &[("BATON_MAX_ACCESS", "workspace"), ("BATON_ALLOW_TEST_CMD", "1")][..],
+        &[
+            ("BATON_MAX_ACCESS", "workspace"),
+            ("BATON_ALLOW_TEST_CMD", "1"),
+        ][..],
     ] {
         let _ = fs::remove_file(&pwned);
         let mut c = crate::worktree::baton_cmd(&env, cases[0]);
         c.envs(vars.iter().copied());
         let out = c.output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{vars:?}: {}", String::from_utf8_lossy(&out.stdout));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{vars:?}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         assert!(pwned.exists(), "{vars:?}");
     }
 }
@@ -180,17 +205,25 @@ fn a_plans_test_command_waits_for_a_shell_under_the_cap() {
         "{e}"
     );
     assert!(
-        fake.stage(crate::support::council::Stage::Implement).is_empty(),
+        fake.stage(crate::support::council::Stage::Implement)
+            .is_empty(),
         "the writer started"
     );
     let list = env.run(&["council", "list"]).json();
-    let id = list["councils"][0]["council_id"].as_str().unwrap().to_string();
+    let id = list["councils"][0]["council_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let st = env.run(&["council", "status", &id]).json();
     assert_ne!(st["status"], "failed", "{st}");
     // From a shell (no cap), the approved plan goes on.
     let r = env.run(&["council", "execute", &id]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    assert!(!fake.stage(crate::support::council::Stage::Implement).is_empty());
+    assert!(
+        !fake
+            .stage(crate::support::council::Stage::Implement)
+            .is_empty()
+    );
 }
 
 /// `baton mcp --root DIR` (default: where the server started): a `cwd`
@@ -236,11 +269,19 @@ fn a_cwd_outside_the_roots_is_refused_after_resolving_links() {
             assert_eq!(e["error"]["kind"], "access_capped", "{tool} {cwd}: {e}");
             let msg = e["error"]["message"].as_str().unwrap();
             assert!(msg.contains("outside this server's roots"), "{msg}");
-            assert!(e["error"]["hint"].as_str().unwrap().contains("--root"), "{e}");
+            assert!(
+                e["error"]["hint"].as_str().unwrap().contains("--root"),
+                "{e}"
+            );
         }
     }
     // Files to read: by a path out, or a link in the root that leads out.
-    for file in ["../outside/secret.txt", "notes.txt", "notes.txt:1-1", "/etc/passwd"] {
+    for file in [
+        "../outside/secret.txt",
+        "notes.txt",
+        "notes.txt:1-1",
+        "/etc/passwd",
+    ] {
         let e = refused(&c.call("ask", json!({"question": "q", "file": [file]})));
         assert_eq!(e["error"]["kind"], "access_capped", "{file}: {e}");
     }
@@ -262,7 +303,10 @@ fn a_cwd_outside_the_roots_is_refused_after_resolving_links() {
     });
     let init = c.initialize();
     let said = init["result"]["instructions"].as_str().unwrap();
-    assert!(said.contains(&outside.canonicalize().unwrap().display().to_string()), "{said}");
+    assert!(
+        said.contains(&outside.canonicalize().unwrap().display().to_string()),
+        "{said}"
+    );
     let r = c.call("run", json!({"task": "t", "cwd": outside.join("deeper")}));
     assert_eq!(r["isError"], false, "{r}");
     // The server's own directory is outside its root: a call must say where.
@@ -293,11 +337,17 @@ fn a_task_of_256_kib_reaches_the_peer_intact() {
     task.push_str("END-OF-TASK");
     let mut c = Client::start(&env, &[]);
     c.initialize();
-    let r = c.call("run", json!({"task": task, "agent": "codex", "access": "read-only"}));
+    let r = c.call(
+        "run",
+        json!({"task": task, "agent": "codex", "access": "read-only"}),
+    );
     let head: String = r.to_string().chars().take(500).collect();
     assert_eq!(r["isError"], false, "{head}");
     assert_eq!(r["structuredContent"]["status"], "success");
-    assert!(env.stdin("codex").contains(&task), "the task did not arrive whole");
+    assert!(
+        env.stdin("codex").contains(&task),
+        "the task did not arrive whole"
+    );
     assert!(c.close().success());
 }
 
@@ -318,9 +368,25 @@ fn the_tool_list_stays_within_its_budget() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| json!({"name": t["name"], "description": t["description"],
-                        "inputSchema": t["inputSchema"]}))
+        .map(|t| {
+            json!({"name": t["name"], "description": t["description"],
+                        "inputSchema": t["inputSchema"]})
+        })
         .collect();
     let seen = Value::Array(visible).to_string().len();
     assert!(seen <= VISIBLE, "the model-visible part is {seen} bytes");
+}
+
+/// The handshake's instructions name every agent of the agent table (0.3.2
+/// named six of twelve).
+#[test]
+fn the_instructions_name_every_agent() {
+    let env = Env::new();
+    let mut c = Client::start(&env, &[]);
+    let init = c.initialize();
+    let said = init["result"]["instructions"].as_str().unwrap();
+    for a in baton::agent::Agent::ALL {
+        assert!(said.contains(a.name()), "{} is not in: {said}", a.name());
+    }
+    assert!(c.close().success());
 }

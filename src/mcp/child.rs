@@ -42,15 +42,22 @@ pub fn argv_from_stdin(args: Vec<OsString>) -> std::io::Result<Vec<OsString>> {
         return Ok(args);
     }
     let mut bytes = Vec::new();
-    std::io::stdin().take(MAX_ARGV + 1).read_to_end(&mut bytes)?;
+    std::io::stdin()
+        .take(MAX_ARGV + 1)
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > MAX_ARGV {
         return Err(std::io::Error::other("the arguments on stdin are too long"));
     }
     let mut out = vec![args[0].clone()];
     if let Some(body) = bytes.strip_suffix(b"\0") {
-        out.extend(body.split(|b| *b == 0).map(|a| OsString::from_vec(a.to_vec())));
+        out.extend(
+            body.split(|b| *b == 0)
+                .map(|a| OsString::from_vec(a.to_vec())),
+        );
     } else if !bytes.is_empty() {
-        return Err(std::io::Error::other("the arguments on stdin are cut short"));
+        return Err(std::io::Error::other(
+            "the arguments on stdin are cut short",
+        ));
     }
     Ok(out)
 }

@@ -81,8 +81,7 @@ impl Policy {
     /// the directory it resolves to): the message and the hint.
     pub fn allows(&self, fields: &[Field], args: &mut Map<String, Value>) -> Refused {
         let takes_test_cmd = fields.iter().any(|f| f.name == "test_cmd");
-        if !self.test_cmd && takes_test_cmd && args.get("test_cmd").is_some_and(|v| !v.is_null())
-        {
+        if !self.test_cmd && takes_test_cmd && args.get("test_cmd").is_some_and(|v| !v.is_null()) {
             return Err((
                 "`test_cmd` is a shell command baton would run as you, outside any sandbox \
                  (at least full access): this server does not accept one"

@@ -249,8 +249,11 @@ mod tests {
         std::os::unix::fs::symlink(t.path().join("secret"), root.join("s")).unwrap();
         let r = roots(&root, &root);
         let f = fields();
-        r.confine(&f, &mut args(json!({"file": ["a.rs", "a.rs:1-2", "missing"]})))
-            .unwrap();
+        r.confine(
+            &f,
+            &mut args(json!({"file": ["a.rs", "a.rs:1-2", "missing"]})),
+        )
+        .unwrap();
         for bad in ["../secret", "s", "s:1-3", "/etc/passwd"] {
             let e = r.confine(&f, &mut args(json!({ "file": [bad] })));
             assert!(e.is_err(), "{bad}");

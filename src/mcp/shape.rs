@@ -210,6 +210,11 @@ mod tests {
         assert_eq!(p["nested"]["type"], json!(["null", "object"]));
         assert!(p["nested"].get("properties").is_none());
         assert_eq!(p["any"], json!({}));
-        assert!(s["description"].as_str().unwrap().contains("baton schema x"));
+        assert!(
+            s["description"]
+                .as_str()
+                .unwrap()
+                .contains("baton schema x")
+        );
     }
 }

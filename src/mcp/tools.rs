@@ -100,7 +100,10 @@ const RUN_CLI_ONLY: &[(&str, &str)] = &[
     ("full_access", "the same as `access: full`"),
     ("profile", CONFIGURED),
     ("transport", CONFIGURED),
-    ("seed", "a replay of the judges' shuffles, for a person reproducing a fan-out"),
+    (
+        "seed",
+        "a replay of the judges' shuffles, for a person reproducing a fan-out",
+    ),
 ];
 
 /// The packet as a file to read: the tool's arguments are its fields.
@@ -361,7 +364,11 @@ impl Described {
             if f.help.is_empty() {
                 continue;
             }
-            match so_far.seen.iter().find(|(n, h, _)| *n == f.name && *h == f.help) {
+            match so_far
+                .seen
+                .iter()
+                .find(|(n, h, _)| *n == f.name && *h == f.help)
+            {
                 Some((_, _, tool)) => {
                     if !from.contains(tool) {
                         from.push(tool);
@@ -502,7 +509,11 @@ mod tests {
         // The run's: every field of a run's result and of a fan-out's.
         let run = described("run").tool(Access::Workspace, &mut SoFar::default());
         let out = Value::Object((*run.output_schema.unwrap()).clone());
-        for k in crate::schema::result()["properties"].as_object().unwrap().keys() {
+        for k in crate::schema::result()["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+        {
             assert!(out["properties"].get(k).is_some(), "{k}");
         }
         for k in ["kind", "winner", "candidates"] {
@@ -546,7 +557,11 @@ mod tests {
                 field("agent", "Peer agent [default: codex]"),
                 field(
                     "timeout",
-                    if name == "job_wait" { "Stop waiting" } else { "Stop the peer" },
+                    if name == "job_wait" {
+                        "Stop waiting"
+                    } else {
+                        "Stop the peer"
+                    },
                 ),
             ],
         };
@@ -557,7 +572,13 @@ mod tests {
         let desc = |t: &Tool, f: &str| t.input_schema["properties"][f].get("description").cloned();
         assert_eq!(desc(&run, "agent"), Some("Peer agent".into()));
         assert_eq!(desc(&start, "agent"), None);
-        assert!(start.description.as_deref().unwrap().ends_with(" as in `run`."));
+        assert!(
+            start
+                .description
+                .as_deref()
+                .unwrap()
+                .ends_with(" as in `run`.")
+        );
         // The same name with another meaning is described where it is.
         assert_eq!(desc(&wait, "timeout"), Some("Stop waiting".into()));
         assert_eq!(desc(&wait, "agent"), None);
