@@ -12,7 +12,11 @@
 //!   (`config::active()`, the cwd's `baton.toml`) and signal handling is
 //!   process-global (`process::Interrupts`), so one process per call keeps
 //!   every call exactly what the CLI would do, and concurrent calls apart.
-//!   The child's one JSON line is the tool's `structuredContent`.
+//!   The child reads its argv from stdin (`child`), never from its command
+//!   line, so no value is too long for one (E2BIG) or visible to others.
+//!   The child's one JSON line is the tool's `structuredContent`; the
+//!   tool's `outputSchema` is the top level of that command's published
+//!   schema (`shape`).
 //! - Progress: the child runs with `BATON_PROGRESS=lines` and writes the
 //!   activity line of its live status (`view::progress`) to stderr; the
 //!   server sends each change as `notifications/progress`, at most four a
@@ -23,9 +27,12 @@
 //!   the peer's group and records `cancelled`; SIGKILL follows if it lingers.
 //!   A server killed outright takes its children with it (parent-death signal).
 //! - Safety: every child gets `BATON_MAX_ACCESS` (the server's cap, checked
-//!   where every run is planned) and the inherited recursion depth
-//!   (`guard`). stdout carries only protocol lines (`transport`); children's
-//!   stderr goes on to the server's stderr.
+//!   where every run is planned), `BATON_ALLOW_TEST_CMD` and the inherited
+//!   recursion depth (`guard`). Before a child starts the server refuses a
+//!   `test_cmd` it does not allow (a shell command baton runs as the user,
+//!   outside any sandbox) and a `cwd` or file outside its roots (`roots`).
+//!   stdout carries only protocol lines (`transport`); children's stderr
+//!   goes on to the server's stderr.
 
 mod child;
 mod follow;
