@@ -18,6 +18,15 @@ use serde_json::{Map, Value, json};
 /// A field's values are listed when there are at most this many.
 const MAX_VALUES: usize = 16;
 
+/// A top-level field of the shape, merged over every variant.
+struct Top {
+    name: String,
+    /// Its JSON types; `None`: any.
+    types: Option<BTreeSet<String>>,
+    /// Its values; `None`: not a fixed few.
+    values: Option<Vec<Value>>,
+}
+
 /// The shape of `full` (a published schema) as an object schema.
 pub fn of(name: &str, full: &Value) -> Map<String, Value> {
     let defs = full.get("$defs").cloned().unwrap_or(Value::Null);
@@ -25,16 +34,19 @@ pub fn of(name: &str, full: &Value) -> Map<String, Value> {
         Some(Value::Array(a)) => a.iter().map(|v| resolve(v, &defs)).collect(),
         _ => vec![full],
     };
-    // Field → its types (None: any) and its values (None: not a fixed few).
-    let mut fields: Vec<(String, Option<BTreeSet<String>>, Option<Vec<Value>>)> = Vec::new();
+    let mut fields: Vec<Top> = Vec::new();
     let mut required: Option<BTreeSet<String>> = None;
     for v in &variants {
         let props = v.get("properties").and_then(Value::as_object);
         for (k, p) in props.into_iter().flatten() {
             let t = types(p, &defs, 0);
             let e = values(p, &defs);
-            match fields.iter_mut().find(|(n, _, _)| n == k) {
-                Some((_, ts, es)) => {
+            match fields.iter_mut().find(|f| f.name == *k) {
+                Some(Top {
+                    types: ts,
+                    values: es,
+                    ..
+                }) => {
                     *ts = match (ts.take(), t) {
                         (Some(mut a), Some(b)) => {
                             a.extend(b);
@@ -50,7 +62,11 @@ pub fn of(name: &str, full: &Value) -> Map<String, Value> {
                         _ => None,
                     };
                 }
-                None => fields.push((k.clone(), t, e)),
+                None => fields.push(Top {
+                    name: k.clone(),
+                    types: t,
+                    values: e,
+                }),
             }
         }
         let req: BTreeSet<String> = v
@@ -66,7 +82,12 @@ pub fn of(name: &str, full: &Value) -> Map<String, Value> {
         });
     }
     let mut props = Map::new();
-    for (k, t, e) in fields {
+    for Top {
+        name: k,
+        types: t,
+        values: e,
+    } in fields
+    {
         let mut p = Map::new();
         if let Some(mut t) = t {
             // A whole number is a number too; one name is enough.
