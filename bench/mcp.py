@@ -3,9 +3,15 @@
 
 1. start-up: spawn `baton mcp`, send `initialize` and `tools/list`, time until
    the tools arrive (targets: <= 10 ms);
-2. idle: CPU the server uses while connected and idle (target: ~0 %);
-3. a `run` through MCP against the same run from the command line, with a
+2. size: the bytes of `tools/list` (budget: 64 KiB) and of what a host puts
+   in front of its model, each tool's name, description and input schema as
+   compact JSON (budget: 12 KiB), per tool too;
+3. idle: CPU the server uses while connected and idle (target: ~0 %);
+4. a `run` through MCP against the same run from the command line, with a
    fake codex that prints a recorded transcript (target: <= 5 ms added).
+
+The budgets are checked at the end: a line says each is met or OVER, and the
+script exits 1 when one is over.
 
 Everything runs in a temporary directory with its own state directory; the
 fake peer is a shell script on PATH. Usage: bench/mcp.py [BATON] [ROUNDS]
@@ -24,6 +30,10 @@ BATON = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/ba
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 40
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRANSCRIPT = os.path.join(HERE, "..", "tests", "fixtures", "codex", "codex-exec-basic.jsonl")
+
+LIST_BUDGET = 64 << 10
+VISIBLE_BUDGET = 12 << 10
+STARTUP_BUDGET_MS = 10.0
 
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-11-25", "capabilities": {},
@@ -105,6 +115,27 @@ def startup(env, cwd):
     return times, cpu
 
 
+def compact(v):
+    return len(json.dumps(v, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def sizes(env, cwd):
+    """tools/list as the server sent it (bytes of the line), and the part a
+    host shows its model: name, description and input schema of each tool."""
+    s = Server(env, cwd)
+    s.send(INIT)
+    s.wait(1)
+    s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    s.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+    line = s.p.stdout.readline()
+    s.close()
+    tools = json.loads(line)["result"]["tools"]
+    visible = [{k: t.get(k) for k in ("name", "description", "inputSchema")} for t in tools]
+    per_tool = [(t["name"], compact(v), compact(t.get("outputSchema")))
+                for t, v in zip(tools, visible)]
+    return len(line), compact(visible), per_tool
+
+
 def cpu_ticks(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
@@ -156,12 +187,29 @@ def main():
         print("start-up (spawn + initialize + tools/list):", ms(wall))
         print("start-up CPU time (user + system, whole life):", ms(cpu))
         print("load average:", " ".join("%.1f" % x for x in os.getloadavg()))
+        listed, visible, per_tool = sizes(env, cwd)
+        print("tools/list: %d B; model-visible (name + description + input schema): %d B"
+              % (listed, visible))
+        for name, v, o in per_tool:
+            print("  %-16s visible %5d B, output schema %5d B" % (name, v, o))
         print("idle CPU over 10 s: %.3f %%" % idle(env, cwd))
         cli, mcp = run_overhead(env, cwd)
         print("run from the CLI:  ", ms(cli))
         print("run through MCP:   ", ms(mcp))
         print("added by MCP: %.2f ms (median of MCP minus median of CLI)"
               % (statistics.median(mcp) - statistics.median(cli)))
+        over = False
+        for what, got, budget, unit in [
+                ("tools/list", listed, LIST_BUDGET, "B"),
+                ("model-visible part", visible, VISIBLE_BUDGET, "B"),
+                ("start-up to tools/list (median wall)", statistics.median(wall),
+                 STARTUP_BUDGET_MS, "ms")]:
+            ok = got <= budget
+            over = over or not ok
+            print("budget %s: %s %s <= %s %s: %s" % (what, "%g" % got, unit, "%g" % budget, unit,
+                                                   "met" if ok else "OVER"))
+        if over:
+            sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -229,7 +229,7 @@ pub const KINDS: &[(&str, &str)] = &[
     ),
     (
         "access_capped",
-        "the access asked for is over BATON_MAX_ACCESS (set by `baton mcp` for the runs it starts)",
+        "the access asked for is over BATON_MAX_ACCESS (set by `baton mcp` for the runs it starts), a test command under a cap below full, or (`baton mcp`) a test_cmd the server does not allow or a cwd outside its roots",
     ),
     (
         "unsafe_state_dir",

@@ -41,6 +41,7 @@ mod json;
 mod json_cases;
 mod layers;
 mod mcp;
+mod mcp_limits;
 mod mcp_more;
 mod opencode_qwen;
 mod parsers;

@@ -30,7 +30,11 @@ fn council_tools_stream_each_stage_and_member_as_progress() {
         j["agents"][a]["review"] = json!([{"json": review("approve", json!([]))}]);
     }
     fake.write_json(&j);
-    let mut c = Client::spawn(crate::worktree::baton_cmd(&env, &["mcp"]));
+    // The plan names a test command (`true`): this server runs it.
+    let mut c = Client::spawn(crate::worktree::baton_cmd(
+        &env,
+        &["mcp", "--allow-test-cmd"],
+    ));
     c.initialize();
     let t0 = Instant::now();
     c.send(

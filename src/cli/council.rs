@@ -200,6 +200,13 @@ fn request(kind: &str, a: StartArgs) -> CouncilRequest {
 }
 
 pub fn command(c: CouncilCommand, mode: Mode) -> Result<i32> {
+    // Refused before any member is paid for (`execute` checks again, for a
+    // plan's own test command).
+    if let CouncilCommand::Discuss(a) | CouncilCommand::Plan(a) = &c
+        && a.test_cmd.is_some()
+    {
+        crate::run::check_test_cmd_cap("`--test-cmd`")?;
+    }
     let (action, cwd) = match c {
         CouncilCommand::Discuss(a) => {
             let cwd = a.cwd.clone();

@@ -18,15 +18,27 @@ pub struct McpArgs {
     #[arg(long)]
     pub allow_full_access: bool,
 
+    /// Let calls give `test_cmd`, a shell command baton runs as you outside any sandbox
+    /// (refused otherwise, unless full access is allowed).
+    #[arg(long)]
+    pub allow_test_cmd: bool,
+
     /// The most access any call may ask for: read-only or workspace [default: workspace].
     #[arg(long, value_name = "MODE", value_parser = ["read-only", "workspace"])]
     pub max_access: Option<String>,
+
+    /// A directory calls may work in, `cwd` and the files they name (repeatable)
+    /// [default: the directory the server starts in].
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<std::path::PathBuf>,
 }
 
 fn options(a: &McpArgs) -> crate::mcp::Options {
     crate::mcp::Options {
         allow_full_access: a.allow_full_access,
+        allow_test_cmd: a.allow_test_cmd,
         max_access: a.max_access.clone(),
+        roots: a.roots.clone(),
     }
 }
 
@@ -91,6 +103,13 @@ fn field(a: &clap::Arg) -> Field {
     .iter()
     .any(|t| a.get_value_parser().type_id() == *t);
     let number = a.get_value_parser().type_id() == TypeId::of::<f64>();
+    // A path the command opens: typed as one, or named so (`--file
+    // PATH[:A-B]` is a string because of its line range).
+    let path = a.get_value_parser().type_id() == TypeId::of::<std::path::PathBuf>()
+        || a.get_value_names()
+            .into_iter()
+            .flatten()
+            .any(|n| n.as_str().starts_with("PATH"));
     let kind = match a.get_action() {
         ArgAction::SetTrue => Kind::Switch,
         // The words of a task or question: one string here.
@@ -120,6 +139,7 @@ fn field(a: &clap::Arg) -> Field {
             .first()
             .filter(|_| takes_value)
             .map(|v| v.to_string_lossy().into_owned()),
+        path,
     }
 }
 
@@ -152,9 +172,7 @@ mod tests {
             "resume",
             "timeout",
             "idle_timeout",
-            "profile",
             "provider",
-            "transport",
             "raw",
             "max_usd",
             "budget_tokens",
@@ -172,7 +190,6 @@ mod tests {
             "until_green",
             "pick",
             "judge",
-            "seed",
             "keep_all",
             "max_wall",
             "task",

@@ -151,6 +151,15 @@ pub enum Command {
 /// Entry point: parse `args`, run the command, return the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     let args: Vec<OsString> = args.into_iter().collect();
+    // A call of `baton mcp` gives its arguments on stdin (mcp::child).
+    let args = match crate::mcp::argv_from_stdin(args) {
+        Ok(a) => a,
+        Err(e) => {
+            let e = Error::io("reading the arguments from stdin", e);
+            output::print_error(&e, Mode::Json);
+            return e.exit_code();
+        }
+    };
     // Decided before parsing so that a usage error is reported in the mode asked for.
     let text = args
         .iter()

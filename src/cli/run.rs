@@ -283,6 +283,10 @@ pub fn fanout_request(a: RunArgs) -> FanoutRequest {
 pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     // Two small files at most, nothing spawned: start-up stays fast.
     crate::config::install(crate::config::Config::load(args.cwd.as_deref())?);
+    // Before anything starts: a run, a worktree and a fan-out alike.
+    if args.worktree.test_cmd.is_some() {
+        run::check_test_cmd_cap("`--test-cmd`")?;
+    }
     if args.fanout.wanted() {
         if args.resume.is_some() {
             return Err(Error::usage_hint(

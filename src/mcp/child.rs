@@ -2,6 +2,12 @@
 //! call's arguments became, no shell, its own process group; its one JSON
 //! line read from stdout, its activity lines and warnings from stderr.
 //!
+//! The argv goes on the child's stdin, not on its command line: Linux
+//! refuses one argument of 128 KiB or more (`E2BIG`), which a task easily
+//! is, and a command line is readable by every user of the machine
+//! (`/proc/PID/cmdline`). The child is started as `baton __argv-on-stdin`
+//! and reads its real arguments first thing (`argv_from_stdin`).
+//!
 //! A thread owns the child from spawn to reap. It spawns it, so the child's
 //! parent-death signal (tied on Linux to the spawning thread) fires only if
 //! the whole server dies, and it never exits before the child has.
@@ -19,6 +25,53 @@ use crate::view::progress::LINES_PREFIX;
 
 /// The stderr kept for an error message when a child printed no result.
 const STDERR_TAIL: usize = 4 << 10;
+
+/// The one argument of a call's child: its arguments follow on stdin, each
+/// ended by a NUL byte (no argument can hold one).
+pub const ARGV_ON_STDIN: &str = "__argv-on-stdin";
+
+/// The most a child reads as its arguments: more than one MCP message
+/// (`transport::MAX_LINE`) can carry.
+const MAX_ARGV: u64 = 2 * super::transport::MAX_LINE as u64;
+
+/// `args` as given, or, for `baton __argv-on-stdin`, the program and the
+/// arguments read from stdin (to its end).
+pub fn argv_from_stdin(args: Vec<OsString>) -> std::io::Result<Vec<OsString>> {
+    use std::os::unix::ffi::OsStringExt;
+    if args.len() != 2 || args[1] != ARGV_ON_STDIN {
+        return Ok(args);
+    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_ARGV + 1)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_ARGV {
+        return Err(std::io::Error::other("the arguments on stdin are too long"));
+    }
+    let mut out = vec![args[0].clone()];
+    if let Some(body) = bytes.strip_suffix(b"\0") {
+        out.extend(
+            body.split(|b| *b == 0)
+                .map(|a| OsString::from_vec(a.to_vec())),
+        );
+    } else if !bytes.is_empty() {
+        return Err(std::io::Error::other(
+            "the arguments on stdin are cut short",
+        ));
+    }
+    Ok(out)
+}
+
+/// `argv` as the child reads it.
+fn encode(argv: &[OsString]) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut b = Vec::new();
+    for a in argv {
+        b.extend_from_slice(a.as_bytes());
+        b.push(0);
+    }
+    b
+}
 
 /// What a call starts.
 #[derive(Debug, Clone)]
@@ -60,8 +113,8 @@ pub fn start(s: Spawn, tx: UnboundedSender<Event>) {
 
 fn run(s: Spawn, tx: &UnboundedSender<Event>) -> Ended {
     let mut cmd = Command::new(&s.program);
-    cmd.args(&s.argv)
-        .stdin(Stdio::null())
+    cmd.arg(ARGV_ON_STDIN)
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -92,6 +145,14 @@ fn run(s: Spawn, tx: &UnboundedSender<Event>) -> Ended {
         let tx = tx.clone();
         thread::spawn(move || follow_stderr(err, &tx))
     });
+    // On its own thread: the child may end (or fill its stdout) before it
+    // has read them all. Dropping the pipe ends its stdin.
+    if let Some(mut stdin) = child.stdin.take() {
+        let bytes = encode(&s.argv);
+        thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        });
+    }
     let mut stdout = Vec::new();
     if let Some(mut out) = child.stdout.take() {
         let _ = out.read_to_end(&mut stdout);
@@ -157,6 +218,25 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn arguments_cross_stdin_as_they_were() {
+        let argv: Vec<OsString> = ["run", "--agent=codex", "--", "", "a b\nc é"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let bytes = encode(&argv);
+        assert_eq!(bytes.iter().filter(|b| **b == 0).count(), argv.len());
+        let body = bytes.strip_suffix(b"\0").unwrap();
+        let back: Vec<OsString> = body
+            .split(|b| *b == 0)
+            .map(|a| OsString::from(String::from_utf8(a.to_vec()).unwrap()))
+            .collect();
+        assert_eq!(back, argv);
+        // Any other command line is left as it is.
+        let plain: Vec<OsString> = vec!["baton".into(), "run".into()];
+        assert_eq!(argv_from_stdin(plain.clone()).unwrap(), plain);
     }
 
     #[test]

@@ -10,9 +10,13 @@
 //! gets the deeper of the two: the command line's own recursion check then
 //! refuses the call with `recursion_limit`, as it would in a shell.
 
+use serde_json::{Map, Value};
+
+use super::input::Field;
+use super::roots::Roots;
 use crate::agent::Access;
 use crate::error::{Error, Result};
-use crate::run::MAX_ACCESS_VAR;
+use crate::run::{ALLOW_TEST_CMD_VAR, MAX_ACCESS_VAR};
 
 /// How many ancestors are looked at, at most.
 const MAX_ANCESTORS: usize = 64;
@@ -22,8 +26,13 @@ const MAX_ANCESTORS: usize = 64;
 pub struct Options {
     /// Let calls ask for full access.
     pub allow_full_access: bool,
+    /// Let calls give a test command (`test_cmd`) under a cap below full.
+    pub allow_test_cmd: bool,
     /// `read-only` or `workspace`: the most a call may ask for.
     pub max_access: Option<String>,
+    /// `--root DIR`: where calls may work (none given: the server's own
+    /// directory).
+    pub roots: Vec<std::path::PathBuf>,
 }
 
 /// The access cap of this server: `--max-access`, else workspace (full with
@@ -49,6 +58,58 @@ pub fn cap(o: &Options) -> Result<Access> {
         Some(i) if rank(i) < rank(asked) => i,
         _ => asked,
     })
+}
+
+/// What the server holds every call to, besides the cap its children get.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Calls may give `test_cmd` (`test_cmd_allowed`).
+    pub test_cmd: bool,
+    pub roots: Roots,
+}
+
+impl Policy {
+    pub fn new(o: &Options) -> Result<Policy> {
+        Ok(Policy {
+            test_cmd: test_cmd_allowed(o)?,
+            roots: Roots::new(&o.roots)?,
+        })
+    }
+
+    /// Refuse a call that gives a test command this server does not
+    /// allow, or works outside its roots (a `cwd` given is replaced by
+    /// the directory it resolves to): the message and the hint.
+    pub fn allows(&self, fields: &[Field], args: &mut Map<String, Value>) -> Refused {
+        let takes_test_cmd = fields.iter().any(|f| f.name == "test_cmd");
+        if !self.test_cmd && takes_test_cmd && args.get("test_cmd").is_some_and(|v| !v.is_null()) {
+            return Err((
+                "`test_cmd` is a shell command baton would run as you, outside any sandbox \
+                 (at least full access): this server does not accept one"
+                    .into(),
+                "start the server with `baton mcp --allow-test-cmd` (or --allow-full-access), or \
+                 leave `test_cmd` out"
+                    .into(),
+            ));
+        }
+        self.roots.confine(fields, args)
+    }
+}
+
+type Refused = std::result::Result<(), super::roots::Refusal>;
+
+/// Whether calls may give a test command: always under a full cap;
+/// below it only with `--allow-test-cmd`, and never past a cap this server
+/// inherited that did not allow it (a server started by a capped peer).
+pub fn test_cmd_allowed(o: &Options) -> Result<bool> {
+    if cap(o)? == Access::Full {
+        return Ok(true);
+    }
+    let inherited = std::env::var(MAX_ACCESS_VAR).ok();
+    let inherited_allows = match inherited.as_deref().map(Access::parse) {
+        None | Some(Ok(Access::Full)) => true,
+        Some(_) => std::env::var_os(ALLOW_TEST_CMD_VAR).is_some_and(|v| v == "1"),
+    };
+    Ok(o.allow_test_cmd && inherited_allows)
 }
 
 fn rank(a: Access) -> u8 {
@@ -118,6 +179,7 @@ mod tests {
         let o = |allow: bool, max: Option<&str>| Options {
             allow_full_access: allow,
             max_access: max.map(Into::into),
+            ..Options::default()
         };
         // The test process has no BATON_MAX_ACCESS of its own.
         if std::env::var_os(MAX_ACCESS_VAR).is_some() {
@@ -132,6 +194,25 @@ mod tests {
         );
         assert!(cap(&o(false, Some("full"))).is_err());
         assert!(cap(&o(false, Some("everything"))).is_err());
+    }
+
+    #[test]
+    fn a_test_command_needs_full_access_or_its_own_flag() {
+        if std::env::var_os(MAX_ACCESS_VAR).is_some() {
+            return;
+        }
+        let o = |full: bool, test_cmd: bool, max: Option<&str>| Options {
+            allow_full_access: full,
+            allow_test_cmd: test_cmd,
+            max_access: max.map(Into::into),
+            ..Options::default()
+        };
+        assert!(!test_cmd_allowed(&o(false, false, None)).unwrap());
+        assert!(test_cmd_allowed(&o(true, false, None)).unwrap());
+        assert!(test_cmd_allowed(&o(false, true, None)).unwrap());
+        // A cap below full asked for: only the flag lets it through.
+        assert!(!test_cmd_allowed(&o(true, false, Some("workspace"))).unwrap());
+        assert!(test_cmd_allowed(&o(false, true, Some("read-only"))).unwrap());
     }
 
     #[cfg(target_os = "linux")]

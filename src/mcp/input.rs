@@ -40,6 +40,24 @@ pub struct Field {
     pub choices: Vec<String>,
     /// The command line's default, for the schema (the CLI applies it).
     pub default: Option<String>,
+    /// The value is a path the command opens (`--cwd DIR`, `--file PATH`):
+    /// held to the server's roots (`roots`).
+    pub path: bool,
+}
+
+/// A flag's help as a property's description, without what only a person
+/// at a shell needs: `[default: …]` (a fixed default is the schema's
+/// `default`; the others come from the user's configuration, which a call
+/// cannot change) and `(repeatable)` (the type says it is a list).
+pub fn described(help: &str) -> String {
+    let mut s = help.to_string();
+    while let Some(i) = s.find("[default") {
+        let end = s[i..].find(']').map_or(s.len(), |j| i + j + 1);
+        s.replace_range(i..end, "");
+    }
+    let s = s.replace(" (repeatable)", "").replace("; repeatable)", ")");
+    let s: Vec<&str> = s.split_whitespace().collect();
+    s.join(" ").trim_end_matches('.').trim_end().to_string()
 }
 
 /// The JSON Schema of a tool's input (`type: object`, no other properties).
@@ -177,6 +195,7 @@ mod tests {
             required: false,
             choices: Vec::new(),
             default: None,
+            path: false,
         }
     }
 
@@ -268,6 +287,20 @@ mod tests {
         }
         let err = argv(&f, &["agent"], &obj(json!({"task": "t"}))).unwrap_err();
         assert!(err.contains("`agent` is required"), "{err}");
+    }
+
+    #[test]
+    fn a_description_leaves_out_what_is_for_a_shell() {
+        assert_eq!(
+            described("Stop the peer after this long (e.g. 90s) [default: 60m, or run.timeout]"),
+            "Stop the peer after this long (e.g. 90s)"
+        );
+        assert_eq!(described("A snippet (repeatable)"), "A snippet");
+        assert_eq!(
+            described("Files the writer may change (overrides the plan's; repeatable)"),
+            "Files the writer may change (overrides the plan's)"
+        );
+        assert_eq!(described("[default: x] Y [default: z]."), "Y");
     }
 
     #[test]

@@ -16,8 +16,11 @@ use rmcp::{ErrorData, ServerHandler};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use crate::agent::Agent;
+
 use super::child::{self, Ended, Event, Spawn};
 use super::follow::JobLog;
+use super::guard::Policy;
 use super::tools::Described;
 use super::{input, reply};
 
@@ -27,13 +30,29 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 /// `run::KILL_GRACE` itself) before its group is killed.
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
-pub const INSTRUCTIONS: &str = "baton delegates coding tasks to peer agent CLIs (codex, claude, \
-gemini-cli, pi, opencode, qwen) and returns one JSON result. `run` blocks until the peer ends, \
-which can take many minutes: when your tool calls time out sooner, call `job_start` (returns a \
-job id at once), then `job_wait` with a `timeout` below your limit, again while the status is \
-`running`. `ask` gets read-only advice; `agents` lists what is installed.";
+/// What the `instructions` of the handshake say: which agents there are
+/// (from the agent table), when to use `job_start` + `job_wait`, and this
+/// server's limits.
+pub fn instructions(policy: &Policy) -> String {
+    let agents: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
+    let test_cmd = if policy.test_cmd {
+        ""
+    } else {
+        " This server refuses `test_cmd`."
+    };
+    format!(
+        "baton delegates coding tasks to peer agent CLIs ({}; `agents` lists which are \
+installed) and returns one JSON result. `run` blocks until the peer ends, which can take many \
+minutes: when your tool calls time out sooner, call `job_start` (returns a job id at once), \
+then `job_wait` with a `timeout` below your limit, again while the status is `running`. `ask` \
+gets read-only advice. Calls work in {} (a `cwd` must be inside).{test_cmd}",
+        agents.join(", "),
+        policy.roots.listed(),
+    )
+}
 
 pub struct Server {
+    policy: Policy,
     tools: Vec<Described>,
     listed: Vec<Tool>,
     program: PathBuf,
@@ -53,6 +72,7 @@ impl Drop for InFlight {
 
 impl Server {
     pub fn new(
+        policy: Policy,
         tools: Vec<Described>,
         listed: Vec<Tool>,
         program: PathBuf,
@@ -60,6 +80,7 @@ impl Server {
         gone: watch::Receiver<bool>,
     ) -> Server {
         Server {
+            policy,
             tools,
             listed,
             program,
@@ -170,7 +191,7 @@ impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("baton", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions(&self.policy))
     }
 
     async fn list_tools(
@@ -192,7 +213,10 @@ impl ServerHandler for Server {
                 None,
             ));
         };
-        let args = request.arguments.unwrap_or_default();
+        let mut args = request.arguments.unwrap_or_default();
+        if let Err((message, hint)) = self.policy.allows(&t.fields, &mut args) {
+            return Ok(reply::tool_error("access_capped", &message, Some(&hint)).into());
+        }
         let flags = match input::argv(&t.fields, t.def.also_required, &args) {
             Ok(a) => a,
             Err(m) => {
@@ -224,5 +248,25 @@ impl ServerHandler for Server {
             .flatten();
         let ended = self.follow(spawn, token, job_log, &context).await;
         Ok(reply::from_child(&ended).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_instructions_name_every_agent() {
+        let policy = Policy {
+            test_cmd: false,
+            roots: super::super::roots::Roots::new(&[]).unwrap(),
+        };
+        let text = instructions(&policy);
+        for a in Agent::ALL {
+            assert!(text.contains(a.name()), "{} is not in: {text}", a.name());
+        }
+        assert!(text.contains("refuses `test_cmd`"), "{text}");
+        let here = std::env::current_dir().unwrap().canonicalize().unwrap();
+        assert!(text.contains(&here.display().to_string()), "{text}");
     }
 }

@@ -11,7 +11,8 @@ use super::input::{self, Field};
 use crate::agent::Access;
 
 /// What a tool's `structuredContent` is: the schema `baton schema NAME`
-/// publishes for that command's JSON, given whole as the `outputSchema`.
+/// publishes for that command's JSON; the `outputSchema` is its top level
+/// (`shape`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
     /// A run's result or a fan-out's (`baton schema run-or-fanout`).
@@ -83,6 +84,13 @@ pub struct ToolDef {
     pub progress: bool,
 }
 
+/// Left out of every tool that has them: the user's own configuration of
+/// an agent (`agents.<name>.*` in config.md), which the account that pays,
+/// the way baton talks to the CLI and the user's limits depend on, not a
+/// caller's choice; and a replay seed, for a person reproducing a run.
+/// Each also costs every session of a host the tokens of its schema.
+const CONFIGURED: &str = "the user's configuration (`agents.<name>.*`), not a caller's choice";
+
 const RUN_CLI_ONLY: &[(&str, &str)] = &[
     ("dry_run", "it prints a plan, not a result"),
     ("async", "job_start is `run` as a background job"),
@@ -90,10 +98,23 @@ const RUN_CLI_ONLY: &[(&str, &str)] = &[
     ("prompt_file", "the task is given as text"),
     ("read_only", "the same as `access: read-only`"),
     ("full_access", "the same as `access: full`"),
+    ("profile", CONFIGURED),
+    ("transport", CONFIGURED),
+    (
+        "seed",
+        "a replay of the judges' shuffles, for a person reproducing a fan-out",
+    ),
 ];
 
-const LONG: &str = " Blocks until the peer ends (minutes; up to `timeout`, 60m by default): \
-a host whose tool calls time out sooner should call job_start, then job_wait.";
+/// The packet as a file to read: the tool's arguments are its fields.
+const PACKET_FILE: (&str, &str) = ("packet", "the packet's fields are the tool's arguments");
+/// The user's limit on what is sent (`ask.max_chars`), not the caller's.
+const MAX_CHARS: (&str, &str) = ("max_chars", "the user's limit (`ask.max_chars`)");
+
+const COUNCIL_SEED: &str = "a replay of the label shuffles, for a person reproducing a council";
+
+const LONG: &str = " Blocks until the peer ends (minutes): if your tool calls time out sooner, \
+use job_start and job_wait.";
 
 pub const TOOLS: &[ToolDef] = &[
     ToolDef {
@@ -129,6 +150,14 @@ pub const TOOLS: &[ToolDef] = &[
         cli_only: &[
             ("dry_run", "it prints a plan, not advice"),
             ("quiet", "there is no terminal line to hide"),
+            ("profile", CONFIGURED),
+            PACKET_FILE,
+            MAX_CHARS,
+            (
+                "previous_advice",
+                "a file or stdin; through MCP the earlier advice goes in the question",
+            ),
+            ("follow_up", "it goes with previous_advice"),
         ],
         also_required: &[],
         note: " Blocks until every adviser answered (up to `timeout`, 20m by default).",
@@ -151,6 +180,9 @@ pub const TOOLS: &[ToolDef] = &[
                 "execute",
                 "council_plan executes; a discussion has nothing to execute",
             ),
+            PACKET_FILE,
+            MAX_CHARS,
+            ("seed", COUNCIL_SEED),
         ],
         also_required: &[],
         note: " Several peer calls: pass `async: true` to get the council id at once and \
@@ -164,7 +196,12 @@ follow it with job_wait.",
         title: "Council: an executable plan, awaiting approval",
         path: &["council", "plan"],
         fixed: &[],
-        cli_only: &[("dry_run", "it prints a plan of calls, not a council")],
+        cli_only: &[
+            ("dry_run", "it prints a plan of calls, not a council"),
+            PACKET_FILE,
+            MAX_CHARS,
+            ("seed", COUNCIL_SEED),
+        ],
         also_required: &[],
         note: " Several peer calls: pass `async: true` to get the council id at once and \
 follow it with job_wait.",
@@ -215,9 +252,8 @@ follow it with job_wait.",
         fixed: &[],
         cli_only: &[],
         also_required: &["timeout"],
-        note: " Keep `timeout` under the host's tool-call time-out (e.g. 50s) and call again \
-while the status is `running`. A run's result (`baton schema`) or a council's \
-(`baton schema council`), as the id names.",
+        note: " Keep `timeout` under your tool-call time-out (e.g. 50s) and call again \
+while the status is `running`.",
         output: Output::JobResult,
         effect: Effect::ReadOnly,
         progress: true,
@@ -229,7 +265,7 @@ while the status is `running`. A run's result (`baton schema`) or a council's \
         fixed: &[],
         cli_only: &[],
         also_required: &[],
-        note: " A run's result (`baton schema`) or a council's (`baton schema council`).",
+        note: "",
         output: Output::JobResult,
         effect: Effect::ReadOnly,
         progress: false,
@@ -308,13 +344,52 @@ pub struct Described {
     pub fields: Vec<Field>,
 }
 
+/// The fields described so far in a tool list, each with the first tool
+/// that described it: a field with the same name and description in a
+/// later tool is not described again (job_start's are run's, council_plan's
+/// council_discuss's), which halves what a host shows its model.
+#[derive(Debug, Default)]
+pub struct SoFar {
+    seen: Vec<(String, String, &'static str)>,
+}
+
 impl Described {
     /// The MCP tool, its annotations true for a server capped at `cap`.
-    pub fn tool(&self, cap: Access) -> Tool {
+    pub fn tool(&self, cap: Access, so_far: &mut SoFar) -> Tool {
         let d = self.def;
-        let input = input::schema(&self.fields, d.also_required);
-        let about = self.about.trim_end_matches('.');
-        let mut t = Tool::new(d.name, format!("{about}.{}", d.note), input);
+        let mut fields = self.fields.clone();
+        let mut from: Vec<&str> = Vec::new();
+        for f in &mut fields {
+            f.help = input::described(&f.help);
+            if f.help.is_empty() {
+                continue;
+            }
+            match so_far
+                .seen
+                .iter()
+                .find(|(n, h, _)| *n == f.name && *h == f.help)
+            {
+                Some((_, _, tool)) => {
+                    if !from.contains(tool) {
+                        from.push(tool);
+                    }
+                    f.help.clear();
+                }
+                None => so_far.seen.push((f.name.clone(), f.help.clone(), d.name)),
+            }
+        }
+        let input = input::schema(&fields, d.also_required);
+        let about = self.about.replace(" (the default command)", "");
+        let about = about.trim_end_matches('.');
+        let mut text = format!("{about}.{}", d.note);
+        if !from.is_empty() {
+            let from: Vec<String> = from.iter().map(|t| format!("`{t}`")).collect();
+            text.push_str(&format!(
+                " Undescribed arguments: as in {}.",
+                from.join(", ")
+            ));
+        }
+        let mut t = Tool::new(d.name, text, input);
         t.title = Some(d.title.into());
         if let Some(s) = output_schema(d.output) {
             t = t.with_raw_output_schema(s);
@@ -335,12 +410,13 @@ pub const OUTPUTS: [Output; 8] = [
     Output::Doctor,
 ];
 
-/// The output schemas as `baton schema NAME` prints them, made at build
-/// time of the tests, not at start-up: generating them (schemars, and the
-/// merges of `schema::either`) took ~1 ms each, 15 ms for the tool list,
-/// three times the whole start-up budget (docs/benchmarks.md#mcp). The
-/// unit test `embedded_output_schemas_are_current` fails when a result
-/// type changes and this file does not (`BATON_BLESS=1` rewrites it).
+/// The output schemas (the `shape` of what `baton schema NAME` prints),
+/// made at build time of the tests, not at start-up: generating the
+/// published schemas (schemars, and the merges of `schema::either`) took
+/// ~1 ms each, 15 ms for the tool list, three times the whole start-up
+/// budget (docs/benchmarks.md#mcp). The unit test
+/// `embedded_output_schemas_are_current` fails when a result type changes
+/// and this file does not (`BATON_BLESS=1` rewrites it).
 const EMBEDDED: &str = include_str!("output_schemas.json");
 
 static PARSED: std::sync::LazyLock<Vec<(String, Arc<JsonObject>)>> =
@@ -355,17 +431,15 @@ static PARSED: std::sync::LazyLock<Vec<(String, Arc<JsonObject>)>> =
         _ => Vec::new(),
     });
 
-/// The output schema `baton schema …` publishes for this kind of output,
-/// shared by the tools that return it (the tool list holds it once).
+/// The output schema of the tools that return `o`: the shape of what
+/// `baton schema …` publishes for it.
 pub fn output_schema(o: Output) -> Option<Arc<JsonObject>> {
     if let Some((_, s)) = PARSED.iter().find(|(k, _)| k == o.schema_name()) {
         return Some(s.clone());
     }
     // Only a stale file gets here, and its test says so.
-    match crate::schema::named(Some(o.schema_name()))? {
-        Value::Object(m) => Some(Arc::new(m)),
-        _ => None,
-    }
+    let full = crate::schema::named(Some(o.schema_name()))?;
+    Some(Arc::new(super::shape::of(o.schema_name(), &full)))
 }
 
 fn annotations(d: &ToolDef, cap: Access) -> ToolAnnotations {
@@ -396,7 +470,10 @@ mod tests {
     #[test]
     fn annotations_tell_what_a_call_may_change() {
         let hints = |name: &str, cap: Access| {
-            let a = described(name).tool(cap).annotations.unwrap();
+            let a = described(name)
+                .tool(cap, &mut SoFar::default())
+                .annotations
+                .unwrap();
             (a.read_only_hint, a.destructive_hint)
         };
         for name in ["ask", "job_status", "jobs", "agents", "doctor", "job_wait"] {
@@ -417,46 +494,36 @@ mod tests {
     }
 
     #[test]
-    fn output_schemas_are_the_published_ones() {
-        // Every tool has one, and it is what `baton schema NAME` prints.
+    fn output_schemas_are_the_shape_of_the_published_ones() {
+        // Every tool has one, and it is the top level of what `baton
+        // schema NAME` prints.
         for d in TOOLS {
-            let t = described(d.name).tool(Access::Workspace);
+            let t = described(d.name).tool(Access::Workspace, &mut SoFar::default());
             let out = Value::Object((*t.output_schema.expect(d.name)).clone());
-            assert_eq!(
-                Some(out),
-                crate::schema::named(Some(d.output.schema_name())),
-                "{}",
-                d.name
-            );
-            assert!(
-                crate::schema::NAMES.contains(&d.output.schema_name()),
-                "{}",
-                d.name
-            );
+            let name = d.output.schema_name();
+            assert!(crate::schema::NAMES.contains(&name), "{}", d.name);
+            let full = crate::schema::named(Some(name)).unwrap();
+            assert_eq!(out, Value::Object(super::super::shape::of(name, &full)));
+            assert_eq!(out["type"], "object", "{}", d.name);
         }
-        let run = described("run").tool(Access::Workspace);
+        // The run's: every field of a run's result and of a fan-out's.
+        let run = described("run").tool(Access::Workspace, &mut SoFar::default());
         let out = Value::Object((*run.output_schema.unwrap()).clone());
-        // Either published schema, whole: the run's as it is, the fan-out's
-        // with its clashing definitions renamed.
-        let mut result = crate::schema::result();
-        let rdefs = result.as_object_mut().unwrap().remove("$defs").unwrap();
-        for k in ["$schema", "$id"] {
-            result.as_object_mut().unwrap().remove(k);
+        for k in crate::schema::result()["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+        {
+            assert!(out["properties"].get(k).is_some(), "{k}");
         }
-        assert_eq!(out["$defs"]["RunResult"], result);
-        for (k, v) in rdefs.as_object().unwrap() {
-            assert_eq!(&out["$defs"][k], v, "{k}");
+        for k in ["kind", "winner", "candidates"] {
+            assert!(out["properties"].get(k).is_some(), "{k}");
         }
-        assert_eq!(
-            out["$defs"]["FanoutResult"]["properties"]["kind"]["type"],
-            "string"
-        );
-        let text = out.to_string();
-        assert!(
-            text.contains("\"#/$defs/FanoutDiffStat\""),
-            "the clash is renamed"
-        );
-        // Every reference of every output schema names a definition that is there.
+        // Required: what both shapes require.
+        let req = out["required"].as_array().unwrap();
+        assert!(req.contains(&"status".into()) && req.contains(&"schema_version".into()));
+        assert!(!req.contains(&"kind".into()), "{req:?}");
+        // Every reference of every published schema names a definition that is there.
         for d in TOOLS {
             let out = crate::schema::named(Some(d.output.schema_name())).unwrap();
             let text = out.to_string();
@@ -472,12 +539,59 @@ mod tests {
     }
 
     #[test]
+    fn a_field_is_described_once_in_the_list() {
+        let field = |name: &str, help: &str| input::Field {
+            name: name.into(),
+            flag: Some(format!("--{name}")),
+            kind: input::Kind::Text,
+            help: help.into(),
+            required: false,
+            choices: Vec::new(),
+            default: None,
+            path: false,
+        };
+        let tool = |name: &str| Described {
+            def: find(name).unwrap(),
+            about: "About.".into(),
+            fields: vec![
+                field("agent", "Peer agent [default: codex]"),
+                field(
+                    "timeout",
+                    if name == "job_wait" {
+                        "Stop waiting"
+                    } else {
+                        "Stop the peer"
+                    },
+                ),
+            ],
+        };
+        let mut so_far = SoFar::default();
+        let run = tool("run").tool(Access::Workspace, &mut so_far);
+        let start = tool("job_start").tool(Access::Workspace, &mut so_far);
+        let wait = tool("job_wait").tool(Access::Workspace, &mut so_far);
+        let desc = |t: &Tool, f: &str| t.input_schema["properties"][f].get("description").cloned();
+        assert_eq!(desc(&run, "agent"), Some("Peer agent".into()));
+        assert_eq!(desc(&start, "agent"), None);
+        assert!(
+            start
+                .description
+                .as_deref()
+                .unwrap()
+                .ends_with(" as in `run`.")
+        );
+        // The same name with another meaning is described where it is.
+        assert_eq!(desc(&wait, "timeout"), Some("Stop waiting".into()));
+        assert_eq!(desc(&wait, "agent"), None);
+    }
+
+    #[test]
     fn embedded_output_schemas_are_current() {
         let now: serde_json::Map<String, Value> = OUTPUTS
             .iter()
             .map(|o| {
                 let s = crate::schema::named(Some(o.schema_name())).unwrap();
-                (o.schema_name().to_string(), s)
+                let shape = Value::Object(super::super::shape::of(o.schema_name(), &s));
+                (o.schema_name().to_string(), shape)
             })
             .collect();
         let path =

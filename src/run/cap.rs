@@ -83,3 +83,35 @@ pub fn check_access_cap(access: Access) -> Result<()> {
         }),
     }
 }
+
+/// Set to `1` by `baton mcp --allow-test-cmd` beside a cap below `full`:
+/// the one thing that lets a test command through such a cap.
+pub const ALLOW_TEST_CMD_VAR: &str = "BATON_ALLOW_TEST_CMD";
+
+/// `access_capped` when `what` (a test command: `--test-cmd`, or a council
+/// plan's) would run under a `BATON_MAX_ACCESS` below `full`. baton runs a
+/// test command with `sh -c`, as the user, outside any sandbox, so it is at
+/// least as powerful as full access whatever access the peer got: under a
+/// cap it runs only when `BATON_ALLOW_TEST_CMD=1` says the cap's owner
+/// allowed it (`baton mcp --allow-test-cmd`).
+pub fn check_test_cmd_cap(what: &str) -> Result<()> {
+    let Some(raw) = std::env::var_os(MAX_ACCESS_VAR) else {
+        return Ok(());
+    };
+    let full = matches!(raw.to_str().map(Access::parse), Some(Ok(Access::Full)));
+    let allowed = std::env::var_os(ALLOW_TEST_CMD_VAR).is_some_and(|v| v == "1");
+    if full || allowed {
+        return Ok(());
+    }
+    Err(Error::Refused {
+        kind: "access_capped",
+        message: format!(
+            "{what} would run as you, outside any sandbox, which is over the cap \
+             {MAX_ACCESS_VAR}={}",
+            raw.to_string_lossy()
+        ),
+        hint: "start `baton mcp` with --allow-test-cmd (or --allow-full-access) to let its \
+               calls give a test command; from a shell, unset BATON_MAX_ACCESS"
+            .into(),
+    })
+}

@@ -28,7 +28,7 @@ mod records;
 mod told;
 mod transport;
 
-pub use cap::{Depth, MAX_ACCESS_VAR, check_access_cap};
+pub use cap::{ALLOW_TEST_CMD_VAR, Depth, MAX_ACCESS_VAR, check_access_cap, check_test_cmd_cap};
 pub use chain::Hooks;
 pub use execute::{execute, save_result, summarize};
 pub use fallback::Link;

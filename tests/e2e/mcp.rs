@@ -31,6 +31,14 @@ fn root(name: &str) -> PathBuf {
 
 /// `mcp-inspector --cli … baton mcp ARGS`: the JSON it printed.
 fn inspect(dir: &Path, args: &[&str]) -> Value {
+    let (code, v) = inspect_any(dir, args);
+    assert_eq!(code, Some(0), "inspector {args:?}: {v}");
+    v
+}
+
+/// The same, whatever the Inspector's exit code (5 for a tool's error
+/// result, after printing it).
+fn inspect_any(dir: &Path, args: &[&str]) -> (Option<i32>, Value) {
     let out = Command::new(cli_bin().join("mcp-inspector"))
         .arg("--cli")
         .arg("--cwd")
@@ -57,12 +65,23 @@ fn inspect(dir: &Path, args: &[&str]) -> Value {
         .output()
         .expect("run the MCP Inspector");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "inspector {args:?} failed: {stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    let v = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "inspector {args:?}: {e}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), v)
+}
+
+/// A call the server refused: the Inspector's tool-error exit, and
+/// baton's error envelope in the result's text.
+fn refused(dir: &Path, args: &[&str]) -> Value {
+    let (code, r) = inspect_any(dir, args);
+    assert_eq!(code, Some(5), "{args:?}: {r}");
+    assert_eq!(r["isError"], true, "{r}");
+    assert!(r.get("structuredContent").is_none(), "{r}");
+    serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap()
 }
 
 #[test]
@@ -172,4 +191,73 @@ fn the_inspector_lists_and_calls_the_tools_and_results_match_their_schemas() {
         assert_eq!(r["isError"], false, "{tool}: {r}");
         assert!(r["structuredContent"].is_object(), "{tool}: {r}");
     }
+}
+
+/// Issue 29 §1 through a real client: a server started without
+/// `--allow-test-cmd` refuses a `test_cmd` (`run`, `job_start`,
+/// `council_plan`), and every server refuses a `cwd` outside its roots
+/// (`/etc`; `..`; a link in the project that leads out), before anything
+/// runs.
+#[test]
+#[ignore = "e2e: needs the MCP Inspector (make e2e)"]
+fn the_inspector_sees_test_cmd_and_a_cwd_outside_the_roots_refused() {
+    let dir = root("mcp-inspector-limits");
+    let ran = dir.join("ran");
+    fs::write(
+        dir.join("bin/codex"),
+        format!("#!/bin/sh\ntouch '{}'\ncat > /dev/null\n", ran.display()),
+    )
+    .unwrap();
+    fs::set_permissions(dir.join("bin/codex"), fs::Permissions::from_mode(0o755)).unwrap();
+    let pwned = dir.join("pwned");
+    let test_cmd = format!("test_cmd=touch {}", pwned.display());
+    for tool in ["run", "job_start", "council_plan"] {
+        let e = refused(
+            &dir,
+            &[
+                "--method",
+                "tools/call",
+                "--tool-name",
+                tool,
+                "--tool-arg",
+                "task=t",
+                &test_cmd,
+            ],
+        );
+        assert_eq!(e["error"]["kind"], "access_capped", "{tool}: {e}");
+        assert!(
+            e["error"]["hint"]
+                .as_str()
+                .unwrap()
+                .contains("--allow-test-cmd"),
+            "{e}"
+        );
+    }
+    std::os::unix::fs::symlink("/etc", dir.join("work/etc-link")).unwrap();
+    for cwd in ["/etc", "..", "etc-link"] {
+        for (tool, first) in [("run", "task=t"), ("ask", "question=q")] {
+            let e = refused(
+                &dir,
+                &[
+                    "--method",
+                    "tools/call",
+                    "--tool-name",
+                    tool,
+                    "--tool-arg",
+                    first,
+                    &format!("cwd={cwd}"),
+                ],
+            );
+            assert_eq!(e["error"]["kind"], "access_capped", "{tool} {cwd}: {e}");
+            assert!(
+                e["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("outside this server's roots"),
+                "{e}"
+            );
+        }
+    }
+    assert!(!ran.exists(), "a peer started");
+    assert!(!pwned.exists(), "the test command ran");
 }

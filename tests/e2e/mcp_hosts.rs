@@ -155,6 +155,66 @@ impl World {
     }
 }
 
+/// What the host put in front of its model for baton's tools, in the first
+/// request of the turn: the compact JSON of every tool entry that is
+/// baton's (Codex: the `mcp__baton` namespace; Claude Code: `mcp__baton__*`;
+/// gemini-cli: its declarations named after baton's tools), and how many.
+/// Printed for docs/mcp.md ("What hosts send their model") and held to a
+/// ceiling, so a host or a change of baton's that doubles it is seen.
+fn offered(w: &World) -> (usize, usize) {
+    let names: Vec<&str> = baton::mcp::tools::TOOLS.iter().map(|t| t.name).collect();
+    let first = mock()
+        .requests_for(&w.id)
+        .into_iter()
+        .find(|q| !q.helper)
+        .expect("the host asked its model");
+    let ours = |t: &Value| {
+        t["name"].as_str().is_some_and(|n| {
+            n.contains("baton")
+                || names
+                    .iter()
+                    .any(|b| n == *b || n.ends_with(&format!("_{b}")))
+        })
+    };
+    let (mut bytes, mut count) = (0, 0);
+    for t in first.body["tools"].as_array().into_iter().flatten() {
+        let entries: Vec<&Value> = match t["functionDeclarations"].as_array() {
+            Some(d) => d.iter().collect(),
+            None => vec![t],
+        };
+        for e in entries {
+            if e["type"] == "namespace" {
+                if ours(e) {
+                    bytes += e.to_string().len();
+                    count += e["tools"].as_array().map_or(0, Vec::len);
+                }
+            } else if ours(e) {
+                bytes += e.to_string().len();
+                count += 1;
+            }
+        }
+    }
+    eprintln!(
+        "{}: baton's {count} tools, {bytes} B in the model's request",
+        w.host.name
+    );
+    (bytes, count)
+}
+
+/// The ceiling `offered` is held to: the model-visible budget of the tool
+/// list (bench/mcp.py) with room for each host's own wrapping.
+const OFFERED_MAX: usize = 24 << 10;
+
+fn assert_offered(w: &World) {
+    let (bytes, count) = offered(w);
+    assert_eq!(count, baton::mcp::tools::TOOLS.len(), "{}", w.server_log());
+    assert!(
+        bytes <= OFFERED_MAX,
+        "{}: {bytes} B of baton's tools",
+        w.host.name
+    );
+}
+
 /// The run's JSON result inside the tool result the host sent its model:
 /// the first JSON object in it that has a `status`.
 fn run_json(text: &str) -> Option<Value> {
@@ -283,6 +343,7 @@ fn claude_code_calls_baton_run_over_mcp() {
     );
     let answer = claude_answer(&r);
     assert_delegated(&w, &r, answer.starts_with("MCP-HOST-DONE"));
+    assert_offered(&w);
 }
 
 /// `baton setup --mcp codex` (plus `args`) run for the host, its report.
@@ -366,6 +427,7 @@ fn codex_calls_baton_run_over_mcp() {
     let (cfg, before, registered) = codex_registers_baton(&w);
     let r = run(&w.host, "codex-mcp-host", codex_host(&w), Some(&w.task));
     assert_delegated(&w, &r, codex_answer(&r).starts_with("MCP-HOST-DONE"));
+    assert_offered(&w);
     // `--uninstall` removes exactly what setup wrote.
     fs::write(&cfg, &registered).unwrap();
     codex_setup(&w, "codex-mcp-uninstall", &["--uninstall"]);
@@ -381,6 +443,7 @@ fn gemini_cli_calls_baton_run_over_mcp() {
     // gemini-cli gives its model the `content` text and drops the
     // `structuredContent`: the text is the result's JSON.
     assert_delegated(&w, &r, gemini_answer(&r).starts_with("MCP-HOST-DONE"));
+    assert_offered(&w);
 }
 
 /// baton in the gemini host's settings.json: `trust`, no confirmation for
