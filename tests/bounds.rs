@@ -62,7 +62,7 @@ fn until_green_above_ten_is_refused_before_anything_runs() {
 #[test]
 fn until_green_above_ten_is_refused_through_mcp() {
     let (env, fake) = setup();
-    let mut c = Client::spawn(baton_cmd(&env, &["mcp"]));
+    let mut c = Client::spawn(baton_cmd(&env, &["mcp", "--allow-test-cmd"]));
     c.initialize();
     for tool in ["run", "job_start"] {
         let r = c.call(
