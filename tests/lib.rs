@@ -53,6 +53,7 @@ mod shim;
 mod spend;
 mod state;
 mod supervise;
+mod text_safety;
 mod tui;
 mod usage;
 mod watch;

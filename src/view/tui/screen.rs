@@ -9,6 +9,7 @@ use ratatui::widgets::Paragraph;
 use super::app::{App, Pane, Prompt};
 use super::theme::Theme;
 use super::{detail, fleet};
+use crate::render::{Shape, clean};
 use crate::view::watch::Row;
 
 /// Rows of the transcript in a terminal `height` rows high.
@@ -73,10 +74,11 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         }
         (Some(Prompt::Continue { id, text }), _) => Line::from(vec![
             Span::styled(format!("continue job {id}: "), theme.prompt()),
-            Span::raw(format!("{text}_")),
+            Span::raw(format!("{}_", clean(text, Shape::Line))),
             Span::styled("  (Enter sends, Esc leaves)", theme.dim()),
         ]),
-        (None, Some(s)) => Line::raw(s.as_str()),
+        // A status can quote an error's message, which can quote a peer.
+        (None, Some(s)) => Line::raw(clean(s, Shape::Line)),
         (None, None) => Line::styled(
             match app.pane {
                 Pane::Fleet => "↑↓ select  Enter open  c cancel  n continue  q quit",
