@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod run;
 pub mod serve;
 pub mod setup;
+mod typo;
 pub mod usage;
 pub mod watch;
 pub mod worktree;
@@ -163,6 +164,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Ok(c) => c,
         Err(e) => return clap_error(e, mode),
     };
+    if cli.command.is_none()
+        && let Err(e) = typo::check(&args, &cli.run.task, &visible_commands())
+    {
+        output::print_error(&e, mode);
+        return e.exit_code();
+    }
     match dispatch(cli, mode) {
         Ok(code) => code,
         Err(e) => {
@@ -170,6 +177,16 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// The names of the commands `--help` lists.
+fn visible_commands() -> Vec<String> {
+    use clap::CommandFactory as _;
+    Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect()
 }
 
 /// `baton --text jobs` means `baton jobs --text`. Because `run` is the
