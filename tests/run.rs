@@ -847,6 +847,43 @@ fn unknown_flag_is_a_usage_error_with_json_on_stdout() {
     assert!(env.stdin("codex").contains("--frobnicate this"));
 }
 
+/// Issue 29 §7: the JSON error carries clap's whole message (what is
+/// missing) and its suggestion, not only its first line.
+#[test]
+fn a_usage_error_in_json_carries_what_is_missing_and_the_suggestion() {
+    let env = Env::new();
+    let r = env.run(&["wait"]);
+    assert_eq!(r.code, 2);
+    let j = r.json();
+    assert_eq!(
+        j["error"]["message"],
+        "the following required arguments were not provided: <ID>"
+    );
+    assert!(
+        j["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("usage: baton wait <ID>"),
+        "{j}"
+    );
+    let r = env.run(&["--agnet", "codex", "fix it"]);
+    assert_eq!(r.code, 2);
+    let j = r.json();
+    assert_eq!(j["error"]["message"], "unexpected argument '--agnet' found");
+    assert!(
+        j["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("a similar argument exists: '--agent'"),
+        "{j}"
+    );
+    let j = env.run(&["worktree"]).json();
+    assert_eq!(
+        j["error"]["message"],
+        "a command is missing: one of list, remove"
+    );
+}
+
 #[test]
 fn usage_errors_exit_2_and_run_nothing() {
     let env = Env::new();
