@@ -185,6 +185,7 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
         include_dirty: args.include_dirty,
         allow: args.allow.clone(),
         test_cmd: args.test_cmd.clone(),
+        title: None,
     }))
 }
 
@@ -308,6 +309,7 @@ mod tests {
             include_dirty: false,
             allow: vec!["src/**".into()],
             test_cmd: Some("make test".into()),
+            title: None,
         }
     }
 
