@@ -8,7 +8,7 @@ use ratatui::widgets::Paragraph;
 
 use super::app::{App, Pane, Prompt};
 use super::theme::Theme;
-use super::{detail, fleet};
+use super::{detail, fleet, group};
 use crate::render::{Shape, clean};
 use crate::view::watch::Row;
 
@@ -31,7 +31,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             .filter(|v| !matches!(v.row, Row::Run { .. }))
     };
     let running = tops().filter(|v| v.status == "running").count();
-    let councils = tops().filter(|v| v.row == Row::Council).count();
+    // Both are groups of runs; a fan-out is not a council.
+    let fanouts = tops().filter(|v| group::is_fanout(v)).count();
+    let councils = tops().filter(|v| v.row == Row::Council).count() - fanouts;
     let attention = tops()
         .filter(|v| {
             matches!(
@@ -46,7 +48,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             )
         })
         .count();
-    let total = tops().count() - councils + app.hidden;
+    let total = tops().count() - councils - fanouts + app.hidden;
     let mut title = format!(
         "baton watch · {total} job{}",
         if total == 1 { "" } else { "s" }
@@ -55,6 +57,12 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         title.push_str(&format!(
             " · {councils} council{}",
             if councils == 1 { "" } else { "s" }
+        ));
+    }
+    if fanouts > 0 {
+        title.push_str(&format!(
+            " · {fanouts} fan-out{}",
+            if fanouts == 1 { "" } else { "s" }
         ));
     }
     title.push_str(&format!(
