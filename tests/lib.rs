@@ -22,6 +22,7 @@ mod council_acp;
 mod council_fake;
 mod council_fallback;
 mod council_more;
+mod council_text;
 mod council_trust;
 mod council_view;
 mod docs;

@@ -244,7 +244,11 @@ fn clap_error(e: clap::Error, mode: Mode) -> i32 {
 fn clap_parts(rendered: &str, kind: ErrorKind) -> (String, String) {
     let (mut lines, mut tips, mut commands) = (Vec::new(), Vec::new(), Vec::new());
     let (mut usage, mut section) = (None, "");
-    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
+    for raw in rendered.lines() {
+        let line = raw.trim();
+        if line.is_empty() {
+            continue;
+        }
         if let Some(u) = line.strip_prefix("Usage: ") {
             usage = Some(u.to_string());
         } else if line.ends_with(':') && usage.is_some() {
@@ -253,7 +257,8 @@ fn clap_parts(rendered: &str, kind: ErrorKind) -> (String, String) {
             tips.push(t.to_string());
         } else if usage.is_none() {
             lines.push(line.trim_start_matches("error: ").to_string());
-        } else if section == "Commands:" {
+        } else if section == "Commands:" && !raw.starts_with("   ") {
+            // A command's line; a wrapped description is indented deeper.
             commands.extend(line.split_whitespace().next().map(str::to_string));
         }
     }

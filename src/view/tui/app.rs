@@ -160,7 +160,7 @@ pub fn needs_attention(status: &str, age: Option<u64>) -> bool {
     match status {
         "stalled" | "corrupt" => true,
         // A council that stopped for a person to look counts as a failure.
-        "failed" | "lost" | "timeout" | "needs_human" | "awaiting_approval" => {
+        "failed" | "lost" | "timeout" | "needs_human" | "awaiting_approval" | "approved" => {
             age.is_none_or(|a| a < ATTENTION_MS)
         }
         _ => false,

@@ -45,6 +45,7 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
                     | "corrupt"
                     | "needs_human"
                     | "awaiting_approval"
+                    | "approved"
             )
         })
         .count();
