@@ -139,6 +139,6 @@ mod tests {
             vec!["MODEL".to_string(), "RUNS".to_string()],
             vec!["x\n\u{1b}[2Jy".to_string(), "1".to_string()],
         ];
-        assert_eq!(table(&rows), "MODEL           RUNS\nx\\n\\u{1b}[2Jy  1\n");
+        assert_eq!(table(&rows), "MODEL          RUNS\nx\\n\\u{1b}[2Jy  1\n");
     }
 }
