@@ -11,7 +11,7 @@ use std::io::Write;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::render::Render;
+use crate::render::{Render, Shape, clean};
 use crate::result::ErrorReport;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,9 +27,10 @@ pub fn json_line<T: Serialize>(value: &T) -> Result<()> {
     write_stdout(&b)
 }
 
-/// Print text for people.
+/// Print text for people: a control character anywhere in it (a peer's,
+/// a task's) is shown escaped, never sent to the terminal (`render::clean`).
 pub fn text(s: &str) -> Result<()> {
-    write_stdout(s.as_bytes())
+    write_stdout(clean(s, Shape::Block).as_bytes())
 }
 
 /// Write all of `b` to stdout and flush it, or say why not.
@@ -60,8 +61,9 @@ pub fn print_error(err: &Error, mode: Mode) {
     }
     // People (and logs) get the message on stderr in both modes.
     let mut e = std::io::stderr().lock();
-    let _ = writeln!(e, "baton: error: {err}");
+    // A message can quote a peer or a file: escaped as any text for people.
+    let _ = writeln!(e, "baton: error: {}", clean(&err.to_string(), Shape::Block));
     if let Some(h) = err.hint() {
-        let _ = writeln!(e, "baton: hint: {h}");
+        let _ = writeln!(e, "baton: hint: {}", clean(&h, Shape::Block));
     }
 }

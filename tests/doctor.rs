@@ -340,6 +340,55 @@ fn codex_home_under_tmp_with_a_system_bwrap_is_an_error() {
     assert!(c["hint"].as_str().unwrap().contains("CODEX_HOME"));
 }
 
+/// Issue 29 §7: the hint changes something, and following it passes the
+/// check. HOME outside the temporary directory: `CODEX_HOME` under HOME.
+/// HOME itself under it (CI, containers), where `$HOME/.codex` is the same
+/// place: a private `TMPDIR` inside HOME.
+#[test]
+fn the_codex_home_hint_is_a_fix_that_works_also_when_home_is_under_tmp() {
+    let d = Doc::new();
+    d.cli("codex", "codex-cli 0.171.0").sandbox_tools();
+    let key = ("OPENAI_API_KEY", "x");
+    let hint = |j: &serde_json::Value| -> String {
+        let c = check(j, "agent.codex.sandbox");
+        assert_eq!(c["severity"], "error", "{c}");
+        c["hint"].as_str().unwrap().to_string()
+    };
+
+    // CODEX_HOME set under TMPDIR, HOME outside it.
+    let tmp_home = d.env.tmp.path().join("tmpdir/codex-home");
+    let (_, j) = d.run_with(&[], &[key, ("CODEX_HOME", tmp_home.to_str().unwrap())]);
+    let h = hint(&j);
+    let suggested = d.home.join(".codex");
+    assert!(
+        h.contains(&format!("export CODEX_HOME=\"{}\"", suggested.display())),
+        "{h}"
+    );
+    let (_, j) = d.run_with(&[], &[key, ("CODEX_HOME", suggested.to_str().unwrap())]);
+    assert_eq!(check(&j, "agent.codex.sandbox")["ok"], true, "{j:#}");
+
+    // HOME under TMPDIR, CODEX_HOME left to its default ($HOME/.codex).
+    let tmpdir = d.env.tmp.path().to_str().unwrap().to_string();
+    let (_, j) = d.run_with(&[], &[key, ("TMPDIR", &tmpdir)]);
+    let h = hint(&j);
+    assert!(
+        !h.contains("export CODEX_HOME=\"$HOME/.codex\""),
+        "a no-op: {h}"
+    );
+    assert!(
+        !h.contains(&format!("export CODEX_HOME=\"{}\"", suggested.display())),
+        "{h}"
+    );
+    let private = d.home.join(".tmp");
+    assert!(
+        h.contains(&format!("export TMPDIR=\"{}\"", private.display())),
+        "{h}"
+    );
+    fs::create_dir_all(&private).unwrap();
+    let (_, j) = d.run_with(&[], &[key, ("TMPDIR", private.to_str().unwrap())]);
+    assert_eq!(check(&j, "agent.codex.sandbox")["ok"], true, "{j:#}");
+}
+
 #[test]
 fn the_version_of_an_npm_install_is_read_from_its_package_json() {
     let d = Doc::new();

@@ -847,6 +847,43 @@ fn unknown_flag_is_a_usage_error_with_json_on_stdout() {
     assert!(env.stdin("codex").contains("--frobnicate this"));
 }
 
+/// Issue 29 §7: the JSON error carries clap's whole message (what is
+/// missing) and its suggestion, not only its first line.
+#[test]
+fn a_usage_error_in_json_carries_what_is_missing_and_the_suggestion() {
+    let env = Env::new();
+    let r = env.run(&["wait"]);
+    assert_eq!(r.code, 2);
+    let j = r.json();
+    assert_eq!(
+        j["error"]["message"],
+        "the following required arguments were not provided: <ID>"
+    );
+    assert!(
+        j["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("usage: baton wait <ID>"),
+        "{j}"
+    );
+    let r = env.run(&["--agnet", "codex", "fix it"]);
+    assert_eq!(r.code, 2);
+    let j = r.json();
+    assert_eq!(j["error"]["message"], "unexpected argument '--agnet' found");
+    assert!(
+        j["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("a similar argument exists: '--agent'"),
+        "{j}"
+    );
+    let j = env.run(&["worktree"]).json();
+    assert_eq!(
+        j["error"]["message"],
+        "a command is missing: one of list, remove"
+    );
+}
+
 #[test]
 fn usage_errors_exit_2_and_run_nothing() {
     let env = Env::new();
@@ -879,6 +916,61 @@ fn usage_errors_exit_2_and_run_nothing() {
     }
     assert!(!env.called("codex"));
     assert!(!env.called("pi"));
+}
+
+/// Issue 29 §7: `baton stauts ID` must not start a paid run on the task
+/// "stauts ID". Bare words starting a keystroke away from a command are
+/// refused; prose, `--`, `run` and words far from any command are tasks.
+#[test]
+fn a_misspelled_command_is_refused_and_a_real_task_is_not() {
+    let env = Env::new();
+    fake_cli(&env, "codex", "codex/codex-exec-basic.jsonl", None, 0);
+    for (args, name) in [
+        (&["stauts", "1m96abcdefghj"][..], "status"),
+        (&["jbos"][..], "jobs"),
+        (&["wiat", "1m96abcdefghj"][..], "wait"),
+        (
+            &["--agent", "codex", "reslt", "1m96abcdefghj"][..],
+            "result",
+        ),
+    ] {
+        let r = env.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stdout);
+        let j = r.json();
+        assert_eq!(j["error"]["kind"], "usage");
+        let msg = j["error"]["message"].as_str().unwrap();
+        assert!(
+            msg.contains(&format!("did you mean `baton {name}`?")),
+            "{args:?}: {msg}"
+        );
+        let hint = j["error"]["hint"].as_str().unwrap();
+        assert!(hint.contains("`baton -- "), "{hint}");
+        assert!(r.stderr.contains(&format!("did you mean `baton {name}`?")));
+    }
+    let r = env.run(&["--text", "stauts", "1m96abcdefghj"]);
+    assert_eq!((r.code, r.stdout.as_str()), (2, ""));
+    assert!(
+        r.stderr.contains("did you mean `baton status`?"),
+        "{}",
+        r.stderr
+    );
+    assert!(!env.called("codex"), "a typo started the peer");
+
+    for (args, task) in [
+        (&["fix the status bar"][..], "fix the status bar"),
+        (
+            &["--", "stauts", "1m96abcdefghj"][..],
+            "stauts 1m96abcdefghj",
+        ),
+        (&["run", "jbos"][..], "jbos"),
+        (&["refactor"][..], "refactor"),
+    ] {
+        let r = env.run(args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        assert!(env.stdin("codex").contains(task), "{args:?}");
+    }
+    let r = run_with_stdin(&env, &[], "stauts");
+    assert_eq!(r.code, 0, "a task on stdin: {}", r.stderr);
 }
 
 #[test]

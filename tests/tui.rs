@@ -11,6 +11,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use crate::support::{Env, wait_for};
+use crate::text_safety::{HOSTILE, SEEN, hostile_claude};
 use crate::watch::{fake_working, start, state};
 
 const LONG: Duration = Duration::from_secs(30);
@@ -322,6 +323,33 @@ fn ctrl_c_and_sigterm_leave_with_the_terminal_restored() {
     unsafe { libc::kill(pid, libc::SIGTERM) };
     assert_eq!(exit_status(&t).as_deref().unwrap_or("0"), "0");
     assert!(!t.screen().contains("baton watch ·"), "{}", t.screen());
+}
+
+/// A peer's model, task and message holding terminal sequences (issue 29
+/// §5): the fleet and the detail pane show them escaped (`\u{1b}`), and the
+/// pane's title is not the one the peer asked for.
+#[test]
+fn a_peers_control_characters_show_escaped_and_never_reach_the_terminal() {
+    if !have_tmux() {
+        return;
+    }
+    let env = Env::new();
+    hostile_claude(&env);
+    let id = start(&env, &["--agent", "claude", &format!("task {HOSTILE}")]);
+    assert!(wait_for(LONG, || state(&env, &id)["status"] == "success"));
+    let t = watch(&env, &[]);
+    t.see(&id);
+    t.select(&id);
+    t.keys(&["Enter"]);
+    let s = t.see("transcript");
+    assert!(s.contains(&format!("task: task {SEEN}")), "{s}");
+    assert!(s.contains(&format!("claude{SEEN}")), "the model: {s}");
+    t.see(&format!("first line {SEEN}"));
+    let title = t.cmd(&["display", "-p", "-t", "w", "#{pane_title}"]);
+    let title = String::from_utf8_lossy(&title.stdout);
+    assert!(!title.contains("pwned"), "the peer set the title: {title}");
+    t.keys(&["q"]);
+    assert_eq!(exit_status(&t).as_deref().unwrap_or("0"), "0");
 }
 
 #[test]

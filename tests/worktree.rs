@@ -1370,6 +1370,91 @@ fn worktree_list_and_remove() {
     assert_eq!(r.json()["error"]["kind"], "invalid_job_id");
 }
 
+/// Issue 29 §7: `worktree remove --merged|--finished|--all` and the list's
+/// header; §5: a task's control characters shown escaped in the list.
+#[test]
+fn worktrees_removed_many_at_once_by_merged_finished_and_all() {
+    let env = Env::new();
+    let w = repo(&env);
+    peer(&env, "echo x > \"f-$$.txt\"");
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let (r, j) = wt_run(&env, &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        ids.push(j["worktree"]["id"].as_str().unwrap().to_string());
+    }
+    let (a, b) = (ids[0].clone(), ids[1].clone());
+    git(&w, &["merge", "-q", "--no-edit", &format!("baton/{b}")]);
+
+    let r = baton(&env, &["worktree", "list", "--text"]);
+    let head = r.stdout.lines().next().unwrap();
+    assert!(
+        head.starts_with("ID ") && head.contains("STATE") && head.ends_with("TASK"),
+        "{}",
+        r.stdout
+    );
+
+    // --merged: b only, its branch with it (merged, so nothing is lost).
+    let r = baton(&env, &["worktree", "remove", "--merged", "--branch"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    let removed: Vec<&str> = j["removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(removed, [b.as_str()], "{j}");
+    assert_eq!(j["removed"][0]["branch_deleted"], true);
+    assert_eq!(j["skipped"], serde_json::json!([]));
+    assert!(git_ok(
+        &w,
+        &["rev-parse", "--verify", &format!("baton/{a}")]
+    ));
+
+    // --finished: a goes; c, with changes made after baton's commit, stays.
+    let (_, j) = wt_run(&env, &[]);
+    let c = j["worktree"]["id"].as_str().unwrap().to_string();
+    let c_path = PathBuf::from(j["worktree"]["path"].as_str().unwrap());
+    write(&c_path, "later.txt", "later\n");
+    let r = baton(&env, &["worktree", "remove", "--finished", "--text"]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains(&format!("skipped {c}: ")), "{}", r.stdout);
+    assert!(r.stdout.contains("later.txt"), "{}", r.stdout);
+    let left: Vec<String> = baton(&env, &["worktree", "list"]).json()["worktrees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(left, std::slice::from_ref(&c));
+
+    // A task's control characters, escaped in the list.
+    let task = format!("do it {}", crate::text_safety::HOSTILE);
+    let r = baton(&env, &["run", "--agent", "codex", "--worktree", &task]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = baton(&env, &["worktree", "list", "--text"]);
+    let mut checks = crate::text_safety::Checks::default();
+    checks.clean("worktree list --text", &r.stdout, true);
+    checks.done();
+
+    // --all --force: everything; then nothing is left to remove.
+    let r = baton(&env, &["worktree", "remove", "--all", "--force"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["removed"].as_array().unwrap().len(), 2);
+    assert!(!c_path.exists());
+    let r = baton(&env, &["worktree", "remove", "--all", "--text"]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, "no worktree to remove\n"));
+
+    // An id or a selection, not both, and not neither.
+    for args in [
+        &["worktree", "remove"][..],
+        &["worktree", "remove", &a, "--all"][..],
+    ] {
+        assert_eq!(baton(&env, args).code, 2, "{args:?}");
+    }
+}
+
 #[test]
 fn a_running_worktree_is_listed_as_running_and_not_removed() {
     let env = Env::new();

@@ -16,6 +16,7 @@ pub mod mcp;
 pub mod run;
 pub mod serve;
 pub mod setup;
+mod typo;
 pub mod usage;
 pub mod watch;
 pub mod worktree;
@@ -172,6 +173,12 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         Ok(c) => c,
         Err(e) => return clap_error(e, mode),
     };
+    if cli.command.is_none()
+        && let Err(e) = typo::check(&args, &cli.run.task, &visible_commands())
+    {
+        output::print_error(&e, mode);
+        return e.exit_code();
+    }
     match dispatch(cli, mode) {
         Ok(code) => code,
         Err(e) => {
@@ -179,6 +186,16 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// The names of the commands `--help` lists.
+fn visible_commands() -> Vec<String> {
+    use clap::CommandFactory as _;
+    Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect()
 }
 
 /// `baton --text jobs` means `baton jobs --text`. Because `run` is the
@@ -213,15 +230,10 @@ fn clap_error(e: clap::Error, mode: Mode) -> i32 {
             let _ = e.print();
             0
         }
-        _ => {
+        kind => {
             let rendered = e.render().to_string();
-            let first = rendered
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ")
-                .to_string();
-            let err = Error::usage_hint(first, "see `baton --help`");
+            let (message, hint) = clap_parts(&rendered, kind);
+            let err = Error::usage_hint(message, hint);
             if mode == Mode::Json {
                 let mut report = crate::result::ErrorReport::from_error(&err);
                 report.exit_code = Some(err.exit_code());
@@ -231,6 +243,45 @@ fn clap_error(e: clap::Error, mode: Mode) -> i32 {
             err.exit_code()
         }
     }
+}
+
+/// clap's rendered error as a message and a hint, so JSON carries all of it:
+/// the message's lines joined (`… not provided: <ID>`), then its tips
+/// (`a similar argument exists: '--agent'`) and the usage line as the hint.
+/// A command called without its subcommand renders its help: the message
+/// names the commands it takes.
+fn clap_parts(rendered: &str, kind: ErrorKind) -> (String, String) {
+    let (mut lines, mut tips, mut commands) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut usage, mut section) = (None, "");
+    for raw in rendered.lines() {
+        let line = raw.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(u) = line.strip_prefix("Usage: ") {
+            usage = Some(u.to_string());
+        } else if line.ends_with(':') && usage.is_some() {
+            section = line;
+        } else if let Some(t) = line.strip_prefix("tip: ") {
+            tips.push(t.to_string());
+        } else if usage.is_none() {
+            lines.push(line.trim_start_matches("error: ").to_string());
+        } else if section == "Commands:" && !raw.starts_with("   ") {
+            // A command's line; a wrapped description is indented deeper.
+            commands.extend(line.split_whitespace().next().map(str::to_string));
+        }
+    }
+    let message = match (kind, lines.split_first()) {
+        (ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand, _) if !commands.is_empty() => {
+            format!("a command is missing: one of {}", commands.join(", "))
+        }
+        (_, Some((first, rest))) if !rest.is_empty() => format!("{first} {}", rest.join(", ")),
+        (_, Some((first, _))) => first.clone(),
+        (_, None) => "invalid arguments".to_string(),
+    };
+    tips.extend(usage.map(|u| format!("usage: {u}")));
+    tips.push("see `--help`".into());
+    (message, tips.join("; "))
 }
 
 fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
@@ -324,6 +375,35 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    fn parts(args: &[&str]) -> (String, String) {
+        let e = Cli::try_parse_from(args).unwrap_err();
+        clap_parts(&e.render().to_string(), e.kind())
+    }
+
+    #[test]
+    fn a_clap_error_keeps_its_missing_arguments_tips_and_usage() {
+        let (m, h) = parts(&["baton", "wait"]);
+        assert_eq!(
+            m,
+            "the following required arguments were not provided: <ID>"
+        );
+        assert_eq!(h, "usage: baton wait <ID>; see `--help`");
+        let (m, _) = parts(&["baton", "council", "approve"]);
+        assert_eq!(
+            m,
+            "the following required arguments were not provided: --plan-sha256 <HEX>, <ID>"
+        );
+        let (m, h) = parts(&["baton", "--agnet", "codex", "x"]);
+        assert_eq!(m, "unexpected argument '--agnet' found");
+        assert!(
+            h.starts_with("a similar argument exists: '--agent'; usage: baton "),
+            "{h}"
+        );
+        let (m, h) = parts(&["baton", "worktree"]);
+        assert_eq!(m, "a command is missing: one of list, remove");
+        assert!(h.starts_with("usage: baton worktree "), "{h}");
     }
 
     #[test]

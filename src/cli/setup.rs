@@ -81,7 +81,8 @@ pub fn setup(a: SetupArgs, mode: Mode) -> Result<i32> {
 
 pub fn completions(a: CompletionsArgs) -> Result<i32> {
     let shell = super::completions::parse_shell(&a.shell)?;
-    crate::output::text(&super::completions::script(command(), shell)?)?;
+    // A script for a shell, not text for people: its bytes as they are.
+    crate::output::write_stdout(super::completions::script(command(), shell)?.as_bytes())?;
     Ok(0)
 }
 

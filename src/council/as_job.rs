@@ -53,11 +53,7 @@ pub fn wait(rec: Record, timeout: Option<Duration>, mode: Mode) -> Result<i32> {
     let rec = background::wait(
         rec,
         timeout,
-        |r| {
-            r.stage.is_terminal()
-                || r.stage == super::machine::Stage::AwaitingApproval
-                || !r.pid.is_some_and(alive)
-        },
+        |r| r.stage.is_terminal() || r.stage.is_waiting() || !r.pid.is_some_and(alive),
         |r| Record::load(&r.root, &r.council_id),
     )?;
     finish(&rec, mode)
@@ -117,7 +113,7 @@ pub fn views() -> Result<Vec<View>> {
             let running = r.pid.is_some_and(alive);
             let ended = r.stage.is_terminal();
             let status = match r.stage.as_str() {
-                "done" | "ready" | "awaiting_approval" => "success",
+                "done" | "ready" | "awaiting_approval" | "approved" => "success",
                 "cancelled" => "cancelled",
                 "needs_human" | "failed" => "failed",
                 _ if running => "running",

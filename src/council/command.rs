@@ -24,6 +24,7 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
         Action::Execute { id } => {
             let mut rec = Record::load(&root, &id)?;
             let running = [
+                Stage::Approved,
                 Stage::Implementing,
                 Stage::Verifying,
                 Stage::Reviewing,
@@ -48,6 +49,8 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
                 rec.reason = None;
                 rec.save()?;
             }
+            // Approving is a person's word, not resume's; an approved plan
+            // has it, and resume carries it out as `execute` would.
             if rec.stage.is_terminal() || rec.stage == Stage::AwaitingApproval {
                 return finish(&rec, mode);
             }

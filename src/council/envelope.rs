@@ -346,6 +346,9 @@ fn summary(rec: &Record, plan: Option<&str>) -> String {
             first(plan.unwrap_or("")),
             rec.plan_sha256.as_deref().unwrap_or("")
         ),
+        Stage::Approved => format!(
+            "council {id} is approved; run `baton council execute {id}` to carry out the plan (nothing runs until then)"
+        ),
         Stage::Ready => format!(
             "council {id} is ready: the change passed its tests and its reviews; nothing was merged"
         ),

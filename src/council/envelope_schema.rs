@@ -27,7 +27,7 @@ pub fn named(name: &str) -> Option<Value> {
 fn result() -> Value {
     let any = json!({});
     let stage = json!({"type": "string", "enum": ["preflight", "proposing", "critiquing",
-        "revising", "synthesizing", "awaiting_approval", "implementing", "verifying", "reviewing", "repairing",
+        "revising", "synthesizing", "awaiting_approval", "approved", "implementing", "verifying", "reviewing", "repairing",
         "done", "ready", "needs_human", "failed", "cancelled"]});
     let count = json!({"type": ["integer", "null"], "minimum": 0});
     let usage = json!({"type": "object", "properties": {

@@ -216,6 +216,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
                             &WriteRequest {
                                 plan: &plan,
                                 council_id: &rec.council_id,
+                                task: &rec.task,
                                 writer: &writer,
                                 base: &base,
                                 dir: &rdir,

@@ -9,7 +9,8 @@ use super::{approve, deliberate, execute};
 use crate::error::{Error, Result};
 use crate::process::Interrupts;
 
-/// Run the council until it stops: a terminal stage, or awaiting approval.
+/// Run the council until it stops: a terminal stage, or waiting for a
+/// person (a plan to approve; without `--yes`, an approval to execute).
 /// A tool error on the way marks it `failed` with the reason (and is
 /// returned for the exit code only when nothing could be recorded).
 pub fn drive(rec: &mut Record) -> Result<()> {
@@ -64,6 +65,10 @@ fn walk(rec: &mut Record, ints: &Interrupts, started: Instant) -> Result<()> {
         }
         let sha = rec.plan_sha256.clone().unwrap_or_default();
         approve::approve(rec, &sha, "auto")?;
+    }
+    // Reached only by `plan --yes` and by `execute`: both mean start it.
+    if rec.stage == Stage::Approved {
+        rec.advance(Event::Execute)?;
     }
     if matches!(
         rec.stage,

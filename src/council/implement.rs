@@ -148,6 +148,8 @@ pub struct WriteRequest<'a> {
     /// The approved plan.
     pub plan: &'a Plan,
     pub council_id: &'a str,
+    /// The council's task: what `worktree list` shows for the writer's worktree.
+    pub task: &'a str,
     /// The writer's run plan as `run::plan` made it (agent, model, access,
     /// limits, the user's cwd); its task is replaced by the plan's brief.
     pub writer: &'a run::Plan,
@@ -167,6 +169,7 @@ pub fn implement(
     let WriteRequest {
         plan,
         council_id,
+        task,
         writer,
         base,
         dir,
@@ -194,8 +197,9 @@ pub fn implement(
     // `writer.fallback` stays: a fallback writer works in a fresh worktree
     // at the same base (`attempt::first`, `council-<id>-a2`, …), and what
     // comes after finds it in the `Implemented` this returns.
-    let checked = worktree::check(&opts, &writer)?
+    let mut checked = worktree::check(&opts, &writer)?
         .ok_or_else(|| Error::Internal("worktree check returned nothing".into()))?;
+    checked.title = Some(task.to_string());
     let wid = worktree_id(council_id);
     let discarded = discard_interrupted(&writer.root, &wid)?;
     let mut imp = attempt::first(&checked, &writer, &wid, None, dir, interrupts, stop)?;
@@ -444,6 +448,7 @@ echo '{"type":"agent_end"}'
         let req = WriteRequest {
             plan: &f.plan,
             council_id: &f.id,
+            task: "the council's task",
             writer: &f.writer,
             base: &git(&f.top, &["rev-parse", "HEAD"]),
             dir: &dir,
@@ -484,6 +489,13 @@ echo '{"type":"agent_end"}'
         assert_eq!(imp.branch, format!("baton/council-{}", f.id));
         assert_eq!(imp.session.as_deref(), Some("sess-1"));
         assert_eq!(imp.changed_files, ["src/lib.txt"]);
+        // `worktree list` shows the council's task, not the writer's brief.
+        let listed = crate::worktree::store::list(&f.top).unwrap();
+        let entry = listed
+            .iter()
+            .find(|e| e.id == implement::worktree_id(&f.id))
+            .unwrap();
+        assert_eq!(entry.task.as_deref(), Some("the council's task"));
         let mut reverted = imp.reverted.clone();
         reverted.sort();
         assert_eq!(reverted, ["README", "outside.txt"]);
@@ -716,6 +728,7 @@ echo '{"type":"agent_end"}'
         let req = WriteRequest {
             plan: &f.plan,
             council_id: &other,
+            task: "the council's task",
             writer: &f.writer,
             base: "HEAD",
             dir: &f.logs,
@@ -740,6 +753,7 @@ echo '{"type":"agent_end"}'
         let req = WriteRequest {
             plan: &f.plan,
             council_id: &f.id,
+            task: "the council's task",
             writer: &f.writer,
             base: "HEAD",
             dir: &f.logs,

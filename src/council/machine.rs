@@ -14,6 +14,10 @@ pub enum Stage {
     Synthesizing,
     /// A plan waits for `approve` (never entered by `discuss`).
     AwaitingApproval,
+    /// The plan is approved and nothing runs until `council execute` (`plan
+    /// --yes` goes on at once). A record of baton 0.3 approved before this
+    /// stage existed says `implementing` and executes as before.
+    Approved,
     Implementing,
     Verifying,
     Reviewing,
@@ -35,6 +39,7 @@ impl Stage {
             Stage::Revising => "revising",
             Stage::Synthesizing => "synthesizing",
             Stage::AwaitingApproval => "awaiting_approval",
+            Stage::Approved => "approved",
             Stage::Implementing => "implementing",
             Stage::Verifying => "verifying",
             Stage::Reviewing => "reviewing",
@@ -45,6 +50,12 @@ impl Stage {
             Stage::Failed => "failed",
             Stage::Cancelled => "cancelled",
         }
+    }
+
+    /// Stopped until a person acts (`approve`, `execute`): nothing runs,
+    /// nothing is spent, and it is no failure.
+    pub fn is_waiting(self) -> bool {
+        matches!(self, Stage::AwaitingApproval | Stage::Approved)
     }
 
     pub fn is_terminal(self) -> bool {
@@ -92,6 +103,8 @@ pub enum Event {
     ChairFailed,
     /// `approve` with the right sha256, base and files (or `--yes`).
     Approved,
+    /// `council execute` (or `plan --yes`) starts the approved plan.
+    Execute,
     /// The writer's turn ended (`ok`: it ran; a run that could not start is not ok).
     Implemented {
         ok: bool,
@@ -122,7 +135,8 @@ pub fn next(stage: Stage, event: Event) -> Option<Stage> {
     Some(match (stage, event) {
         (_, E::Cancel) => S::Cancelled,
         (_, E::Fail) => S::Failed,
-        (S::AwaitingApproval, E::OverBudget) => return None,
+        // Waiting for a person costs nothing: no budget can run out there.
+        (S::AwaitingApproval | S::Approved, E::OverBudget) => return None,
         (_, E::OverBudget) => S::NeedsHuman,
         (S::Preflight, E::Preflighted) => S::Proposing,
         (S::Proposing, E::Proposed { valid, quorum, .. }) if valid < quorum => S::NeedsHuman,
@@ -139,7 +153,8 @@ pub fn next(stage: Stage, event: Event) -> Option<Stage> {
         (S::Synthesizing, E::Synthesized { plan: true }) => S::AwaitingApproval,
         (S::Synthesizing, E::Synthesized { plan: false }) => S::Done,
         (S::Synthesizing, E::ChairFailed) => S::NeedsHuman,
-        (S::AwaitingApproval, E::Approved) => S::Implementing,
+        (S::AwaitingApproval, E::Approved) => S::Approved,
+        (S::Approved, E::Execute) => S::Implementing,
         (S::Implementing | S::Repairing, E::Implemented { ok: true }) => S::Verifying,
         (S::Implementing | S::Repairing, E::Implemented { ok: false }) => S::Failed,
         (S::Verifying, E::Verified) => S::Reviewing,
@@ -166,13 +181,14 @@ mod tests {
     use Event as E;
     use Stage as S;
 
-    const ALL: [Stage; 15] = [
+    const ALL: [Stage; 16] = [
         S::Preflight,
         S::Proposing,
         S::Critiquing,
         S::Revising,
         S::Synthesizing,
         S::AwaitingApproval,
+        S::Approved,
         S::Implementing,
         S::Verifying,
         S::Reviewing,
@@ -209,7 +225,8 @@ mod tests {
                 E::Synthesized { plan: true },
                 S::AwaitingApproval,
             ),
-            (S::AwaitingApproval, E::Approved, S::Implementing),
+            (S::AwaitingApproval, E::Approved, S::Approved),
+            (S::Approved, E::Execute, S::Implementing),
             (S::Implementing, E::Implemented { ok: true }, S::Verifying),
             (S::Verifying, E::Verified, S::Reviewing),
             (S::Reviewing, E::Reviewed(Gate::Repair), S::Repairing),
@@ -247,10 +264,11 @@ mod tests {
         );
         // Waiting for a person costs nothing: no budget can run out there.
         assert_eq!(next(S::AwaitingApproval, E::OverBudget), None);
+        assert_eq!(next(S::Approved, E::OverBudget), None);
         for s in ALL.iter().filter(|s| !s.is_terminal()) {
             assert_eq!(next(*s, E::Cancel), Some(S::Cancelled));
             assert_eq!(next(*s, E::Fail), Some(S::Failed));
-            if *s != S::AwaitingApproval {
+            if !s.is_waiting() {
                 assert_eq!(next(*s, E::OverBudget), Some(S::NeedsHuman));
             }
         }
@@ -267,6 +285,7 @@ mod tests {
             E::Synthesized { plan: true },
             E::ChairFailed,
             E::Approved,
+            E::Execute,
             E::Implemented { ok: true },
             E::Verified,
             E::Reviewed(Gate::Ready),
@@ -285,6 +304,10 @@ mod tests {
         assert_eq!(next(S::Proposing, E::Revised), None);
         assert_eq!(next(S::Proposing, E::Verified), None);
         assert_eq!(next(S::AwaitingApproval, E::Implemented { ok: true }), None);
+        // Approved is not started: only `execute` starts it.
+        assert_eq!(next(S::AwaitingApproval, E::Execute), None);
+        assert_eq!(next(S::Approved, E::Implemented { ok: true }), None);
+        assert_eq!(next(S::Approved, E::Approved), None);
         assert_eq!(next(S::Verifying, E::Reviewed(Gate::Ready)), None);
         // Every non-terminal stage accepts exactly its own events.
         let mut legal = 0;
@@ -295,7 +318,7 @@ mod tests {
         }
         assert_eq!(
             legal,
-            10 * 2 + 9 + 12,
+            11 * 2 + 9 + 13,
             "count of legal moves changed: review the table"
         );
     }

@@ -10,6 +10,7 @@
 //! 4. synthesizing (`chair`: a `schema::Plan`, or baton's mechanical merge),
 //! 5. awaiting_approval (`approve`: bound to the plan's sha256 and the base;
 //!    stages 6–9 run only bytes that hash to it, `approve::approved_plan`),
+//!    then approved: nothing runs until `execute` (or `plan --yes`),
 //! 6. implementing, 7. verifying, 8. reviewing, 9. repairing (`execute`,
 //!    with `implement` on `worktree::attempt`, the oracle
 //!    `worktree::oracle`, `review`, `gate`),

@@ -297,27 +297,34 @@ fn sandbox_checks(agent: Agent, env: Env) -> Vec<Check> {
             // codex refuses to create its helper links under the temporary
             // directory (`TMPDIR`, else /tmp).
             let under_tmp = home.as_ref().is_some_and(|h| h.starts_with(&tmp));
+            let fix = codex_home_fix(env("HOME").map(PathBuf::from).as_deref(), &tmp);
+            let at = home
+                .as_ref()
+                .map_or(String::new(), |h| format!(" ({})", h.display()));
             let bwrap = process::find_program("bwrap");
             match (under_tmp, bwrap) {
                 (true, Some(b)) => vec![Check::problem(
                     id,
                     Severity::Error,
                     format!(
-                        "CODEX_HOME is under the temporary directory and a system bwrap ({}) is on PATH: \
-                         codex cannot create its sandbox helper there, so every sandboxed command fails \
-                         (read-only and workspace alike)",
+                        "CODEX_HOME{at} is under the temporary directory ({}) and a system bwrap ({}) \
+                         is on PATH: codex cannot create its sandbox helper there, so every sandboxed \
+                         command fails (read-only and workspace alike)",
+                        tmp.display(),
                         b.display()
                     ),
-                    "export CODEX_HOME=\"$HOME/.codex\" (any directory outside /tmp)",
+                    &fix,
                 )],
                 (true, None) => vec![Check::problem(
                     id,
                     Severity::Warning,
-                    "CODEX_HOME is under the temporary directory: harmless while codex uses its \
-                     bundled bubblewrap, but every sandboxed command will fail once a system bwrap \
-                     is installed"
-                        .to_string(),
-                    "export CODEX_HOME=\"$HOME/.codex\" (any directory outside /tmp)",
+                    format!(
+                        "CODEX_HOME{at} is under the temporary directory ({}): harmless while codex \
+                         uses its bundled bubblewrap, but every sandboxed command will fail once a \
+                         system bwrap is installed",
+                        tmp.display()
+                    ),
+                    &fix,
                 )],
                 (false, _) => vec![Check::ok(
                     id,
@@ -326,6 +333,39 @@ fn sandbox_checks(agent: Agent, env: Env) -> Vec<Check> {
             }
         }
         _ => Vec::new(),
+    }
+}
+
+/// A fix for a `CODEX_HOME` under the temporary directory `tmp` (what codex
+/// calls temporary: `TMPDIR`, else /tmp) that changes something: `$HOME/.codex`
+/// when HOME is outside it; when HOME itself is under it (CI, containers),
+/// `$HOME/.codex` is the same place, so a private `TMPDIR` inside HOME, which
+/// leaves HOME's `.codex` outside what codex takes for temporary.
+fn codex_home_fix(home: Option<&Path>, tmp: &Path) -> String {
+    match home {
+        Some(h) if !h.starts_with(tmp) => format!(
+            "export CODEX_HOME=\"{}\" (any directory of yours outside {})",
+            h.join(".codex").display(),
+            tmp.display()
+        ),
+        Some(h) => {
+            let private = h.join(".tmp");
+            format!(
+                "HOME ({}) is itself under {}, so $HOME/.codex would not help: give codex a private \
+                 temporary directory inside HOME, `mkdir -p -m 700 \"{}\" && export TMPDIR=\"{}\"` \
+                 (codex takes TMPDIR for the temporary directory), or export CODEX_HOME as a \
+                 directory of yours outside {}",
+                h.display(),
+                tmp.display(),
+                private.display(),
+                private.display(),
+                tmp.display()
+            )
+        }
+        None => format!(
+            "export CODEX_HOME as a directory of yours outside {}",
+            tmp.display()
+        ),
     }
 }
 

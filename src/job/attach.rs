@@ -141,7 +141,10 @@ pub fn attach(id: &OsStr, dry_run: bool, mode: Mode) -> Result<i32> {
         hint: format!("install it: {}", a.agent.install_hint()),
     })?;
     for w in &a.spec.warnings {
-        eprintln!("baton: warning: {w}");
+        eprintln!(
+            "baton: warning: {}",
+            crate::render::clean(w, crate::render::Shape::Line)
+        );
     }
     let mut c = Command::new(&program);
     c.arg0(&a.spec.program)

@@ -300,22 +300,27 @@ impl View {
             self.job_id,
             self.status,
             self.agent,
-            self.model.as_deref().unwrap_or("default"),
-            self.effort.as_deref().unwrap_or("default"),
+            one(self.model.as_deref().unwrap_or("default")),
+            one(self.effort.as_deref().unwrap_or("default")),
             self.access,
-            self.task,
+            one(&self.task),
             human(self.age_ms),
             human(self.duration_ms),
         );
         if let Some(s) = &self.session {
-            t.push_str(&format!("session:  {s}\n"));
+            t.push_str(&format!("session:  {}\n", one(s)));
         }
         if let Some(s) = &self.summary {
-            t.push_str(&format!("summary:  {s}\n"));
+            t.push_str(&format!("summary:  {}\n", one(s)));
         }
         t.push_str(&format!("log:      {}\n", self.log_path));
         t
     }
+}
+
+/// A field of a line for people: one line, whatever a peer or a task put in it.
+fn one(s: &str) -> std::borrow::Cow<'_, str> {
+    crate::render::clean(s, crate::render::Shape::Line)
 }
 
 /// `12s`, `5m`, `3h`, `2d`.
@@ -401,7 +406,7 @@ pub fn list_with(all: bool, mode: Mode, extra: Vec<View>) -> Result<i32> {
                     v.status,
                     human(v.age_ms),
                     human(v.duration_ms),
-                    v.task
+                    one(&v.task)
                 ));
             }
             if total > views.len() {

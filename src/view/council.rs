@@ -18,7 +18,6 @@ use serde::Serialize;
 use super::tail::{Live, Tail};
 use super::watch::stalled;
 use crate::agent::Agent;
-use crate::council::machine::Stage;
 use crate::council::store::{Record, read_json};
 use crate::group::background::alive;
 use crate::group::runs::{self, RunRecord};
@@ -86,7 +85,7 @@ pub fn head(rec: &Record) -> Head {
         id: rec.council_id.clone(),
         kind: rec.kind.clone(),
         stage: rec.stage.as_str(),
-        stopped: rec.stage.is_terminal() || rec.stage == Stage::AwaitingApproval,
+        stopped: rec.stage.is_terminal() || rec.stage.is_waiting(),
         task: rec.task.clone(),
         created_ms: rec.created_ms,
         updated_ms: rec.updated_ms,
@@ -424,6 +423,7 @@ pub fn group_dirs(store: &crate::job::store::Store) -> Vec<(GroupKind, PathBuf)>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::council::machine::Stage;
     use crate::council::store::{Member, Settings};
     use std::io::Write;
 
@@ -493,6 +493,7 @@ mod tests {
             status(&record(Stage::AwaitingApproval, me), true),
             "awaiting_approval"
         );
+        assert_eq!(status(&record(Stage::Approved, None), false), "approved");
         assert_eq!(status(&record(Stage::Ready, None), false), "ready");
         assert!(runner_alive(&record(Stage::Proposing, me)));
         assert!(!runner_alive(&record(Stage::Proposing, None)));

@@ -18,6 +18,7 @@ use crate::agent::Agent;
 use crate::error::{Error, Result};
 use crate::job::store::{Job, Store};
 use crate::output::Mode;
+use crate::render::{Shape, clean};
 
 /// A line longer than this is not rendered (bounded memory); `--raw` shows it.
 const MAX_LINE: usize = 16 << 20;
@@ -76,7 +77,12 @@ fn footer(job: &Job, w: &mut impl Write) -> io::Result<()> {
     match job.refresh() {
         Ok(s) if s.status.is_terminal() => {
             let summary = s.summary.unwrap_or_else(|| s.status.as_str().to_string());
-            writeln!(w, "── {}: {summary}", s.status.as_str())
+            writeln!(
+                w,
+                "── {}: {}",
+                s.status.as_str(),
+                clean(&summary, Shape::Line)
+            )
         }
         Ok(_) => writeln!(
             w,
@@ -157,7 +163,7 @@ impl<W: Write> Printer<W> {
             return Ok(());
         };
         for l in r.feed(line) {
-            writeln!(self.w, "{l}")?;
+            writeln!(self.w, "{}", clean(&l, Shape::Block))?;
         }
         Ok(())
     }
@@ -169,7 +175,7 @@ impl<W: Write> Printer<W> {
         }
         if let Some(r) = self.renderer.as_mut() {
             for l in r.flush() {
-                writeln!(self.w, "{l}")?;
+                writeln!(self.w, "{}", clean(&l, Shape::Block))?;
             }
         }
         Ok(())

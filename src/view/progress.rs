@@ -378,13 +378,10 @@ pub fn render(spin: char, elapsed: Duration, agent: Agent, live: &Live, width: u
     cut(line, width)
 }
 
-/// Control characters removed, cut to `width` characters with `…`.
+/// Control characters escaped, cut to `width` characters with `…`.
 fn cut(line: String, width: usize) -> String {
-    // Control characters from the peer would move the cursor: never printed.
-    let line: String = line
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    // Control characters from the peer would move the cursor: shown escaped.
+    let line = crate::render::clean(&line, crate::render::Shape::Line).into_owned();
     match line.char_indices().nth(width) {
         Some((i, _)) => {
             let cut = line[..i]

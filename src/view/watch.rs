@@ -277,7 +277,9 @@ pub fn once(mode: Mode) -> Result<i32> {
             b.push(b'\n');
             b
         }
-        Mode::Text => text(&snap).into_bytes(),
+        Mode::Text => crate::render::clean(&text(&snap), crate::render::Shape::Block)
+            .into_owned()
+            .into_bytes(),
     };
     // One write: the line can be megabytes; a closed stdout is not an error.
     let _ = std::io::stdout().lock().write_all(&bytes);

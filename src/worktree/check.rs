@@ -186,6 +186,7 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
         allow: args.allow.clone(),
         test_cmd: args.test_cmd.clone(),
         anonymous: false,
+        title: None,
     }))
 }
 
@@ -310,6 +311,7 @@ mod tests {
             allow: vec!["src/**".into()],
             test_cmd: Some("make test".into()),
             anonymous: false,
+            title: None,
         }
     }
 

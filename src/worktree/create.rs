@@ -98,7 +98,15 @@ pub fn prepare(
         created_ms: store::now_ms(),
         pid: Some(std::process::id()),
         lock: Some(store::hold(&plan.root, id)?),
-        task: crate::agent::clip(plan.task.lines().next().unwrap_or(""), 200),
+        task: crate::agent::clip(
+            c.title
+                .as_deref()
+                .unwrap_or(&plan.task)
+                .lines()
+                .next()
+                .unwrap_or(""),
+            200,
+        ),
         include_dirty: c.include_dirty,
         allow: c.allow.clone(),
         test_cmd: c.test_cmd.clone(),

@@ -1,14 +1,23 @@
 //! `baton worktree list|remove`: the `Manage` request and its printing.
 //! The store of worktrees itself is `store`.
+//!
+//! `remove --all|--merged|--finished` removes every worktree the selection
+//! picks, one by one as `remove ID` would: one that cannot go (a run works
+//! in it, uncommitted changes without `--force`) is skipped with the reason,
+//! and the others still go.
 
+use std::path::Path;
+
+use serde::Serialize;
 use serde_json::json;
 
 use crate::error::{Error, Result};
 use crate::output::{self, Mode};
+use crate::render::table;
 use crate::result::SCHEMA_VERSION;
 
-use super::short;
-use super::store;
+use super::store::{self, Entry, Removed};
+use super::{repo, short};
 
 /// What `baton worktree` does.
 #[derive(Debug, Clone)]
@@ -19,6 +28,32 @@ pub enum Manage {
         branch: bool,
         force: bool,
     },
+    /// Every worktree `select` picks.
+    RemoveMany {
+        select: Select,
+        branch: bool,
+        force: bool,
+    },
+}
+
+/// Which worktrees `remove` takes without an id. `all` takes every one;
+/// otherwise each flag set must hold (`--merged --finished`: both).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Select {
+    pub all: bool,
+    /// Its branch is merged into HEAD, as `git branch -d` judges it (a
+    /// branch of baton's has no upstream).
+    pub merged: bool,
+    /// Its run finished (not running, not interrupted).
+    pub finished: bool,
+}
+
+/// A worktree the selection picked that stays, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub id: String,
+    pub reason: String,
+    pub hint: Option<String>,
 }
 
 /// `baton worktree list|remove`.
@@ -34,33 +69,7 @@ pub fn command(cmd: Manage, mode: Mode) -> Result<i32> {
                     "root": root,
                     "worktrees": entries,
                 }))?,
-                Mode::Text => {
-                    let mut t = String::new();
-                    if entries.is_empty() {
-                        t.push_str(&format!(
-                            "no worktrees in {}\n",
-                            store::dir(&root).display()
-                        ));
-                    }
-                    for e in &entries {
-                        let d = e.diffstat.unwrap_or_default();
-                        t.push_str(&format!(
-                            "{}  {:<11} {:>4}  {}  {} file(s) +{} -{}  {}  {}\n",
-                            e.id,
-                            e.state,
-                            e.age_secs
-                                .map(store::human_age)
-                                .unwrap_or_else(|| "?".into()),
-                            e.branch,
-                            d.files,
-                            d.insertions,
-                            d.deletions,
-                            e.agent.as_deref().unwrap_or("?"),
-                            e.task.as_deref().unwrap_or("")
-                        ));
-                    }
-                    output::text(&t)?;
-                }
+                Mode::Text => output::text(&list_text(&root, &entries))?,
             }
             Ok(0)
         }
@@ -71,29 +80,123 @@ pub fn command(cmd: Manage, mode: Mode) -> Result<i32> {
                     "schema_version": SCHEMA_VERSION,
                     "removed": r,
                 }))?,
+                Mode::Text => output::text(&removed_text(&r))?,
+            }
+            Ok(0)
+        }
+        Manage::RemoveMany {
+            select,
+            branch,
+            force,
+        } => {
+            let (removed, skipped) = remove_many(&root, select, branch, force)?;
+            match mode {
+                Mode::Json => output::json_line(&json!({
+                    "schema_version": SCHEMA_VERSION,
+                    "removed": removed,
+                    "skipped": skipped,
+                }))?,
                 Mode::Text => {
-                    let mut t = String::new();
-                    if r.worktree_removed {
-                        t.push_str(&format!("removed worktree {}\n", r.path.display()));
+                    let mut t: String = removed.iter().map(removed_text).collect();
+                    for s in &skipped {
+                        t.push_str(&format!("skipped {}: {}\n", s.id, s.reason));
+                        if let Some(h) = &s.hint {
+                            t.push_str(&format!("  hint: {h}\n"));
+                        }
                     }
-                    match (r.branch_deleted, &r.head) {
-                        (true, Some(h)) => t.push_str(&format!(
-                            "deleted branch {} (was {}; `git branch {} {}` restores it)\n",
-                            r.branch,
-                            short(h),
-                            r.branch,
-                            h
-                        )),
-                        (false, Some(_)) => t.push_str(&format!(
-                            "kept branch {} (delete it with --branch, or `git branch -D {}`)\n",
-                            r.branch, r.branch
-                        )),
-                        _ => {}
+                    if removed.is_empty() && skipped.is_empty() {
+                        t.push_str("no worktree to remove\n");
                     }
                     output::text(&t)?;
                 }
             }
-            Ok(0)
+            // Something picked stayed: a script should not take it as done.
+            Ok(if skipped.is_empty() { 0 } else { 1 })
         }
     }
+}
+
+/// The worktrees `select` picks, removed; those that could not go, skipped.
+fn remove_many(
+    root: &Path,
+    select: Select,
+    branch: bool,
+    force: bool,
+) -> Result<(Vec<Removed>, Vec<Skipped>)> {
+    let (mut removed, mut skipped) = (Vec::new(), Vec::new());
+    for e in store::list(root)? {
+        let picked = select.all
+            || ((!select.finished || e.state == "finished")
+                && (!select.merged || merged(root, &e)));
+        if !picked {
+            continue;
+        }
+        match store::remove(root, &e.id, branch, force) {
+            Ok(r) => removed.push(r),
+            Err(err) => skipped.push(Skipped {
+                id: e.id,
+                reason: err.to_string(),
+                hint: err.hint(),
+            }),
+        }
+    }
+    Ok((removed, skipped))
+}
+
+/// Whether `e`'s branch is merged into HEAD, as `git branch -d` judges it: its
+/// tip is HEAD or an ancestor of it. A branch that is gone is not merged.
+fn merged(root: &Path, e: &Entry) -> bool {
+    let Some(head) = &e.head else {
+        return false;
+    };
+    let mut c = repo::git(root);
+    c.args(["merge-base", "--is-ancestor", head, "HEAD"]);
+    repo::probe(c).is_some_and(|(ok, _)| ok)
+}
+
+/// `worktree list --text`: a header, then one aligned row per worktree.
+fn list_text(root: &Path, entries: &[Entry]) -> String {
+    if entries.is_empty() {
+        return format!("no worktrees in {}\n", store::dir(root).display());
+    }
+    let mut rows = vec![
+        ["ID", "STATE", "AGE", "BRANCH", "CHANGES", "AGENT", "TASK"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for e in entries {
+        let d = e.diffstat.unwrap_or_default();
+        rows.push(vec![
+            e.id.clone(),
+            e.state.to_string(),
+            e.age_secs.map_or_else(|| "?".into(), store::human_age),
+            e.branch.clone(),
+            format!("{} file(s) +{} -{}", d.files, d.insertions, d.deletions),
+            e.agent.clone().unwrap_or_else(|| "?".into()),
+            crate::agent::clip(e.task.as_deref().unwrap_or(""), 80),
+        ]);
+    }
+    table(&rows)
+}
+
+fn removed_text(r: &Removed) -> String {
+    let mut t = String::new();
+    if r.worktree_removed {
+        t.push_str(&format!("removed worktree {}\n", r.path.display()));
+    }
+    match (r.branch_deleted, &r.head) {
+        (true, Some(h)) => t.push_str(&format!(
+            "deleted branch {} (was {}; `git branch {} {}` restores it)\n",
+            r.branch,
+            short(h),
+            r.branch,
+            h
+        )),
+        (false, Some(_)) => t.push_str(&format!(
+            "kept branch {} (delete it with --branch, or `git branch -D {}`)\n",
+            r.branch, r.branch
+        )),
+        _ => {}
+    }
+    t
 }

@@ -73,7 +73,7 @@ mod staging;
 pub use check::check;
 pub use create::{abandon, prepare};
 pub use finish::{NotCommitted, Report, finish};
-pub use manage::{Manage, command};
+pub use manage::{Manage, Select, command};
 pub use places::Places;
 
 /// Everything `check` established; creates nothing. A background job
@@ -102,6 +102,11 @@ pub struct Checked {
     /// records (the worktree's record, the fan-out's or council's result).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub anonymous: bool,
+    /// What `worktree list` shows as the worktree's task when the peer's
+    /// task is not it (a council's writer gets a brief; the list shows the
+    /// council's task). `None`: the first line of the peer's task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
 
 /// A prepared worktree, as the run's end needs it. Serialisable so a

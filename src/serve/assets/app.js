@@ -23,7 +23,7 @@ let connected = false; // whether the fleet stream is (being) held open
 const $ = (id) => document.getElementById(id);
 const GLYPH = { running: '●', stalled: '◐', success: '✓', failed: '✗', lost: '?', cancelled: '■',
   timeout: '⧗', corrupt: '!', error: '✗', ok: '✓', ready: '✓', done: '✓', abstained: '–',
-  awaiting_approval: '◆', needs_human: '△' };
+  awaiting_approval: '◆', approved: '◆', needs_human: '△' };
 const isLive = (s) => s === 'running' || s === 'stalled';
 const group = (s) => s === 'running' ? 0
   : ['stalled', 'failed', 'lost', 'timeout', 'corrupt', 'needs_human'].includes(s) ? 1 : 2;

@@ -160,7 +160,7 @@ pub fn needs_attention(status: &str, age: Option<u64>) -> bool {
     match status {
         "stalled" | "corrupt" => true,
         // A council that stopped for a person to look counts as a failure.
-        "failed" | "lost" | "timeout" | "needs_human" | "awaiting_approval" => {
+        "failed" | "lost" | "timeout" | "needs_human" | "awaiting_approval" | "approved" => {
             age.is_none_or(|a| a < ATTENTION_MS)
         }
         _ => false,
@@ -286,7 +286,8 @@ impl App {
         let id = self.selected.clone()?;
         if self.selected_job().is_some_and(|v| v.row == Row::Council) {
             self.status = Some(format!(
-                "council {id} is a group: select one of its runs (↓) and press Enter for its transcript"
+                "{} {id} is a group: select one of its runs (↓) and press Enter for its transcript",
+                self.noun(&id)
             ));
             return None;
         }
@@ -364,10 +365,11 @@ impl App {
         None
     }
 
-    /// What the row `id` is, for messages: `job` or `council`.
+    /// What the row `id` is, for messages: `job`, `council` or `fan-out`.
     pub fn noun(&self, id: &str) -> &'static str {
-        match self.jobs.iter().find(|v| v.job_id == id).map(|v| &v.row) {
-            Some(Row::Council) => "council",
+        match self.jobs.iter().find(|v| v.job_id == id) {
+            Some(v) if super::group::is_fanout(v) => super::group::FANOUT,
+            Some(v) if v.row == Row::Council => "council",
             _ => "job",
         }
     }
@@ -394,8 +396,10 @@ impl App {
         if v.row == Row::Council {
             if council_stopped(v.status) {
                 self.status = Some(format!(
-                    "council {} already stopped ({}); nothing to cancel",
-                    v.job_id, v.status
+                    "{} {} already stopped ({}); nothing to cancel",
+                    self.noun(&v.job_id),
+                    v.job_id,
+                    v.status
                 ));
             } else {
                 self.prompt = Some(Prompt::Cancel(v.job_id.clone()));

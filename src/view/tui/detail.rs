@@ -10,6 +10,7 @@ use ratatui::widgets::Paragraph;
 use super::app::{App, Scroll};
 use super::theme::{Theme, glyph};
 use crate::job::human;
+use crate::render::{Shape, clean};
 use crate::view::watch::{JobView, tokens, total_tokens};
 
 /// Rows above the transcript: the job line, the task, the files, a rule.
@@ -21,13 +22,14 @@ fn files(v: &JobView, width: usize) -> String {
     }
     let mut s = format!("files ({}):", v.files_changed.len());
     for (i, f) in v.files_changed.iter().enumerate() {
+        let f = clean(f, Shape::Line);
         let more = format!(" (+{})", v.files_changed.len() - i);
         if s.len() + 1 + f.len() + more.len() > width && i > 0 {
             s.push_str(&more);
             return s;
         }
         s.push(' ');
-        s.push_str(f);
+        s.push_str(&f);
     }
     s
 }
@@ -53,7 +55,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let model = v
         .model
         .as_deref()
-        .map_or(String::new(), |m| format!(" {m}"));
+        .map_or(String::new(), |m| format!(" {}", clean(m, Shape::Line)));
     let last = v
         .last_activity_age_ms
         .map_or(String::new(), |a| format!(" · last {} ago", human(a)));
@@ -78,7 +80,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 human(v.elapsed_ms)
             )),
         ]),
-        Line::raw(format!("task: {}", v.task)),
+        Line::raw(format!("task: {}", clean(&v.task, Shape::Line))),
         Line::raw(files(v, area.width as usize)),
         Line::styled(title, theme.dim()),
     ];
@@ -89,7 +91,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             .iter()
             .skip(app.diff_top)
             .take(rows)
-            .map(|l| Line::styled(l.as_str(), theme.diff(l)))
+            .map(|l| Line::styled(clean(l, Shape::Line), theme.diff(l)))
             .collect(),
         None => {
             let (a, b) = app.visible(rows);
@@ -98,7 +100,7 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             } else {
                 app.transcript
                     .range(a, b)
-                    .map(|l| Line::raw(l.as_str()))
+                    .map(|l| Line::raw(clean(l, Shape::Line)))
                     .collect()
             }
         }

@@ -10,6 +10,7 @@ use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState
 use super::app::App;
 use super::theme::{Theme, glyph};
 use crate::job::human;
+use crate::render::{Shape, clean};
 use crate::view::watch::{JobView, tokens, total_tokens};
 
 /// From this width the status word, the model and the cost are shown.
@@ -25,15 +26,16 @@ fn usage(v: &JobView, wide: bool) -> String {
 }
 
 fn agent(v: &JobView, wide: bool) -> String {
-    match &v.model {
+    let s = match &v.model {
         Some(m) if wide => format!("{} {m}", v.agent),
         _ => v.agent.clone(),
-    }
+    };
+    clean(&s, Shape::Line).into_owned()
 }
 
 fn doing(v: &JobView) -> String {
     let d = v.doing.as_deref().unwrap_or("");
-    d.lines().next().unwrap_or("").to_string()
+    clean(d.lines().next().unwrap_or(""), Shape::Line).into_owned()
 }
 
 pub fn render(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {

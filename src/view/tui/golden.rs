@@ -261,3 +261,27 @@ fn colour_is_off_without_losing_the_selection() {
             .any(|c| c.modifier.contains(Modifier::REVERSED))
     );
 }
+
+/// Issue 29 §7: two fan-outs beside a council are two fan-outs, not two
+/// more councils, and neither is a job; a fan-out's row is called one.
+#[test]
+fn the_title_counts_fan_outs_apart_from_councils_and_jobs() {
+    let mut rows = fleet();
+    rows.extend(super::group::rows(&super::group::tests::council(), 100_000));
+    for id in ["1m8q4fhfan001", "1m8q4fhfan002"] {
+        let mut f = super::group::tests::council();
+        f.council_id = id.into();
+        f.kind = "fanout".into();
+        rows.extend(super::group::rows(&f, 100_000));
+    }
+    let mut app = App::default();
+    app.set_jobs(rows, 0);
+    let screen = render(&mut app, 120, 40, false);
+    let title = screen.lines().next().unwrap();
+    assert!(
+        title.starts_with("baton watch · 5 jobs · 1 council · 2 fan-outs · "),
+        "{title}"
+    );
+    assert_eq!(app.noun("1m8q4fhfan001"), "fan-out");
+    assert_eq!(app.noun("1m8q4fhzzzzzz"), "council");
+}

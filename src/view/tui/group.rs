@@ -8,6 +8,15 @@
 use crate::view::council::CouncilView;
 use crate::view::watch::{JobView, Row};
 
+/// What a fan-out's header row shows as its agent (and how it is told from
+/// a council's: both are groups of runs).
+pub const FANOUT: &str = "fan-out";
+
+/// Whether `v` is a fan-out's header row.
+pub fn is_fanout(v: &JobView) -> bool {
+    v.row == Row::Council && v.agent == FANOUT
+}
+
 /// The row id of a council's run: `<council id>/<run name>` (a job id
 /// never holds a `/`).
 pub fn run_id(council: &str, name: &str) -> String {
@@ -28,7 +37,7 @@ pub fn rows(c: &CouncilView, now: u64) -> Vec<JobView> {
         job_id: c.council_id.clone(),
         status: c.status,
         agent: if c.kind == "fanout" {
-            "fan-out".to_string()
+            FANOUT.to_string()
         } else {
             format!("council {}", c.kind)
         },

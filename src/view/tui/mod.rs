@@ -248,10 +248,14 @@ impl Loop {
                     }),
                 };
             }
-            Action::Cancel(id) if self.app.noun(&id) == "council" => match &self.root {
-                Some(root) => actions::cancel_council(root.clone(), id, &self.tx),
-                None => self.app.status = Some(format!("council {id}: no project to find it in")),
-            },
+            Action::Cancel(id) if matches!(self.app.noun(&id), "council" | group::FANOUT) => {
+                match &self.root {
+                    Some(root) => actions::cancel_council(root.clone(), id, &self.tx),
+                    None => {
+                        self.app.status = Some(format!("council {id}: no project to find it in"))
+                    }
+                }
+            }
             Action::Cancel(id) => match job(&id) {
                 Some(j) => actions::cancel(j, &self.tx),
                 None => self.app.status = Some(format!("job {id} is no longer in the store")),

@@ -8,7 +8,8 @@ use ratatui::widgets::Paragraph;
 
 use super::app::{App, Pane, Prompt};
 use super::theme::Theme;
-use super::{detail, fleet};
+use super::{detail, fleet, group};
+use crate::render::{Shape, clean};
 use crate::view::watch::Row;
 
 /// Rows of the transcript in a terminal `height` rows high.
@@ -30,7 +31,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
             .filter(|v| !matches!(v.row, Row::Run { .. }))
     };
     let running = tops().filter(|v| v.status == "running").count();
-    let councils = tops().filter(|v| v.row == Row::Council).count();
+    // Both are groups of runs; a fan-out is not a council.
+    let fanouts = tops().filter(|v| group::is_fanout(v)).count();
+    let councils = tops().filter(|v| v.row == Row::Council).count() - fanouts;
     let attention = tops()
         .filter(|v| {
             matches!(
@@ -42,10 +45,11 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
                     | "corrupt"
                     | "needs_human"
                     | "awaiting_approval"
+                    | "approved"
             )
         })
         .count();
-    let total = tops().count() - councils + app.hidden;
+    let total = tops().count() - councils - fanouts + app.hidden;
     let mut title = format!(
         "baton watch · {total} job{}",
         if total == 1 { "" } else { "s" }
@@ -54,6 +58,12 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         title.push_str(&format!(
             " · {councils} council{}",
             if councils == 1 { "" } else { "s" }
+        ));
+    }
+    if fanouts > 0 {
+        title.push_str(&format!(
+            " · {fanouts} fan-out{}",
+            if fanouts == 1 { "" } else { "s" }
         ));
     }
     title.push_str(&format!(
@@ -73,10 +83,11 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         }
         (Some(Prompt::Continue { id, text }), _) => Line::from(vec![
             Span::styled(format!("continue job {id}: "), theme.prompt()),
-            Span::raw(format!("{text}_")),
+            Span::raw(format!("{}_", clean(text, Shape::Line))),
             Span::styled("  (Enter sends, Esc leaves)", theme.dim()),
         ]),
-        (None, Some(s)) => Line::raw(s.as_str()),
+        // A status can quote an error's message, which can quote a peer.
+        (None, Some(s)) => Line::raw(clean(s, Shape::Line)),
         (None, None) => Line::styled(
             match app.pane {
                 Pane::Fleet => "↑↓ select  Enter open  c cancel  n continue  q quit",

@@ -29,7 +29,9 @@ impl Theme {
         self.fg(match status {
             "running" => Color::Cyan,
             "success" | "ok" | "ready" | "done" => Color::Green,
-            "stalled" | "timeout" | "awaiting_approval" | "needs_human" => Color::Yellow,
+            "stalled" | "timeout" | "awaiting_approval" | "approved" | "needs_human" => {
+                Color::Yellow
+            }
             "failed" | "lost" | "corrupt" | "error" => Color::Red,
             _ => Color::Gray,
         })
@@ -75,7 +77,7 @@ pub fn glyph(status: &str) -> &'static str {
         "success" | "ok" | "ready" | "done" => "✓",
         "failed" | "error" => "✗",
         // A council waiting for a person (approval, or a look at it).
-        "awaiting_approval" => "◆",
+        "awaiting_approval" | "approved" => "◆",
         "needs_human" => "△",
         "timeout" => "◷",
         "cancelled" => "⊘",
