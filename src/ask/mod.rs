@@ -224,6 +224,7 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
     for a in &advisers {
         match prepare(a, &args, scope, &cwd, &root, &prompt) {
             Ok(mut p) => {
+                run::check_plan_priced(&p.plan, meter.budget().max_usd)?;
                 p.plan.budget = meter.budget();
                 p.plan.meter = Some(meter.clone());
                 prepared.push(Ok(p))

@@ -189,6 +189,11 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
     for w in [&chair, &writer].into_iter().flatten() {
         require_installed(Agent::parse(&w.agent)?)?;
     }
+    // `--max-usd` must be able to count every call the council makes.
+    let max_usd = crate::run::budget(req.max_usd, req.budget_tokens)?.max_usd;
+    for m in members.iter().chain(chair.iter()).chain(writer.iter()) {
+        crate::run::check_agent_priced(Agent::parse(&m.agent)?, m.model.as_deref(), max_usd)?;
+    }
     // The packet, exactly as `ask` builds it: credentials refused, secrets
     // redacted, the size limit enforced on the text sent.
     let mut ask = req.packet.clone();

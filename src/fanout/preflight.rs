@@ -249,6 +249,8 @@ fn judge(req: &FanoutRequest, candidates: &[Candidate], pick: Pick) -> Result<Ju
                     "a judge only reads; pick codex, claude, pi, gemini-cli, opencode or qwen",
                 ));
             }
+            // Its calls count into `--max-usd` like the candidates'.
+            crate::run::check_agent_priced(agent, model, req.run.max_usd)?;
             Judge::Agent {
                 agent: agent.name().to_string(),
                 model: model.map(str::to_string),
