@@ -45,6 +45,7 @@ pub mod read_only;
 // What they share.
 pub mod gate;
 pub mod preflight;
+pub mod prune;
 pub mod request;
 pub mod result;
 pub mod review;
