@@ -1157,12 +1157,18 @@ fn prune_removes_ended_fanouts_whole_and_keeps_the_runs_of_those_that_stay() {
     use crate::fanout::{fan_out, setup, write_answer};
     use crate::support::council::{Scenario, Stage, Step};
     let (env, fake) = setup();
-    let review = serde_json::json!({"summary": "fine", "findings": [], "ranking": ["A", "B"]});
+    let review = serde_json::json!({"candidates": [
+        {"label": "A", "verdict": "accept", "summary": "fine", "findings": []}],
+        "ranking": ["A"]});
     fake.write(
         &Scenario::new()
             .on("codex", Stage::Implement, write_answer("good one\n"))
             .on("claude", Stage::Implement, write_answer("good two\n"))
-            .all(&["codex", "claude"], Stage::FanoutReview, Step::json(review)),
+            .all(
+                &["codex", "claude"],
+                Stage::FanoutReview,
+                Step::json(review),
+            ),
     );
     let fan = |keep_all: bool| {
         let mut args = vec!["--agents", "codex,claude"];
@@ -1180,7 +1186,10 @@ fn prune_removes_ended_fanouts_whole_and_keeps_the_runs_of_those_that_stay() {
         kept["fanout_id"].as_str().unwrap().to_string(),
     );
     let fanouts = env.records("fanouts");
-    let (ended_runs, kept_runs) = (fanout_runs(&fanouts, &ended_id), fanout_runs(&fanouts, &kept_id));
+    let (ended_runs, kept_runs) = (
+        fanout_runs(&fanouts, &ended_id),
+        fanout_runs(&fanouts, &kept_id),
+    );
     assert_eq!(ended_runs.len(), 2, "one run folder per judge");
     assert!(ended_runs.iter().chain(&kept_runs).all(|r| r.is_dir()));
     let worktrees: Vec<PathBuf> = ended["candidates"]
@@ -1189,7 +1198,10 @@ fn prune_removes_ended_fanouts_whole_and_keeps_the_runs_of_those_that_stay() {
         .iter()
         .map(|c| PathBuf::from(c["worktree"].as_str().unwrap()))
         .collect();
-    assert!(worktrees.iter().all(|w| w.is_dir()), "--keep-all keeps them");
+    assert!(
+        worktrees.iter().all(|w| w.is_dir()),
+        "--keep-all keeps them"
+    );
     // The second fan-out is still going, as far as prune can tell: a live
     // process drives it mid-stage.
     let state = fanouts.join(&kept_id).join("state.json");
@@ -1206,8 +1218,15 @@ fn prune_removes_ended_fanouts_whole_and_keeps_the_runs_of_those_that_stay() {
     assert_eq!(j["counts"], dry["counts"], "{j}");
     assert_eq!(j["counts"]["fanouts"], 1, "{j}");
     assert_eq!(j["counts"]["fanout_runs"], 2, "{j}");
-    assert_eq!(j["counts"]["runs"], 0, "the judges' runs count with their fan-out: {j}");
-    assert_eq!(j["fanouts_removed"][0]["fanout_id"], ended_id.as_str(), "{j}");
+    assert_eq!(
+        j["counts"]["runs"], 0,
+        "the judges' runs count with their fan-out: {j}"
+    );
+    assert_eq!(
+        j["fanouts_removed"][0]["fanout_id"],
+        ended_id.as_str(),
+        "{j}"
+    );
     assert_eq!(j["fanouts_removed"][0]["stage"], "done");
     assert_eq!(j["fanouts_not_ended_kept"], 1, "{j}");
     assert!(!fanouts.join(&ended_id).exists());

@@ -1782,7 +1782,10 @@ fn the_dry_run_shows_the_grants_the_run_passes_in_either_ref_format() {
         git(&w, &["add", "."]);
         git(&w, &["commit", "-qm", "init"]);
         peer(&env, "echo new > new.txt");
-        let dry = baton(&env, &["run", "--agent", "codex", "--worktree", "--dry-run", "x"]);
+        let dry = baton(
+            &env,
+            &["run", "--agent", "codex", "--worktree", "--dry-run", "x"],
+        );
         assert_eq!(dry.code, 0, "{format}: {}", dry.stderr);
         let d = dry.json();
         let dry_id = d["worktree"]["path"]
@@ -1800,7 +1803,11 @@ fn the_dry_run_shows_the_grants_the_run_passes_in_either_ref_format() {
             .iter()
             .map(|a| a.replace(&dry_id, "ID"))
             .collect();
-        let argv: Vec<String> = env.argv("codex").iter().map(|a| a.replace(&id, "ID")).collect();
+        let argv: Vec<String> = env
+            .argv("codex")
+            .iter()
+            .map(|a| a.replace(&id, "ID"))
+            .collect();
         assert_eq!(dry_argv, argv, "{format}");
         let grants: Vec<&String> = argv
             .iter()

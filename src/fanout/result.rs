@@ -187,9 +187,12 @@ pub struct JudgeResult {
     pub ranking: Vec<Ranked>,
     /// Each judge's labels: judge → label → candidate.
     pub label_map: BTreeMap<String, BTreeMap<String, String>>,
-    /// What decided, when it was not the judges (one eligible candidate,
-    /// every judge failed, a limit).
+    /// What decided, when it was not the judges alone (one eligible
+    /// candidate, every judge failed, a limit, a tie and what broke it).
     pub note: Option<String>,
+    /// Why the first of `ranking` won, for the summary (`select::how`).
+    #[serde(skip)]
+    pub how: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

@@ -214,7 +214,11 @@ pub fn prune(
                 t.push_str(&format!("kept worktree {}: {}\n", k.id, k.reason));
             }
             for c in &groups_removed {
-                let what = if c.kind == "fanout" { "fan-out" } else { "council" };
+                let what = if c.kind == "fanout" {
+                    "fan-out"
+                } else {
+                    "council"
+                };
                 t.push_str(&format!(
                     "{verb} {what} {}  {:<10}  {} run(s)  {}\n",
                     c.id, c.stage, c.runs, c.task

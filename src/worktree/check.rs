@@ -404,7 +404,12 @@ mod tests {
     fn writable_dirs_stay_out_of_the_users_head_and_index() {
         let dir = tempfile::tempdir().unwrap();
         let c = dir.path().join(".git");
-        for d in ["objects", "worktrees/x", "refs/heads/baton", "logs/refs/heads/baton"] {
+        for d in [
+            "objects",
+            "worktrees/x",
+            "refs/heads/baton",
+            "logs/refs/heads/baton",
+        ] {
             std::fs::create_dir_all(c.join(d)).unwrap();
         }
         let checked = Checked {
@@ -426,6 +431,10 @@ mod tests {
         // Before the worktree is made (the dry run), its git dir counts.
         let before = checked.writable_dirs(&c.join("worktrees/y"), false);
         assert!(before.contains(&c.join("worktrees/y")));
-        assert!(!checked.writable_dirs(&c.join("worktrees/y"), true).contains(&c.join("worktrees/y")));
+        assert!(
+            !checked
+                .writable_dirs(&c.join("worktrees/y"), true)
+                .contains(&c.join("worktrees/y"))
+        );
     }
 }
