@@ -852,12 +852,21 @@ fn a_tie_is_said_and_broken_by_the_seed_not_by_finish_time() {
             &Scenario::new()
                 .on("codex", Stage::Implement, step("codex", "good one\n"))
                 .on("claude", Stage::Implement, step("claude", "good two\n"))
-                .all(&["codex", "claude"], Stage::FanoutReview, Step::json(review.clone())),
+                .all(
+                    &["codex", "claude"],
+                    Stage::FanoutReview,
+                    Step::json(review.clone()),
+                ),
         );
         let (r, j) = fan_out(&env, &["--agents", "codex,claude", "--seed", "11"]);
         assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
         let ranking = j["judge"]["ranking"].as_array().unwrap().clone();
-        assert!(ranking.iter().all(|x| x["score"] == 1.0 && x["judges"] == 1), "{j}");
+        assert!(
+            ranking
+                .iter()
+                .all(|x| x["score"] == 1.0 && x["judges"] == 1),
+            "{j}"
+        );
         let w = j["winner"]["id"].as_str().unwrap().to_string();
         let other = if w == "c1" { "c2" } else { "c1" };
         let said = format!(
@@ -867,7 +876,11 @@ fn a_tie_is_said_and_broken_by_the_seed_not_by_finish_time() {
         let summary = j["summary"].as_str().unwrap();
         assert!(summary.contains(&said), "{summary}");
         assert!(!summary.contains("ranked first by"), "{summary}");
-        assert_eq!(j["judge"]["note"].as_str().unwrap(), &said["wins, ".len()..], "{j}");
+        assert_eq!(
+            j["judge"]["note"].as_str().unwrap(),
+            &said["wins, ".len()..],
+            "{j}"
+        );
         w
     };
     assert_eq!(winner("codex"), winner("claude"));
