@@ -227,6 +227,7 @@ fn clap_error(e: clap::Error, mode: Mode) -> i32 {
 fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
     // A plan, record or flag may name an agent the user brought.
     crate::config::bring_user_agents();
+    setup::one_output(cli.command.as_ref(), cli.output)?;
     match cli.command {
         None => run::command(cli.run, mode),
         Some(Command::Run(args)) => run::command(args, mode),
