@@ -246,7 +246,7 @@ fn judge(req: &FanoutRequest, candidates: &[Candidate], pick: Pick) -> Result<Ju
                         "--judge {}: it has no enforceable read-only mode",
                         agent.name()
                     ),
-                    "a judge only reads; pick codex, claude, pi, gemini-cli, opencode or qwen",
+                    "a judge only reads; pick codex, claude, zai, pi, gemini-cli, opencode, qwen, copilot, kilo, cline or nanocoder",
                 ));
             }
             // Its calls count into `--max-usd` like the candidates'.
