@@ -37,7 +37,8 @@ pub struct FanoutResult {
     pub base: Option<String>,
     pub test_cmd: Option<String>,
     pub until_green: u32,
-    /// The seed of the judges' shuffles (`--seed` replays them).
+    /// The seed of the judges' shuffles and of the draw that breaks a tie
+    /// (`--seed` replays both).
     pub seed: u64,
     pub candidates: Vec<CandidateResult>,
     /// The judging; null when there was nothing to judge (read-only, first-green).
