@@ -59,7 +59,10 @@ mod tests {
         assert!(brief("x", Access::ReadOnly, "/r").contains("read-only"));
         // Every agent's CLI, the ACP ones too (issue 29 §7). (Agents other
         // tests bring may follow them: the registry is per process.)
-        let line = b.lines().find(|l| l.starts_with("Do not delegate")).unwrap();
+        let line = b
+            .lines()
+            .find(|l| l.starts_with("Do not delegate"))
+            .unwrap();
         assert!(
             line.contains(
                 "do not run baton, codex, claude, agy, pi, gemini, opencode, qwen, copilot, kilo, \
