@@ -22,13 +22,16 @@ pub struct Listing {
     pub prices: Prices,
 }
 
-/// The price table `--budget-usd` and `usage` cost runs with.
+/// The price table `--max-usd` and `usage` cost runs with.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Prices {
+    /// When the built-in table was generated, and from what.
     pub as_of: &'static str,
     pub source: &'static str,
     pub unit: &'static str,
-    pub models: &'static [prices::Price],
+    /// The user file's `[prices."MODEL"]` entries first (`provider: "user"`,
+    /// with their `source`), then the built-in table.
+    pub models: Vec<prices::Price>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -44,6 +47,12 @@ pub struct AgentInfo {
     pub model_aliases: Vec<(&'static str, &'static str)>,
     pub default_effort: Option<&'static str>,
     pub efforts: &'static [&'static str],
+    /// What a call cost: `reported` by the CLI, or `estimated` by baton from
+    /// the price table (then `--max-usd` needs the model's price).
+    pub cost: &'static str,
+    /// Models of this agent's table (its default, alias targets and known
+    /// ids) that have no price; `--max-usd` refuses a run on one of them.
+    pub unpriced_models: Vec<&'static str>,
     pub access: Vec<&'static str>,
     /// How baton can talk to it; the first is the default (`--transport`).
     pub transports: Vec<&'static str>,
@@ -70,15 +79,19 @@ pub fn list(mode: Mode) -> crate::error::Result<i32> {
     infos.sort_by_key(|(i, _)| *i);
     let infos: Vec<AgentInfo> = infos.into_iter().map(|(_, a)| a).collect();
     match mode {
-        Mode::Text => output::text(&format!("{}{}", text(&infos), price_text()))?,
+        Mode::Text => output::text(&format!("{}{}", text(&infos), price_text(&infos)))?,
         Mode::Json => output::json_line(&Listing {
             schema_version: crate::result::SCHEMA_VERSION,
             agents: infos,
             prices: Prices {
-                as_of: prices::AS_OF,
-                source: prices::SOURCE,
+                as_of: prices::as_of(),
+                source: prices::source(),
                 unit: "USD per million tokens",
-                models: prices::TABLE,
+                models: prices::user()
+                    .iter()
+                    .chain(prices::builtin())
+                    .cloned()
+                    .collect(),
             },
         })?,
     }
@@ -106,6 +119,7 @@ fn text(infos: &[AgentInfo]) -> String {
             "MODEL",
             "EFFORT",
             "EFFORTS",
+            "COST",
             "ACCESS",
             "TRANSPORT",
         ]
@@ -125,6 +139,7 @@ fn text(infos: &[AgentInfo]) -> String {
                 [] => "-".to_string(),
                 e => e.join("|"),
             },
+            a.cost.to_string(),
             a.access.join(", "),
             a.transports.join(", "),
         ]);
@@ -158,27 +173,86 @@ fn text(infos: &[AgentInfo]) -> String {
     t
 }
 
-/// The price table that estimates a cost a CLI does not report.
-fn price_text() -> String {
+/// The models an agent's table names: its default, alias targets, known ids.
+fn table_models(a: Agent) -> Vec<&'static str> {
+    let t = models::table(a);
+    let mut ids: Vec<&'static str> = t.default_model.into_iter().collect();
+    for id in t
+        .aliases
+        .iter()
+        .map(|(_, id)| *id)
+        .chain(t.known.iter().copied())
+    {
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+/// The prices for people: the user's entries and the models baton's tables
+/// name (the whole generated table is in `--json`), then what `--max-usd`
+/// can count for each agent.
+fn price_text(infos: &[AgentInfo]) -> String {
     let mut rows = vec![
         ["PROVIDER", "MODEL", "INPUT", "CACHED", "OUTPUT"]
             .map(String::from)
             .to_vec(),
     ];
-    for p in prices::TABLE {
+    let named: Vec<&str> = Agent::ALL.into_iter().flat_map(table_models).collect();
+    let shown: Vec<&prices::Price> = prices::user()
+        .iter()
+        .chain(
+            prices::builtin()
+                .iter()
+                .filter(|p| named.contains(&p.model.as_str())),
+        )
+        .collect();
+    for p in &shown {
         rows.push(vec![
-            p.provider.to_string(),
-            p.model.to_string(),
+            match &p.source {
+                Some(s) => format!("user ({s})"),
+                None => p.provider.clone(),
+            },
+            p.model.clone(),
             format!("{:.3}", p.input),
             format!("{:.3}", p.cached_input),
             format!("{:.3}", p.output),
         ]);
     }
-    format!(
+    let mut t = format!(
         "\nprices (USD per million tokens, as of {}; only for costs a CLI does not report):\n{}",
-        prices::AS_OF,
+        prices::as_of(),
         table(&rows)
-    )
+    );
+    let rest = prices::builtin().len() + prices::user().len() - shown.len();
+    t.push_str(&format!(
+        "  … and {rest} more models: `baton agents --json` lists them all ({})\n",
+        prices::source()
+    ));
+    let names = |f: &dyn Fn(&AgentInfo) -> bool| {
+        infos
+            .iter()
+            .filter(|a| f(a))
+            .map(|a| a.name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let blind = names(&|a| a.cost == "estimated" && a.default_model.is_none());
+    if !blind.is_empty() {
+        t.push_str(&format!(
+            "\n--max-usd needs a priced model for {blind}: baton cannot price the model their \
+             CLI picks by default, so name one (--model, or agents.<name>.model in the config)\n"
+        ));
+    }
+    for a in infos.iter().filter(|a| !a.unpriced_models.is_empty()) {
+        t.push_str(&format!(
+            "unpriced ({}): {} — add [prices.\"MODEL\"] to your user file\n",
+            a.name,
+            a.unpriced_models.join(", ")
+        ));
+    }
+    t
 }
 
 fn info(a: Agent) -> AgentInfo {
@@ -279,6 +353,15 @@ fn info(a: Agent) -> AgentInfo {
         model_aliases: t.aliases.to_vec(),
         default_effort: t.default_effort,
         efforts: t.efforts,
+        cost: if a.reports_cost() {
+            "reported"
+        } else {
+            "estimated"
+        },
+        unpriced_models: table_models(a)
+            .into_iter()
+            .filter(|m| prices::lookup(m).is_none())
+            .collect(),
         access: a.supported_access().iter().map(|x| x.as_str()).collect(),
         transports: a.transports().iter().map(|t| t.as_str()).collect(),
         source: match brought {

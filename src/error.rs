@@ -278,6 +278,10 @@ pub const KINDS: &[(&str, &str)] = &[
         "the repository moved from the council plan's base commit",
     ),
     (
+        "unpriced_model",
+        "--max-usd with a model baton has no price for, on an agent whose CLI reports no cost: nothing was started; the hint says how to price it or to use --budget-tokens",
+    ),
+    (
         "host_sandbox",
         "baton runs inside a host agent's sandbox that keeps peers from their models (Codex's workspace-write without network, Claude Code's sandbox): nothing was started; the hint says how that host runs baton outside it",
     ),

@@ -85,6 +85,9 @@ pub struct Totals {
     pub cost_estimated: bool,
     /// Calls that used tokens but have no known cost.
     pub unpriced_calls: u64,
+    /// Calls with a known cost: with none, `--text` shows `-`, not `$0`.
+    #[serde(skip)]
+    pub priced_calls: u64,
 }
 
 impl Totals {
@@ -99,6 +102,7 @@ impl Totals {
             Some(c) => {
                 self.cost_usd = crate::result::add_usd(self.cost_usd, c);
                 self.cost_estimated |= e.est;
+                self.priced_calls += 1;
             }
             None if e.input > 0 || e.output > 0 => self.unpriced_calls += 1,
             None => {}
@@ -326,11 +330,16 @@ fn row(key: &str, t: &Totals) -> Vec<String> {
         t.calls.to_string(),
         t.input_tokens.to_string(),
         t.output_tokens.to_string(),
-        format!(
-            "${:.4}{}",
-            t.cost_usd,
-            if t.cost_estimated { "*" } else { "" }
-        ),
+        // No call with a known cost: unknown, not free (as the fan-out's table).
+        if t.priced_calls == 0 {
+            "-".to_string()
+        } else {
+            format!(
+                "${:.4}{}",
+                t.cost_usd,
+                if t.cost_estimated { "*" } else { "" }
+            )
+        },
     ]
 }
 

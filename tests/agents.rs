@@ -166,6 +166,7 @@ fn agents_text_mode_is_an_aligned_table() {
         "MODEL",
         "EFFORT",
         "EFFORTS",
+        "COST",
         "ACCESS",
         "TRANSPORT",
     ];
@@ -210,6 +211,7 @@ fn agents_text_mode_is_an_aligned_table() {
             } else {
                 efforts.join("|")
             },
+            s(&a["cost"]),
             access.join(", "),
             a["transports"]
                 .as_array()
@@ -247,7 +249,8 @@ fn agents_text_mode_is_an_aligned_table() {
     assert!(notes.contains("  gemini      no read-only mode"), "{notes}");
     // The dated price table that estimates costs a CLI does not report.
     let prices = &j["prices"];
-    assert_eq!(prices["as_of"], "2026-06-01");
+    let as_of = prices["as_of"].as_str().unwrap();
+    assert!(as_of.len() == 10 && as_of.starts_with("20"), "{as_of}");
     assert_eq!(prices["unit"], "USD per million tokens");
     let gpt = prices["models"]
         .as_array()
@@ -259,10 +262,16 @@ fn agents_text_mode_is_an_aligned_table() {
     assert_eq!(gpt["output"], 15.0);
     let table = r
         .stdout
-        .split("\nprices (USD per million tokens, as of 2026-06-01")
+        .split(&format!("\nprices (USD per million tokens, as of {as_of}"))
         .nth(1)
         .expect("prices section");
-    assert!(table.contains("openai     gpt-5.4 "), "{table}");
+    // The models baton's tables name; the rest only in --json.
+    assert!(table.contains("openai     gpt-5.6-luna "), "{table}");
+    assert!(!table.contains(" gpt-5.4 "), "{table}");
+    assert!(
+        table.contains("more models: `baton agents --json` lists them all"),
+        "{table}"
+    );
 }
 
 #[test]

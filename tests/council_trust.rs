@@ -409,11 +409,12 @@ fn a_default_member_not_installed_is_a_warning() {
         .map(|w| w.as_str().unwrap())
         .filter(|w| w.starts_with("member_not_installed"))
         .collect();
-    // pi is the third member a default council takes; the others it would
-    // not have taken are no loss.
+    // zai (Z.AI's GLM, through pi) is the third member a default council
+    // takes: distinct known vendors first (issue 29 §7); the others it
+    // would not have taken are no loss.
     assert_eq!(missing.len(), 1, "{missing:?}");
     assert!(
-        missing[0].contains("`pi`") && missing[0].contains("install it:"),
+        missing[0].contains("`zai`") && missing[0].contains("install it:"),
         "{}",
         missing[0]
     );
@@ -425,7 +426,13 @@ fn a_default_member_not_installed_is_a_warning() {
     let r = env.run(&["council", "discuss", "q?"]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     let v = r.json();
-    assert_eq!(v["members"].as_array().unwrap().len(), 3);
+    let members: Vec<&str> = v["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["agent"].as_str().unwrap())
+        .collect();
+    assert_eq!(members, ["codex", "claude", "zai"], "{v}");
     assert!(
         !v["warnings"].to_string().contains("member_not_installed"),
         "{}",

@@ -924,3 +924,57 @@ fn every_candidate_is_held_to_the_access_cap() {
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.json()["candidates"].as_array().unwrap().len(), 2);
 }
+
+/// Issue 29 §7: two candidates, each ranked by the other's judge, both
+/// score 1.0 with diffs of one size. The summary said "ranked first by 2
+/// judge(s)" and the winner was whichever finished first. Now the summary
+/// says it was a tie and what broke it, and the same seed picks the same
+/// winner whichever candidate is slower.
+#[test]
+fn a_tie_is_said_and_broken_by_the_seed_not_by_finish_time() {
+    let review = json!({"candidates": [
+        {"label": "A", "verdict": "accept", "summary": "fine", "findings": []}],
+        "ranking": ["A"]});
+    let winner = |slow: &str| {
+        let (env, fake) = setup();
+        let step = |agent: &str, text: &str| {
+            let s = write_answer(text);
+            if agent == slow { s.delay_ms(700) } else { s }
+        };
+        fake.write(
+            &Scenario::new()
+                .on("codex", Stage::Implement, step("codex", "good one\n"))
+                .on("claude", Stage::Implement, step("claude", "good two\n"))
+                .all(
+                    &["codex", "claude"],
+                    Stage::FanoutReview,
+                    Step::json(review.clone()),
+                ),
+        );
+        let (r, j) = fan_out(&env, &["--agents", "codex,claude", "--seed", "11"]);
+        assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+        let ranking = j["judge"]["ranking"].as_array().unwrap().clone();
+        assert!(
+            ranking
+                .iter()
+                .all(|x| x["score"] == 1.0 && x["judges"] == 1),
+            "{j}"
+        );
+        let w = j["winner"]["id"].as_str().unwrap().to_string();
+        let other = if w == "c1" { "c2" } else { "c1" };
+        let said = format!(
+            "wins, tie with {other} on the judges' score (1.00), broken by a draw seeded with the \
+             fan-out's seed (11)"
+        );
+        let summary = j["summary"].as_str().unwrap();
+        assert!(summary.contains(&said), "{summary}");
+        assert!(!summary.contains("ranked first by"), "{summary}");
+        assert_eq!(
+            j["judge"]["note"].as_str().unwrap(),
+            &said["wins, ".len()..],
+            "{j}"
+        );
+        w
+    };
+    assert_eq!(winner("codex"), winner("claude"));
+}

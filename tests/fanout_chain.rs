@@ -339,7 +339,7 @@ fn a_budget_that_holds_back_the_judges_still_names_a_winner_with_a_warning() {
         &env,
         &[
             "--agents",
-            "codex,claude",
+            "codex:gpt-5.4,claude",
             "--judge",
             "claude",
             "--max-usd",
@@ -353,7 +353,10 @@ fn a_budget_that_holds_back_the_judges_still_names_a_winner_with_a_warning() {
     );
     assert_eq!(j["winner"]["id"], "c1", "the smaller diff: {j}");
     assert!(
-        warned(&j, "the judges not started: --max-usd 0.06: $0.0500 spent"),
+        warned(
+            &j,
+            "the judges not started: --max-usd 0.06: $0.0504 (estimated) spent"
+        ),
         "{j}"
     );
     assert_eq!(j["spending"]["exceeded"], true, "{j}");

@@ -1133,3 +1133,131 @@ fn prune_removes_every_kind_of_record_and_counts_each() {
 fn job_dir_exists(env: &Env, id: &str) -> bool {
     env.records("jobs").join(id).exists()
 }
+
+/// The run folders a fan-out's records name (its judges' `runs/<id>/`).
+fn fanout_runs(fanouts: &std::path::Path, id: &str) -> Vec<PathBuf> {
+    fs::read_dir(fanouts.join(id).join("runs"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let r: Value = serde_json::from_slice(&fs::read(e.path()).unwrap()).unwrap();
+            Some(PathBuf::from(r["log"].as_str()?).parent()?.to_path_buf())
+        })
+        .filter(|d| d.parent().is_some_and(|p| p.ends_with("runs")))
+        .collect()
+}
+
+/// `prune` removes an ended fan-out as a whole record — its folder, its
+/// judges' run folders, its candidates' worktrees (their branches stay) —
+/// and never a run folder that a fan-out it keeps still names (issue 29
+/// §7: fan-outs were never removed, and their judges' runs were pruned
+/// from under them as foreground runs).
+#[test]
+fn prune_removes_ended_fanouts_whole_and_keeps_the_runs_of_those_that_stay() {
+    use crate::fanout::{fan_out, setup, write_answer};
+    use crate::support::council::{Scenario, Stage, Step};
+    let (env, fake) = setup();
+    let review = serde_json::json!({"candidates": [
+        {"label": "A", "verdict": "accept", "summary": "fine", "findings": []}],
+        "ranking": ["A"]});
+    fake.write(
+        &Scenario::new()
+            .on("codex", Stage::Implement, write_answer("good one\n"))
+            .on("claude", Stage::Implement, write_answer("good two\n"))
+            .all(
+                &["codex", "claude"],
+                Stage::FanoutReview,
+                Step::json(review),
+            ),
+    );
+    let fan = |keep_all: bool| {
+        let mut args = vec!["--agents", "codex,claude"];
+        if keep_all {
+            args.push("--keep-all");
+        }
+        let (r, j) = fan_out(&env, &args);
+        assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+        assert_eq!(j["judge"]["mode"], "peers", "{j}");
+        j
+    };
+    let (ended, kept) = (fan(true), fan(false));
+    let (ended_id, kept_id) = (
+        ended["fanout_id"].as_str().unwrap().to_string(),
+        kept["fanout_id"].as_str().unwrap().to_string(),
+    );
+    let fanouts = env.records("fanouts");
+    let (ended_runs, kept_runs) = (
+        fanout_runs(&fanouts, &ended_id),
+        fanout_runs(&fanouts, &kept_id),
+    );
+    assert_eq!(ended_runs.len(), 2, "one run folder per judge");
+    assert!(ended_runs.iter().chain(&kept_runs).all(|r| r.is_dir()));
+    let worktrees: Vec<PathBuf> = ended["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| PathBuf::from(c["worktree"].as_str().unwrap()))
+        .collect();
+    assert!(
+        worktrees.iter().all(|w| w.is_dir()),
+        "--keep-all keeps them"
+    );
+    // The second fan-out is still going, as far as prune can tell: a live
+    // process drives it mid-stage.
+    let state = fanouts.join(&kept_id).join("state.json");
+    let mut rec: Value = serde_json::from_slice(&fs::read(&state).unwrap()).unwrap();
+    rec["stage"] = "judging".into();
+    rec["pid"] = std::process::id().into();
+    fs::write(&state, rec.to_string()).unwrap();
+
+    let dry = env.run(&["prune", "--older-than", "0", "--dry-run"]).json();
+    assert!(fanouts.join(&ended_id).is_dir() && worktrees.iter().all(|w| w.is_dir()));
+    let p = env.run(&["prune", "--older-than", "0"]);
+    assert_eq!(p.code, 0, "{}", p.stdout);
+    let j = p.json();
+    assert_eq!(j["counts"], dry["counts"], "{j}");
+    assert_eq!(j["counts"]["fanouts"], 1, "{j}");
+    assert_eq!(j["counts"]["fanout_runs"], 2, "{j}");
+    assert_eq!(
+        j["counts"]["runs"], 0,
+        "the judges' runs count with their fan-out: {j}"
+    );
+    assert_eq!(
+        j["fanouts_removed"][0]["fanout_id"],
+        ended_id.as_str(),
+        "{j}"
+    );
+    assert_eq!(j["fanouts_removed"][0]["stage"], "done");
+    assert_eq!(j["fanouts_not_ended_kept"], 1, "{j}");
+    assert!(!fanouts.join(&ended_id).exists());
+    assert!(ended_runs.iter().all(|r| !r.exists()), "{ended_runs:?}");
+    assert!(worktrees.iter().all(|w| !w.exists()), "{worktrees:?}");
+    let removed: Vec<&str> = j["worktrees_removed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert_eq!(removed.len(), 2, "{j}");
+    // The branches hold the work: they stay.
+    let branches = crate::fanout::branches(&env);
+    for w in &removed {
+        assert!(branches.contains(&format!("baton/{w}")), "{branches:?}");
+    }
+    // The fan-out that goes on keeps its folder and every run it names.
+    assert!(state.is_file());
+    assert!(kept_runs.iter().all(|r| r.is_dir()), "{kept_runs:?}");
+    let t = env.run(&["prune", "--older-than", "0", "--text"]).stdout;
+    assert!(t.contains("0 fan-out(s) with 0 run(s)"), "{t}");
+    assert!(t.contains("1 fan-out(s) not ended"), "{t}");
+    // Its process dies mid-stage: `lost`, as `jobs` says, and removed.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    rec["stage"] = "writing".into();
+    rec["pid"] = dead.into();
+    fs::write(&state, rec.to_string()).unwrap();
+    let j = env.run(&["prune", "--older-than", "0"]).json();
+    assert_eq!(j["fanouts_removed"][0]["stage"], "lost", "{j}");
+    assert!(!state.exists() && kept_runs.iter().all(|r| !r.exists()));
+}

@@ -259,6 +259,11 @@ pub fn tool_errors(c: &Contract) {
         "agent_not_installed",
     );
     e("no such job", &["wait", "0000000000000"], "job_not_found");
+    e(
+        "max-usd without a price",
+        &["--agent", "qwen", "--max-usd", "1", "x"],
+        "unpriced_model",
+    );
     e("bad job id", &["wait", "../etc"], "invalid_job_id");
     let r = Run::from(
         env.baton()
@@ -826,7 +831,7 @@ pub fn fanouts(c: &Contract) {
         Shape::Fanout,
         &fan(&[
             "--agents",
-            "codex",
+            "codex:gpt-5.4",
             "--fallback",
             "claude",
             "--max-usd",

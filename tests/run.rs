@@ -1048,7 +1048,10 @@ fn the_brief_wraps_the_task_unless_raw() {
     let p = env.stdin("codex");
     assert!(p.contains("<task>\nfix the test\n</task>"), "{p}");
     assert!(p.contains("Do not delegate"));
-    assert!(p.contains("do not run baton, codex, claude, agy, pi, gemini, opencode or qwen"));
+    assert!(p.contains(
+        "do not run baton, codex, claude, agy, pi, gemini, opencode, qwen, copilot, kilo, cline or \
+         nanocoder."
+    ));
     assert!(p.contains(&format!(
         "Work in this directory: {}",
         env.work.canonicalize().unwrap().display()

@@ -417,3 +417,48 @@ fn uninstall_does_not_follow_a_link_swapped_in_after_setup() {
         assert!(theirs.join(rel).is_file());
     }
 }
+
+/// A command with one output form refuses the other flag (exit 2) rather
+/// than accepting it and ignoring it (issue 29 §7): `logs --json`,
+/// `completions --json`, `man --json` without `--dir`, `mcp --text`.
+#[test]
+fn an_output_flag_a_command_cannot_honour_is_refused() {
+    let env = Env::new();
+    for (args, says) in [
+        (&["logs", "0000000000000", "--json"][..], "`logs` prints"),
+        (&["--json", "logs", "0000000000000"], "`logs` prints"),
+        (
+            &["completions", "bash", "--json"],
+            "`completions` prints a shell script",
+        ),
+        (&["man", "--json"], "`man` prints a man page"),
+        (&["mcp", "--text"], "`mcp` speaks JSON-RPC"),
+    ] {
+        let r = env.run(args);
+        assert_eq!(r.code, 2, "{args:?}: {}{}", r.stdout, r.stderr);
+        let all = format!("{}{}", r.stdout, r.stderr);
+        assert!(
+            all.contains(says) && all.contains("form"),
+            "{args:?}: {all}"
+        );
+    }
+    // The form each has still works, and so does the other flag where it
+    // means something.
+    let r = env.run(&["completions", "bash", "--text"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("complete"), "{}", r.stdout);
+    let dir = env.tmp.path().join("man1");
+    let r = env.run(&["man", "--dir", dir.to_str().unwrap(), "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["status"], "ok");
+    // Unknown job: the usual error, not the flag's.
+    let r = env.run(&["logs", "0000000000000", "--text"]);
+    assert_eq!(r.code, 4, "{}{}", r.stdout, r.stderr);
+}
+
+/// `setup --man`'s help names where the pages really go.
+#[test]
+fn setup_man_help_names_xdg_data_home() {
+    let r = Env::new().run(&["setup", "--help"]);
+    assert!(r.stdout.contains("$XDG_DATA_HOME/man/man1"), "{}", r.stdout);
+}

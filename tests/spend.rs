@@ -6,6 +6,8 @@
 use std::fs;
 use std::time::{Duration, Instant};
 
+use serde_json::json;
+
 use crate::support::{Env, pid_alive, record, wait_for};
 
 /// One pi `message_end` of an assistant step: `tokens` input, `usd` cost.
@@ -136,15 +138,143 @@ fn a_cost_the_cli_does_not_report_is_estimated_from_the_table() {
     let cost = j["usage"]["cost_usd"].as_f64().unwrap();
     assert!((cost - expected).abs() < 1e-12, "{cost} vs {expected}: {j}");
     assert_eq!(j["usage"]["cost_estimated"], true);
-    // A model without a price: tokens only, and a budget in dollars says so.
-    let j = env
-        .run(&["--model", "gpt-5.6-luna", "--max-usd", "1", "x"])
-        .json();
-    assert!(j["usage"]["cost_usd"].is_null(), "{j}");
-    assert_eq!(j["spending"]["unpriced_calls"], 1, "{j}");
-    assert!(j["spending"]["spent_usd"].is_null());
-    let w = j["warnings"].to_string();
-    assert!(w.contains("counted tokens only"), "{w}");
+    // A model of baton's alias table is priced (the generated table).
+    let j = env.run(&["--model", "luna", "--max-usd", "1", "x"]).json();
+    let expected = (600.0 * 0.2 + 400.0 * 0.02 + 50.0 * 1.2) / 1e6;
+    let cost = j["usage"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - expected).abs() < 1e-12, "{cost} vs {expected}: {j}");
+    assert_eq!(j["spending"]["unpriced_calls"], 0, "{j}");
+}
+
+/// `--max-usd` that could count nothing is refused before anything starts
+/// (issue 29 §7): codex's own default model, and a model with no price.
+#[test]
+fn max_usd_on_a_model_without_a_price_refuses_to_start() {
+    let env = Env::new();
+    env.replay("codex", "codex/codex-exec-usage.jsonl", 0);
+    for args in [
+        &["--max-usd", "0.50", "x"][..],
+        &["--model", "gpt-7-nova", "--max-usd", "0.50", "x"],
+        &["run", "--async", "--max-usd", "0.50", "x"],
+        &[
+            "run",
+            "--fallback",
+            "qwen",
+            "--model",
+            "sol",
+            "--max-usd",
+            "0.50",
+            "x",
+        ],
+        &["ask", "--max-usd", "0.50", "q?"],
+    ] {
+        let r = env.run(args);
+        let j = r.json();
+        assert_eq!(r.code, 2, "{args:?}: {j}");
+        assert_eq!(j["error"]["kind"], "unpriced_model", "{args:?}: {j}");
+        let hint = j["error"]["hint"].as_str().unwrap();
+        assert!(hint.contains("--budget-tokens"), "{hint}");
+        assert!(
+            !env.fake_dir.join("codex.argv").exists(),
+            "{args:?}: codex started"
+        );
+    }
+    let j = env.run(&["--max-usd", "0.50", "x"]).json();
+    assert!(
+        j["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--model luna|terra|sol|astra"),
+        "{j}"
+    );
+    // --budget-tokens needs no price.
+    let r = env.run(&["--budget-tokens", "100000", "x"]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+}
+
+/// The user file prices a model the table lacks (or overrides one), and
+/// then `--max-usd` counts it; `config show` and `baton agents` show it.
+#[test]
+fn a_price_from_the_user_file_lets_max_usd_count_a_model() {
+    let env = Env::new();
+    env.replay("codex", "codex/codex-exec-usage.jsonl", 0);
+    let cfg = env.tmp.path().join("user-config.toml");
+    fs::write(
+        &cfg,
+        "[agents.codex]\nmodel = \"gpt-7-nova\"\n\n[prices.\"gpt-7-nova\"]\ninput = 10\ncached_input = 1\noutput = 100\n",
+    )
+    .unwrap();
+    let with = |args: &[&str]| env.run(args);
+    let j = with(&["--max-usd", "1", "x"]).json();
+    assert_eq!(j["status"], "success", "{j}");
+    let expected = (600.0 * 10.0 + 400.0 * 1.0 + 50.0 * 100.0) / 1e6;
+    let cost = j["usage"]["cost_usd"].as_f64().unwrap();
+    assert!((cost - expected).abs() < 1e-12, "{cost} vs {expected}: {j}");
+    assert_eq!(j["usage"]["cost_estimated"], true);
+    assert_eq!(j["spending"]["unpriced_calls"], 0, "{j}");
+    // `config show` lists it with its line.
+    let j = with(&["config", "show"]).json();
+    let p = &j["prices"][0];
+    assert_eq!(
+        (&p["model"], &p["input"], &p["output"]),
+        (&json!("gpt-7-nova"), &json!(10.0), &json!(100.0)),
+        "{j}"
+    );
+    assert!(
+        p["source"]
+            .as_str()
+            .unwrap()
+            .ends_with("user-config.toml:4"),
+        "{p}"
+    );
+    let t = with(&["config", "show", "--text"]).stdout;
+    assert!(
+        t.contains(
+            "prices.\"gpt-7-nova\" = { input = 10, cached_input = 1, output = 100 }  # user "
+        ),
+        "{t}"
+    );
+    // `baton agents` lists it first, as the user's.
+    let j = with(&["agents"]).json();
+    assert_eq!(
+        j["prices"]["models"][0]["provider"], "user",
+        "{}",
+        j["prices"]
+    );
+    assert_eq!(j["prices"]["models"][0]["model"], "gpt-7-nova");
+}
+
+/// `baton agents` says how each agent's cost is known and which of its
+/// table's models have no price (none, for the built-in tables).
+#[test]
+fn agents_show_how_costs_are_known_and_what_is_unpriced() {
+    let env = Env::new();
+    let j = env.run(&["agents"]).json();
+    let agent = |n: &str| {
+        j["agents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(agent("codex")["cost"], "estimated");
+    assert_eq!(agent("claude")["cost"], "reported");
+    for a in j["agents"].as_array().unwrap() {
+        assert_eq!(a["unpriced_models"], json!([]), "{a}");
+    }
+    assert!(
+        j["prices"]["source"].as_str().unwrap().contains("LiteLLM"),
+        "{j}"
+    );
+    let t = env.run(&["agents", "--text"]).stdout;
+    assert!(t.contains("COST"), "{t}");
+    assert!(t.contains("gpt-5.6-luna"), "{t}");
+    assert!(
+        t.contains("--max-usd needs a priced model for codex"),
+        "{t}"
+    );
 }
 
 #[test]

@@ -154,6 +154,12 @@ fn since_leaves_out_older_calls_and_by_day_groups_them() {
     assert!(week["since_ms"].as_u64().unwrap() > old_ms);
     let days = env.run(&["usage", "--by", "day"]).json();
     assert_eq!(days["groups"].as_array().unwrap().len(), 2, "{days}");
+    // Calls without a known price cost `-` for people, not `$0.0000` (as
+    // the fan-out's table shows them).
+    let text = env.run(&["usage", "--by", "agent", "--text"]).stdout;
+    let codex = text.lines().find(|l| l.starts_with("codex ")).unwrap();
+    assert!(codex.ends_with(" -"), "{text}");
+    assert!(!text.contains("$0.0000"), "{text}");
     // Bad requests are usage errors.
     assert_eq!(env.run(&["usage", "--by", "week"]).code, 2);
     assert_eq!(env.run(&["usage", "--since", "soon"]).code, 2);

@@ -2074,3 +2074,64 @@ fn the_summary_counts_the_files_changed_after_the_revert() {
     assert_eq!(strings(&j["changed_files"]), ["src/lib.rs"], "{j}");
     assert_eq!(summary_count(&j), 1, "{}", j["summary"]);
 }
+
+/// `--dry-run --worktree` shows the argv the run passes (issue 29 §7: a
+/// files-format repository got `--add-dir <repo>/.git/reftable` in the dry
+/// run only), in both ref formats git has.
+#[test]
+fn the_dry_run_shows_the_grants_the_run_passes_in_either_ref_format() {
+    for format in ["files", "reftable"] {
+        let env = Env::new();
+        let w = env.work.clone();
+        let init = Command::new("git")
+            .args(["init", "-q", "-b", "main", "--ref-format", format])
+            .arg(&w)
+            .status()
+            .unwrap();
+        if !init.success() {
+            eprintln!("skipped: this git has no --ref-format {format}");
+            continue;
+        }
+        write(&w, "README.md", "# demo\n");
+        git(&w, &["add", "."]);
+        git(&w, &["commit", "-qm", "init"]);
+        peer(&env, "echo new > new.txt");
+        let dry = baton(
+            &env,
+            &["run", "--agent", "codex", "--worktree", "--dry-run", "x"],
+        );
+        assert_eq!(dry.code, 0, "{format}: {}", dry.stderr);
+        let d = dry.json();
+        let dry_id = d["worktree"]["path"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_string();
+        let r = baton(&env, &["run", "--agent", "codex", "--worktree", "x"]);
+        assert_eq!(r.code, 0, "{format}: {}\n{}", r.stdout, r.stderr);
+        let id = r.json()["worktree"]["id"].as_str().unwrap().to_string();
+        // (The dry run's argv starts with the program.)
+        let dry_argv: Vec<String> = strings(&d["argv"])[1..]
+            .iter()
+            .map(|a| a.replace(&dry_id, "ID"))
+            .collect();
+        let argv: Vec<String> = env
+            .argv("codex")
+            .iter()
+            .map(|a| a.replace(&id, "ID"))
+            .collect();
+        assert_eq!(dry_argv, argv, "{format}");
+        let grants: Vec<&String> = argv
+            .iter()
+            .zip(argv.iter().skip(1))
+            .filter(|(f, _)| *f == "--add-dir")
+            .map(|(_, d)| d)
+            .collect();
+        let reftable = grants.iter().any(|g| g.ends_with("/.git/reftable"));
+        assert_eq!(reftable, format == "reftable", "{format}: {grants:?}");
+        let baton_refs = grants.iter().any(|g| g.ends_with("/.git/refs/heads/baton"));
+        assert_eq!(baton_refs, format == "files", "{format}: {grants:?}");
+    }
+}

@@ -210,6 +210,17 @@ impl Agent {
         }
     }
 
+    /// Whether the CLI reports what each call cost (claude; pi, zai and
+    /// opencode from their own model registries). For the others baton
+    /// estimates it from `spend::prices`, so `--max-usd` needs the price of
+    /// the model they run.
+    pub fn reports_cost(self) -> bool {
+        matches!(
+            self,
+            Agent::Claude | Agent::Zai | Agent::Pi | Agent::Opencode
+        )
+    }
+
     /// Whether the usage the CLI reports is a running total over the
     /// session, so a resumed run must subtract what came before (codex's
     /// thread counters; qwen's `result.usage`, measured on a resumed session).

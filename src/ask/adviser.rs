@@ -108,7 +108,7 @@ pub(super) fn advisers(args: &AskRequest) -> Result<(Vec<AdviserSpec>, bool)> {
                      sandbox confines terminal commands only, not its file tools)",
                     agent.name()
                 ),
-                hint: "ask codex, claude, pi, zai, gemini-cli, opencode or qwen instead".into(),
+                hint: "ask codex, claude, zai, pi, gemini-cli, opencode, qwen, copilot, kilo, cline or nanocoder instead".into(),
             });
         }
         out.push(AdviserSpec {

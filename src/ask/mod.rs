@@ -56,7 +56,7 @@ use report::{dry_run, error_result, multi_envelope, print_one, text_of};
 /// command line is parsed in `cli::ask`).
 #[derive(Debug, Clone, Default)]
 pub struct AskRequest {
-    /// Adviser: codex (default), claude, zai (glm), pi, gemini-cli, opencode or qwen. agy cannot advise: it has no read-only mode.
+    /// Adviser: codex (default), claude, zai (glm), pi, gemini-cli, opencode, qwen, copilot, kilo, cline or nanocoder. agy cannot advise: it has no read-only mode.
     pub agent: Option<String>,
 
     /// Several advisers in parallel, side by side: `codex,claude` (`NAME:MODEL` picks a model).
@@ -224,6 +224,7 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
     for a in &advisers {
         match prepare(a, &args, scope, &cwd, &root, &prompt) {
             Ok(mut p) => {
+                run::check_plan_priced(&p.plan, meter.budget().max_usd)?;
                 p.plan.budget = meter.budget();
                 p.plan.meter = Some(meter.clone());
                 prepared.push(Ok(p))

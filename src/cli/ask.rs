@@ -18,7 +18,7 @@ redacted, a packet over --max-chars is refused, and a --task-id has a budget of 
 BATON_ASK_BUDGET consultations (default 2)."
 )]
 pub struct AskArgs {
-    /// Adviser: codex (default, or ask.agent in the config), claude, zai (glm), pi, gemini-cli, opencode or qwen. agy cannot advise: it has no read-only mode.
+    /// Adviser: codex (default, or ask.agent in the config), claude, zai (glm), pi, gemini-cli, opencode, qwen, copilot, kilo, cline or nanocoder. agy cannot advise: it has no read-only mode.
     #[arg(long, short = 'a', value_name = "NAME", conflicts_with = "agents")]
     pub agent: Option<String>,
 

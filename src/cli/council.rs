@@ -44,6 +44,7 @@ pub struct IdArg {
 
 #[derive(Debug, Clone, Args)]
 pub struct ListArgs {
+    /// The repository (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 }
@@ -55,6 +56,7 @@ pub struct ApproveArgs {
     /// The sha256 of the plan you read (`plan.sha256` in the result).
     #[arg(long, value_name = "HEX", required = true)]
     pub plan_sha256: String,
+    /// The repository (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 }

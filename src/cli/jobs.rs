@@ -147,10 +147,13 @@ pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
 
 pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
     let older_than = duration::parse(&a.older_than)?;
-    // Councils are read here and handed over: `job` sits below `council`.
+    // Councils and fan-outs are read here and handed over: `job` sits
+    // below both.
     let cwd = std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
-    let councils = crate::council::prune::entries(&crate::fsutil::project_root(&cwd))?;
-    job::prune(older_than, a.dry_run, mode, councils)
+    let root = crate::fsutil::project_root(&cwd);
+    let mut groups = crate::council::prune::entries(&root)?;
+    groups.extend(crate::fanout::prune::entries(&root)?);
+    job::prune(older_than, a.dry_run, mode, groups)
 }
 
 pub fn run_runner(a: RunnerArgs) -> Result<i32> {

@@ -66,8 +66,20 @@ pub struct Cli {
 #[derive(Debug, Clone, Args, Default)]
 pub struct SchemaArgs {
     /// Which schema [default: result, what run, wait, continue and ask print].
-    #[arg(value_name = "NAME")]
+    #[arg(value_name = "NAME", value_parser = schema_names())]
     pub name: Option<String>,
+}
+
+/// The names `baton schema` takes, listed by `--help` from the one list
+/// (`schema::NAMES`), so the help cannot fall behind it (`run` is an old
+/// name of `result`, accepted and not shown).
+fn schema_names() -> clap::builder::PossibleValuesParser {
+    let mut names: Vec<clap::builder::PossibleValue> = crate::schema::NAMES
+        .iter()
+        .map(|n| clap::builder::PossibleValue::new(*n))
+        .collect();
+    names.push(clap::builder::PossibleValue::new("run").hide(true));
+    clap::builder::PossibleValuesParser::new(names)
 }
 
 #[derive(Debug, Clone, Copy, Args, Default)]
@@ -95,7 +107,7 @@ pub enum Command {
     /// Several peers propose, critique each other blind, a chair plans, one writes, the others review.
     #[command(subcommand)]
     Council(council::CouncilCommand),
-    /// Print the JSON Schema of the result, or: error, ask-envelope, council, council-proposal, council-critique, council-plan, council-review, fanout, fanout-review.
+    /// Print the JSON Schema of the result, or of another output (`baton schema --help` names them).
     Schema(SchemaArgs),
     /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
     Doctor(doctor::DoctorArgs),
@@ -287,6 +299,7 @@ fn clap_parts(rendered: &str, kind: ErrorKind) -> (String, String) {
 fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
     // A plan, record or flag may name an agent the user brought.
     crate::config::bring_user_agents();
+    setup::one_output(cli.command.as_ref(), cli.output)?;
     match cli.command {
         None => run::command(cli.run, mode),
         Some(Command::Run(args)) => run::command(args, mode),

@@ -14,7 +14,7 @@ use crate::{dry_run, fanout, job, process, view};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
-    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen [default: codex, or `agent` in the config].
+    /// Peer agent: codex, claude, gemini (agy), zai (glm), pi, gemini-cli, opencode, qwen, copilot, kilo, cline, nanocoder, or one your user file brings [default: codex, or `agent` in the config].
     #[arg(long, short = 'a', value_name = "NAME")]
     pub agent: Option<String>,
 
@@ -166,7 +166,7 @@ pub struct FanoutArgs {
     #[arg(long, value_name = "WHO")]
     pub judge: Option<String>,
 
-    /// Fan out: the seed of the judges' blind shuffles (replays them).
+    /// Fan out: the seed of the judges' blind shuffles and of the draw that breaks a tie (replays both).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 

@@ -17,7 +17,7 @@ pub struct SetupArgs {
     /// user (your home; default) or project (this repository, for everyone who clones it).
     #[arg(long, value_name = "SCOPE", default_value = "user")]
     pub scope: String,
-    /// Also install the man pages into ~/.local/share/man/man1 (user scope).
+    /// Also install the man pages into $XDG_DATA_HOME/man/man1 (default ~/.local/share/man/man1; user scope).
     #[arg(long)]
     pub man: bool,
     /// Add `baton mcp` to these hosts' MCP configuration: claude, codex, gemini, qwen, opencode, cursor, or all.
@@ -50,6 +50,43 @@ pub struct ManArgs {
 
 fn command() -> clap::Command {
     crate::cli::Cli::command()
+}
+
+/// `--json`/`--text` where a command has one output form only: refused
+/// (exit 2), never accepted and ignored (issue 29 §7). `logs` prints text
+/// for people, `completions` a shell script, `man` a page (only `--dir` has
+/// a report in both forms), `mcp` speaks JSON-RPC.
+pub fn one_output(cmd: Option<&super::Command>, out: super::OutputArgs) -> Result<()> {
+    use super::Command as C;
+    let (flag, what, hint) = match cmd {
+        Some(C::Logs(_)) if out.json => (
+            "--json",
+            "`logs` prints the peer's progress for people",
+            "drop --json: `baton logs ID --raw` prints the CLI's own event stream, \
+             `baton result ID` the result as JSON",
+        ),
+        Some(C::Completions(_)) if out.json => (
+            "--json",
+            "`completions` prints a shell script",
+            "drop --json",
+        ),
+        Some(C::Man(m)) if out.json && m.dir.is_none() => (
+            "--json",
+            "`man` prints a man page (only `man --dir DIR` has a JSON report)",
+            "drop --json, or give --dir DIR",
+        ),
+        Some(C::Mcp(_)) if out.text => (
+            "--text",
+            "`mcp` speaks JSON-RPC on stdin and stdout",
+            "drop --text: the server answers each tool call with both structuredContent and \
+             the --text form",
+        ),
+        _ => return Ok(()),
+    };
+    Err(Error::usage_hint(
+        format!("{what}; it has no {flag} form"),
+        hint,
+    ))
 }
 
 pub fn setup(a: SetupArgs, mode: Mode) -> Result<i32> {

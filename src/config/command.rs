@@ -34,6 +34,7 @@ pub fn show(c: &Config, mode: Mode) -> Result<i32> {
                 "source": s.source.to_string(),
                 "env": env_var(k),
             })).collect::<Vec<_>>(),
+            "prices": c.prices(),
         }))?,
         Mode::Text => {
             let mut t = String::new();
@@ -52,6 +53,16 @@ pub fn show(c: &Config, mode: Mode) -> Result<i32> {
                     other => other.to_json().to_string(),
                 };
                 t.push_str(&format!("{k:<width$} = {v}  # {}\n", s.source));
+            }
+            for p in c.prices() {
+                t.push_str(&format!(
+                    "prices.{:?} = {{ input = {}, cached_input = {}, output = {} }}  # user {}\n",
+                    p.model,
+                    p.input,
+                    p.cached_input,
+                    p.output,
+                    p.source.as_deref().unwrap_or_default()
+                ));
             }
             output::text(&t)?;
         }

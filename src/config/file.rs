@@ -69,6 +69,8 @@ pub struct Layer {
     /// The agents this file brings (`[agents.NAME] transport = "acp"`; the
     /// user file only).
     pub byo: Vec<Byo>,
+    /// Its `[prices."MODEL"]` entries (the user file only).
+    pub prices: Vec<crate::spend::prices::Price>,
 }
 
 /// What a key holds; checked by `check`.
@@ -160,6 +162,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
     })?;
     let mut values = BTreeMap::new();
     let mut byo = Vec::new();
+    let mut prices = Vec::new();
     // `agent`/`ask.agent` values that name no agent yet: they may name one
     // this file brings further down.
     let mut pending: Vec<brought::Pending> = Vec::new();
@@ -199,6 +202,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
             }
             "run" => section(&cx, "run", v, RUN_KEYS, None, &mut values, &mut pending)?,
             "ask" => section(&cx, "ask", v, ASK_KEYS, None, &mut values, &mut pending)?,
+            "prices" => prices = super::prices::section(&cx, v)?,
             "council" => {
                 return Err(cx.err(
                     at,
@@ -208,7 +212,14 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
                     "remove the [council] table",
                 ));
             }
-            other => return Err(unknown(&cx, at, other, &["agent", "agents", "run", "ask"])),
+            other => {
+                return Err(unknown(
+                    &cx,
+                    at,
+                    other,
+                    &["agent", "agents", "run", "ask", "prices"],
+                ));
+            }
         }
     }
     brought::check_pending(&cx, pending, &byo)?;
@@ -247,6 +258,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
         scope,
         values,
         byo,
+        prices,
     })
 }
 

@@ -10,6 +10,7 @@
 mod brought;
 pub mod command;
 pub mod file;
+mod prices;
 mod read;
 pub mod secret;
 mod template;
@@ -273,6 +274,11 @@ impl Config {
             .collect()
     }
 
+    /// The user's `[prices."MODEL"]` entries (`config show`).
+    pub fn prices(&self) -> Vec<&crate::spend::prices::Price> {
+        self.layers.iter().flat_map(|l| &l.prices).collect()
+    }
+
     /// The configured value of `key`, if any layer or variable sets it.
     pub fn lookup(&self, key: &str) -> Option<Sourced> {
         if let Some(var) = env_var(key)
@@ -338,10 +344,11 @@ impl Config {
     }
 }
 
-/// Register the agents the user file brings, for a command that reads no
-/// other config (`continue`, `council`, `agents`, the job runner…): a plan
-/// or record that names one must find it. A broken or missing user file
-/// brings none; the commands that read the config report it.
+/// Register the agents and prices the user file brings, for a command that
+/// reads no other config (`continue`, `council`, `agents`, the job runner…):
+/// a plan or record that names an agent must find it, and a call is priced
+/// alike wherever it runs. A broken or missing user file brings none; the
+/// commands that read the config report it.
 pub fn bring_user_agents() {
     let env = |k: &str| std::env::var(k).ok();
     let Some((path, _)) = user_file(&env) else {
@@ -354,6 +361,7 @@ pub fn bring_user_agents() {
         for b in layer.byo {
             crate::agent::byo::register(b);
         }
+        crate::spend::prices::install_user(layer.prices);
     }
 }
 

@@ -22,7 +22,8 @@ pub const USER: &str = r#"# baton user configuration (see docs/config.md).
 # max_chars = 200000       # --max-chars
 # scope = "packet"         # packet | repo (--scope)
 
-# One table per agent: codex, claude, gemini, zai, pi, gemini-cli, opencode, qwen.
+# One table per agent: codex, claude, gemini, zai, pi, gemini-cli, opencode, qwen,
+# copilot, kilo, cline, nanocoder.
 # Models, efforts, profiles and providers reach the CLI's command line: letters,
 # digits and . _ - / : @ + [ ] only, never starting with `-`.
 # [agents.claude]
@@ -46,6 +47,13 @@ pub const USER: &str = r#"# baton user configuration (see docs/config.md).
 # (user file only: a repository may not choose the program baton runs).
 # [agents.gemini-cli]
 # command = ["node", "/opt/gemini-cli/bundle/gemini.js"]
+
+# A price for a model baton's table lacks (or your own rate), in USD per
+# million tokens: --max-usd refuses a model it cannot price (user file only).
+# [prices."gpt-7-nova"]
+# input = 10.0
+# cached_input = 1.0       # default: the input rate
+# output = 80.0
 
 # Credentials never go here: each CLI keeps its own login (`baton doctor`
 # shows where), or use the CLI's API key variable.

@@ -285,6 +285,13 @@ fn the_templates_are_valid_and_change_nothing() {
             assert!(l.values.contains_key(&key), "{scope:?}: {key}");
         }
         assert!(text.contains("gemini-cli, opencode, qwen") || scope == Scope::Project);
+        if scope == Scope::User {
+            // The user template names every agent, and shows a price.
+            for a in Agent::ALL {
+                assert!(text.contains(a.name()), "the template lacks {}", a.name());
+            }
+            assert_eq!(l.prices.len(), 1, "{on}");
+        }
     }
 }
 
@@ -294,4 +301,99 @@ fn integers_are_durations_in_seconds() {
         .load(&[])
         .unwrap();
     assert_eq!(c.string("run.timeout").unwrap(), "90s");
+}
+
+#[test]
+fn prices_in_the_user_file_are_checked_and_kept_with_their_line() {
+    let user = "[prices.\"Acme-1\"]\ninput = 2\noutput = 8.5\n\n[prices.\"acme-2\"]\ninput = 1.0\ncached_input = 0.1\noutput = 4\n";
+    let f = Fixture::new(Some(user), None);
+    let c = f.load(&[]).unwrap();
+    let p = c.prices();
+    assert_eq!(p.len(), 2);
+    assert_eq!(
+        (
+            p[0].model.as_str(),
+            p[0].input,
+            p[0].cached_input,
+            p[0].output
+        ),
+        ("acme-1", 2.0, 2.0, 8.5),
+        "no cache rate: the input rate"
+    );
+    assert_eq!(p[0].provider, "user");
+    assert!(
+        p[0].source.as_deref().unwrap().ends_with("user.toml:1"),
+        "{:?}",
+        p[0].source
+    );
+    assert_eq!((p[1].cached_input, p[1].output), (0.1, 4.0));
+    assert!(p[1].source.as_deref().unwrap().ends_with("user.toml:5"));
+}
+
+#[test]
+fn bad_prices_name_file_line_and_key() {
+    for (text, key, says) in [
+        (
+            "[prices.\"m\"]\ninput = -1\noutput = 1\n",
+            "prices.\"m\".input",
+            "not a price",
+        ),
+        (
+            "[prices.\"m\"]\ninput = nan\noutput = 1\n",
+            "prices.\"m\".input",
+            "not a price",
+        ),
+        (
+            "[prices.\"m\"]\ninput = inf\noutput = 1\n",
+            "prices.\"m\".input",
+            "not a price",
+        ),
+        (
+            "[prices.\"m\"]\ninput = 1e9\noutput = 1\n",
+            "prices.\"m\".input",
+            "not a price",
+        ),
+        (
+            "[prices.\"m\"]\ninput = \"1\"\noutput = 1\n",
+            "prices.\"m\".input",
+            "expected a number",
+        ),
+        (
+            "[prices.\"m\"]\ninput = 1\n",
+            "prices.\"m\"",
+            "`output` is missing",
+        ),
+        (
+            "[prices.\"m\"]\ninput = 1\noutput = 1\nextra = 1\n",
+            "prices.\"m\".extra",
+            "unknown key",
+        ),
+        (
+            "[prices.\"openai/m\"]\ninput = 1\noutput = 1\n",
+            "prices.\"openai/m\"",
+            "without its provider",
+        ),
+        (
+            "[prices.\"a b\"]\ninput = 1\noutput = 1\n",
+            "prices.\"a b\"",
+            "spaces",
+        ),
+        (
+            "[prices.\"m\"]\ninput = 1\noutput = 1\n[prices.\"M\"]\ninput = 1\noutput = 1\n",
+            "prices.\"m\"",
+            "priced twice",
+        ),
+        ("prices = 3\n", "prices", "expected a table"),
+    ] {
+        let e = load_err(text);
+        assert!(
+            e.contains(&format!("`{key}`")) && e.contains(says),
+            "{text:?}: {e}"
+        );
+    }
+    // The project file may not set prices: a repository must not make a
+    // model free for --max-usd.
+    let f = Fixture::new(None, Some("[prices.\"m\"]\ninput = 0\noutput = 0\n"));
+    let e = f.load(&[]).unwrap_err().to_string();
+    assert!(e.contains("a project file may not set prices"), "{e}");
 }

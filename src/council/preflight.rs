@@ -20,13 +20,17 @@ pub struct Preflight {
     pub calls: Value,
 }
 
-/// Agents that can advise (read-only), in the order a default council takes them.
-const PREFERRED: [Agent; 6] = [
+/// Agents that can advise (read-only), in the order a default council takes
+/// them: those whose models come from one known vendor first (zai is Z.AI's
+/// GLM through pi), then pi and opencode, whose vendor is whatever their own
+/// config says.
+const PREFERRED: [Agent; 7] = [
     Agent::Codex,
     Agent::Claude,
-    Agent::Pi,
+    Agent::Zai,
     Agent::GeminiCli,
     Agent::Qwen,
+    Agent::Pi,
     Agent::Opencode,
 ];
 
@@ -73,11 +77,14 @@ fn read_only(a: Agent) -> bool {
     a.supported_access().contains(&Access::ReadOnly)
 }
 
-/// At most 3 of `avail`, distinct vendors first.
+/// At most 3 of `avail`, distinct vendors first. An unknown vendor (pi or
+/// opencode without a provider) is not known to be distinct: such a member
+/// comes after every known vendor not yet taken.
 fn pick(avail: &[Member]) -> Vec<Member> {
     let mut out: Vec<Member> = Vec::new();
     for m in avail {
-        if out.len() < 3 && !out.iter().any(|o| o.vendor == m.vendor) {
+        let known = m.vendor != crate::agent::vendor::UNKNOWN;
+        if out.len() < 3 && known && !out.iter().any(|o| o.vendor == m.vendor) {
             out.push(m.clone());
         }
     }
@@ -104,7 +111,7 @@ pub fn members(named: &[String]) -> Result<(Vec<Member>, Vec<String>)> {
                         "`{}` cannot be a council member: it has no enforceable read-only mode",
                         agent.name()
                     ),
-                    "pick members from codex, claude, pi, gemini-cli, opencode, qwen",
+                    "pick members from codex, claude, zai, pi, gemini-cli, opencode, qwen",
                 ));
             }
             require_installed(agent)?;
@@ -188,6 +195,11 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
     };
     for w in [&chair, &writer].into_iter().flatten() {
         require_installed(Agent::parse(&w.agent)?)?;
+    }
+    // `--max-usd` must be able to count every call the council makes.
+    let max_usd = crate::run::budget(req.max_usd, req.budget_tokens)?.max_usd;
+    for m in members.iter().chain(chair.iter()).chain(writer.iter()) {
+        crate::run::check_agent_priced(Agent::parse(&m.agent)?, m.model.as_deref(), max_usd)?;
     }
     // The packet, exactly as `ask` builds it: credentials refused, secrets
     // redacted, the size limit enforced on the text sent.
@@ -323,4 +335,31 @@ pub fn dry_run(p: &Preflight) -> Value {
         "warnings": rec.warnings,
         "packet": p.packet,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(name: &str) -> Member {
+        member(name).unwrap().1
+    }
+
+    /// Issue 29 §7: with codex, claude and pi installed a default council
+    /// was codex, claude, pi: pi's vendor is unknown, not a third one.
+    #[test]
+    fn a_default_council_takes_known_distinct_vendors_first() {
+        let names = |v: Vec<Member>| v.into_iter().map(|m| m.agent).collect::<Vec<_>>();
+        // Every adviser installed: the first three known vendors.
+        let all: Vec<Member> = PREFERRED.iter().map(|a| m(a.name())).collect();
+        assert_eq!(names(pick(&all)), ["codex", "claude", "zai"]);
+        // pi (unknown vendor) only after the known ones run out.
+        let some = [m("codex"), m("pi"), m("claude"), m("gemini-cli")];
+        assert_eq!(names(pick(&some)), ["codex", "claude", "gemini-cli"]);
+        let few = [m("codex"), m("pi"), m("claude")];
+        assert_eq!(names(pick(&few)), ["codex", "claude", "pi"]);
+        // One vendor twice only when nothing else is there.
+        let two = [m("codex"), m("codex:gpt-5.6-sol")];
+        assert_eq!(names(pick(&two)), ["codex", "codex"]);
+    }
 }

@@ -1,20 +1,20 @@
-//! The project's councils as `baton prune` needs them (`job::CouncilEntry`):
+//! The project's councils as `baton prune` needs them (`job::GroupEntry`):
 //! which have ended, when, and the run folders of their members. `prune`
 //! itself lives in `job`, below `council`, so the command line reads these
 //! here and hands them over.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::store::{Record, read_json};
 use crate::error::Result;
 use crate::group::background::alive;
 use crate::group::runs;
 use crate::ids;
-use crate::job::CouncilEntry;
+use crate::job::GroupEntry;
 
 /// Every council folder of the project at `root` (none when it has no
 /// councils folder; it is not created here).
-pub fn entries(root: &Path) -> Result<Vec<CouncilEntry>> {
+pub fn entries(root: &Path) -> Result<Vec<GroupEntry>> {
     let project = crate::state_dir::project(root)?;
     let base = project.join("councils");
     let runs_dir = project.join("runs");
@@ -37,39 +37,28 @@ pub fn entries(root: &Path) -> Result<Vec<CouncilEntry>> {
                 // Ended: a terminal stage, and no process drives it any more
                 // (a cancel being carried out still has its runner).
                 let ended = r.stage.is_terminal() && !r.pid.is_some_and(alive);
-                CouncilEntry {
+                GroupEntry {
+                    kind: "council",
                     id,
                     stage: Some(r.stage.as_str().to_string()),
                     task: crate::job::store::first_line(&r.task, 80),
                     ended_ms: ended.then_some(r.updated_ms.max(r.created_ms)),
-                    runs: member_runs(&dir, &runs_dir),
+                    runs: runs::run_dirs(&dir, &runs_dir),
+                    worktrees: Vec::new(),
                     dir,
                 }
             }
-            None => CouncilEntry {
+            None => GroupEntry {
+                kind: "council",
                 id,
                 stage: None,
                 task: String::new(),
                 ended_ms: None,
-                runs: member_runs(&dir, &runs_dir),
+                runs: runs::run_dirs(&dir, &runs_dir),
+                worktrees: Vec::new(),
                 dir,
             },
         });
     }
     Ok(out)
-}
-
-/// The run folders a council's run records name, kept to folders of the
-/// project's `runs/` (a record is data, not a path to trust).
-fn member_runs(council: &Path, runs_dir: &Path) -> Vec<PathBuf> {
-    runs::list(council)
-        .into_iter()
-        .filter_map(|r| r.log?.parent().map(Path::to_path_buf))
-        .filter(|d| {
-            d.parent() == Some(runs_dir)
-                && d.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(ids::is_valid)
-        })
-        .collect()
 }

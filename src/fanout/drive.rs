@@ -299,11 +299,11 @@ fn rank(
         note = (eligible.len() == 1).then(|| "one eligible candidate: nothing to judge".into());
     } else if ctx.settings.judge != Judge::None {
         if judges.is_empty() {
-            note = Some("no judge could rank the eligible candidates (each judge's own are all it could have seen, or none can read only): ranked by diff size and time".into());
+            note = Some("no judge could rank the eligible candidates (each judge's own are all it could have seen, or none can read only): ranked by diff size".into());
         } else {
             match gate.may_start("the judges", judges.len() as u64) {
                 Ok(()) => calls = judge::judge(ctx, &judges, ints)?,
-                Err(why) => note = Some(format!("{why}: ranked by diff size and time")),
+                Err(why) => note = Some(format!("{why}: ranked by diff size")),
             }
         }
     }
@@ -312,13 +312,15 @@ fn rank(
         .filter_map(|c| c.review.as_ref().map(|rv| (c.shown.as_slice(), rv)))
         .collect();
     if !calls.is_empty() && valid.is_empty() {
-        note = Some("no judge gave a valid review: ranked by diff size and time".into());
+        note = Some("no judge gave a valid review: ranked by diff size".into());
     }
-    let c = &r.candidates;
+    let (c, seed) = (&r.candidates, ctx.settings.seed);
     let diff = |i: usize| c[i].diff_stat.map_or(0, |d| d.insertions + d.deletions);
     let time = |i: usize| c[i].duration_ms;
-    let ranked = select::rank(select::score(eligible, &valid, &diff, &time));
+    let ranked = select::rank(select::score(eligible, &valid, &diff, &time), seed);
     let winner = ranked.first().map(|x| x.index);
+    let how = select::how(&ranked, &|i| c[i].id.clone(), seed);
+    note = note.or_else(|| how.starts_with("tie").then(|| how.clone()));
     let j = JudgeResult {
         mode: ctx.settings.judge.as_str().into(),
         label_map: calls
@@ -359,6 +361,7 @@ fn rank(
             })
             .collect(),
         note,
+        how: Some(how),
     };
     Ok((j, winner))
 }
@@ -463,10 +466,7 @@ fn settle(
     let d = wc.diff_stat.unwrap_or_default();
     let how = match (&r.judge, rec.settings.pick) {
         (_, Pick::FirstGreen) => "eligible first".to_string(),
-        (Some(j), _) if j.reviews.iter().any(|x| x.review.is_some()) => format!(
-            "ranked first by {} judge(s)",
-            j.reviews.iter().filter(|x| x.review.is_some()).count()
-        ),
+        (Some(JudgeResult { how: Some(h), .. }), _) if !h.is_empty() => h.clone(),
         (_, _) if eligible == 1 => "the only eligible candidate".to_string(),
         _ => "the smallest diff".to_string(),
     };

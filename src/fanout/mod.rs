@@ -19,7 +19,7 @@
 //! 3. `judge` (with `--pick best` and two or more eligible): each reviewing
 //!    agent ranks the candidates it did not write, blind, answering
 //!    `review`'s schema; `select` aggregates (Borda, then fewer blockers,
-//!    the smaller diff, the shorter time).
+//!    the smaller diff, a draw seeded with the fan-out's seed).
 //! 4. The winner's branch is kept, the others removed unless `--keep-all`;
 //!    nothing is merged (`merge_hint`). `outcome` and `result` build what
 //!    is printed; `read_only` is the in-place variant with no selection.
@@ -45,6 +45,7 @@ pub mod read_only;
 // What they share.
 pub mod gate;
 pub mod preflight;
+pub mod prune;
 pub mod request;
 pub mod result;
 pub mod review;

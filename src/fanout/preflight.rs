@@ -260,9 +260,11 @@ fn judge(req: &FanoutRequest, candidates: &[Candidate], pick: Pick) -> Result<Ju
                         "--judge {}: it has no enforceable read-only mode",
                         agent.name()
                     ),
-                    "a judge only reads; pick codex, claude, pi, gemini-cli, opencode or qwen",
+                    "a judge only reads; pick codex, claude, zai, pi, gemini-cli, opencode, qwen, copilot, kilo, cline or nanocoder",
                 ));
             }
+            // Its calls count into `--max-usd` like the candidates'.
+            crate::run::check_agent_priced(agent, model, req.run.max_usd)?;
             Judge::Agent {
                 agent: agent.name().to_string(),
                 model: model.map(str::to_string),

@@ -71,7 +71,7 @@ impl Pick {
 pub enum Judge {
     /// Each candidate's agent ranks the candidates it did not write.
     Peers,
-    /// baton alone: the smaller diff, then the shorter time.
+    /// baton alone: the smaller diff, then a draw seeded with the seed.
     None,
     /// One named agent ranks them all.
     Agent {

@@ -37,7 +37,8 @@ pub struct FanoutResult {
     pub base: Option<String>,
     pub test_cmd: Option<String>,
     pub until_green: u32,
-    /// The seed of the judges' shuffles (`--seed` replays them).
+    /// The seed of the judges' shuffles and of the draw that breaks a tie
+    /// (`--seed` replays both).
     pub seed: u64,
     pub candidates: Vec<CandidateResult>,
     /// The judging; null when there was nothing to judge (read-only, first-green).
@@ -191,9 +192,12 @@ pub struct JudgeResult {
     pub ranking: Vec<Ranked>,
     /// Each judge's labels: judge → label → candidate.
     pub label_map: BTreeMap<String, BTreeMap<String, String>>,
-    /// What decided, when it was not the judges (one eligible candidate,
-    /// every judge failed, a limit).
+    /// What decided, when it was not the judges alone (one eligible
+    /// candidate, every judge failed, a limit, a tie and what broke it).
     pub note: Option<String>,
+    /// Why the first of `ranking` won, for the summary (`select::how`).
+    #[serde(skip)]
+    pub how: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

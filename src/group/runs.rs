@@ -163,6 +163,23 @@ pub fn list(group_dir: &Path) -> Vec<RunRecord> {
     out
 }
 
+/// The run folders a group's run records name (its members', candidates'
+/// or judges' `runs/<id>/`), kept to folders of the project's `runs_dir`:
+/// a record is data, not a path to trust. `baton prune` removes them with
+/// the group, and never while a group that stays names them.
+pub fn run_dirs(group_dir: &Path, runs_dir: &Path) -> Vec<PathBuf> {
+    list(group_dir)
+        .into_iter()
+        .filter_map(|r| r.log?.parent().map(Path::to_path_buf))
+        .filter(|d| {
+            d.parent() == Some(runs_dir)
+                && d.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(crate::ids::is_valid)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,7 +48,7 @@ mod prune_records;
 
 pub use continue_job::{continue_job, continue_start};
 pub use prune::prune;
-pub use prune_records::CouncilEntry;
+pub use prune_records::GroupEntry;
 
 pub use self::launch::{Place, start};
 

@@ -1,7 +1,9 @@
 //! `baton prune`: remove every record baton keeps once it is old enough:
 //! ended jobs (never running ones) with their logs and the worktrees no
 //! remaining job uses (unless those hold uncommitted work), foreground run
-//! records, and ended councils with their members' runs (`prune_records`).
+//! records, and ended councils and fan-outs as whole records: the folder,
+//! the runs it names, a fan-out's candidates' worktrees (`prune_records`).
+//! A run folder a kept record names is never removed.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -13,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::output::{self, Mode};
 use crate::result::SCHEMA_VERSION;
 
-use super::prune_records::{self, CouncilEntry, PrunedCouncil, PrunedRun};
+use super::prune_records::{self, GroupEntry, PrunedGroup, PrunedRun};
 use super::store::{Job, Store, id_time_ms, now_ms};
 
 #[derive(Serialize)]
@@ -41,6 +43,8 @@ struct Counts {
     runs: usize,
     councils: usize,
     council_runs: usize,
+    fanouts: usize,
+    fanout_runs: usize,
     worktrees: usize,
 }
 
@@ -48,13 +52,13 @@ struct Counts {
 /// running ones. The worktree of a removed `--worktree` job goes too once no
 /// remaining job uses it, unless it holds uncommitted changes; its branch,
 /// which holds the work, always stays. Foreground run records and ended
-/// `councils` (read by the caller) go by the same age.
+/// councils and fan-outs (`groups`, read by the caller) go by the same age.
 /// `older_than` was parsed by the caller before anything is read.
 pub fn prune(
     older_than: Duration,
     dry_run: bool,
     mode: Mode,
-    councils: Vec<CouncilEntry>,
+    groups: Vec<GroupEntry>,
 ) -> Result<i32> {
     let older = older_than.as_millis() as u64;
     let store = Store::here()?;
@@ -150,18 +154,30 @@ pub fn prune(
         }
         removed.push(p);
     }
-    let (councils_removed, runs_removed, more) =
-        prune_others(&store, &councils, now, cutoff, dry_run)?;
+    let (groups_removed, runs_removed, more) = prune_others(
+        &store,
+        &groups,
+        now,
+        cutoff,
+        dry_run,
+        (&mut worktrees_removed, &mut worktrees_kept),
+    )?;
+    let of = |kind: &str| -> Vec<&PrunedGroup> {
+        groups_removed.iter().filter(|g| g.kind == kind).collect()
+    };
+    let (councils_removed, fanouts_removed) = (of("council"), of("fanout"));
     let counts = Counts {
         jobs: removed.len(),
         runs: runs_removed.len(),
         councils: councils_removed.len(),
         council_runs: councils_removed.iter().map(|c| c.runs).sum(),
+        fanouts: fanouts_removed.len(),
+        fanout_runs: fanouts_removed.iter().map(|c| c.runs).sum(),
         worktrees: worktrees_removed.len(),
     };
     let freed: u64 = removed.iter().map(|p| p.bytes).sum::<u64>()
         + runs_removed.iter().map(|r| r.bytes).sum::<u64>()
-        + councils_removed.iter().map(|c| c.bytes).sum::<u64>();
+        + groups_removed.iter().map(|c| c.bytes).sum::<u64>();
     match mode {
         Mode::Json => output::json_line(&serde_json::json!({
             "schema_version": SCHEMA_VERSION,
@@ -169,12 +185,14 @@ pub fn prune(
             "older_than_ms": older,
             "removed": removed,
             "runs_removed": runs_removed,
-            "councils_removed": councils_removed,
+            "councils_removed": councils_removed.iter().map(|g| g.to_json()).collect::<Vec<_>>(),
+            "fanouts_removed": fanouts_removed.iter().map(|g| g.to_json()).collect::<Vec<_>>(),
             "counts": counts,
             "freed_bytes": freed,
             "running_kept": running,
             "runs_running_kept": more.runs_running,
             "councils_not_ended_kept": more.councils_not_ended,
+            "fanouts_not_ended_kept": more.fanouts_not_ended,
             "worktrees_removed": worktrees_removed,
             "worktrees_kept": worktrees_kept,
         }))?,
@@ -195,10 +213,15 @@ pub fn prune(
             for k in &worktrees_kept {
                 t.push_str(&format!("kept worktree {}: {}\n", k.id, k.reason));
             }
-            for c in &councils_removed {
+            for c in &groups_removed {
+                let what = if c.kind == "fanout" {
+                    "fan-out"
+                } else {
+                    "council"
+                };
                 t.push_str(&format!(
-                    "{verb} council {}  {:<10}  {} run(s)  {}\n",
-                    c.council_id, c.stage, c.runs, c.task
+                    "{verb} {what} {}  {:<10}  {} run(s)  {}\n",
+                    c.id, c.stage, c.runs, c.task
                 ));
             }
             if !runs_removed.is_empty() {
@@ -208,16 +231,20 @@ pub fn prune(
                 ));
             }
             t.push_str(&format!(
-                "{verb} {} job(s), {} run record(s), {} council(s) with {} run(s), {} worktree(s): \
-                 {} KiB; kept {running} running job(s), {} running run(s), {} council(s) not ended\n",
+                "{verb} {} job(s), {} run record(s), {} council(s) with {} run(s), {} fan-out(s) \
+                 with {} run(s), {} worktree(s): {} KiB; kept {running} running job(s), {} running \
+                 run(s), {} council(s) and {} fan-out(s) not ended\n",
                 counts.jobs,
                 counts.runs,
                 counts.councils,
                 counts.council_runs,
+                counts.fanouts,
+                counts.fanout_runs,
                 counts.worktrees,
                 freed.div_ceil(1024),
                 more.runs_running,
                 more.councils_not_ended,
+                more.fanouts_not_ended,
             ));
             output::text(&t)?;
         }
@@ -229,61 +256,92 @@ pub fn prune(
 struct Kept {
     runs_running: usize,
     councils_not_ended: usize,
+    fanouts_not_ended: usize,
 }
 
-/// Ended councils (with their members' runs) and foreground run records
-/// older than `cutoff`: removed unless `dry_run`, and reported.
+/// The worktrees removed and kept so far (jobs', then groups').
+type Worktrees<'a> = (&'a mut Vec<String>, &'a mut Vec<KeptWorktree>);
+
+/// Ended groups (councils, fan-outs: their folder, the runs they name, a
+/// fan-out's worktrees) and foreground run records older than `cutoff`:
+/// removed unless `dry_run`, and reported. A run that a group which stays
+/// names is kept, whatever its age.
 fn prune_others(
     store: &Store,
-    councils: &[CouncilEntry],
+    groups: &[GroupEntry],
     now: u64,
     cutoff: u64,
     dry_run: bool,
-) -> Result<(Vec<PrunedCouncil>, Vec<PrunedRun>, Kept)> {
-    let (doomed, keep_runs, not_ended) = prune_records::councils(councils, now, cutoff);
-    let mut councils_removed = Vec::new();
-    let mut with_councils: HashSet<PathBuf> = HashSet::new();
-    for (c, p) in doomed {
-        with_councils.extend(c.runs.iter().cloned());
-        let parent = c.dir.parent().unwrap_or(&c.dir);
+    (wt_removed, wt_kept): Worktrees,
+) -> Result<(Vec<PrunedGroup>, Vec<PrunedRun>, Kept)> {
+    let mut doomed = Vec::new();
+    let mut keep_runs: HashSet<PathBuf> = HashSet::new();
+    let mut not_ended = [0, 0];
+    for (i, kind) in ["council", "fanout"].into_iter().enumerate() {
+        let of_kind: Vec<GroupEntry> = groups.iter().filter(|g| g.kind == kind).cloned().collect();
+        let (d, keep, n) = prune_records::groups(&of_kind, now, cutoff);
+        doomed.extend(d.into_iter().map(|(g, p)| (g.clone(), p)));
+        keep_runs.extend(keep);
+        not_ended[i] = n;
+    }
+    let mut removed = Vec::new();
+    let mut with_groups: HashSet<PathBuf> = HashSet::new();
+    for (g, p) in doomed {
+        with_groups.extend(g.runs.iter().filter(|r| !keep_runs.contains(*r)).cloned());
+        let parent = g.dir.parent().unwrap_or(&g.dir);
         if !dry_run {
-            if !prune_records::remove_dir(parent, &c.dir, &c.id) {
+            if !prune_records::remove_dir(parent, &g.dir, &g.id) {
                 continue;
             }
-            for r in &c.runs {
+            for r in g.runs.iter().filter(|r| !keep_runs.contains(*r)) {
                 let id = r.file_name().and_then(|n| n.to_str()).unwrap_or("run");
                 prune_records::remove_dir(r.parent().unwrap_or(r), r, id);
             }
         }
-        councils_removed.push(p);
+        if let Some(root) = store.root() {
+            let todo: Vec<String> = g
+                .worktrees
+                .iter()
+                .filter(|w| !wt_removed.contains(w))
+                .cloned()
+                .collect();
+            for w in todo {
+                let gone = dry_run
+                    || match crate::worktree::store::remove(root, &w, false, false) {
+                        Ok(_) => true,
+                        Err(e) => {
+                            wt_kept.push(KeptWorktree {
+                                id: w.clone(),
+                                reason: e.to_string(),
+                            });
+                            false
+                        }
+                    };
+                if gone {
+                    wt_removed.push(w);
+                }
+            }
+        }
+        removed.push(p);
     }
+    let kept = |runs_running| Kept {
+        runs_running,
+        councils_not_ended: not_ended[0],
+        fanouts_not_ended: not_ended[1],
+    };
     let Some(root) = store.root() else {
-        return Ok((
-            councils_removed,
-            Vec::new(),
-            Kept {
-                runs_running: 0,
-                councils_not_ended: not_ended,
-            },
-        ));
+        return Ok((removed, Vec::new(), kept(0)));
     };
     let runs_dir = crate::state_dir::project(root)?.join("runs");
     let (doomed_runs, runs_running) =
-        prune_records::runs(&runs_dir, cutoff, &keep_runs, &with_councils);
+        prune_records::runs(&runs_dir, cutoff, &keep_runs, &with_groups);
     let mut runs_removed = Vec::new();
     for (dir, p) in doomed_runs {
         if dry_run || prune_records::remove_dir(&runs_dir, &dir, &p.run_id) {
             runs_removed.push(p);
         }
     }
-    Ok((
-        councils_removed,
-        runs_removed,
-        Kept {
-            runs_running,
-            councils_not_ended: not_ended,
-        },
-    ))
+    Ok((removed, runs_removed, kept(runs_running)))
 }
 
 /// Move the job out of sight first (one rename), then delete it, so no

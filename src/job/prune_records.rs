@@ -1,10 +1,13 @@
 //! What `baton prune` removes besides jobs: the records of foreground runs
-//! (`runs/<id>/`) and ended councils (`councils/<id>/`) with their members'
-//! runs. Never a run in progress (its process holds `runs/<id>/lock`) nor a
-//! council that has not ended, or any run such a council refers to.
+//! (`runs/<id>/`), and ended groups — councils (`councils/<id>/`) and
+//! fan-outs (`fanouts/<id>/`) — as whole records, with the runs they name
+//! (members', candidates', judges') and a fan-out's candidates' worktrees.
+//! Never a run in progress (its process holds `runs/<id>/lock`) nor a group
+//! that has not ended, or any run such a group refers to.
 //!
-//! Councils are read by `council` (which sits above `job`): the command
-//! line hands them in as `CouncilEntry`s, as it hands council rows to `jobs`.
+//! Groups are read by `council` and `fanout` (which sit above `job`): the
+//! command line hands them in as `GroupEntry`s, as it hands their rows to
+//! `jobs`.
 
 use std::collections::HashSet;
 use std::fs::{self, File, TryLockError};
@@ -15,9 +18,11 @@ use serde::Serialize;
 use super::prune::dir_size;
 use super::store::id_time_ms;
 
-/// A council as `prune` needs to know it.
+/// A council or a fan-out as `prune` needs to know it.
 #[derive(Debug, Clone)]
-pub struct CouncilEntry {
+pub struct GroupEntry {
+    /// `council` or `fanout`.
+    pub kind: &'static str,
     pub id: String,
     pub dir: PathBuf,
     /// `Some(stage)` when its record could be read.
@@ -26,13 +31,21 @@ pub struct CouncilEntry {
     /// When it ended: a terminal stage that no process drives any more.
     /// `None`: not ended (never removed), or unreadable (see `stage`).
     pub ended_ms: Option<u64>,
-    /// The folders of its members' runs (`runs/<id>/`).
+    /// The run folders its records name (`runs/<id>/`): removed with it,
+    /// kept while it stays.
     pub runs: Vec<PathBuf>,
+    /// Worktrees that are its own (a fan-out's candidates'), removed with it
+    /// as a job's is: not one with uncommitted changes, never its branch.
+    pub worktrees: Vec<String>,
 }
 
 #[derive(Serialize)]
-pub(super) struct PrunedCouncil {
-    pub(super) council_id: String,
+pub(super) struct PrunedGroup {
+    /// `council` or `fanout` (the JSON names the id after it).
+    #[serde(skip)]
+    pub(super) kind: &'static str,
+    #[serde(skip)]
+    pub(super) id: String,
     /// Its stage, or `corrupt` when its record could not be read.
     pub(super) stage: String,
     pub(super) task: String,
@@ -42,6 +55,17 @@ pub(super) struct PrunedCouncil {
     pub(super) runs: usize,
 }
 
+impl PrunedGroup {
+    /// Its JSON, the id named after its kind (`council_id`, `fanout_id`).
+    pub(super) fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert(format!("{}_id", self.kind), self.id.clone().into());
+        }
+        v
+    }
+}
+
 #[derive(Serialize)]
 pub(super) struct PrunedRun {
     pub(super) run_id: String,
@@ -49,13 +73,13 @@ pub(super) struct PrunedRun {
     pub(super) bytes: u64,
 }
 
-/// The councils to remove (ended before `cutoff`), and the run folders
-/// that must stay (those of every council that stays).
-pub(super) fn councils(
-    all: &[CouncilEntry],
+/// The groups to remove (ended before `cutoff`), the run folders that must
+/// stay (those of every group that stays), and how many have not ended.
+pub(super) fn groups(
+    all: &[GroupEntry],
     now: u64,
     cutoff: u64,
-) -> (Vec<(&CouncilEntry, PrunedCouncil)>, HashSet<PathBuf>, usize) {
+) -> (Vec<(&GroupEntry, PrunedGroup)>, HashSet<PathBuf>, usize) {
     let mut doomed = Vec::new();
     let mut keep_runs = HashSet::new();
     let mut not_ended = 0;
@@ -64,7 +88,7 @@ pub(super) fn councils(
         let remove = match (&c.stage, c.ended_ms) {
             (Some(_), Some(ended)) => ended <= cutoff,
             // Unreadable: removed as of its start, once clearly abandoned
-            // (a council being created writes its record at once).
+            // (a group being created writes its record at once).
             (None, _) => born < cutoff && now.saturating_sub(born) > 60_000,
             (Some(_), None) => {
                 not_ended += 1;
@@ -78,8 +102,9 @@ pub(super) fn councils(
         let bytes = dir_size_deep(&c.dir) + c.runs.iter().map(|r| dir_size(r)).sum::<u64>();
         doomed.push((
             c,
-            PrunedCouncil {
-                council_id: c.id.clone(),
+            PrunedGroup {
+                kind: c.kind,
+                id: c.id.clone(),
                 stage: c.stage.clone().unwrap_or_else(|| "corrupt".into()),
                 task: c.task.clone(),
                 ended_ms: c.ended_ms,
@@ -92,8 +117,8 @@ pub(super) fn councils(
 }
 
 /// The foreground runs in `runs_dir` that ended before `cutoff`, leaving
-/// those in `keep` (a council's that stays) and those in `skip` (removed
-/// with their council); and how many are still running.
+/// those in `keep` (a group's that stays) and those in `skip` (removed
+/// with their group); and how many are still running.
 pub(super) fn runs(
     runs_dir: &Path,
     cutoff: u64,
@@ -231,13 +256,15 @@ mod tests {
 
     #[test]
     fn councils_that_have_not_ended_keep_their_runs() {
-        let entry = |id: &str, stage: Option<&str>, ended: Option<u64>, run: &str| CouncilEntry {
+        let entry = |id: &str, stage: Option<&str>, ended: Option<u64>, run: &str| GroupEntry {
+            kind: "council",
             id: id.into(),
             dir: PathBuf::from("/c").join(id),
             stage: stage.map(str::to_string),
             task: String::new(),
             ended_ms: ended,
             runs: vec![PathBuf::from("/r").join(run)],
+            worktrees: Vec::new(),
         };
         let now = super::super::store::now_ms();
         let all = [
@@ -247,7 +274,7 @@ mod tests {
             entry("0123456789abf", None, None, "d"),
         ];
         // After the ids' time (1971), before the ready one ended.
-        let (doomed, keep, not_ended) = councils(&all, now, 40_000_000_000);
+        let (doomed, keep, not_ended) = groups(&all, now, 40_000_000_000);
         let ids: Vec<&str> = doomed.iter().map(|(c, _)| c.id.as_str()).collect();
         assert_eq!(ids, ["0123456789abc", "0123456789abf"]);
         assert_eq!(doomed[1].1.stage, "corrupt");

@@ -32,7 +32,8 @@ pub use cap::{ALLOW_TEST_CMD_VAR, Depth, MAX_ACCESS_VAR, check_access_cap, check
 pub use chain::Hooks;
 pub use execute::{execute, save_result, summarize};
 pub use fallback::Link;
-pub use input::{budget, read_task, resolve_access, resolve_cwd};
+pub use input::{budget, check_agent_priced, check_plan_priced, read_task};
+pub use input::{check_priced, resolve_access, resolve_cwd};
 pub use records::{RUN_LOCK, new_run_dir, run_dir_or_warning};
 pub use transport::resolve_transport;
 use transport::{ACP_AFTER_FINAL, acp_init_timeout};
@@ -313,8 +314,9 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         retry,
         origins,
     };
-    // Refuse unenforceable access and unsafe values now, not after the job
-    // started: for every agent of the chain.
+    // Refuse `--max-usd` that counts nothing, unenforceable access and unsafe
+    // values now, not after the job started: for every agent of the chain.
+    check_plan_priced(&p, p.budget.max_usd)?;
     p.command()?;
     p.chain_commands()?;
     Ok(p)

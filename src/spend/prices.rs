@@ -1,75 +1,126 @@
 //! The one table of token prices: what a call cost when its CLI does not
-//! say (codex, gemini-cli, agy, qwen; pi and opencode when they report 0).
+//! say (codex, gemini-cli, agy, qwen, the ACP agents; pi and opencode when
+//! they report 0), and which models `--max-usd` can count at all.
 //!
-//! Prices change and new models ship every month, so the table is small,
-//! dated, and only ever used for an *estimate*: a result priced from it says
-//! `cost_estimated: true`. A model that is not here has no price; its calls
-//! count in tokens only (`--budget-tokens`), never in dollars.
+//! The built-in table is generated, not kept by hand: `scripts/prices.py`
+//! reads LiteLLM's price list (the one the ecosystem maintains) and writes
+//! `prices.json` beside this file, dated, with the providers baton's agents
+//! use. The user file may add or override prices (`[prices."MODEL"]`,
+//! `config::prices`); those are looked at first. A price is only ever used
+//! for an *estimate*: a result priced from it says `cost_estimated: true`.
+//! A model with no price counts in tokens only (`--budget-tokens`), and a
+//! run that asks `--max-usd` of one is refused before it starts
+//! (`run::check_priced`).
 
-use serde::Serialize;
+use std::sync::{LazyLock, OnceLock};
+
+use serde::{Deserialize, Serialize};
 
 use crate::result::Usage;
 
-/// When the prices below were read, and from where. `baton agents` shows both.
-pub const AS_OF: &str = "2026-06-01";
-pub const SOURCE: &str = "the providers' published API list prices (USD per million tokens, \
-standard tier, prompts up to 200k tokens), as listed on that date";
-
 /// USD per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Price {
-    pub provider: &'static str,
-    pub model: &'static str,
+    /// Whose list price it is (`openai`, `anthropic`, `google`, …), or
+    /// `user` for an entry of the user's config file.
+    pub provider: String,
+    pub model: String,
     pub input: f64,
     /// Input tokens read from the provider's cache.
     pub cached_input: f64,
     pub output: f64,
+    /// Where a user's entry is (`<file>:<line>`); none for the built-in table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
-const fn p(provider: &'static str, model: &'static str, i: f64, c: f64, o: f64) -> Price {
-    Price {
-        provider,
-        model,
-        input: i,
-        cached_input: c,
-        output: o,
+/// The generated table as `scripts/prices.py` writes it.
+#[derive(Deserialize)]
+struct Generated {
+    as_of: String,
+    source: String,
+    models: Vec<(String, String, f64, f64, f64)>,
+}
+
+struct Table {
+    as_of: String,
+    source: String,
+    models: Vec<Price>,
+}
+
+static BUILTIN: LazyLock<Table> = LazyLock::new(|| {
+    let g: Generated = serde_json::from_str(include_str!("prices.json"))
+        .expect("src/spend/prices.json is valid (a unit test parses it)");
+    Table {
+        as_of: g.as_of,
+        source: g.source,
+        models: g
+            .models
+            .into_iter()
+            .map(|(provider, model, input, cached_input, output)| Price {
+                provider,
+                model,
+                input,
+                cached_input,
+                output,
+                source: None,
+            })
+            .collect(),
     }
+});
+
+/// The user's own prices, installed once per process by the config.
+static USER: OnceLock<Vec<Price>> = OnceLock::new();
+
+/// When the built-in prices were read. `baton agents` shows it.
+pub fn as_of() -> &'static str {
+    &BUILTIN.as_of
 }
 
-/// Where no cache rate is published, the cached rate is the input rate: an
-/// estimate that errs high keeps a budget on the safe side.
-pub const TABLE: &[Price] = &[
-    p("openai", "gpt-5.5", 5.00, 0.50, 30.00),
-    p("openai", "gpt-5.5-pro", 30.00, 30.00, 180.00),
-    p("openai", "gpt-5.4", 2.50, 0.25, 15.00),
-    p("openai", "gpt-5.4-pro", 30.00, 30.00, 180.00),
-    p("openai", "gpt-5.4-mini", 0.75, 0.075, 4.50),
-    p("openai", "gpt-5.4-nano", 0.20, 0.02, 1.25),
-    p("anthropic", "claude-opus-4-6", 5.00, 0.50, 25.00),
-    p("anthropic", "claude-sonnet-4-6", 3.00, 0.30, 15.00),
-    p("anthropic", "claude-haiku-4-5", 1.00, 0.10, 5.00),
-    p("google", "gemini-3.5-flash", 1.50, 1.50, 9.00),
-    p("google", "gemini-3.1-pro", 2.00, 2.00, 12.00),
-    p("google", "gemini-3.1-flash-lite", 0.25, 0.25, 1.50),
-    p("google", "gemini-3-flash", 0.50, 0.50, 3.00),
-    p("google", "gemini-2.5-pro", 1.25, 1.25, 10.00),
-    p("google", "gemini-2.5-flash", 0.30, 0.30, 2.50),
-];
+/// Where the built-in prices come from.
+pub fn source() -> &'static str {
+    &BUILTIN.source
+}
+
+/// The generated table.
+pub fn builtin() -> &'static [Price] {
+    &BUILTIN.models
+}
+
+/// The user file's `[prices."MODEL"]` entries (none until installed).
+pub fn user() -> &'static [Price] {
+    USER.get().map_or(&[], Vec::as_slice)
+}
+
+/// Make `prices` the user's prices for this process (the first call wins:
+/// the command line installs them once, from the user file).
+pub fn install_user(prices: Vec<Price>) {
+    let _ = USER.set(prices);
+}
 
 /// The price of `model`: its exact id, else the longest id it extends
-/// with a suffix (`gemini-3.1-pro-preview`, `claude-sonnet-4-6-20260101`),
-/// ignoring a `provider/` prefix (opencode's `openai/gpt-5.4`).
+/// with a suffix (`gemini-3.1-pro-preview-05`, `claude-sonnet-4-6-20260101`),
+/// ignoring a `provider/` prefix (opencode's `openai/gpt-5.4`). The most
+/// specific id wins whichever table it is in; at the same id the user's
+/// entry overrides the built-in one.
 pub fn lookup(model: &str) -> Option<&'static Price> {
+    best(&[user(), builtin()], model)
+}
+
+/// `lookup` over `tables`, the first table winning a tie.
+fn best<'t>(tables: &[&'t [Price]], model: &str) -> Option<&'t Price> {
     let m = model.trim().to_ascii_lowercase();
     let m = m.rsplit('/').next().unwrap_or(&m);
-    TABLE
-        .iter()
-        .filter(|p| {
-            m == p.model
-                || m.strip_prefix(p.model)
-                    .is_some_and(|rest| rest.starts_with('-'))
-        })
-        .max_by_key(|p| p.model.len())
+    let mut found: Option<&Price> = None;
+    for p in tables.iter().flat_map(|t| t.iter()) {
+        let fits = m == p.model
+            || m.strip_prefix(p.model.as_str())
+                .is_some_and(|rest| rest.starts_with('-'));
+        if fits && found.is_none_or(|f| p.model.len() > f.model.len()) {
+            found = Some(p);
+        }
+    }
+    found
 }
 
 /// What `usage` cost at `model`'s price; `None` without a price or tokens.
@@ -113,8 +164,8 @@ mod tests {
         assert_eq!(lookup("GPT-5.4-mini").unwrap().model, "gpt-5.4-mini");
         assert_eq!(lookup("openai/gpt-5.4-nano").unwrap().model, "gpt-5.4-nano");
         assert_eq!(
-            lookup("gemini-3.1-pro-preview").unwrap().model,
-            "gemini-3.1-pro"
+            lookup("gemini-3.1-pro-preview-0612").unwrap().model,
+            "gemini-3.1-pro-preview"
         );
         assert_eq!(
             lookup("claude-sonnet-4-6-20260101").unwrap().model,
@@ -122,7 +173,81 @@ mod tests {
         );
         // Not a suffix with a dash: another model.
         assert!(lookup("gpt-5.45").is_none());
-        assert!(lookup("gpt-5.6-luna").is_none());
+        assert!(lookup("gpt-7-nova").is_none());
+    }
+
+    /// `--max-usd` with baton's own aliases must count dollars: every model
+    /// the alias table resolves to (and each default and known id) has a
+    /// price. A new alias needs LiteLLM's entry or one in the SAME_AS list
+    /// of scripts/prices.py.
+    #[test]
+    fn every_model_of_the_alias_table_has_a_price() {
+        let mut missing = Vec::new();
+        for a in crate::agent::Agent::ALL {
+            let t = crate::models::table(a);
+            let ids = t
+                .aliases
+                .iter()
+                .map(|(_, id)| *id)
+                .chain(t.known.iter().copied())
+                .chain(t.default_model);
+            for id in ids {
+                if lookup(id).is_none_or(|p| p.model != id) {
+                    missing.push(format!("{}: {id}", a.name()));
+                }
+            }
+        }
+        assert!(missing.is_empty(), "no exact price for {missing:?}");
+        // The figures the issue named, as LiteLLM lists them.
+        let luna = lookup("gpt-5.6-luna").unwrap();
+        assert_eq!(
+            (luna.provider.as_str(), luna.input, luna.output),
+            ("openai", 0.2, 1.2)
+        );
+        assert_eq!(
+            lookup("opus").unwrap().input,
+            lookup("claude-opus-5-5").unwrap().input
+        );
+    }
+
+    #[test]
+    fn the_generated_table_is_dated_sane_and_has_one_entry_per_model() {
+        let date = as_of();
+        assert!(
+            date.len() == 10 && date.as_bytes()[4] == b'-' && date.as_bytes()[7] == b'-',
+            "{date}"
+        );
+        assert!(source().contains("LiteLLM"), "{}", source());
+        let mut seen = std::collections::HashSet::new();
+        assert!(builtin().len() > 50);
+        for p in builtin() {
+            assert!(seen.insert(p.model.as_str()), "twice: {}", p.model);
+            assert_eq!(p.model, p.model.to_ascii_lowercase());
+            for x in [p.input, p.cached_input, p.output] {
+                assert!(x.is_finite() && x > 0.0 && x < 10_000.0, "{p:?}");
+            }
+            assert!(p.cached_input <= p.input, "{p:?}");
+            assert!(p.source.is_none());
+        }
+    }
+
+    #[test]
+    fn a_users_entry_is_looked_at_before_the_built_in_table() {
+        let mine = vec![Price {
+            provider: "user".into(),
+            model: "gpt-5.4".into(),
+            input: 1.0,
+            cached_input: 1.0,
+            output: 1.0,
+            source: Some("config.toml:3".into()),
+        }];
+        let both = |m: &str| best(&[&mine, builtin()], m).map(|p| p.input);
+        assert_eq!(both("gpt-5.4"), Some(1.0));
+        assert_eq!(both("gpt-5.4-2026-03-05"), Some(1.0));
+        // A more specific built-in id is not overridden by a shorter one.
+        assert_eq!(both("gpt-5.4-mini"), Some(0.75));
+        assert_eq!(best(&[builtin()], "gpt-5.4").unwrap().input, 2.5);
+        assert_eq!(both("gpt-5.45"), None);
     }
 
     #[test]
@@ -161,7 +286,7 @@ mod tests {
             input_tokens: Some(1000),
             ..Usage::default()
         };
-        assert!(!complete(Some("gpt-5.6-luna"), &mut unknown));
+        assert!(!complete(Some("gpt-7-nova"), &mut unknown));
         assert_eq!(unknown.cost_usd, None);
         // Nothing spent: nothing unknown either.
         assert!(complete(None, &mut Usage::default()));

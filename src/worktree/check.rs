@@ -245,16 +245,28 @@ impl Checked {
     /// object store, and the `baton/` ref namespace with its reflogs. Not the
     /// whole `.git`: the user's HEAD, index and other branches stay out of
     /// reach. (A reftable repository keeps every ref in one place, which is
-    /// then granted as a whole.)
-    pub(super) fn writable_dirs(&self, gitdir: &Path) -> Vec<PathBuf> {
+    /// then granted as a whole; the files format keeps each in its own.)
+    ///
+    /// Only directories there are when the peer starts: a sandbox makes a
+    /// mount point for a missing one. The run asks after its worktree was
+    /// made (`made`); the dry run, which makes nothing, counts what making
+    /// it creates (the worktree's git dir and the `baton/` ref folders) as
+    /// there. One function for both, so `--dry-run` shows the run's argv.
+    pub(super) fn writable_dirs(&self, gitdir: &Path, made: bool) -> Vec<PathBuf> {
         let c = &self.common_dir;
-        vec![
-            gitdir.to_path_buf(),
-            c.join("objects"),
+        let reftable = c.join("reftable");
+        let mut dirs = vec![gitdir.to_path_buf(), c.join("objects")];
+        let baton_refs = [
             c.join("refs").join("heads").join("baton"),
             c.join("logs").join("refs").join("heads").join("baton"),
-            c.join("reftable"),
-        ]
+        ];
+        if reftable.is_dir() {
+            dirs.push(reftable);
+        } else {
+            dirs.extend(baton_refs.iter().cloned());
+        }
+        dirs.retain(|d| d.is_dir() || (!made && (d == gitdir || baton_refs.contains(d))));
+        dirs
     }
 }
 
@@ -358,11 +370,7 @@ mod tests {
             common_dir: c.clone(),
             ..checked()
         };
-        let granted: Vec<PathBuf> = checked
-            .writable_dirs(&c.join("worktrees/me"))
-            .into_iter()
-            .filter(|p| p.is_dir())
-            .collect();
+        let granted: Vec<PathBuf> = checked.writable_dirs(&c.join("worktrees/me"), true);
         let got = protected_paths(&c, &granted);
         let rel: Vec<String> = got
             .iter()
@@ -398,13 +406,39 @@ mod tests {
 
     #[test]
     fn writable_dirs_stay_out_of_the_users_head_and_index() {
-        let d = checked().writable_dirs(Path::new("/repo/.git/worktrees/x"));
-        assert!(d.contains(&PathBuf::from("/repo/.git/worktrees/x")));
-        assert!(d.contains(&PathBuf::from("/repo/.git/objects")));
-        assert!(!d.contains(&PathBuf::from("/repo/.git")));
+        let dir = tempfile::tempdir().unwrap();
+        let c = dir.path().join(".git");
+        for d in [
+            "objects",
+            "worktrees/x",
+            "refs/heads/baton",
+            "logs/refs/heads/baton",
+        ] {
+            std::fs::create_dir_all(c.join(d)).unwrap();
+        }
+        let checked = Checked {
+            common_dir: c.clone(),
+            ..checked()
+        };
+        let d = checked.writable_dirs(&c.join("worktrees/x"), true);
+        assert!(d.contains(&c.join("worktrees/x")));
+        assert!(d.contains(&c.join("objects")));
+        assert!(d.contains(&c.join("refs/heads/baton")));
+        assert!(!d.contains(&c));
         assert!(
             !d.iter()
                 .any(|p| p.ends_with("index") || p.ends_with("HEAD"))
+        );
+        // A files-format repository has no reftable folder to grant (issue
+        // 29 §7: the dry run showed one the run did not pass).
+        assert!(!d.iter().any(|p| p.ends_with("reftable")), "{d:?}");
+        // Before the worktree is made (the dry run), its git dir counts.
+        let before = checked.writable_dirs(&c.join("worktrees/y"), false);
+        assert!(before.contains(&c.join("worktrees/y")));
+        assert!(
+            !checked
+                .writable_dirs(&c.join("worktrees/y"), true)
+                .contains(&c.join("worktrees/y"))
         );
     }
 }

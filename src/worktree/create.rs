@@ -70,11 +70,7 @@ pub fn prepare(
         }
     };
     let gitdir = pin.git_dir.clone();
-    let writable = c
-        .writable_dirs(&gitdir)
-        .into_iter()
-        .filter(|d| d.is_dir())
-        .collect();
+    let writable = c.writable_dirs(&gitdir, true);
     let mut p = c.plan_for(plan, &path, &branch, writable);
     p.git_pin = Some(pin.clone());
     p.warnings.extend(warnings);

@@ -242,7 +242,7 @@ pub fn dry_run_json_as(c: &Checked, plan: &Plan, id: &str) -> Result<Value> {
         plan,
         &path,
         &branch,
-        c.writable_dirs(&c.common_dir.join("worktrees").join(id)),
+        c.writable_dirs(&c.common_dir.join("worktrees").join(id), false),
     );
     let spec = p.command()?;
     let mut j = run::dry_run_json(&p, &spec);
