@@ -260,6 +260,36 @@ fn negative_costs_are_refused_and_huge_usage_saturates() {
     claude_printing(&env, "claude-stream.jsonl", |v| {
         v["total_cost_usd"] = json!(-5.0)
     });
+    // A model the price table knows: the refused cost is replaced by the
+    // table's estimate, and the warning says so.
+    let j = env
+        .run(&["--agent", "claude", "--max-usd", "1", "x"])
+        .json();
+    assert_eq!(j["status"], "success", "{j}");
+    assert!(
+        j["usage"]["cost_usd"].as_f64().is_some_and(|c| c > 0.0),
+        "{j}"
+    );
+    assert_eq!(j["usage"]["cost_estimated"], true, "{j}");
+    assert!(
+        j["warnings"].to_string().contains(
+            "claude reported a cost of -5 USD, which is no price: estimated from the price table instead"
+        ),
+        "{j}"
+    );
+
+    // A model it does not know: the call counts as unpriced.
+    let env = crate::support::Env::new();
+    claude_printing(&env, "claude-stream.jsonl", |v| {
+        v["total_cost_usd"] = json!(-5.0);
+    });
+    let path = env.fake_dir.join("claude-claude-stream.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(
+        &path,
+        text.replace("claude-opus-5-5", "claude-nobody-knows"),
+    )
+    .unwrap();
     let j = env
         .run(&["--agent", "claude", "--max-usd", "1", "x"])
         .json();

@@ -115,14 +115,20 @@ pub fn execute(
         );
     }
     let mut usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
-    if let Some(c) = crate::spend::budget::refuse_bad_cost(&mut usage) {
+    let refused = crate::spend::budget::refuse_bad_cost(&mut usage);
+    // Priced from the table when the CLI did not say what it cost.
+    prices::complete(o.model.as_deref().or(plan.model.as_deref()), &mut usage);
+    if let Some(c) = refused {
+        let instead = if usage.cost_usd.is_some() {
+            "estimated from the price table instead"
+        } else {
+            "counted as unknown"
+        };
         warnings.push(format!(
-            "{} reported a cost of {c} USD, which is no price: counted as unknown",
+            "{} reported a cost of {c} USD, which is no price: {instead}",
             plan.agent.name()
         ));
     }
-    // Priced from the table when the CLI did not say what it cost.
-    prices::complete(o.model.as_deref().or(plan.model.as_deref()), &mut usage);
     drop(limits);
     slot.finish(&usage);
     if finished.reason != EndReason::OverBudget {
