@@ -58,20 +58,23 @@ fn until_green_above_ten_is_refused_before_anything_runs() {
     assert!(!env.work.join(".baton").exists());
 }
 
-/// The same cap through `baton mcp`'s `run` and `job_start` tools.
+/// The same cap through `baton mcp`'s `run` tool, in the foreground and
+/// with `async`.
 #[test]
 fn until_green_above_ten_is_refused_through_mcp() {
     let (env, fake) = setup();
     let mut c = Client::spawn(baton_cmd(&env, &["mcp", "--allow-test-cmd"]));
     c.initialize();
-    for tool in ["run", "job_start"] {
+    for detach in [false, true] {
+        let tool = if detach { "run (async)" } else { "run" };
         let r = c.call(
-            tool,
+            "run",
             json!({
                 "task": "write the answer",
                 "agents": ["codex", "claude"],
                 "test_cmd": "true",
                 "until_green": 4294967295u64,
+                "async": detach,
             }),
         );
         assert_eq!(r["isError"], true, "{tool}: {r}");

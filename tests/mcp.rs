@@ -294,7 +294,7 @@ fn initialize_then_tools_list_names_every_tool_with_its_schemas() {
     assert_eq!(r["protocolVersion"], "2025-11-25");
     assert_eq!(r["serverInfo"]["name"], "baton");
     assert!(r["capabilities"]["tools"].is_object());
-    assert!(r["instructions"].as_str().unwrap().contains("job_start"));
+    assert!(r["instructions"].as_str().unwrap().contains("`async: true`"));
     let list = c.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -302,7 +302,6 @@ fn initialize_then_tools_list_names_every_tool_with_its_schemas() {
         names,
         [
             "run",
-            "job_start",
             "ask",
             "council_discuss",
             "council_plan",
@@ -357,7 +356,6 @@ fn initialize_then_tools_list_names_every_tool_with_its_schemas() {
     for (tool_name, schema) in [
         ("council_plan", "council"),
         ("run", "run-or-fanout"),
-        ("job_start", "run-or-fanout"),
         ("continue", "run-or-fanout"),
         ("ask", "ask"),
         ("council_discuss", "council"),
@@ -441,12 +439,14 @@ fn bad_arguments_are_an_error_result_before_anything_runs() {
 }
 
 #[test]
-fn job_start_returns_at_once_and_job_wait_is_bounded() {
+fn run_with_async_returns_at_once_and_job_wait_is_bounded() {
     let env = Env::new();
     gated_codex(&env);
     let mut c = Client::start(&env, &[]);
     c.initialize();
-    let started = c.call("job_start", json!({"task": "t", "agent": "codex"}));
+    // `run --async`: the result is the job's start line (0.3.2's `job_start`).
+    let started = c.call("run", json!({"task": "t", "agent": "codex", "async": true}));
+    c.check_output("run", &started);
     let s = structured(&started);
     assert_eq!(s["status"], "running", "{s}");
     let id = s["job_id"].as_str().unwrap().to_string();
@@ -471,6 +471,12 @@ fn job_start_returns_at_once_and_job_wait_is_bounded() {
         e["error"]["message"].as_str().unwrap().contains("timeout"),
         "{e}"
     );
+    // `job_start` is gone, not hidden (MCP lists every tool it serves).
+    let r = c.request(
+        "tools/call",
+        json!({"name": "job_start", "arguments": {"task": "t"}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
 }
 
 #[test]
@@ -516,7 +522,7 @@ fn job_wait_streams_the_jobs_activity_while_it_waits() {
     gated_codex(&env);
     let mut c = Client::start(&env, &[]);
     c.initialize();
-    let started = c.call("job_start", json!({"task": "t", "agent": "codex"}));
+    let started = c.call("run", json!({"task": "t", "agent": "codex", "async": true}));
     let id = structured(&started)["job_id"].as_str().unwrap().to_string();
     peer_pid(&env);
     c.send(
@@ -875,7 +881,7 @@ fn the_run_tool_fans_out_with_agents_and_test_cmd() {
     assert!(c.close().success());
 }
 
-/// A fan-out started with `job_start`, waited for with a progress token:
+/// A fan-out started with `run` and `async`, waited for with a progress token:
 /// the server follows the fan-out's records (its id names no job log), so
 /// the host sees its candidates at work, then the fan-out's result.
 #[test]
@@ -902,9 +908,9 @@ fn job_wait_on_a_fan_out_streams_its_candidates() {
     ));
     c.initialize();
     let started = c.call(
-        "job_start",
+        "run",
         json!({"task": "write the answer", "agents": ["codex", "claude"], "test_cmd": TEST,
-               "until_green": 0, "pick": "best", "judge": "none"}),
+               "until_green": 0, "pick": "best", "judge": "none", "async": true}),
     );
     let s = structured(&started);
     let id = s["job_id"]

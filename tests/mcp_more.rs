@@ -201,7 +201,7 @@ fn ask_doctor_and_job_cancel_answer_in_their_published_schemas() {
         "codex",
         "printf '%s\\n' '{\"type\":\"thread.started\",\"thread_id\":\"t-9\"}'\nexec sleep 30",
     );
-    let started = c.call("job_start", json!({"task": "t", "agent": "codex"}));
+    let started = c.call("run", json!({"task": "t", "agent": "codex", "async": true}));
     let id = started["structuredContent"]["job_id"]
         .as_str()
         .unwrap()

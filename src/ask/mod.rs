@@ -329,7 +329,7 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
     Ok(code)
 }
 
-fn parse_scope(s: &str) -> Result<Scope> {
+pub(crate) fn parse_scope(s: &str) -> Result<Scope> {
     match s.trim().to_ascii_lowercase().as_str() {
         "packet" => Ok(Scope::Packet),
         "repo" | "repository" => Ok(Scope::Repo),

@@ -86,11 +86,7 @@ fn describe(cli: &clap::Command, def: &'static ToolDef) -> Described {
         })
         .map(field)
         .collect();
-    Described {
-        def,
-        about: c.get_about().map(|s| s.to_string()).unwrap_or_default(),
-        fields,
-    }
+    Described { def, fields }
 }
 
 fn field(a: &clap::Arg) -> Field {
@@ -178,6 +174,8 @@ mod tests {
             "budget_tokens",
             "fallback",
             "retry",
+            // `run --async`: the result is the job's start line.
+            "async",
             "worktree",
             "base",
             "include_dirty",
@@ -195,7 +193,6 @@ mod tests {
             "task",
         ];
         assert_eq!(names("run"), want);
-        assert_eq!(names("job_start"), want);
         let run = subcommand(&Cli::command(), &["run"]).clone();
         let every: Vec<String> = run
             .get_arguments()
@@ -220,7 +217,7 @@ mod tests {
     /// give them: an amount is a number, the chain a list.
     #[test]
     fn the_spending_and_fallback_inputs_are_typed() {
-        for tool in ["run", "job_start", "ask", "council_discuss"] {
+        for tool in ["run", "ask", "council_discuss"] {
             let t = described()
                 .into_iter()
                 .find(|t| t.def.name == tool)
@@ -230,7 +227,7 @@ mod tests {
             if tool != "council_discuss" {
                 assert_eq!(kind("budget_tokens"), Some(Kind::Integer), "{tool}");
             }
-            if tool.starts_with("run") || tool == "job_start" {
+            if tool == "run" {
                 assert_eq!(kind("fallback"), Some(Kind::List), "{tool}");
                 assert_eq!(kind("retry"), Some(Kind::Integer), "{tool}");
             }

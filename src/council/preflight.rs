@@ -155,6 +155,9 @@ pub fn members(named: &[String]) -> Result<(Vec<Member>, Vec<String>)> {
     Ok((out, warnings))
 }
 
+/// The values of `--depth` (also offered as such to MCP hosts).
+pub const DEPTHS: [&str; 3] = ["quick", "standard", "deep"];
+
 pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Preflight> {
     if !["discuss", "plan"].contains(&req.kind.as_str()) {
         return Err(Error::Internal(format!(
@@ -162,7 +165,7 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
             req.kind
         )));
     }
-    if !["quick", "standard", "deep"].contains(&req.depth.as_str()) {
+    if !DEPTHS.contains(&req.depth.as_str()) {
         return Err(Error::usage_hint(
             format!("unknown depth `{}`", req.depth),
             "use quick (no critique), standard or deep (a revision round after critique)",

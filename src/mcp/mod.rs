@@ -44,6 +44,7 @@ mod server;
 mod shape;
 pub mod tools;
 mod transport;
+mod wording;
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -31,7 +31,7 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// What the `instructions` of the handshake say: which agents there are
-/// (from the agent table), when to use `job_start` + `job_wait`, and this
+/// (from the agent table), when to use `run` with `async` + `job_wait`, and this
 /// server's limits.
 pub fn instructions(policy: &Policy) -> String {
     let agents: Vec<&str> = Agent::ALL.iter().map(|a| a.name()).collect();
@@ -43,8 +43,8 @@ pub fn instructions(policy: &Policy) -> String {
     format!(
         "baton delegates coding tasks to peer agent CLIs ({}; `agents` lists which are \
 installed) and returns one JSON result. `run` blocks until the peer ends, which can take many \
-minutes: when your tool calls time out sooner, call `job_start` (returns a job id at once), \
-then `job_wait` with a `timeout` below your limit, again while the status is `running`. `ask` \
+minutes: when your tool calls time out sooner, call it with `async: true` (returns a job id \
+at once), then `job_wait` with a `timeout` below your limit, again while the status is `running`. `ask` \
 gets read-only advice. Calls work in {} (a `cwd` must be inside).{test_cmd}",
         agents.join(", "),
         policy.roots.listed(),
@@ -226,7 +226,6 @@ impl ServerHandler for Server {
             }
         };
         let mut argv: Vec<std::ffi::OsString> = t.def.path.iter().map(Into::into).collect();
-        argv.extend(t.def.fixed.iter().map(Into::into));
         argv.extend(flags);
         let token = t
             .def

@@ -8,6 +8,7 @@ use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use serde_json::Value;
 
 use super::input::{self, Field};
+use super::wording;
 use crate::agent::Access;
 
 /// What a tool's `structuredContent` is: the schema `baton schema NAME`
@@ -69,15 +70,15 @@ pub struct ToolDef {
     pub title: &'static str,
     /// `baton <path…>`: the command whose flags are the tool's input.
     pub path: &'static [&'static str],
-    /// Flags always passed (job_start runs `run --async`).
-    pub fixed: &'static [&'static str],
     /// The command's arguments the tool leaves out (by field name: the long
     /// flag in snake case), each with the reason.
     pub cli_only: &'static [(&'static str, &'static str)],
     /// Optional on the command line, required here.
     pub also_required: &'static [&'static str],
-    /// Added to the command's own `about`.
-    pub note: &'static str,
+    /// What the model reads about the tool: not the command's `about`,
+    /// which is for a person at a shell, but when to call it and what it
+    /// blocks on, in as few words as that takes (docs/mcp.md#size).
+    pub description: &'static str,
     pub output: Output,
     pub effect: Effect,
     /// Whether the call streams the peer's activity as progress.
@@ -93,7 +94,6 @@ const CONFIGURED: &str = "the user's configuration (`agents.<name>.*`), not a ca
 
 const RUN_CLI_ONLY: &[(&str, &str)] = &[
     ("dry_run", "it prints a plan, not a result"),
-    ("async", "job_start is `run` as a background job"),
     ("quiet", "there is no terminal line to hide"),
     ("prompt_file", "the task is given as text"),
     ("read_only", "the same as `access: read-only`"),
@@ -113,40 +113,23 @@ const MAX_CHARS: (&str, &str) = ("max_chars", "the user's limit (`ask.max_chars`
 
 const COUNCIL_SEED: &str = "a replay of the label shuffles, for a person reproducing a council";
 
-const LONG: &str = " Blocks until the peer ends (minutes): if your tool calls time out sooner, \
-use job_start and job_wait.";
-
 pub const TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "run",
         title: "Delegate a task to a peer agent",
         path: &["run"],
-        fixed: &[],
         cli_only: RUN_CLI_ONLY,
         also_required: &["task"],
-        note: LONG,
+        description: "Delegate a task to a peer agent CLI. Blocks until the peer ends (minutes); \
+`async: true` returns a `job_id` at once instead: then job_wait.",
         output: Output::RunOrFanout,
         effect: Effect::Delegates,
         progress: true,
     },
     ToolDef {
-        name: "job_start",
-        title: "Start a delegated task as a background job",
-        path: &["run"],
-        fixed: &["--async"],
-        cli_only: RUN_CLI_ONLY,
-        also_required: &["task"],
-        note: " Returns at once with `job_id` (status `running`); follow it with job_wait \
-(bounded), job_status, job_result or job_cancel.",
-        output: Output::RunOrFanout,
-        effect: Effect::Delegates,
-        progress: false,
-    },
-    ToolDef {
         name: "ask",
         title: "Ask advisers for a read-only second opinion",
         path: &["ask"],
-        fixed: &[],
         cli_only: &[
             ("dry_run", "it prints a plan, not advice"),
             ("quiet", "there is no terminal line to hide"),
@@ -160,7 +143,7 @@ pub const TOOLS: &[ToolDef] = &[
             ("follow_up", "it goes with previous_advice"),
         ],
         also_required: &[],
-        note: " Blocks until every adviser answered (up to `timeout`, 20m by default).",
+        description: "Ask advisers for a read-only second opinion. Blocks until they answer.",
         output: Output::Ask,
         effect: Effect::ReadOnly,
         progress: true,
@@ -169,7 +152,6 @@ pub const TOOLS: &[ToolDef] = &[
         name: "council_discuss",
         title: "Council: proposals, blind critique, synthesis (read-only)",
         path: &["council", "discuss"],
-        fixed: &[],
         cli_only: &[
             ("dry_run", "it prints a plan of calls, not a council"),
             (
@@ -185,8 +167,8 @@ pub const TOOLS: &[ToolDef] = &[
             ("seed", COUNCIL_SEED),
         ],
         also_required: &[],
-        note: " Several peer calls: pass `async: true` to get the council id at once and \
-follow it with job_wait.",
+        description: "A council, read-only: proposals, a blind critique, the chair's synthesis. \
+Blocks until done (minutes): `async: true` returns its id at once, for job_wait.",
         output: Output::Council,
         effect: Effect::ReadOnly,
         progress: true,
@@ -195,7 +177,6 @@ follow it with job_wait.",
         name: "council_plan",
         title: "Council: an executable plan, awaiting approval",
         path: &["council", "plan"],
-        fixed: &[],
         cli_only: &[
             ("dry_run", "it prints a plan of calls, not a council"),
             PACKET_FILE,
@@ -203,8 +184,8 @@ follow it with job_wait.",
             ("seed", COUNCIL_SEED),
         ],
         also_required: &[],
-        note: " Several peer calls: pass `async: true` to get the council id at once and \
-follow it with job_wait.",
+        description: "A council that ends in an executable plan, which waits for council_approve \
+(or `yes`). Blocks as council_discuss does.",
         output: Output::Council,
         effect: Effect::Delegates,
         progress: true,
@@ -213,10 +194,9 @@ follow it with job_wait.",
         name: "council_approve",
         title: "Council: approve a plan (bound to its sha256)",
         path: &["council", "approve"],
-        fixed: &[],
         cli_only: &[],
         also_required: &[],
-        note: "",
+        description: "Approve a council's plan, bound to its sha256; then council_execute.",
         output: Output::Council,
         effect: Effect::Records { destructive: false },
         progress: true,
@@ -225,10 +205,10 @@ follow it with job_wait.",
         name: "council_execute",
         title: "Council: carry out an approved plan",
         path: &["council", "execute"],
-        fixed: &[],
         cli_only: &[],
         also_required: &[],
-        note: " Blocks until implement, verify and review are done.",
+        description: "Carry out an approved plan: implement, verify, review, repair. Blocks until \
+done.",
         output: Output::Council,
         effect: Effect::Delegates,
         progress: true,
@@ -237,10 +217,9 @@ follow it with job_wait.",
         name: "job_status",
         title: "A background job's state",
         path: &["status"],
-        fixed: &[],
         cli_only: &[],
         also_required: &[],
-        note: "",
+        description: "A job's state, without waiting.",
         output: Output::JobStatus,
         effect: Effect::ReadOnly,
         progress: false,
@@ -249,11 +228,10 @@ follow it with job_wait.",
         name: "job_wait",
         title: "Wait for a background job, at most `timeout`",
         path: &["wait"],
-        fixed: &[],
         cli_only: &[],
         also_required: &["timeout"],
-        note: " Keep `timeout` under your tool-call time-out (e.g. 50s) and call again \
-while the status is `running`.",
+        description: "Wait for a job to end, at most `timeout` (keep it under your tool-call \
+time-out), then return its result or running status; call again while `running`.",
         output: Output::JobResult,
         effect: Effect::ReadOnly,
         progress: true,
@@ -262,10 +240,9 @@ while the status is `running`.",
         name: "job_result",
         title: "A job's result, or its running status",
         path: &["result"],
-        fixed: &[],
         cli_only: &[],
         also_required: &[],
-        note: "",
+        description: "A job's result if it ended, else its running status.",
         output: Output::JobResult,
         effect: Effect::ReadOnly,
         progress: false,
@@ -274,10 +251,9 @@ while the status is `running`.",
         name: "job_cancel",
         title: "Stop a background job and its whole process tree",
         path: &["cancel"],
-        fixed: &[],
         cli_only: &[],
         also_required: &[],
-        note: "",
+        description: "Stop a job and its whole process tree.",
         output: Output::JobResult,
         effect: Effect::Records { destructive: true },
         progress: false,
@@ -286,10 +262,9 @@ while the status is `running`.",
         name: "jobs",
         title: "List background jobs",
         path: &["jobs"],
-        fixed: &[],
         cli_only: &[],
         also_required: &[],
-        note: "",
+        description: "List jobs, running first.",
         output: Output::Jobs,
         effect: Effect::ReadOnly,
         progress: false,
@@ -298,10 +273,9 @@ while the status is `running`.",
         name: "continue",
         title: "Continue an ended job's peer session (a new job)",
         path: &["continue"],
-        fixed: &[],
         cli_only: &[],
         also_required: &["task"],
-        note: " Returns at once with the new `job_id`.",
+        description: "Continue an ended job's peer session as a new job; returns its `job_id` at once.",
         output: Output::RunOrFanout,
         effect: Effect::Delegates,
         progress: false,
@@ -310,10 +284,9 @@ while the status is `running`.",
         name: "agents",
         title: "The supported agents and whether they are installed",
         path: &["agents"],
-        fixed: &[],
         cli_only: &[],
         also_required: &[],
-        note: "",
+        description: "The agents, whether each is installed, its models and options.",
         output: Output::Agents,
         effect: Effect::ReadOnly,
         progress: false,
@@ -322,10 +295,9 @@ while the status is `running`.",
         name: "doctor",
         title: "Check agent CLIs, credentials, sandboxes and baton",
         path: &["doctor"],
-        fixed: &[],
         cli_only: &[],
         also_required: &[],
-        note: "",
+        description: "Check agent CLIs, credentials, sandboxes and baton itself.",
         output: Output::Doctor,
         effect: Effect::ReadOnly,
         progress: false,
@@ -336,18 +308,18 @@ pub fn find(name: &str) -> Option<&'static ToolDef> {
     TOOLS.iter().find(|t| t.name == name)
 }
 
-/// A tool as the command line described it: its fields and `about`.
+/// A tool as the command line described it: its fields.
 #[derive(Debug, Clone)]
 pub struct Described {
     pub def: &'static ToolDef,
-    pub about: String,
     pub fields: Vec<Field>,
 }
 
 /// The fields described so far in a tool list, each with the first tool
 /// that described it: a field with the same name and description in a
-/// later tool is not described again (job_start's are run's, council_plan's
-/// council_discuss's), which halves what a host shows its model.
+/// later tool is not described again (council_plan's are council_discuss's,
+/// the job tools' `id` job_status's), which halves what a host shows its
+/// model.
 #[derive(Debug, Default)]
 pub struct SoFar {
     seen: Vec<(String, String, &'static str)>,
@@ -360,7 +332,15 @@ impl Described {
         let mut fields = self.fields.clone();
         let mut from: Vec<&str> = Vec::new();
         for f in &mut fields {
-            f.help = input::described(&f.help);
+            f.help = match wording::text(d.name, &f.name) {
+                Some(t) => t.to_string(),
+                None => input::described(&f.help),
+            };
+            if f.choices.is_empty()
+                && let Some(c) = wording::choices(&f.name)
+            {
+                f.choices = c.iter().map(|v| v.to_string()).collect();
+            }
             if f.help.is_empty() {
                 continue;
             }
@@ -379,9 +359,7 @@ impl Described {
             }
         }
         let input = input::schema(&fields, d.also_required);
-        let about = self.about.replace(" (the default command)", "");
-        let about = about.trim_end_matches('.');
-        let mut text = format!("{about}.{}", d.note);
+        let mut text = d.description.to_string();
         if !from.is_empty() {
             let from: Vec<String> = from.iter().map(|t| format!("`{t}`")).collect();
             text.push_str(&format!(
@@ -462,7 +440,6 @@ mod tests {
     fn described(name: &str) -> Described {
         Described {
             def: find(name).unwrap(),
-            about: "About.".into(),
             fields: Vec::new(),
         }
     }
@@ -552,11 +529,10 @@ mod tests {
         };
         let tool = |name: &str| Described {
             def: find(name).unwrap(),
-            about: "About.".into(),
             fields: vec![
-                field("agent", "Peer agent [default: codex]"),
+                field("raw", "Send it as-is [default: no]"),
                 field(
-                    "timeout",
+                    "window",
                     if name == "job_wait" {
                         "Stop waiting"
                     } else {
@@ -567,11 +543,11 @@ mod tests {
         };
         let mut so_far = SoFar::default();
         let run = tool("run").tool(Access::Workspace, &mut so_far);
-        let start = tool("job_start").tool(Access::Workspace, &mut so_far);
+        let start = tool("continue").tool(Access::Workspace, &mut so_far);
         let wait = tool("job_wait").tool(Access::Workspace, &mut so_far);
         let desc = |t: &Tool, f: &str| t.input_schema["properties"][f].get("description").cloned();
-        assert_eq!(desc(&run, "agent"), Some("Peer agent".into()));
-        assert_eq!(desc(&start, "agent"), None);
+        assert_eq!(desc(&run, "raw"), Some("Send it as-is".into()));
+        assert_eq!(desc(&start, "raw"), None);
         assert!(
             start
                 .description
@@ -580,8 +556,37 @@ mod tests {
                 .ends_with(" as in `run`.")
         );
         // The same name with another meaning is described where it is.
-        assert_eq!(desc(&wait, "timeout"), Some("Stop waiting".into()));
-        assert_eq!(desc(&wait, "agent"), None);
+        assert_eq!(desc(&wait, "window"), Some("Stop waiting".into()));
+        assert_eq!(desc(&wait, "raw"), None);
+    }
+
+    /// What the model reads: `wording`'s texts over the help lines, fixed
+    /// values as an `enum`, and `run`'s `async` (what `job_start` was).
+    #[test]
+    fn the_model_reads_the_short_texts_and_the_values() {
+        let listed = super::super::listed(
+            &crate::cli::mcp::described(),
+            &super::super::Options::default(),
+        )
+        .unwrap();
+        let props = |tool: &str| {
+            let t = listed.iter().find(|t| t.name == tool).unwrap();
+            Value::Object((*t.input_schema).clone())["properties"].clone()
+        };
+        let run = props("run");
+        assert_eq!(
+            run["access"],
+            serde_json::json!({"type": "string", "enum": ["read-only", "workspace", "full"]})
+        );
+        assert_eq!(run["pick"]["enum"], serde_json::json!(["best", "first-green"]));
+        assert_eq!(run["async"]["type"], "boolean");
+        assert!(run["async"]["description"].as_str().unwrap().contains("job_wait"));
+        assert_eq!(
+            props("job_wait")["timeout"]["description"],
+            "Stop waiting (not the job) after this long"
+        );
+        assert_eq!(props("council_discuss")["depth"]["enum"][2], "deep");
+        assert!(listed.iter().all(|t| t.name != "job_start"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `baton mcp` through a real MCP client: the MCP Inspector's command-line
 //! mode (pinned in e2e/versions.env) lists the tools and calls `agents`,
-//! `run` (a fake codex printing a recorded transcript) and `job_start` +
-//! `job_wait`. The Inspector's client checks every `structuredContent`
+//! `run` (a fake codex printing a recorded transcript), `run` with `async`
+//! + `job_wait`. The Inspector's client checks every `structuredContent`
 //! against the tool's `outputSchema` and fails the call when it does not
 //! match, so a passing call is a schema-valid result.
 //!
@@ -108,16 +108,11 @@ fn the_inspector_lists_and_calls_the_tools_and_results_match_their_schemas() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    for want in [
-        "run",
-        "job_start",
-        "job_wait",
-        "agents",
-        "ask",
-        "council_plan",
-    ] {
+    for want in ["run", "job_wait", "agents", "ask", "council_plan"] {
         assert!(names.contains(&want), "{want} not in {names:?}");
     }
+    // 0.3.2's `job_start` is `run` with `async` (MCP has no hidden tools).
+    assert!(!names.contains(&"job_start"), "{names:?}");
 
     let agents = inspect(&dir, &["--method", "tools/call", "--tool-name", "agents"]);
     assert!(agents["structuredContent"]["agents"].is_array(), "{agents}");
@@ -148,10 +143,11 @@ fn the_inspector_lists_and_calls_the_tools_and_results_match_their_schemas() {
             "--method",
             "tools/call",
             "--tool-name",
-            "job_start",
+            "run",
             "--tool-arg",
             "task=say hi",
             "agent=codex",
+            "async=true",
         ],
     );
     assert_eq!(
@@ -194,8 +190,8 @@ fn the_inspector_lists_and_calls_the_tools_and_results_match_their_schemas() {
 }
 
 /// Issue 29 §1 through a real client: a server started without
-/// `--allow-test-cmd` refuses a `test_cmd` (`run`, `job_start`,
-/// `council_plan`), and every server refuses a `cwd` outside its roots
+/// `--allow-test-cmd` refuses a `test_cmd` (`run`, in the foreground and
+/// with `async`, `council_plan`), and every server refuses a `cwd` outside its roots
 /// (`/etc`; `..`; a link in the project that leads out), before anything
 /// runs.
 #[test]
@@ -211,7 +207,11 @@ fn the_inspector_sees_test_cmd_and_a_cwd_outside_the_roots_refused() {
     fs::set_permissions(dir.join("bin/codex"), fs::Permissions::from_mode(0o755)).unwrap();
     let pwned = dir.join("pwned");
     let test_cmd = format!("test_cmd=touch {}", pwned.display());
-    for tool in ["run", "job_start", "council_plan"] {
+    for (tool, more) in [
+        ("run", "async=false"),
+        ("run", "async=true"),
+        ("council_plan", "yes=false"),
+    ] {
         let e = refused(
             &dir,
             &[
@@ -222,6 +222,7 @@ fn the_inspector_sees_test_cmd_and_a_cwd_outside_the_roots_refused() {
                 "--tool-arg",
                 "task=t",
                 &test_cmd,
+                more,
             ],
         );
         assert_eq!(e["error"]["kind"], "access_capped", "{tool}: {e}");
