@@ -109,7 +109,7 @@ def startup(env, cwd):
         s.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         r = s.call("tools/list", {})
         times.append((time.perf_counter() - t0) * 1000)
-        assert len(r["result"]["tools"]) >= 15
+        assert len(r["result"]["tools"]) >= 14
         s.close()
         cpu.append(children_cpu_ms() - c0)
     return times, cpu

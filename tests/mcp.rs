@@ -294,7 +294,12 @@ fn initialize_then_tools_list_names_every_tool_with_its_schemas() {
     assert_eq!(r["protocolVersion"], "2025-11-25");
     assert_eq!(r["serverInfo"]["name"], "baton");
     assert!(r["capabilities"]["tools"].is_object());
-    assert!(r["instructions"].as_str().unwrap().contains("`async: true`"));
+    assert!(
+        r["instructions"]
+            .as_str()
+            .unwrap()
+            .contains("`async: true`")
+    );
     let list = c.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();

@@ -578,9 +578,17 @@ mod tests {
             run["access"],
             serde_json::json!({"type": "string", "enum": ["read-only", "workspace", "full"]})
         );
-        assert_eq!(run["pick"]["enum"], serde_json::json!(["best", "first-green"]));
+        assert_eq!(
+            run["pick"]["enum"],
+            serde_json::json!(["best", "first-green"])
+        );
         assert_eq!(run["async"]["type"], "boolean");
-        assert!(run["async"]["description"].as_str().unwrap().contains("job_wait"));
+        assert!(
+            run["async"]["description"]
+                .as_str()
+                .unwrap()
+                .contains("job_wait")
+        );
         assert_eq!(
             props("job_wait")["timeout"]["description"],
             "Stop waiting (not the job) after this long"

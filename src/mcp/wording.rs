@@ -23,15 +23,24 @@ const TEXT: &[(&str, &str)] = &[
     ("cwd", "Directory to work in"),
     ("timeout", "Stop a peer after this long (e.g. 90s, 45m)"),
     ("idle_timeout", "Stop a peer silent for this long"),
-    ("provider", "pi, opencode: provider (e.g. openai); qwen: auth type"),
+    (
+        "provider",
+        "pi, opencode: provider (e.g. openai); qwen: auth type",
+    ),
     ("max_usd", "Spending limit in dollars"),
     ("budget_tokens", "Spending limit in tokens (input + output)"),
     ("async", "Return an id at once; follow it with job_wait"),
     ("help_type", ""),
     ("constraint", "Constraints to respect"),
-    ("observation", "Observations: errors, measurements, symptoms"),
+    (
+        "observation",
+        "Observations: errors, measurements, symptoms",
+    ),
     ("file", "Files to inline: `src/a.rs`, `src/a.rs:10-40`"),
-    ("diff", "Include `git diff` against this revision (e.g. HEAD)"),
+    (
+        "diff",
+        "Include `git diff` against this revision (e.g. HEAD)",
+    ),
     ("task", "The task"),
     ("id", "A job's, fan-out's or council's id"),
     // run
@@ -44,12 +53,18 @@ const TEXT: &[(&str, &str)] = &[
         "Agents (`NAME[:MODEL]`) that take the task over, in order, when the agent cannot \
          answer (rate limit, quota, auth) before changing a file",
     ),
-    ("run.retry", "Retries of a rate-limited or unavailable provider"),
+    (
+        "run.retry",
+        "Retries of a rate-limited or unavailable provider",
+    ),
     (
         "run.worktree",
         "Write in a new git worktree on branch `baton/<id>`, not in your checkout",
     ),
-    ("run.base", "worktree, agents: the commit to branch from (default HEAD)"),
+    (
+        "run.base",
+        "worktree, agents: the commit to branch from (default HEAD)",
+    ),
     (
         "run.include_dirty",
         "worktree, agents: start from your uncommitted changes too",
@@ -98,7 +113,10 @@ const TEXT: &[(&str, &str)] = &[
     ("council_approve.id", "The council's id"),
     ("council_execute.id", "The council's id"),
     // the jobs
-    ("job_wait.timeout", "Stop waiting (not the job) after this long"),
+    (
+        "job_wait.timeout",
+        "Stop waiting (not the job) after this long",
+    ),
     ("jobs.all", "Every job, not only running and recent ones"),
     ("continue.id", "The job whose peer session to continue"),
     ("continue.task", "The follow-up task"),
@@ -171,7 +189,10 @@ mod tests {
 
     #[test]
     fn a_tools_own_text_comes_before_the_shared_one() {
-        assert_eq!(text("job_wait", "timeout"), Some("Stop waiting (not the job) after this long"));
+        assert_eq!(
+            text("job_wait", "timeout"),
+            Some("Stop waiting (not the job) after this long")
+        );
         assert_eq!(text("ask", "timeout"), text("run", "timeout"));
         assert_eq!(text("run", "raw"), None);
     }

@@ -118,8 +118,8 @@ fn fanout_branch() -> Branch {
     }
 }
 
-/// `run`, `run --async` and `continue` (and the MCP tools `run`,
-/// `job_start`, `continue`): a run's result, or a fan-out's when the call
+/// `run`, `run --async` and `continue` (and the MCP tools `run`, with or
+/// without `async`, and `continue`): a run's result, or a fan-out's when the call
 /// names `--agents` or `--attempts`.
 pub fn run_or_fanout() -> Value {
     either(

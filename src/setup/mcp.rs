@@ -132,7 +132,7 @@ impl McpHost {
 ///
 /// `default_tools_approval_mode = "approve"`: headless `codex exec` (approval
 /// policy `never`) refuses a call to a tool that needs approval, and Codex
-/// asks for one before every tool not marked read-only (`run`, `job_start`,
+/// asks for one before every tool not marked read-only (`run`, `continue`,
 /// …): without it a Codex session could list baton's tools but not delegate.
 /// What a call may do is still bounded by `baton mcp`'s own access cap
 /// (`workspace` unless the server was started with `--allow-full-access`).
