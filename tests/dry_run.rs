@@ -143,3 +143,28 @@ fn ask_and_council_dry_runs_follow_text_too() {
     assert!(t.contains(&"members 1:".to_string()), "{t:#?}");
     assert!(!env.called("codex") && !env.called("claude"));
 }
+
+/// A fan-out's dry run printed JSON under `--text` until every door went
+/// through one gate (issue 30 §3).
+#[test]
+fn a_fanout_dry_run_follows_text_too() {
+    let env = Env::new();
+    git(&env.work, &["init", "-q"]);
+    git(&env.work, &["commit", "-q", "--allow-empty", "-m", "base"]);
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    env.replay("claude", "claude/claude-stream.jsonl", 0);
+    let t = lines_of(&env.run(&[
+        "run",
+        "--dry-run",
+        "--text",
+        "--agents",
+        "codex,claude",
+        "--test-cmd",
+        "true",
+        "q",
+    ]));
+    assert_eq!(t[0], "dry run: nothing was started");
+    assert!(t.contains(&"candidates 1:".to_string()), "{t:#?}");
+    assert!(t.contains(&"candidates 2:".to_string()), "{t:#?}");
+    assert!(!env.called("codex") && !env.called("claude"));
+}

@@ -183,7 +183,27 @@ fn every_way_to_start_a_peer_is_refused_before_it_makes_anything() {
     let env = Env::new();
     env.git_init();
     codex_peer(&env);
-    let cases: [&[&str]; 5] = [
+    // The fan-outs (sync and `--async`) made their record before this
+    // check until issue 30 §3 gave every door one gate.
+    let cases: [&[&str]; 7] = [
+        &[
+            "run",
+            "--agents",
+            "codex,claude",
+            "--test-cmd",
+            "true",
+            "say hi",
+        ],
+        &[
+            "run",
+            "--async",
+            "--attempts",
+            "2",
+            "--read-only",
+            "--agent",
+            "codex",
+            "say hi",
+        ],
         &["run", "--async", "--agent", "codex", "say hi"],
         &["run", "--worktree", "--agent", "codex", "say hi"],
         &[

@@ -241,10 +241,12 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
         return Err(e);
     }
 
-    if args.dry_run {
-        let v = dry_run(&request_id, &context, &prompt, &built, &prepared);
-        crate::dry_run::print(&v, mode)?;
-        return Ok(0);
+    // Before a consultation of the budget is spent on advisers that could
+    // not reach their models.
+    if let Some(code) = crate::run::gate::pass(args.dry_run, mode, || {
+        Ok(dry_run(&request_id, &context, &prompt, &built, &prepared))
+    })? {
+        return Ok(code);
     }
 
     if let Some(sig) = interrupts.fired() {
@@ -252,9 +254,6 @@ pub fn command(args: AskRequest, mode: Mode, peers_ended: &mut dyn FnMut()) -> R
             signal: crate::process::signal_name(sig),
         });
     }
-    // Before a consultation of the budget is spent on advisers that could
-    // not reach their models.
-    crate::host_sandbox::check()?;
     let budget = match (&built.task_id, limit) {
         (Some(t), Some(l)) => Some(budget::consume(&budget::dir(&root)?, t, l, &request_id)?),
         _ => None,

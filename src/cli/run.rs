@@ -10,7 +10,7 @@ use crate::fanout::FanoutRequest;
 use crate::output::{self, Mode};
 use crate::run::{self, RunRequest};
 use crate::worktree::{self, WorktreeOptions};
-use crate::{dry_run, fanout, job, process, view};
+use crate::{fanout, job, process, view};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
@@ -318,16 +318,15 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
     // Validated before anything is created (exit 2 on a bad repository/base).
     let worktree = worktree::check(&options, &plan)?;
     let spec = plan.command()?;
-    if dry_run {
-        match &worktree {
-            Some(c) => dry_run::print(&worktree::dry_run_json(c, &plan)?, mode)?,
-            None => dry_run::print(&run::dry_run_json(&plan, &spec), mode)?,
-        }
-        return Ok(0);
-    }
     // Before a job, a worktree or a run folder exists: inside a host's
     // sandbox without network the peer could only fail, slowly.
-    crate::host_sandbox::check()?;
+    let plan_json = || match &worktree {
+        Some(c) => worktree::dry_run_json(c, &plan),
+        None => Ok(run::dry_run_json(&plan, &spec)),
+    };
+    if let Some(code) = run::gate::pass(dry_run, mode, plan_json)? {
+        return Ok(code);
+    }
     if detach {
         let place = match &worktree {
             Some(c) => job::Place::NewWorktree(c),

@@ -104,12 +104,11 @@ fn start(
 ) -> Result<i32> {
     crate::run::Depth::from_env().check()?;
     let pre = preflight::preflight(&req, cwd, root)?;
-    if req.dry_run {
-        crate::dry_run::print(&preflight::dry_run(&pre), mode)?;
-        return Ok(0);
-    }
     // Before the council is recorded: its members could not reach their models.
-    crate::host_sandbox::check()?;
+    if let Some(code) = crate::run::gate::pass(req.dry_run, mode, || Ok(preflight::dry_run(&pre)))?
+    {
+        return Ok(code);
+    }
     let mut rec = pre.record;
     rec.save()?;
     fsutil::write_atomic(&rec.dir()?.join("packet.txt"), pre.packet.as_bytes())?;

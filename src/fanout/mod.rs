@@ -66,9 +66,9 @@ pub const RUNNER_COMMAND: &str = "__fanout-runner";
 pub fn command(req: FanoutRequest, mode: Mode) -> Result<i32> {
     let task = run::read_task(&req.run)?;
     let p = preflight::preflight(&req, task)?;
-    if req.dry_run {
-        output::json_line(&preflight::dry_run(&p)?)?;
-        return Ok(0);
+    // Before the record and the worktrees exist.
+    if let Some(code) = run::gate::pass(req.dry_run, mode, || preflight::dry_run(&p))? {
+        return Ok(code);
     }
     let mut rec = store::Record::new(&p, req.run_async);
     rec.save()?;

@@ -22,6 +22,7 @@ mod cap;
 pub mod chain;
 mod execute;
 pub mod fallback;
+pub mod gate;
 mod input;
 pub mod observe;
 mod records;
