@@ -8,10 +8,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::agent::Agent;
-use crate::models;
+use crate::agent::models;
+use crate::output::render::table;
 use crate::output::{self, Mode};
 use crate::process;
-use crate::render::table;
 use crate::spend::prices;
 
 /// `baton agents --json` (`baton schema agents`).
@@ -278,7 +278,7 @@ fn info(a: Agent) -> AgentInfo {
         None => None,
     };
     match a {
-        Agent::Gemini => {
+        Agent::Agy => {
             notes.push("no read-only mode: --access read-only is refused".into());
             notes.push("not installable from a package registry; adapter tested with fakes".into());
         }

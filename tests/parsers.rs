@@ -18,7 +18,7 @@ fn fixtures() -> Vec<(Agent, Vec<u8>)> {
     for (dir, agents) in [
         ("codex", &[Agent::Codex][..]),
         ("claude", &[Agent::Claude][..]),
-        ("agy", &[Agent::Gemini][..]),
+        ("agy", &[Agent::Agy][..]),
         ("pi", &[Agent::Pi, Agent::Zai][..]),
         ("gemini-cli", &[Agent::GeminiCli][..]),
     ] {

@@ -224,7 +224,7 @@ mod tests {
 
     #[test]
     fn argv_workspace_and_full() {
-        let ws = Agent::Gemini.command(&req(Access::Workspace)).unwrap();
+        let ws = Agent::Agy.command(&req(Access::Workspace)).unwrap();
         assert_eq!(
             ws.args_lossy(),
             [
@@ -249,7 +249,7 @@ mod tests {
         assert_eq!(ws.stdin, None);
         let mut r = req(Access::Full);
         r.resume = Some("conv-1".into());
-        let full = Agent::Gemini.command(&r).unwrap().args_lossy();
+        let full = Agent::Agy.command(&r).unwrap().args_lossy();
         assert!(!full.contains(&"--sandbox".to_string()));
         let i = full.iter().position(|a| a == "--conversation").unwrap();
         assert_eq!(full[i + 1], "conv-1");
@@ -260,7 +260,7 @@ mod tests {
     fn writable_dirs_follow_the_cwd_add_dir() {
         let mut r = req(Access::Workspace);
         r.extra.writable_dirs = vec![PathBuf::from("/r/.git/objects")];
-        let a = Agent::Gemini.command(&r).unwrap().args_lossy();
+        let a = Agent::Agy.command(&r).unwrap().args_lossy();
         let i = a.iter().position(|x| x == "/repo").unwrap();
         assert_eq!(a[i + 1..i + 3], ["--add-dir", "/r/.git/objects"]);
         assert_eq!(a[a.len() - 2..], ["--print", "the task"]);
@@ -270,9 +270,9 @@ mod tests {
     fn a_prompt_too_long_for_one_argument_is_a_usage_error() {
         let mut r = req(Access::Workspace);
         r.prompt = "x".repeat(MAX_PROMPT_ARG - 1);
-        assert!(Agent::Gemini.command(&r).is_ok());
+        assert!(Agent::Agy.command(&r).is_ok());
         r.prompt.push('x');
-        let e = Agent::Gemini.command(&r).unwrap_err();
+        let e = Agent::Agy.command(&r).unwrap_err();
         assert_eq!(e.exit_code(), 2);
         assert!(e.to_string().contains("one argument"), "{e}");
         // Agents that read stdin take it.
@@ -281,13 +281,13 @@ mod tests {
 
     #[test]
     fn read_only_is_refused() {
-        let e = Agent::Gemini.command(&req(Access::ReadOnly)).unwrap_err();
+        let e = Agent::Agy.command(&req(Access::ReadOnly)).unwrap_err();
         assert_eq!(e.kind(), "unsupported_access");
         assert_eq!(e.exit_code(), 2);
     }
 
     fn parse(out: &str, code: i32, stderr: &str) -> Outcome {
-        Agent::Gemini.parse_transcript(
+        Agent::Agy.parse_transcript(
             out.as_bytes(),
             &ProcessExit {
                 code: Some(code),

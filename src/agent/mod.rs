@@ -12,6 +12,7 @@ pub mod byo;
 pub mod claude;
 pub mod codex;
 pub mod gemini_cli;
+pub mod models;
 pub mod opencode;
 mod parser;
 pub mod pi;
@@ -35,7 +36,7 @@ pub enum Agent {
     /// Anthropic Claude Code: `claude -p --output-format stream-json`.
     Claude,
     /// Google Antigravity: `agy --print`.
-    Gemini,
+    Agy,
     /// Z.AI GLM 5.2 through `pi --provider zai`.
     Zai,
     /// Pi with any `--provider`.
@@ -77,7 +78,7 @@ impl Agent {
     pub const ALL: [Agent; 12] = [
         Agent::Codex,
         Agent::Claude,
-        Agent::Gemini,
+        Agent::Agy,
         Agent::Zai,
         Agent::Pi,
         Agent::GeminiCli,
@@ -97,7 +98,7 @@ impl Agent {
         match self {
             Agent::Codex => "codex",
             Agent::Claude => "claude",
-            Agent::Gemini => "gemini",
+            Agent::Agy => "gemini",
             Agent::Zai => "zai",
             Agent::Pi => "pi",
             Agent::GeminiCli => "gemini-cli",
@@ -117,7 +118,7 @@ impl Agent {
         Ok(match l.as_str() {
             "codex" => Agent::Codex,
             "claude" | "claude-code" => Agent::Claude,
-            "gemini" | "agy" | "antigravity" => Agent::Gemini,
+            "gemini" | "agy" | "antigravity" => Agent::Agy,
             "zai" | "glm" | "z.ai" | "glm-5.2" => Agent::Zai,
             "pi" => Agent::Pi,
             "gemini-cli" | "geminicli" => Agent::GeminiCli,
@@ -165,7 +166,7 @@ impl Agent {
         match self {
             Agent::Codex => "codex",
             Agent::Claude => "claude",
-            Agent::Gemini => "agy",
+            Agent::Agy => "agy",
             Agent::Zai | Agent::Pi => "pi",
             Agent::GeminiCli => "gemini",
             Agent::Opencode => "opencode",
@@ -183,7 +184,7 @@ impl Agent {
         match self {
             Agent::Codex => "npm install -g @openai/codex",
             Agent::Claude => "npm install -g @anthropic-ai/claude-code@latest",
-            Agent::Gemini => {
+            Agent::Agy => {
                 "install Google Antigravity (it provides `agy`) from its own installer; no package registry ships it"
             }
             Agent::Zai | Agent::Pi => "npm install -g @mariozechner/pi-coding-agent",
@@ -204,7 +205,7 @@ impl Agent {
     /// Access modes the CLI can enforce with its own switches.
     pub fn supported_access(self) -> &'static [Access] {
         match self {
-            Agent::Gemini => &[Access::Workspace, Access::Full],
+            Agent::Agy => &[Access::Workspace, Access::Full],
             Agent::Byo(b) => byo::get(b).access(),
             _ => &[Access::ReadOnly, Access::Workspace, Access::Full],
         }
@@ -232,7 +233,7 @@ impl Agent {
     /// do not (agy prints one object at the end) the idle timeout cannot tell
     /// a stuck peer from a busy one, so it is not applied.
     pub fn streams_progress(self) -> bool {
-        !matches!(self, Agent::Gemini)
+        !matches!(self, Agent::Agy)
     }
 
     pub fn command(self, req: &Request) -> Result<CommandSpec> {
@@ -249,7 +250,7 @@ impl Agent {
             return Err(self.access_refusal(req.access));
         }
         match self {
-            Agent::Gemini => agy::check(req)?,
+            Agent::Agy => agy::check(req)?,
             Agent::Opencode => opencode::check(req)?,
             Agent::Qwen => qwen::check(req)?,
             _ => {}
@@ -257,7 +258,7 @@ impl Agent {
         Ok(match self {
             Agent::Codex => codex::command(req),
             Agent::Claude => claude::command(req),
-            Agent::Gemini => agy::command(req),
+            Agent::Agy => agy::command(req),
             Agent::Zai => pi::command(req, Some("zai")),
             Agent::Pi => pi::command(req, None),
             Agent::GeminiCli => gemini_cli::command(req),
@@ -311,7 +312,7 @@ impl Agent {
                     ),
                 ));
             }
-            Agent::Gemini => {
+            Agent::Agy => {
                 return Err(Error::usage_hint(
                     "agy (gemini) has no command-line switch that opens its interactive \
                      interface on an existing conversation",
@@ -326,7 +327,7 @@ impl Agent {
 
     fn access_refusal(self, access: Access) -> Error {
         match self {
-            Agent::Gemini => Error::UnsupportedAccess {
+            Agent::Agy => Error::UnsupportedAccess {
                 agent: self.name(),
                 access: access.as_str(),
                 reason: "agy has no enforceable read-only mode (its sandbox confines terminal \
@@ -342,7 +343,7 @@ impl Agent {
         match self {
             Agent::Codex => Parser::Codex(codex::Parser::default()),
             Agent::Claude => Parser::Claude(claude::Parser::default()),
-            Agent::Gemini => Parser::Agy(agy::Parser::default()),
+            Agent::Agy => Parser::Agy(agy::Parser::default()),
             Agent::Zai | Agent::Pi => Parser::Pi(pi::Parser::default()),
             Agent::GeminiCli => Parser::GeminiCli(gemini_cli::Parser::default()),
             Agent::Opencode => Parser::Opencode(opencode::Parser::default()),
@@ -544,9 +545,9 @@ mod tests {
         for (s, a) in [
             ("codex", Agent::Codex),
             ("Claude", Agent::Claude),
-            ("AGY", Agent::Gemini),
-            ("antigravity", Agent::Gemini),
-            ("gemini", Agent::Gemini),
+            ("AGY", Agent::Agy),
+            ("antigravity", Agent::Agy),
+            ("gemini", Agent::Agy),
             ("glm", Agent::Zai),
             ("Z.AI", Agent::Zai),
             ("glm-5.2", Agent::Zai),
@@ -580,7 +581,7 @@ mod tests {
             if !agent.transports().contains(&Transport::Headless) {
                 continue;
             }
-            let t = crate::models::table(agent);
+            let t = crate::agent::models::table(agent);
             for access in [Access::ReadOnly, Access::Workspace, Access::Full] {
                 for resume in [None, Some("sess-42")] {
                     let model = t.default_model.or(t.aliases.first().map(|a| a.1));
@@ -606,7 +607,7 @@ mod tests {
                         Err(e) => {
                             assert_eq!(
                                 (agent, access),
-                                (Agent::Gemini, Access::ReadOnly),
+                                (Agent::Agy, Access::ReadOnly),
                                 "{what}: {e}"
                             );
                             assert_eq!(e.kind(), "unsupported_access");
@@ -615,7 +616,7 @@ mod tests {
                     };
                     assert_eq!(spec.program, agent.binary(), "{what}");
                     let argv = spec.args_lossy();
-                    if agent == Agent::Gemini {
+                    if agent == Agent::Agy {
                         assert_eq!(spec.stdin, None, "{what}");
                         assert_eq!(argv[argv.len() - 2..], ["--print", "PROMPT-TEXT"], "{what}");
                     } else {
@@ -639,7 +640,7 @@ mod tests {
                         Agent::GeminiCli => "default",
                         Agent::Opencode => opencode::READ_ONLY_AGENT,
                         Agent::Qwen => "plan",
-                        Agent::Gemini
+                        Agent::Agy
                         | Agent::Copilot
                         | Agent::Kilo
                         | Agent::Cline
@@ -800,13 +801,13 @@ mod tests {
                     let e = agent.command(&req).expect_err(&what);
                     assert_eq!(e.kind(), "unsafe_value", "{what}: {e}");
                     assert!(e.to_string().starts_with(field), "{what}: {e}");
-                    if agent != Agent::Gemini {
+                    if agent != Agent::Agy {
                         let e = agent.interactive_resume(&req, "s-1").expect_err(&what);
                         assert_eq!(e.kind(), "unsafe_value", "{what}: {e}");
                     }
                 }
                 // The session `attach` passes beside the request.
-                if agent != Agent::Gemini {
+                if agent != Agent::Agy {
                     let mut req = base.clone();
                     req.origins.resume = Some(argv::Origin::Recorded {
                         what: "the session recorded for job `j`".into(),
@@ -830,7 +831,7 @@ mod tests {
         // agy takes the prompt as the value of `--print`.
         let mut req = base.clone();
         req.prompt = "--yolo do it".into();
-        let e = Agent::Gemini.command(&req).unwrap_err();
+        let e = Agent::Agy.command(&req).unwrap_err();
         assert!(e.to_string().contains("--print"), "{e}");
         assert!(
             Agent::Codex.command(&req).is_ok(),

@@ -15,7 +15,7 @@ impl Agent {
         let fixed = match self {
             Agent::Codex => Some("openai"),
             Agent::Claude => Some("anthropic"),
-            Agent::Gemini | Agent::GeminiCli => Some("google"),
+            Agent::Agy | Agent::GeminiCli => Some("google"),
             Agent::Zai => Some("zai"),
             // Copilot answers with GitHub's models unless a provider of the
             // user's own is set (COPILOT_PROVIDER_*), which baton cannot see.
@@ -72,7 +72,7 @@ mod tests {
     fn fixed_vendors() {
         assert_eq!(Agent::Codex.vendor(None, None), "openai");
         assert_eq!(Agent::Claude.vendor(Some("x"), Some("y")), "anthropic");
-        assert_eq!(Agent::Gemini.vendor(None, None), "google");
+        assert_eq!(Agent::Agy.vendor(None, None), "google");
         assert_eq!(Agent::GeminiCli.vendor(None, None), "google");
         assert_eq!(Agent::Zai.vendor(None, None), "zai");
     }

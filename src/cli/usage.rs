@@ -1,4 +1,4 @@
-//! `baton usage`: its flags, turned into a `usage_cmd::UsageRequest`.
+//! `baton usage`: its flags, turned into a `spend::usage::UsageRequest`.
 
 use std::path::PathBuf;
 
@@ -6,7 +6,7 @@ use clap::Args;
 
 use crate::error::Result;
 use crate::output::Mode;
-use crate::usage_cmd::{self, UsageRequest};
+use crate::spend::usage::{self, UsageRequest};
 
 #[derive(Debug, Clone, Args)]
 pub struct UsageArgs {
@@ -25,7 +25,7 @@ pub struct UsageArgs {
 }
 
 pub fn command(a: UsageArgs, mode: Mode) -> Result<i32> {
-    usage_cmd::command(
+    usage::command(
         UsageRequest {
             since: a.since,
             by: a.by,

@@ -234,7 +234,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
         if model.is_none() && effort.is_none() {
             continue;
         }
-        if let Err(e) = crate::models::resolve(
+        if let Err(e) = crate::agent::models::resolve(
             agent,
             model.as_ref().map(|m| m.0.as_str()),
             effort.as_ref().map(|e| e.0.as_str()),

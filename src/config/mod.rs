@@ -148,7 +148,7 @@ fn default(key: &str) -> Option<Val> {
         "ask.scope" => s("packet"),
         _ => {
             let (agent, leaf) = key.strip_prefix("agents.")?.split_once('.')?;
-            let t = crate::models::table(Agent::parse(agent).ok()?);
+            let t = crate::agent::models::table(Agent::parse(agent).ok()?);
             match leaf {
                 "model" => t.default_model.map(|m| Val::Str(m.into())),
                 "effort" => t.default_effort.map(|e| Val::Str(e.into())),

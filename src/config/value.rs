@@ -51,7 +51,7 @@ pub(super) fn check(
             }
             // The agent and the shape here; the model's characters where
             // every value bound for an argv is checked (`agent::argv`).
-            crate::models::parse_item(s)
+            crate::agent::models::parse_item(s)
                 .map_err(|e| bad(e.to_string(), &e.hint().unwrap_or_default()))?;
             list.push(s.trim().to_string());
         }

@@ -202,7 +202,7 @@ fn execution_text(t: &mut String, v: &Value) {
 
 /// One line of a field, whatever a member put in it.
 fn one(text: &str) -> std::borrow::Cow<'_, str> {
-    crate::render::clean(text, crate::render::Shape::Line)
+    crate::output::render::clean(text, crate::output::render::Shape::Line)
 }
 
 /// The whole record, for people.

@@ -392,8 +392,8 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
             (Agent::Claude, Access::Workspace) => {
                 "edits in the cwd; commands run in claude's OS sandbox (Linux: needs bwrap and socat), else are denied"
             }
-            (Agent::Gemini, Access::ReadOnly) => "refused: agy has no read-only mode",
-            (Agent::Gemini, Access::Workspace) => {
+            (Agent::Agy, Access::ReadOnly) => "refused: agy has no read-only mode",
+            (Agent::Agy, Access::Workspace) => {
                 "agy's --sandbox confines terminal commands only, not its file tools"
             }
             (Agent::Zai | Agent::Pi, Access::ReadOnly) => {

@@ -21,7 +21,7 @@ pub fn key_vars(agent: Agent) -> &'static [&'static str] {
             "CLAUDE_CODE_USE_BEDROCK",
             "CLAUDE_CODE_USE_VERTEX",
         ],
-        Agent::Gemini => &["GEMINI_API_KEY"],
+        Agent::Agy => &["GEMINI_API_KEY"],
         Agent::Zai => &["ZAI_API_KEY"],
         Agent::Pi => &[
             "ANTHROPIC_API_KEY",
@@ -122,7 +122,7 @@ pub fn login_file(agent: Agent, env: Env) -> Option<PathBuf> {
         // `cline auth` keeps providers (keys included) in its settings.
         Agent::Cline => dir("CLINE_DIR", home.join(".cline")).join("data/settings/providers.json"),
         // agy keeps its login in the OS keyring.
-        Agent::Gemini | Agent::Byo(_) => return None,
+        Agent::Agy | Agent::Byo(_) => return None,
     })
 }
 
@@ -130,7 +130,7 @@ fn login_hint(agent: Agent) -> &'static str {
     match agent {
         Agent::Codex => "run `codex login`, or export OPENAI_API_KEY",
         Agent::Claude => "run `claude` once and log in (/login), or export ANTHROPIC_API_KEY",
-        Agent::Gemini => {
+        Agent::Agy => {
             "sign in to agy, or export GEMINI_API_KEY with modelProvider \"gemini\" in ~/.gemini/antigravity-cli/settings.json"
         }
         Agent::Zai => "export ZAI_API_KEY (a Z.AI API key)",
@@ -210,7 +210,7 @@ pub fn checks(agent: Agent, env: Env) -> Vec<Check> {
             ),
             login_hint(agent),
         )
-    } else if agent == Agent::Gemini
+    } else if agent == Agent::Agy
         || (cfg!(target_os = "macos") && matches!(agent, Agent::Claude | Agent::GeminiCli))
     {
         Check::problem(

@@ -60,7 +60,7 @@ pub fn package(agent: Agent) -> Option<&'static str> {
         Agent::Kilo => "@kilocode/cli",
         Agent::Nanocoder => "@nanocollective/nanocoder",
         Agent::Cline => "cline",
-        Agent::Gemini | Agent::Byo(_) => return None,
+        Agent::Agy | Agent::Byo(_) => return None,
     })
 }
 
@@ -163,7 +163,7 @@ mod tests {
         for agent in Agent::ALL {
             match package(agent) {
                 Some(pkg) => assert!(pinned(agent).is_some(), "{pkg} is not pinned"),
-                None => assert_eq!(agent, Agent::Gemini),
+                None => assert_eq!(agent, Agent::Agy),
             }
         }
     }
@@ -186,7 +186,7 @@ mod tests {
         assert_eq!(pinned(Agent::Claude), Some(Version(2, 1, 332)));
         assert_eq!(pinned(Agent::Pi), pinned(Agent::Zai));
         assert_eq!(pinned(Agent::GeminiCli), Some(Version(0, 61, 0)));
-        assert_eq!(pinned(Agent::Gemini), None);
+        assert_eq!(pinned(Agent::Agy), None);
     }
 
     #[test]
@@ -222,10 +222,7 @@ mod tests {
                 ..
             }
         ));
-        assert_eq!(
-            judge(Agent::Gemini, Some(Version(1, 0, 0))),
-            Verdict::Unknown
-        );
+        assert_eq!(judge(Agent::Agy, Some(Version(1, 0, 0))), Verdict::Unknown);
         assert_eq!(tested_range(c).as_deref(), Some("2.1.197–2.1.332"));
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::render::Render;
+use crate::output::render::Render;
 use crate::result::{Attempt, ErrorInfo, SCHEMA_VERSION, Spending, Status, Usage};
 
 use super::review::Review;
@@ -361,7 +361,7 @@ impl Render for FanoutResult {
                     continue;
                 };
                 s.push_str(&format!("{} test output (end):\n", c.id));
-                for line in crate::render::last_lines(&t.output_tail, 10) {
+                for line in crate::output::render::last_lines(&t.output_tail, 10) {
                     s.push_str(&format!("  | {line}\n"));
                 }
             }

@@ -126,7 +126,7 @@ pub fn dry_run_json(a: &Attach) -> serde_json::Value {
 pub fn attach(id: &OsStr, dry_run: bool, mode: Mode) -> Result<i32> {
     let a = prepare(id)?;
     if dry_run {
-        crate::dry_run::print(&dry_run_json(&a), mode)?;
+        crate::output::dry_run::print(&dry_run_json(&a), mode)?;
         return Ok(0);
     }
     if !a.cwd.is_dir() {
@@ -143,7 +143,7 @@ pub fn attach(id: &OsStr, dry_run: bool, mode: Mode) -> Result<i32> {
     for w in &a.spec.warnings {
         eprintln!(
             "baton: warning: {}",
-            crate::render::clean(w, crate::render::Shape::Line)
+            crate::output::render::clean(w, crate::output::render::Shape::Line)
         );
     }
     let mut c = Command::new(&program);

@@ -320,7 +320,7 @@ impl View {
 
 /// A field of a line for people: one line, whatever a peer or a task put in it.
 fn one(s: &str) -> std::borrow::Cow<'_, str> {
-    crate::render::clean(s, crate::render::Shape::Line)
+    crate::output::render::clean(s, crate::output::render::Shape::Line)
 }
 
 /// `12s`, `5m`, `3h`, `2d`.

@@ -55,6 +55,7 @@ use crate::error::{Error, Result};
 mod acp;
 mod group;
 mod interrupts;
+pub mod json_cut;
 mod orphans;
 mod pinned;
 mod pump;

@@ -210,7 +210,7 @@ fn feed(p: &mut Option<Parser>, line: &[u8], mended: &mut Mended) -> Signal {
 /// Feed the first `MAX_LINE` bytes of a longer line, closed into JSON.
 fn feed_cut(p: &mut Option<Parser>, kept: &[u8], mended: &mut Mended) -> Signal {
     mended.cut += 1;
-    match crate::json_cut::close(kept) {
+    match crate::process::json_cut::close(kept) {
         Some(closed) => feed(p, &closed, &mut Mended::default()),
         None => Signal::Nothing,
     }

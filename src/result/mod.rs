@@ -6,15 +6,11 @@
 //! (with the objects features add, `crate::schema`), and `tests/json.rs`
 //! checks real results of every kind against it, unknown fields forbidden.
 
-use std::borrow::Cow;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{Error, exit};
-
-mod text;
 
 pub const SCHEMA_VERSION: u32 = 1;
 

@@ -6,13 +6,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::told::{named_error, stopped_early};
+use crate::agent::models;
 use crate::agent::{Agent, CommandSpec, Outcome, Transport};
 use crate::error::{Error, Result};
 use crate::failure::Failure;
 use crate::process::{self, EndReason, Interrupts, LogFiles, Watch};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
 use crate::spend::{Live, Meter, Spent, ledger, prices};
-use crate::{fsutil, git, models};
+use crate::{fsutil, git};
 
 use super::Plan;
 

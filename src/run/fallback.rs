@@ -8,10 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use super::{Plan, RunRequest, check_access_cap, resolve_transport};
 use crate::agent::argv::{Origin, Origins};
+use crate::agent::models;
 use crate::agent::{Agent, CommandSpec, Transport};
 use crate::config::{self, Val};
 use crate::error::{Error, Result};
-use crate::models;
 
 /// One agent of a fallback chain, with its own options (from the config,
 /// as `--agent` would take them).
@@ -278,7 +278,7 @@ mod tests {
                 Some(vec!["/nonexistent/baton-test/codex".into()]),
             ),
             // Cannot enforce read-only.
-            link(Agent::Gemini, Some(sh.clone())),
+            link(Agent::Agy, Some(sh.clone())),
             link(Agent::Pi, Some(sh)),
         ];
         let notes = p.keep_usable_links();

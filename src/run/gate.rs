@@ -25,7 +25,7 @@ pub fn pass(
     plan: impl FnOnce() -> Result<Value>,
 ) -> Result<Option<i32>> {
     if dry_run {
-        crate::dry_run::print(&plan()?, mode)?;
+        crate::output::dry_run::print(&plan()?, mode)?;
         return Ok(Some(0));
     }
     crate::host_sandbox::check()?;

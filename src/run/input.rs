@@ -118,7 +118,7 @@ pub fn check_agent_priced(agent: Agent, model: Option<&str>, max_usd: Option<f64
         return Ok(());
     }
     let configured = config::active().string(&format!("agents.{}.model", agent.name()));
-    let resolved = crate::models::resolve(agent, model.or(configured.as_deref()), None)?;
+    let resolved = crate::agent::models::resolve(agent, model.or(configured.as_deref()), None)?;
     check_priced(agent, resolved.model.as_deref(), max_usd)
 }
 
@@ -141,7 +141,7 @@ pub fn check_priced(agent: Agent, model: Option<&str>, max_usd: Option<f64>) -> 
         return Ok(());
     }
     let name = agent.name();
-    let aliases: Vec<&str> = crate::models::table(agent)
+    let aliases: Vec<&str> = crate::agent::models::table(agent)
         .aliases
         .iter()
         .map(|(a, _)| *a)
@@ -207,7 +207,7 @@ mod tests {
         assert!(e.hint().unwrap().contains("[prices.\"gemini-9-ultra\"]"));
         // An alias resolves to a priced id.
         assert!(check_agent_priced(Agent::Codex, Some("sol"), Some(1.0)).is_ok());
-        assert!(check_agent_priced(Agent::Gemini, None, Some(1.0)).is_ok());
+        assert!(check_agent_priced(Agent::Agy, None, Some(1.0)).is_ok());
         assert!(check_agent_priced(Agent::Qwen, None, Some(1.0)).is_err());
     }
 }

@@ -11,12 +11,13 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::argv::{Origin, Origins};
+use crate::agent::models;
 use crate::agent::{Access, Agent, CommandSpec, Extra, Request, Transport};
 use crate::error::{Error, Result};
 use crate::process::{self, Limits};
 use crate::result::SCHEMA_VERSION;
 use crate::spend::{Budget, Meter};
-use crate::{config, duration, fsutil, ids, models, prompt};
+use crate::{config, duration, fsutil, ids, prompt};
 
 mod cap;
 pub mod chain;
@@ -100,7 +101,7 @@ pub struct Plan {
     /// snapshot looks at exactly that one (and not at all once the peer
     /// rewired it; the run's end reports that as tampering).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub git_pin: Option<crate::git_pin::Pin>,
+    pub git_pin: Option<crate::git::pin::Pin>,
     /// `--max-usd`, `--budget-tokens`: what the whole run may spend.
     #[serde(default)]
     pub budget: Budget,

@@ -128,11 +128,11 @@ async fn jobs(State(app): State<App>) -> Response {
 /// `GET /api/usage`: what `baton usage --by agent --json` prints (every
 /// project's ledger), for the page's panel of what was spent.
 async fn usage() -> Response {
-    let req = crate::usage_cmd::UsageRequest {
+    let req = crate::spend::usage::UsageRequest {
         by: Some("agent".into()),
         ..Default::default()
     };
-    match blocking(move || crate::usage_cmd::report(&req)).await {
+    match blocking(move || crate::spend::usage::report(&req)).await {
         Ok(r) => Json(r).into_response(),
         Err(r) => r,
     }

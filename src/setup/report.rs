@@ -98,7 +98,7 @@ impl Report {
     }
 }
 
-impl crate::render::Render for Report {
+impl crate::output::render::Render for Report {
     fn text(&self) -> String {
         let would = if self.dry_run { "would " } else { "" };
         let (write, remove) = if self.dry_run {

@@ -5,5 +5,6 @@
 pub mod budget;
 pub mod ledger;
 pub mod prices;
+pub mod usage;
 
 pub use budget::{Budget, Live, Meter, Spent};

@@ -184,7 +184,7 @@ mod tests {
     fn every_model_of_the_alias_table_has_a_price() {
         let mut missing = Vec::new();
         for a in crate::agent::Agent::ALL {
-            let t = crate::models::table(a);
+            let t = crate::agent::models::table(a);
             let ids = t
                 .aliases
                 .iter()

@@ -189,7 +189,7 @@ impl Reducer {
 
     /// The activities one line of the peer's stdout tells of.
     pub fn feed(&mut self, line: &[u8]) -> Vec<Activity> {
-        if self.agent == Agent::Gemini {
+        if self.agent == Agent::Agy {
             if self.agy.len() + line.len() < AGY_MAX {
                 self.agy.extend_from_slice(line);
                 self.agy.push(b'\n');
@@ -221,7 +221,7 @@ impl Reducer {
             Agent::Opencode => events::opencode(&v),
             Agent::Zai | Agent::Pi => events::pi(&v),
             Agent::GeminiCli => self.gemini_cli(&v),
-            Agent::Gemini
+            Agent::Agy
             | Agent::Copilot
             | Agent::Kilo
             | Agent::Nanocoder

@@ -22,7 +22,7 @@ pub(super) fn carries_usage(agent: Agent, v: &Value) -> bool {
         Agent::Opencode => s(v, "type") == "step_finish",
         Agent::Zai | Agent::Pi => s(v, "type") == "message_end",
         Agent::GeminiCli => s(v, "type") == "result",
-        Agent::Gemini
+        Agent::Agy
         | Agent::Copilot
         | Agent::Kilo
         | Agent::Nanocoder

@@ -24,7 +24,7 @@ pub fn transcripts() -> Vec<Transcript> {
         ("claude", Agent::Claude),
         ("pi", Agent::Pi),
         ("gemini-cli", Agent::GeminiCli),
-        ("agy", Agent::Gemini),
+        ("agy", Agent::Agy),
         ("opencode", Agent::Opencode),
         ("qwen", Agent::Qwen),
     ] {

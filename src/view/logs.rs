@@ -18,7 +18,7 @@ use crate::agent::Agent;
 use crate::error::{Error, Result};
 use crate::job::store::{Job, Store};
 use crate::output::Mode;
-use crate::render::{Shape, clean};
+use crate::output::render::{Shape, clean};
 
 /// A line longer than this is not rendered (bounded memory); `--raw` shows it.
 const MAX_LINE: usize = 16 << 20;

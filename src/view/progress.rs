@@ -381,7 +381,7 @@ pub fn render(spin: char, elapsed: Duration, agent: Agent, live: &Live, width: u
 /// Control characters escaped, cut to `width` characters with `…`.
 fn cut(line: String, width: usize) -> String {
     // Control characters from the peer would move the cursor: shown escaped.
-    let line = crate::render::clean(&line, crate::render::Shape::Line).into_owned();
+    let line = crate::output::render::clean(&line, crate::output::render::Shape::Line).into_owned();
     match line.char_indices().nth(width) {
         Some((i, _)) => {
             let cut = line[..i]

@@ -215,7 +215,7 @@ mod tests {
 
     #[test]
     fn agy_object_at_the_end_and_plain_errors() {
-        let mut r = Renderer::new(Agent::Gemini);
+        let mut r = Renderer::new(Agent::Agy);
         for l in [
             "{",
             r#"  "response": "all done","#,
@@ -226,7 +226,7 @@ mod tests {
             assert!(r.feed(l.as_bytes()).is_empty());
         }
         assert_eq!(r.flush(), ["session c-9", "» all done", "done"]);
-        let mut r = Renderer::new(Agent::Gemini);
+        let mut r = Renderer::new(Agent::Agy);
         r.feed(b"Error: request timed out waiting for response");
         assert_eq!(r.flush(), ["Error: request timed out waiting for response"]);
     }

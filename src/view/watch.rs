@@ -277,9 +277,11 @@ pub fn once(mode: Mode) -> Result<i32> {
             b.push(b'\n');
             b
         }
-        Mode::Text => crate::render::clean(&text(&snap), crate::render::Shape::Block)
-            .into_owned()
-            .into_bytes(),
+        Mode::Text => {
+            crate::output::render::clean(&text(&snap), crate::output::render::Shape::Block)
+                .into_owned()
+                .into_bytes()
+        }
     };
     // One write: the line can be megabytes; a closed stdout is not an error.
     let _ = std::io::stdout().lock().write_all(&bytes);

@@ -21,7 +21,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::git_pin::Pin;
+use crate::git::pin::Pin;
 
 use super::Session;
 use super::create::REGISTER;

@@ -4,7 +4,7 @@
 //! is `WorktreeCommitFailed`, naming what was left where.
 
 use crate::error::{Error, Result};
-use crate::git_pin::Pin;
+use crate::git::pin::Pin;
 use crate::result::Status;
 use crate::run::Plan;
 

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::git_pin::Pin;
+use crate::git::pin::Pin;
 use crate::run::Plan;
 
 use super::include_dirty::snapshot_dirty;

@@ -12,8 +12,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::error::{Error, Result};
+use crate::output::render::table;
 use crate::output::{self, Mode};
-use crate::render::table;
 use crate::result::SCHEMA_VERSION;
 
 use super::store::{self, Entry, Removed};

@@ -55,7 +55,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::Result;
-use crate::git_pin::Pin;
+use crate::git::pin::Pin;
 use crate::output::{self, Mode};
 use crate::run::{self, Plan};
 use crate::{ids, process};

@@ -53,9 +53,9 @@ impl At for PathBuf {
     }
 }
 
-impl At for crate::git_pin::Pin {
+impl At for crate::git::pin::Pin {
     fn git(&self) -> Command {
-        crate::git_pin::Pin::git(self)
+        crate::git::pin::Pin::git(self)
     }
 }
 

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::error::{Error, Result};
-use crate::git_pin::Pin;
+use crate::git::pin::Pin;
 
 use super::repo::{self, At};
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::repo::{self, DiffStat};
 use crate::error::{Error, Result};
-use crate::git_pin::Pin;
+use crate::git::pin::Pin;
 use crate::{fsutil, ids};
 
 /// What baton knows about a worktree it made.

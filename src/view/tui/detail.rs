@@ -10,7 +10,7 @@ use ratatui::widgets::Paragraph;
 use super::app::{App, Scroll};
 use super::theme::{Theme, glyph};
 use crate::job::human;
-use crate::render::{Shape, clean};
+use crate::output::render::{Shape, clean};
 use crate::view::watch::{JobView, tokens, total_tokens};
 
 /// Rows above the transcript: the job line, the task, the files, a rule.

@@ -10,7 +10,7 @@ use ratatui::widgets::{Cell, HighlightSpacing, Paragraph, Row, Table, TableState
 use super::app::App;
 use super::theme::{Theme, glyph};
 use crate::job::human;
-use crate::render::{Shape, clean};
+use crate::output::render::{Shape, clean};
 use crate::view::watch::{JobView, tokens, total_tokens};
 
 /// From this width the status word, the model and the cost are shown.

@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 use super::app::{App, Pane, Prompt};
 use super::theme::Theme;
 use super::{detail, fleet, group};
-use crate::render::{Shape, clean};
+use crate::output::render::{Shape, clean};
 use crate::view::watch::Row;
 
 /// Rows of the transcript in a terminal `height` rows high.

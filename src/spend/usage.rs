@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::output::render::Render;
 use crate::output::{self, Mode};
-use crate::render::Render;
 use crate::result::SCHEMA_VERSION;
 use crate::spend::ledger::{self, Entry};
 use crate::{duration, fsutil, ids, state_dir};
@@ -297,7 +297,7 @@ impl Render for Report {
             rows.push(row(&g.key, &g.totals));
         }
         rows.push(row("total", &self.total));
-        s.push_str(&crate::render::table(&rows));
+        s.push_str(&crate::output::render::table(&rows));
         let failed: Vec<String> = self
             .total
             .failed

@@ -1,10 +1,12 @@
 //! The result for people (`--text`): the summary, one labelled line per
 //! field that is set, then the peer's final message.
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
-use super::*;
-use crate::render::{Render, Shape, clean};
+use super::render::{Render, Shape, clean};
+use crate::result::*;
 
 /// `--text`: the summary, one labelled line per field that is set, then the
 /// peer's final message. A field is one line whatever it holds (`one`); the
@@ -54,7 +56,7 @@ impl Render for RunResult {
             ));
             if !v.passed {
                 // What failed, instead of a merge hint.
-                for line in crate::render::last_lines(&v.output_tail, 20) {
+                for line in crate::output::render::last_lines(&v.output_tail, 20) {
                     s.push_str(&format!("  | {line}\n"));
                 }
             }

@@ -52,7 +52,7 @@ pub fn table(agent: Agent) -> &'static ModelTable {
             default_effort: Some("xhigh"),
             fixed_model: false,
         },
-        Agent::Gemini => &ModelTable {
+        Agent::Agy => &ModelTable {
             default_model: Some("gemini-3.7-flash"),
             aliases: &[("flash", "gemini-3.7-flash"), ("pro", "gemini-3.1-pro")],
             known: &[
@@ -131,7 +131,7 @@ pub fn table(agent: Agent) -> &'static ModelTable {
 /// Efforts a specific model accepts, when it narrows the agent's list.
 fn model_efforts(agent: Agent, model: &str) -> Option<&'static [&'static str]> {
     match agent {
-        Agent::Gemini if model.contains("pro") => Some(&["low", "high"]),
+        Agent::Agy if model.contains("pro") => Some(&["low", "high"]),
         _ => None,
     }
 }
@@ -316,17 +316,17 @@ mod tests {
 
     #[test]
     fn gemini_pro_takes_only_low_and_high() {
-        let x = r(Agent::Gemini, None, None);
+        let x = r(Agent::Agy, None, None);
         assert_eq!(x.model.as_deref(), Some("gemini-3.7-flash"));
         assert_eq!(x.effort.as_deref(), Some("high"));
         assert_eq!(
-            r(Agent::Gemini, Some("pro"), None).model.as_deref(),
+            r(Agent::Agy, Some("pro"), None).model.as_deref(),
             Some("gemini-3.1-pro")
         );
-        assert!(resolve(Agent::Gemini, Some("pro"), Some("medium")).is_err());
-        assert!(resolve(Agent::Gemini, Some("flash"), Some("medium")).is_ok());
+        assert!(resolve(Agent::Agy, Some("pro"), Some("medium")).is_err());
+        assert!(resolve(Agent::Agy, Some("flash"), Some("medium")).is_ok());
         for m in ["gemini-3.6-flash", "gemini-3.5-flash", "gemini-3.1-pro"] {
-            let x = r(Agent::Gemini, Some(m), Some("low"));
+            let x = r(Agent::Agy, Some(m), Some("low"));
             assert_eq!(x.model.as_deref(), Some(m));
             assert!(x.warnings.is_empty());
         }

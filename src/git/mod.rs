@@ -8,6 +8,8 @@
 //! dirty before and left alone does not count. One `git status` call per
 //! snapshot, so the cost is small even in large repositories.
 
+pub mod pin;
+
 use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -6,12 +6,16 @@
 //! closed pipe) is an error: exit 1 and a message on stderr, never a silent
 //! exit 0 with nothing delivered.
 
+pub mod dry_run;
+pub mod render;
+mod result_text;
+
 use std::io::Write;
 
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::render::{Render, Shape, clean};
+use crate::output::render::{Render, Shape, clean};
 use crate::result::ErrorReport;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
