@@ -21,8 +21,8 @@ mod secrets;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use baton::ask::redact::{Counts, Redactor};
 use baton::council::blind::Stripper;
+use baton::redact::{Counts, Redactor};
 
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");

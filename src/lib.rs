@@ -23,6 +23,7 @@ pub mod mcp;
 pub mod output;
 pub mod process;
 pub mod prompt;
+pub mod redact;
 pub mod result;
 pub mod run;
 pub mod schema;

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use baton::ask::redact::{Counts, Redactor};
+use baton::redact::{Counts, Redactor};
 use proptest::prelude::*;
 
 use crate::support::secrets::{self, ASSIGN, BARE, FAMILIES, Rng};

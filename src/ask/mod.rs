@@ -23,7 +23,6 @@
 pub mod advice;
 pub mod budget;
 pub mod packet;
-pub mod redact;
 
 use std::path::PathBuf;
 
@@ -33,10 +32,10 @@ use serde::Serialize;
 use self::advice::Scope;
 use self::budget::Budget;
 use self::packet::{Built, DiffSource, FileInfo};
-use self::redact::{Counts, Redactor};
 use crate::error::{Error, Result};
 use crate::output::{self, Mode};
 use crate::process::Interrupts;
+use crate::redact::{Counts, Redactor};
 use crate::result::RunResult;
 use crate::run::{self, Depth};
 use crate::{fsutil, ids};

@@ -11,10 +11,10 @@ use crate::ask::advice::Scope;
 use crate::ask::adviser::{AdviserSpec, prepare_with};
 use crate::ask::consult::{Repair, Verdict, answer, schema_repair_fresh, schema_repair_in_session};
 use crate::ask::packet::redact_value;
-use crate::ask::redact::{Counts, Redactor};
 use crate::error::{Error, Result};
 use crate::failure::Failure;
 use crate::process::Interrupts;
+use crate::redact::{Counts, Redactor};
 use crate::result::{Denial, Status, Usage};
 use crate::{fsutil, run};
 

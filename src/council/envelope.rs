@@ -9,8 +9,8 @@ use super::deliberate::Synthesis;
 use super::machine::Stage;
 use super::revise::Revision;
 use super::store::Record;
-use crate::ask::redact::Counts;
 use crate::error::Result;
+use crate::redact::Counts;
 use crate::result::{SCHEMA_VERSION, Usage};
 
 /// The short status `status`/`list` print (`baton status` of a council id:

@@ -10,9 +10,9 @@ use super::request::CouncilRequest;
 use super::store::{self, Member, Record, Settings};
 use crate::agent::{Access, Agent};
 use crate::ask::packet::{self, DiffSource};
-use crate::ask::redact::Redactor;
 use crate::error::{Error, Result};
 use crate::process::find_program;
+use crate::redact::Redactor;
 
 pub struct Preflight {
     pub record: Record,

@@ -9,10 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::ask::redact::{Counts, Redactor};
 use crate::error::Error;
 use crate::group::runs::{self, Who};
 use crate::process::Interrupts;
+use crate::redact::{Counts, Redactor};
 use crate::result::Status;
 use crate::worktree::Checked;
 use crate::worktree::attempt::{self, Attempt};

@@ -113,10 +113,10 @@ pub fn credential_content(text: &str) -> Option<&'static str> {
     if dotenv_with_secrets(text) {
         return Some("it is a `.env`-style list of secret settings");
     }
-    if every_line(text, crate::ask::redact::pgpass_line) {
+    if every_line(text, crate::redact::pgpass_line) {
         return Some("it is a `.pgpass` file of PostgreSQL passwords");
     }
-    if every_line(text, crate::ask::redact::htpasswd_line) {
+    if every_line(text, crate::redact::htpasswd_line) {
         return Some("it is an `.htpasswd` file of password hashes");
     }
     if terraform_state(text) {

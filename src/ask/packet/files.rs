@@ -111,9 +111,9 @@ pub(super) fn inline_file(cwd: &Path, f: &FileRef, max_chars: usize) -> Result<I
         }
         if n < first {
             let l = String::from_utf8_lossy(&line);
-            if crate::ask::redact::private_key_begins(&l) {
+            if crate::redact::private_key_begins(&l) {
                 key_open = Some(line.clone());
-            } else if crate::ask::redact::private_key_ends(&l) {
+            } else if crate::redact::private_key_ends(&l) {
                 key_open = None;
             }
         } else {

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::ask::redact::{Counts, Redactor};
 use crate::error::{Error, Result};
+use crate::redact::{Counts, Redactor};
 
 mod credential_guard;
 mod credentials;

@@ -420,7 +420,7 @@ pub static RULES: &[Rule] = &[
 #[cfg(test)]
 mod tests {
     use super::RULES;
-    use crate::ask::redact::{Counts, Redactor, full_pattern, rule_matches};
+    use crate::redact::{Counts, Redactor, full_pattern, rule_matches};
 
     const AN: &str = "NqVwYS81VP7Hb1DX8pPd5khxE3pyIgKpaUnArl63XykWZeiNNCiia3anXn9k3ksu9mI4ROnl89Sm995ytbxAk7jqevt0MLaMRTvetw0tESulEETldq8b8Vw2zbJYAxyL1aCcTlN99mhWp708DwGw5HqXDgLVXZx3scB8fnvGNx6jvr7SIftRutlZfOjUStEkUdfMI7zc";
     const HX: &str = "7b8ed411fa644d35db41d94e5efaf89fc43c5fa52f8b2b19b8f89a50f8a8e9bb8bdb5eba456bf92d5d98065e5751f75143a5f61debc267b0bc8d3b1939a9b4ddbe45cf642b0c3a4acdd7f9fcc589f8d0a9f94f03e7914c0f87f17f8499ff30499a90ebb4";
