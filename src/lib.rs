@@ -35,6 +35,7 @@ pub mod serve;
 pub mod setup;
 pub mod spend;
 pub mod state_dir;
+pub mod sys;
 pub mod usage_cmd;
 pub mod view;
 pub mod words;

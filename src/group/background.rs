@@ -25,21 +25,22 @@ pub const STOP_GRACE: Duration = Duration::from_secs(10);
 /// Start `baton <command> <id> --root <root>` in its own session, in `cwd`,
 /// its stdout and stderr in `<dir>/runner.log`. Returns its pid.
 pub fn spawn_runner(command: &str, id: &str, root: &Path, cwd: &Path, dir: &Path) -> Result<u32> {
-    use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().map_err(|e| Error::io("finding baton's own path", e))?;
     let log = fsutil::create_private(&dir.join("runner.log"))?;
     let err = log
         .try_clone()
         .map_err(|e| Error::io("opening the runner's log", e))?;
-    let mut c = std::process::Command::new(exe);
-    c.args([command, id, "--root"])
+    // Its own process group (not a session: as it always was), and no
+    // parent-death signal: the runner outlives the command that started it.
+    let child = crate::process::Command::new(exe)
+        .args([command, id, "--root"])
         .arg(root)
         .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
         .stdout(log)
         .stderr(err)
-        .process_group(0);
-    let child = c.spawn().map_err(|e| Error::Spawn {
+        .parent_death(None)
+        .spawn()
+        .map_err(|e| Error::Spawn {
         binary: "baton".into(),
         source: e,
     })?;
