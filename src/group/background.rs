@@ -41,17 +41,16 @@ pub fn spawn_runner(command: &str, id: &str, root: &Path, cwd: &Path, dir: &Path
         .parent_death(None)
         .spawn()
         .map_err(|e| Error::Spawn {
-        binary: "baton".into(),
-        source: e,
-    })?;
+            binary: "baton".into(),
+            source: e,
+        })?;
     Ok(child.id())
 }
 
 /// Whether a process with this pid is alive (a zombie, exited but not yet
 /// reaped by whoever adopted it, is not).
 pub fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    let exists = unsafe { libc::kill(pid as i32, 0) == 0 };
+    let exists = crate::sys::proc::kill(pid as i32, 0);
     exists
         && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
             s.rsplit_once(')')
@@ -66,10 +65,8 @@ pub fn stop_runner(pid: u32) {
     if pid == std::process::id() {
         return;
     }
-    // SAFETY: kill(2) with a pid we recorded; a stale pid gets ESRCH.
-    unsafe {
-        libc::kill(pid as i32, libc::SIGTERM);
-    }
+    // A pid we recorded; a stale one gets ESRCH.
+    crate::sys::proc::kill(pid as i32, libc::SIGTERM);
     wait_gone(pid);
 }
 

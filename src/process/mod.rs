@@ -63,15 +63,15 @@ mod stop;
 pub mod timeouts;
 mod watch;
 
-pub use command::{Command, Ended, Env, Failed, Group, Wrapper, seconds};
 use crate::sys::proc::become_subreaper;
+pub use command::{Command, Ended, Env, Failed, Group, Wrapper, seconds};
 pub use group::{group_alive, killpg, stop_group_leftovers, stop_leader};
 pub use interrupts::{Forward, Interrupts, Subscriber, signal_name};
 pub use orphans::PEER_TOKEN_VAR;
 use orphans::{NEXT_TOKEN, stop_orphans};
 pub use pinned::Pinned;
-pub use stop::Stop;
 use pump::{Log, Pump, enlarge_pipe, pump_stderr, pump_stdout};
+pub use stop::Stop;
 use watch::over_budget;
 pub use watch::{WATCH_EVERY, Watch};
 

@@ -12,7 +12,8 @@ use std::time::Duration;
 
 /// `p` as a C string (a NUL inside it is an invalid input).
 pub fn c_path(p: &Path) -> io::Result<CString> {
-    CString::new(p.as_os_str().as_bytes()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+    CString::new(p.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
 }
 
 /// `openat(dir or the cwd, p, flags | O_CLOEXEC)`.
