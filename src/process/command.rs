@@ -48,7 +48,8 @@ pub enum Group {
     Inherit,
 }
 
-/// The environment changes a child gets on top of baton's own.
+/// The environment changes a child gets on top of baton's own: the
+/// removals first, then the settings (whatever order they were given in).
 #[derive(Debug, Clone, Default)]
 pub struct Env {
     pub set: Vec<(OsString, OsString)>,
@@ -388,5 +389,60 @@ impl Command {
             timed_out,
             interrupted,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stand-in for the sandbox: runs the argv under `sh`, which first
+    /// prints a variable the wrapper set.
+    struct Shell;
+
+    impl Wrapper for Shell {
+        fn wrap(&self, argv: Vec<OsString>, mut env: Env) -> (Vec<OsString>, Env) {
+            let mut v: Vec<OsString> = ["sh", "-c", "echo \"$WRAPPED\" \"$@\"", "sh"]
+                .into_iter()
+                .map(OsString::from)
+                .collect();
+            v.extend(argv);
+            env.set.push(("WRAPPED".into(), "yes".into()));
+            (v, env)
+        }
+    }
+
+    #[test]
+    fn a_wrapper_rewrites_argv_and_env_before_the_spawn() {
+        let out = Command::new("true")
+            .arg("x")
+            .wrap(Box::new(Shell))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "yes true x\n");
+    }
+
+    #[test]
+    fn stdin_is_closed_unless_given() {
+        // `cat` on a terminal or an open pipe would wait; on /dev/null it ends.
+        let out = Command::new("cat")
+            .deadline(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        assert!(out.status.success() && out.stdout.is_empty());
+    }
+
+    #[test]
+    fn a_probe_past_its_deadline_is_timed_out() {
+        let r = Command::new("sleep")
+            .arg("30")
+            .deadline(Duration::from_millis(100))
+            .output();
+        assert!(matches!(r, Err(Failed::TimedOut(_))), "{r:?}");
+        assert_eq!(
+            r.unwrap_err().to_string(),
+            "no answer within 0.1 s",
+            "the message names the deadline"
+        );
     }
 }
