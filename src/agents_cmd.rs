@@ -1,8 +1,6 @@
 //! `baton agents`: what is supported, what is installed, and with which options.
 
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -376,22 +374,14 @@ fn info(a: Agent) -> AgentInfo {
 
 /// `<cli> --version`: the first non-empty line of stdout, else of stderr
 /// (pi prints its version there). A CLI that fails or does not answer within
-/// 15 s is reported as such, never with its error text as a "version".
+/// `timeouts::AGENTS_VERSION` (15 s; its whole group is stopped then) is
+/// reported as such, never with its error text as a "version".
 fn version_of(p: &std::path::Path) -> Result<Option<String>, String> {
-    use std::os::unix::process::CommandExt;
-    let child = Command::new(p)
+    let out = process::Command::new(p)
         .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
+        .deadline(process::timeouts::AGENTS_VERSION.get())
+        .output()
         .map_err(|e| e.to_string())?;
-    let pid = child.id() as libc::pid_t;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
     let first_line = |b: &[u8]| {
         String::from_utf8_lossy(b)
             .lines()
@@ -399,18 +389,12 @@ fn version_of(p: &std::path::Path) -> Result<Option<String>, String> {
             .find(|l| !l.is_empty())
             .map(str::to_string)
     };
-    match rx.recv_timeout(Duration::from_secs(15)) {
-        Ok(Ok(out)) if out.status.success() => {
-            Ok(first_line(&out.stdout).or_else(|| first_line(&out.stderr)))
-        }
-        Ok(Ok(out)) => Err(first_line(&out.stderr)
+    if out.status.success() {
+        Ok(first_line(&out.stdout).or_else(|| first_line(&out.stderr)))
+    } else {
+        Err(first_line(&out.stderr)
             .or_else(|| first_line(&out.stdout))
             .map(|l| crate::agent::clip(&l, 200))
-            .unwrap_or_else(|| format!("exit status {}", out.status))),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => {
-            process::killpg(pid, libc::SIGKILL);
-            Err("no answer within 15 s".into())
-        }
+            .unwrap_or_else(|| format!("exit status {}", out.status)))
     }
 }

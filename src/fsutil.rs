@@ -11,6 +11,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
+use crate::sys::fd as sys;
 
 pub fn ensure_private_dir(dir: &Path) -> Result<()> {
     if dir.is_dir() {
@@ -190,42 +191,19 @@ impl DirNoFollow {
 
     /// `name`'s own type and identity (a link is reported as a link).
     pub fn lstat(&self, name: &std::ffi::OsStr) -> std::io::Result<EntryStat> {
-        use std::os::fd::AsRawFd;
-        let c = c_name(Path::new(name))?;
-        // SAFETY: zeroed plain-data struct filled by fstatat on success.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a valid directory descriptor, a NUL-terminated name and a
-        // struct to fill.
-        let rc = unsafe {
-            libc::fstatat(
-                self.fd.as_raw_fd(),
-                c.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // The widths differ between platforms (macOS: a 32-bit st_dev).
-        #[allow(clippy::unnecessary_cast)]
+        use std::os::fd::AsFd;
+        let st = sys::lstat_at(self.fd.as_fd(), &c_name(Path::new(name))?)?;
         Ok(EntryStat {
-            format: st.st_mode as u32 & libc::S_IFMT as u32,
-            dev: st.st_dev as u64,
-            ino: st.st_ino as u64,
+            format: st.format,
+            dev: st.dev,
+            ino: st.ino,
         })
     }
 
     /// Remove the entry `name` of this directory (`dir`: an empty directory).
     pub fn remove(&self, name: &std::ffi::OsStr, dir: bool) -> std::io::Result<()> {
-        use std::os::fd::AsRawFd;
-        let c = c_name(Path::new(name))?;
-        let flags = if dir { libc::AT_REMOVEDIR } else { 0 };
-        // SAFETY: a valid directory descriptor and a NUL-terminated name.
-        if unsafe { libc::unlinkat(self.fd.as_raw_fd(), c.as_ptr(), flags) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
+        use std::os::fd::AsFd;
+        sys::unlink_at(self.fd.as_fd(), &c_name(Path::new(name))?, dir)
     }
 }
 
@@ -249,9 +227,7 @@ impl EntryStat {
 }
 
 fn c_name(p: &Path) -> std::io::Result<std::ffi::CString> {
-    use std::os::unix::ffi::OsStrExt;
-    std::ffi::CString::new(p.as_os_str().as_bytes())
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    sys::c_path(p)
 }
 
 /// `openat(dir or the cwd, p, O_RDONLY | O_CLOEXEC | flags)`.
@@ -260,17 +236,8 @@ fn open_at(
     p: &Path,
     flags: libc::c_int,
 ) -> std::io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::{AsRawFd, FromRawFd};
-    let c = c_name(p)?;
-    let at = dir.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
-    // SAFETY: a valid descriptor (or AT_FDCWD) and a NUL-terminated path; a
-    // non-negative result is a descriptor we own.
-    let fd = unsafe { libc::openat(at, c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC | flags) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: just returned by openat, owned by nobody else.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+    use std::os::fd::AsFd;
+    sys::open_at(dir.map(|d| d.as_fd()), &c_name(p)?, libc::O_RDONLY | flags)
 }
 
 #[cfg(test)]

@@ -45,19 +45,9 @@ pub enum Socket {
 
 /// The socket probe: opened and closed again, never bound or connected.
 pub fn probe_socket() -> Socket {
-    #[cfg(target_os = "linux")]
-    let ty = libc::SOCK_STREAM | libc::SOCK_CLOEXEC;
-    #[cfg(not(target_os = "linux"))]
-    let ty = libc::SOCK_STREAM;
-    // SAFETY: socket(2) and close(2) on the descriptor it returned; nothing
-    // else sees that descriptor.
-    let fd = unsafe { libc::socket(libc::AF_INET, ty, 0) };
-    if fd >= 0 {
-        // SAFETY: see above.
-        unsafe { libc::close(fd) };
+    let Err(errno) = crate::sys::fd::probe_socket() else {
         return Socket::Opens;
-    }
-    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    };
     if errno == libc::EPERM || errno == libc::EACCES {
         Socket::Refused(errno)
     } else {

@@ -109,7 +109,7 @@ fn fallback(platform: &Path) -> Option<&'static Fallback> {
                 .filter(|t| t.is_absolute())
                 .unwrap_or_else(|| PathBuf::from("/tmp"));
             // SAFETY: geteuid has no preconditions and cannot fail.
-            let used = tmp.join(format!("baton-{}", unsafe { libc::geteuid() }));
+            let used = tmp.join(format!("baton-{}", crate::sys::proc::euid()));
             own_private_dir(&used).ok()?;
             writable(&used).ok()?;
             Some(Fallback {
@@ -154,7 +154,7 @@ fn own_private_dir(dir: &Path) -> std::io::Result<()> {
     }
     let meta = std::fs::symlink_metadata(dir)?;
     // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::sys::proc::euid();
     let private = meta.permissions().mode() & 0o022 == 0;
     if meta.file_type().is_dir() && meta.uid() == me && private {
         Ok(())
@@ -270,7 +270,7 @@ fn check(path: &Path, follow: Follow) -> Result<()> {
         ));
     }
     // SAFETY: geteuid has no preconditions and cannot fail.
-    let me = unsafe { libc::geteuid() };
+    let me = crate::sys::proc::euid();
     if meta.uid() != me && meta.uid() != 0 {
         return Err(refuse(
             format!(

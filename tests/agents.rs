@@ -101,7 +101,8 @@ fn agents_lists_installed_clis_with_their_versions() {
 fn agents_survives_clis_that_hang_or_fail() {
     let env = Env::new();
     // Only `--version` matters; a broken CLI that never answers it must not
-    // block the listing forever. (The limit is 15 s; the test allows 40.)
+    // block the listing forever. (The limit is 15 s, shortened here to 1 s
+    // through `process::timeouts`; the test allows 40.)
     env.fake("claude", "exec /bin/sleep 300");
     // The npm wrapper without its native binary (install scripts skipped).
     env.fake(
@@ -112,6 +113,7 @@ fn agents_survives_clis_that_hang_or_fail() {
     let r = Run::from(
         env.baton()
             .env("PATH", &env.bin)
+            .env("BATON_VERSION_TIMEOUT_MS", "1000")
             .args(["agents"])
             .output()
             .unwrap(),
@@ -323,5 +325,46 @@ fn version_and_help() {
         "--text",
     ] {
         assert!(r.stdout.contains(flag), "help lacks {flag}");
+    }
+}
+
+/// A `--version` probe that ignores SIGTERM and forks a grandchild is
+/// stopped as a group at its deadline (`process::Command::output`): neither
+/// is left running, and the deadline is the one `process::timeouts` gives.
+#[test]
+fn a_hung_version_probe_is_stopped_with_its_group_at_the_deadline() {
+    let env = Env::new();
+    env.fake(
+        "claude",
+        "trap '' TERM\n/bin/sleep 300 &\necho $! > \"$FAKE_DIR/grandchild.pid\"\necho $$ > \"$FAKE_DIR/leader.pid\"\nwait",
+    );
+    let r = Run::from(
+        env.baton()
+            .env("PATH", &env.bin)
+            .env("BATON_VERSION_TIMEOUT_MS", "2000")
+            .args(["agents"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0);
+    let j = r.json();
+    let claude = &j["agents"][1];
+    assert_eq!(claude["name"], "claude", "{claude}");
+    assert!(
+        claude["notes"].to_string().contains("no answer within 2 s"),
+        "{claude}"
+    );
+    for name in ["leader", "grandchild"] {
+        let pid: i32 = std::fs::read_to_string(env.fake_dir.join(format!("{name}.pid")))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        assert!(
+            crate::support::wait_for(std::time::Duration::from_secs(5), || {
+                !crate::support::pid_alive(pid)
+            }),
+            "the probe's {name} {pid} survived its deadline"
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! The house rules, checked on the source: no import cycle among the
 //! top-level modules of `src/`, none among the files of a feature folder
-//! (`NO_CYCLE_INSIDE`), no clap below `cli`, no file over 500 lines.
+//! (`NO_CYCLE_INSIDE`), no clap below `cli`, no file over 500 lines,
+//! `unsafe` only in `src/sys/`, children started only by `process::Command`.
 //!
-//! Only non-test code counts: a file is read up to its first `#[cfg(test)]`
+//! Only non-test code counts (but for `unsafe`, which tests may not use
+//! either): a file is read up to its first `#[cfg(test)]`
 //! line (unit tests sit at the bottom of each file and may use anything).
 //! `docs/architecture.md` explains the layers these tests enforce.
 
@@ -357,6 +359,91 @@ fn only_cli_uses_clap() {
         .map(|(rel, _)| format!("src/{rel}"))
         .collect();
     assert!(bad.is_empty(), "clap outside src/cli/: {bad:?}");
+}
+
+/// Files outside `src/sys/` allowed an `unsafe` block, each with the reason.
+const UNSAFE_ALLOWED: &[(&str, &str)] = &[(
+    "sandbox/sys.rs",
+    "the sandbox's own platform calls (landlock, seccomp), written beside it",
+)];
+
+/// Whether `text` (code, comments left in) uses the `unsafe` keyword: a
+/// block, a function, an impl or a trait. `unsafe_value` and the word in a
+/// message are not it.
+fn uses_unsafe(text: &str) -> bool {
+    text.match_indices("unsafe").any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + "unsafe".len()..].trim_start();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '"' || c == '`')
+            && ["{", "fn ", "impl", "trait ", "extern "]
+                .iter()
+                .any(|k| after.starts_with(k))
+    })
+}
+
+/// Every platform call that needs `unsafe` is a safe function in `src/sys/`
+/// (one place to review them): no `unsafe` elsewhere, tests included.
+#[test]
+fn unsafe_only_in_sys() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let bad: Vec<String> = files
+        .into_iter()
+        .filter_map(|p| {
+            let rel = p.strip_prefix(src()).unwrap().display().to_string();
+            let text = std::fs::read_to_string(&p).expect("read source");
+            (!rel.starts_with("sys/")
+                && !UNSAFE_ALLOWED.iter().any(|(f, _)| *f == rel)
+                && uses_unsafe(&text))
+            .then(|| format!("src/{rel}"))
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "`unsafe` outside src/sys/ (give it a safe wrapper there): {bad:?}"
+    );
+}
+
+/// Whether `text` starts a child other than through `process::Command`
+/// (`std::process::Command::new`, or a `Command` imported from std), or
+/// sets a child's group or pre-exec hook itself (`CommandExt`).
+fn spawns_by_itself(text: &str) -> bool {
+    let bare_new = text.match_indices("Command::new(").any(|(i, _)| {
+        let before = &text[..i];
+        !before.ends_with("process::") || before.ends_with("std::process::")
+    });
+    bare_new || text.contains("CommandExt")
+}
+
+/// Every child baton starts goes through `process::Command` (its group,
+/// stdin, parent-death signal, deadline, grace: see src/process/command.rs).
+#[test]
+fn every_child_is_started_by_process() {
+    let bad: Vec<String> = sources()
+        .into_iter()
+        .filter(|(rel, text)| {
+            !rel.starts_with("process/") && !rel.starts_with("sys/") && spawns_by_itself(text)
+        })
+        .map(|(rel, _)| format!("src/{rel}"))
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "children started outside process::Command: {bad:?}"
+    );
+}
+
+#[test]
+fn the_launcher_checks_see_what_they_look_for() {
+    assert!(uses_unsafe("let x = unsafe { f() };"));
+    assert!(uses_unsafe("pub unsafe fn f() {}"));
+    assert!(uses_unsafe("unsafe impl Send for X {}"));
+    assert!(!uses_unsafe("kind: \"unsafe_value\", // an unsafe value"));
+    assert!(!uses_unsafe("e.kind() == \"unsafe_state_dir\""));
+    assert!(spawns_by_itself("let c = Command::new(\"git\");"));
+    assert!(spawns_by_itself("std::process::Command::new(p)"));
+    assert!(spawns_by_itself("use std::os::unix::process::CommandExt;"));
+    assert!(!spawns_by_itself("crate::process::Command::new(p).arg(x)"));
+    assert!(!spawns_by_itself("let c = process::Command::new(p);"));
 }
 
 #[test]

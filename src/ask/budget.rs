@@ -10,7 +10,6 @@
 //! task id can name a path outside that directory.
 
 use std::fs::OpenOptions;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -120,13 +119,9 @@ pub fn consume(dir: &Path, task_id: &str, limit: u32, request_id: &str) -> Resul
         .mode(0o600)
         .open(dir.join(format!("{stem}.lock")))
         .map_err(|e| Error::io("opening the ask budget lock", e))?;
-    // SAFETY: flock on a descriptor we own; released when `lock` is closed.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(Error::io(
-            "locking the ask budget",
-            std::io::Error::last_os_error(),
-        ));
-    }
+    // flock(2) (the standard library's lock); released when `lock` is closed.
+    lock.lock()
+        .map_err(|e| Error::io("locking the ask budget", e))?;
     let mut rec: Record = match std::fs::read(&path) {
         Ok(b) => serde_json::from_slice(&b).map_err(|e| {
             Error::Internal(format!("ask budget {} is corrupt: {e}", path.display()))

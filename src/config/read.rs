@@ -226,9 +226,7 @@ mod tests {
             "{m}"
         );
         fs::remove_file(&p).unwrap();
-        let fifo = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        crate::sys::fd::mkfifo(&p, 0o600).unwrap();
         let m = refused(read(&p, Scope::Project, &root));
         assert!(m.contains("it is a FIFO"), "{m}");
         // The user file gets the same checks.

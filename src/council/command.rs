@@ -151,10 +151,8 @@ pub fn cancel(rec: &mut Record) -> Result<()> {
     if let Some(pid) = rec.pid.filter(|p| *p != std::process::id()) {
         // The driving process stops its members as a group on SIGTERM and
         // records nothing more; the record is marked here.
-        // SAFETY: kill(2) with a pid we recorded; a stale pid gets ESRCH.
-        unsafe {
-            libc::kill(pid as i32, libc::SIGTERM);
-        }
+        // A stale pid gets ESRCH.
+        crate::sys::proc::kill(pid as i32, libc::SIGTERM);
     }
     rec.pid = None;
     rec.stop(Event::Cancel, "cancelled by `baton council cancel`")?;

@@ -611,8 +611,7 @@ echo '{"type":"agent_end"}'
             "{v:?}"
         );
         let pid: i32 = read(&pidfile).trim().parse().unwrap();
-        // SAFETY: kill with signal 0 only asks whether the process exists.
-        let alive = unsafe { libc::kill(pid, 0) } == 0;
+        let alive = crate::sys::proc::kill(pid, 0);
         assert!(!alive, "the test command's background child {pid} survived");
     }
 

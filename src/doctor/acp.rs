@@ -5,8 +5,7 @@
 //! no tokens are spent). A broken agent is a finding, never fatal.
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -20,7 +19,7 @@ use crate::process;
 
 /// How long `initialize` may take in `doctor` (shorter than a run's: doctor
 /// is a quick look; node agents answer in 5-25 s on a loaded machine).
-pub const INIT_TIMEOUT: Duration = Duration::from_secs(20);
+pub const INIT_TIMEOUT: Duration = process::timeouts::DOCTOR_ACP_INIT.default;
 
 /// What the agent answered to `initialize`.
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
@@ -38,11 +37,7 @@ pub struct Handshake {
 
 fn timeout() -> Duration {
     // The run's override (tests) shortens doctor's wait too.
-    std::env::var("BATON_ACP_INIT_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(INIT_TIMEOUT, Duration::from_millis)
-        .min(INIT_TIMEOUT)
+    process::timeouts::DOCTOR_ACP_INIT.shortened()
 }
 
 /// The report of a brought agent: its command, and its `initialize` answer.
@@ -189,13 +184,12 @@ fn initialize(
     args: &[String],
     limit: Duration,
 ) -> Result<Value, String> {
-    let mut child = Command::new(program)
+    let mut child = process::Command::new(program)
         .args(args)
         .env("BATON_DEPTH", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
-        .process_group(0)
         .spawn()
         .map_err(|e| format!("could not start it: {e}"))?;
     let pid = child.id() as libc::pid_t;
@@ -239,10 +233,7 @@ fn initialize(
         },
     };
     drop(stdin);
-    // SAFETY: kill(2) on a process group baton created; no memory involved.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
+    process::killpg(pid, libc::SIGKILL);
     let _ = child.wait();
     answer
 }

@@ -4,9 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
 use serde::Serialize;
 
@@ -16,7 +13,7 @@ use crate::agent::{Access, Agent};
 use crate::process;
 
 /// How long `<cli> --version` may take (they run in parallel).
-pub const VERSION_TIMEOUT: Duration = Duration::from_secs(3);
+pub const VERSION_TIMEOUT: process::timeouts::Knob = process::timeouts::DOCTOR_VERSION;
 
 type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
@@ -218,23 +215,15 @@ fn package_version(path: &Path, pkg: &str) -> Option<String> {
 }
 
 /// `<cli> [argv…] --version`: the first non-empty line of stdout, else of
-/// stderr (pi prints it there), within `VERSION_TIMEOUT`.
+/// stderr (pi prints it there), within `VERSION_TIMEOUT` (its whole group
+/// stopped then).
 fn version_of(p: &Path, argv: &[String]) -> Result<String, String> {
-    use std::os::unix::process::CommandExt;
-    let child = Command::new(p)
+    let out = process::Command::new(p)
         .args(argv)
         .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
+        .deadline(VERSION_TIMEOUT.get())
+        .output()
         .map_err(|e| e.to_string())?;
-    let pid = child.id() as libc::pid_t;
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(child.wait_with_output());
-    });
     let first = |b: &[u8]| {
         String::from_utf8_lossy(b)
             .lines()
@@ -242,18 +231,14 @@ fn version_of(p: &Path, argv: &[String]) -> Result<String, String> {
             .find(|l| !l.is_empty())
             .map(|l| crate::agent::clip(l, 120))
     };
-    match rx.recv_timeout(VERSION_TIMEOUT) {
-        Ok(Ok(out)) if out.status.success() => first(&out.stdout)
+    if out.status.success() {
+        first(&out.stdout)
             .or_else(|| first(&out.stderr))
-            .ok_or_else(|| "it printed nothing".into()),
-        Ok(Ok(out)) => Err(first(&out.stderr)
+            .ok_or_else(|| "it printed nothing".into())
+    } else {
+        Err(first(&out.stderr)
             .or_else(|| first(&out.stdout))
-            .unwrap_or_else(|| out.status.to_string())),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => {
-            process::killpg(pid, libc::SIGKILL);
-            Err(format!("no answer within {} s", VERSION_TIMEOUT.as_secs()))
-        }
+            .unwrap_or_else(|| out.status.to_string()))
     }
 }
 

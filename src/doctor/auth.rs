@@ -303,10 +303,5 @@ fn file_permissions(id: &str, path: &Path) -> Option<Check> {
 
 /// `access(R_OK)`: asks the kernel, opens nothing.
 fn readable(path: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
-    unsafe { libc::access(c.as_ptr(), libc::R_OK) == 0 }
+    crate::sys::fd::access(path, libc::R_OK)
 }

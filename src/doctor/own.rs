@@ -174,10 +174,5 @@ fn git_ignore_check(root: &Path, state: &Path) -> Option<Check> {
 }
 
 fn writable(p: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
-    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    crate::sys::fd::access(p, libc::W_OK)
 }

@@ -2,7 +2,7 @@
 //! `baton run --read-only` (this same binary) and report the round trip.
 //! It costs tokens, so it only runs when asked.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::{Check, Severity};
@@ -31,7 +31,9 @@ pub fn probe(agent: Agent) -> Check {
         }
     };
     let start = Instant::now();
-    let out = Command::new(&exe)
+    // A child baton in baton's own group, as a user's command would be:
+    // Ctrl-C reaches it, and it stops its own peer.
+    let out = crate::process::Command::new(&exe)
         .args([
             "run",
             "--read-only",
@@ -43,9 +45,10 @@ pub fn probe(agent: Agent) -> Check {
         .arg(agent.name())
         .arg("--")
         .arg(PROMPT)
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
+        .group(crate::process::Group::Inherit)
+        .parent_death(None)
         .output();
     let took = start.elapsed();
     let out = match out {

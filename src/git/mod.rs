@@ -90,7 +90,7 @@ pub const DIFF: [&str; 2] = ["--no-ext-diff", "--no-textconv"];
 /// that configuration could make it run (`NO_EXEC`). Every git call of
 /// baton's starts here.
 pub fn git(dir: &Path) -> Command {
-    let mut c = Command::new("git");
+    let mut c = command();
     for v in EXEC_ENV {
         c.env_remove(v);
     }
@@ -108,12 +108,22 @@ pub fn git(dir: &Path) -> Command {
     c
 }
 
+/// `git` from the one launcher, in baton's own process group and without a
+/// parent-death signal, as it always ran: each call is short and waited on
+/// at once, so Ctrl-C reaching it too is what a user expects.
+fn command() -> Command {
+    crate::process::Command::new("git")
+        .group(crate::process::Group::Inherit)
+        .parent_death(None)
+        .into_std()
+}
+
 /// Whether the `git` on PATH honours `GIT_ATTR_SOURCE` (git 2.40 and
 /// later; older git ignores the variable). Asked once per process.
 pub fn has_attr_source() -> bool {
     static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ANSWER.get_or_init(|| {
-        let out = Command::new("git")
+        let out = command()
             .arg("--version")
             .stdin(Stdio::null())
             .stderr(Stdio::null())

@@ -25,32 +25,32 @@ pub const STOP_GRACE: Duration = Duration::from_secs(10);
 /// Start `baton <command> <id> --root <root>` in its own session, in `cwd`,
 /// its stdout and stderr in `<dir>/runner.log`. Returns its pid.
 pub fn spawn_runner(command: &str, id: &str, root: &Path, cwd: &Path, dir: &Path) -> Result<u32> {
-    use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().map_err(|e| Error::io("finding baton's own path", e))?;
     let log = fsutil::create_private(&dir.join("runner.log"))?;
     let err = log
         .try_clone()
         .map_err(|e| Error::io("opening the runner's log", e))?;
-    let mut c = std::process::Command::new(exe);
-    c.args([command, id, "--root"])
+    // Its own process group (not a session: as it always was), and no
+    // parent-death signal: the runner outlives the command that started it.
+    let child = crate::process::Command::new(exe)
+        .args([command, id, "--root"])
         .arg(root)
         .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
         .stdout(log)
         .stderr(err)
-        .process_group(0);
-    let child = c.spawn().map_err(|e| Error::Spawn {
-        binary: "baton".into(),
-        source: e,
-    })?;
+        .parent_death(None)
+        .spawn()
+        .map_err(|e| Error::Spawn {
+            binary: "baton".into(),
+            source: e,
+        })?;
     Ok(child.id())
 }
 
 /// Whether a process with this pid is alive (a zombie, exited but not yet
 /// reaped by whoever adopted it, is not).
 pub fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    let exists = unsafe { libc::kill(pid as i32, 0) == 0 };
+    let exists = crate::sys::proc::kill(pid as i32, 0);
     exists
         && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
             s.rsplit_once(')')
@@ -65,10 +65,8 @@ pub fn stop_runner(pid: u32) {
     if pid == std::process::id() {
         return;
     }
-    // SAFETY: kill(2) with a pid we recorded; a stale pid gets ESRCH.
-    unsafe {
-        libc::kill(pid as i32, libc::SIGTERM);
-    }
+    // A pid we recorded; a stale one gets ESRCH.
+    crate::sys::proc::kill(pid as i32, libc::SIGTERM);
     wait_gone(pid);
 }
 

@@ -10,9 +10,7 @@
 //! dance, and makes the CLI's exit status baton's without a waiting parent.
 
 use std::ffi::OsStr;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::Command;
 
 use crate::agent::{Agent, CommandSpec};
 use crate::error::{Error, Result};
@@ -146,15 +144,15 @@ pub fn attach(id: &OsStr, dry_run: bool, mode: Mode) -> Result<i32> {
             crate::output::render::clean(w, crate::output::render::Shape::Line)
         );
     }
-    let mut c = Command::new(&program);
-    c.arg0(&a.spec.program)
+    let mut c = process::Command::new(&program)
+        .arg0(&a.spec.program)
         .args(&a.spec.args)
         .current_dir(&a.cwd);
     for k in &a.spec.env_remove {
-        c.env_remove(k);
+        c = c.env_remove(k);
     }
     for (k, v) in &a.spec.env_set {
-        c.env(k, v);
+        c = c.env(k, v);
     }
     // Only returns if the exec failed.
     let e = c.exec();

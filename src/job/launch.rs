@@ -11,17 +11,17 @@
 //! stores it, so the caller waits for one durable write, not two.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use super::store::{Job, STORE_VERSION, Spec, State, Store, StoredCommand, now_ms};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::ids;
+use crate::process;
 use crate::result::RunResult;
 use crate::run::Plan;
 use crate::worktree;
@@ -180,8 +180,11 @@ fn launch(
     // initial state below instead of racing it.
     job.with_guard(|| {
         let fd = lock.as_raw_fd();
-        let mut cmd = Command::new(&exe);
-        cmd.arg(RUNNER_COMMAND)
+        // Its own session: the job outlives the caller's terminal, shell and
+        // process group. The locked descriptor survives exec; the runner
+        // re-marks it close-on-exec at once so the peer does not inherit it.
+        let mut child = process::Command::new(&exe)
+            .arg(RUNNER_COMMAND)
             .arg(&job.dir)
             .arg("--lock-fd")
             .arg(fd.to_string())
@@ -191,28 +194,13 @@ fn launch(
                 log.try_clone()
                     .map_err(|e| Error::io("duplicating runner.log", e))?,
             ))
-            .stderr(Stdio::from(log));
-        // SAFETY: only async-signal-safe calls (setsid, fcntl) between fork and exec.
-        unsafe {
-            cmd.pre_exec(move || {
-                // Its own session: the job outlives the caller's terminal,
-                // shell and process group.
-                if libc::setsid() == -1 {
-                    return Err(io::Error::last_os_error());
-                }
-                // The locked descriptor survives exec; the runner re-marks it
-                // close-on-exec at once so the peer does not inherit it.
-                let flags = libc::fcntl(fd, libc::F_GETFD);
-                if flags == -1 || libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) == -1 {
-                    return Err(io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let mut child = cmd.spawn().map_err(|e| Error::Spawn {
-            binary: exe.display().to_string(),
-            source: e,
-        })?;
+            .stderr(Stdio::from(log))
+            .group(process::Group::Session { keep_fd: Some(fd) })
+            .detach()
+            .map_err(|e| Error::Spawn {
+                binary: exe.display().to_string(),
+                source: e,
+            })?;
         let mut state = State::initial(&spec);
         state.runner_pid = Some(child.id());
         // Written while the runner starts (it reads it at once, so a spec

@@ -200,10 +200,9 @@ fn signal_runner(job: &Job, pid: u32, pinned: Option<&process::Pinned>, sig: i32
     match pinned {
         // The pidfd names the runner iff the runner was alive after it was opened.
         Some(p) => p.signal(sig),
-        // SAFETY: plain syscall.
-        None => unsafe {
-            libc::kill(pid as libc::pid_t, sig);
-        },
+        None => {
+            crate::sys::proc::kill(pid as libc::pid_t, sig);
+        }
     }
 }
 

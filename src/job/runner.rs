@@ -7,7 +7,7 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Read;
-use std::os::fd::FromRawFd;
+use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -112,22 +112,15 @@ fn take_spec(job: &Job) -> Result<Spec> {
 /// file ourselves, refusing if another runner holds it.
 fn adopt_lock(job: &Job, fd: Option<i32>) -> Result<File> {
     let path = job.lock_path();
-    if let Some(fd) = fd.filter(|fd| *fd > 2)
-        // SAFETY: F_GETFD only asks whether the descriptor is open.
-        && unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1
-    {
-        // SAFETY: the descriptor is open and nothing else in this process owns it.
-        let f = unsafe { File::from_raw_fd(fd) };
-        let same = match (f.metadata(), std::fs::metadata(&path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        };
-        if same {
-            // SAFETY: plain fcntl on our own descriptor.
-            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-            return Ok(f);
-        }
-        std::mem::forget(f);
+    // Taken once, at the runner's start, before anything else could own
+    // the number; a descriptor that is not the lock file is left alone.
+    let same = |f: &File| match (f.metadata(), std::fs::metadata(&path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    };
+    if let Some(f) = fd.and_then(|fd| crate::sys::fd::adopt_inherited(fd, same)) {
+        let _ = crate::sys::fd::set_cloexec(f.as_fd(), true);
+        return Ok(f);
     }
     let f = OpenOptions::new()
         .read(true)

@@ -14,13 +14,14 @@
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::thread;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::process;
 use crate::view::progress::LINES_PREFIX;
 
 /// The stderr kept for an error message when a child printed no result.
@@ -112,24 +113,16 @@ pub fn start(s: Spawn, tx: UnboundedSender<Event>) {
 }
 
 fn run(s: Spawn, tx: &UnboundedSender<Event>) -> Ended {
-    let mut cmd = Command::new(&s.program);
-    cmd.arg(ARGV_ON_STDIN)
+    // The server killed outright: SIGTERM lets the child stop its peer
+    // (its own supervisor does that on SIGTERM) instead of orphaning it.
+    let mut cmd = process::Command::new(&s.program)
+        .arg(ARGV_ON_STDIN)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0);
+        .parent_death(Some(libc::SIGTERM));
     for (k, v) in &s.env {
-        cmd.env(k, v);
-    }
-    #[cfg(target_os = "linux")]
-    // SAFETY: one async-signal-safe syscall between fork and exec.
-    unsafe {
-        // The server killed outright: SIGTERM lets the child stop its peer
-        // (its own supervisor does that on SIGTERM) instead of orphaning it.
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-            Ok(())
-        });
+        cmd = cmd.env(k, v);
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,

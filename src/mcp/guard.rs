@@ -132,8 +132,7 @@ pub fn inherited_depth() -> u32 {
 
 #[cfg(target_os = "linux")]
 fn ancestor_depth() -> Option<u32> {
-    // SAFETY: getppid has no preconditions.
-    let mut pid = unsafe { libc::getppid() };
+    let mut pid = crate::sys::proc::parent();
     for _ in 0..MAX_ANCESTORS {
         if pid <= 1 {
             return None;
@@ -220,6 +219,6 @@ mod tests {
     fn a_parent_is_found_from_proc() {
         let me = std::process::id() as libc::pid_t;
         // SAFETY: getppid has no preconditions.
-        assert_eq!(parent_of(me), Some(unsafe { libc::getppid() }));
+        assert_eq!(parent_of(me), Some(crate::sys::proc::parent()));
     }
 }

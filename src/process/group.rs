@@ -1,5 +1,5 @@
 //! Stopping a process group: SIGTERM, a grace period, SIGKILL, reap; and
-//! baton as a child subreaper so descendants that left the group come back to it.
+//! what is left in a group after its leader exited.
 
 use std::io::{self};
 use std::process::ExitStatus;
@@ -43,7 +43,7 @@ pub fn stop_leader<M>(
 /// Stop whatever is left in the group after its leader exited.
 ///
 /// The leader's orphaned children are reparented to baton (see
-/// `become_subreaper`), so their zombies are reaped here: a group of zombies
+/// `sys::proc::become_subreaper`), so their zombies are reaped here: a group of zombies
 /// still "exists" for `kill`, and in a container whose init does not reap,
 /// it would look alive until the grace ran out.
 pub fn stop_group_leftovers(pgid: libc::pid_t, grace: Duration) {
@@ -82,35 +82,13 @@ pub(super) fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> boo
 
 /// Reap the exited members of a group that were orphaned to baton.
 pub(super) fn reap_group(pgid: libc::pid_t) {
-    if pgid <= 1 {
-        return;
-    }
-    // SAFETY: plain syscall; WNOHANG never blocks, a null status is allowed.
-    while unsafe { libc::waitpid(-pgid, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
-}
-
-/// Linux: make baton the reaper of its orphaned descendants, so a grandchild
-/// that left the peer's process group (`setsid`, daemons) is reparented to
-/// baton when its parent dies, and can be found and stopped. Process-wide
-/// and idempotent. Elsewhere a no-op: the group is all baton can reach.
-pub(super) fn become_subreaper() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: plain prctl on this process, no pointers.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
+    crate::sys::proc::reap_group(pgid);
 }
 
 pub fn group_alive(pgid: libc::pid_t) -> bool {
-    // SAFETY: plain syscall; signal 0 only checks for existence.
-    unsafe { libc::killpg(pgid, 0) == 0 }
+    crate::sys::proc::group_exists(pgid)
 }
 
 pub fn killpg(pgid: libc::pid_t, sig: i32) {
-    if pgid > 1 {
-        // SAFETY: plain syscall on a group id we created.
-        unsafe {
-            libc::killpg(pgid, sig);
-        }
-    }
+    crate::sys::proc::killpg(pgid, sig);
 }

@@ -40,9 +40,9 @@
 //!   otherwise keep a dead group "alive" for the whole grace period).
 
 use std::io::{self, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -53,21 +53,26 @@ use crate::agent::{CommandSpec, Failing, Outcome, Parser, ProcessExit};
 use crate::error::{Error, Result};
 
 mod acp;
+mod command;
 mod group;
 mod interrupts;
 pub mod json_cut;
 mod orphans;
 mod pinned;
 mod pump;
+mod stop;
+pub mod timeouts;
 mod watch;
 
-use group::become_subreaper;
+use crate::sys::proc::become_subreaper;
+pub use command::{Command, Ended, Env, Failed, Group, Wrapper, seconds};
 pub use group::{group_alive, killpg, stop_group_leftovers, stop_leader};
 pub use interrupts::{Forward, Interrupts, Subscriber, signal_name};
 pub use orphans::PEER_TOKEN_VAR;
 use orphans::{NEXT_TOKEN, stop_orphans};
 pub use pinned::Pinned;
 use pump::{Log, Pump, enlarge_pipe, pump_stderr, pump_stdout};
+pub use stop::Stop;
 use watch::over_budget;
 pub use watch::{WATCH_EVERY, Watch};
 
@@ -210,8 +215,8 @@ pub fn supervise(
     let stdout_log = open_log(&logs.stdout).map(|f| Log::new(f, "stdout.log", &notes));
     let stderr_log = open_log(&logs.stderr).map(|f| Log::new(f, "stderr.log", &notes));
 
-    let mut cmd = Command::new(program);
-    cmd.args(&spec.args)
+    let mut cmd = Command::new(program)
+        .args(&spec.args)
         .current_dir(cwd)
         .stdin(if spec.stdin.is_some() || duplex {
             Stdio::piped()
@@ -219,22 +224,12 @@ pub fn supervise(
             Stdio::null()
         })
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
     for k in &spec.env_remove {
-        cmd.env_remove(k);
+        cmd = cmd.env_remove(k);
     }
     for (k, v) in &spec.env_set {
-        cmd.env(k, v);
-    }
-    #[cfg(target_os = "linux")]
-    unsafe {
-        // If baton itself is killed outright, take the peer with it rather
-        // than leave it running unsupervised. (Async-signal-safe: one syscall.)
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
+        cmd = cmd.env(k, v);
     }
 
     // Marks the peer and every descendant that keeps its environment, so
@@ -244,7 +239,7 @@ pub fn supervise(
         std::process::id(),
         NEXT_TOKEN.fetch_add(1, Ordering::Relaxed)
     );
-    cmd.env(PEER_TOKEN_VAR, &token);
+    let cmd = cmd.env(PEER_TOKEN_VAR, &token);
     become_subreaper();
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| Error::Spawn {

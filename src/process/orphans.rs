@@ -25,13 +25,10 @@ pub(super) fn stop_orphans(token: &str, grace: Duration) {
     let marker = format!("{PEER_TOKEN_VAR}={token}");
     let term = |pids: &[libc::pid_t], sig: i32| {
         for &pid in pids {
-            // SAFETY: plain syscalls on our own children.
-            unsafe {
-                if libc::getpgid(pid) == pid {
-                    libc::killpg(pid, sig);
-                }
-                libc::kill(pid, sig);
+            if crate::sys::proc::getpgid(pid) == Some(pid) {
+                crate::sys::proc::killpg(pid, sig);
             }
+            crate::sys::proc::kill(pid, sig);
         }
     };
     // Ours and still running; ours that exited are reaped (only those: a
@@ -45,8 +42,7 @@ pub(super) fn stop_orphans(token: &str, grace: Duration) {
         for (pid, state) in children() {
             if state == 'Z' {
                 if seen.contains(&pid) {
-                    // SAFETY: WNOHANG on our own exited child.
-                    unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+                    crate::sys::proc::reap(pid);
                 }
                 continue;
             }
@@ -131,17 +127,7 @@ pub(super) fn mark(pid: libc::pid_t, marker: &str) -> Mark {
 
 /// Whether this process has any child at all (exited or not), without reaping.
 pub(super) fn has_children() -> bool {
-    // SAFETY: zeroed siginfo is a valid out-parameter; WNOWAIT leaves any
-    // child waitable, so nothing is reaped here.
-    unsafe {
-        let mut info: libc::siginfo_t = std::mem::zeroed();
-        libc::waitid(
-            libc::P_ALL,
-            0,
-            &mut info,
-            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-        ) == 0
-    }
+    crate::sys::proc::has_children()
 }
 
 /// Children of this process, with their state (`Z`: exited, not reaped).

@@ -4,62 +4,23 @@
 
 use std::time::Duration;
 
+use crate::sys::pidfd::Pidfd;
+
 /// A runner's pid pinned by a pidfd (Linux), so that neither a signal nor a
 /// wait can reach another process that reused the pid after the runner's exit.
-pub struct Pinned {
-    #[cfg(target_os = "linux")]
-    fd: std::os::fd::OwnedFd,
-}
+pub struct Pinned(Pidfd);
 
 impl Pinned {
-    #[cfg(target_os = "linux")]
     pub fn open(pid: u32) -> Option<Self> {
-        use std::os::fd::{FromRawFd, OwnedFd};
-        // SAFETY: plain syscall; a non-negative result is a new descriptor we own.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
-        // SAFETY: `fd` was just returned by pidfd_open.
-        (fd >= 0).then(|| Self {
-            fd: unsafe { OwnedFd::from_raw_fd(fd as i32) },
-        })
+        Pidfd::open(pid).map(Pinned)
     }
 
-    #[cfg(not(target_os = "linux"))]
-    pub fn open(_pid: u32) -> Option<Self> {
-        None
-    }
-
-    #[cfg(target_os = "linux")]
     pub fn signal(&self, sig: i32) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: plain syscall on our pidfd.
-        unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                self.fd.as_raw_fd(),
-                sig,
-                std::ptr::null::<libc::siginfo_t>(),
-                0,
-            );
-        }
+        self.0.signal(sig);
     }
-
-    #[cfg(not(target_os = "linux"))]
-    pub fn signal(&self, _sig: i32) {}
 
     /// Block until the process has exited (a zombie counts), at most `limit`.
-    #[cfg(target_os = "linux")]
     pub fn wait_exit(&self, limit: Duration) {
-        use std::os::fd::AsRawFd;
-        let mut p = libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ms = limit.as_millis().min(i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd; a pidfd polls readable once the process exits.
-        unsafe { libc::poll(&mut p, 1, ms) };
+        self.0.wait_exit(limit);
     }
-
-    #[cfg(not(target_os = "linux"))]
-    pub fn wait_exit(&self, _limit: Duration) {}
 }

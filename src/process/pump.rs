@@ -179,19 +179,8 @@ fn send(tx: &mpsc::Sender<Msg>, s: Signal) {
 /// takes most prompts in one write. Best effort: the limit
 /// (`/proc/sys/fs/pipe-max-size`) may be lower. Returns the pipe's capacity
 /// (the POSIX minimum, 4096, where it cannot be known).
-pub(super) fn enlarge_pipe(fd: &impl std::os::fd::AsRawFd) -> usize {
-    #[cfg(target_os = "linux")]
-    // SAFETY: fcntl on a pipe descriptor we own; failure leaves it unchanged.
-    unsafe {
-        libc::fcntl(fd.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20);
-        let n = libc::fcntl(fd.as_raw_fd(), libc::F_GETPIPE_SZ);
-        if n > 0 {
-            return n as usize;
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = fd;
-    4096
+pub(super) fn enlarge_pipe(fd: &impl std::os::fd::AsFd) -> usize {
+    crate::sys::fd::enlarge_pipe(fd.as_fd(), 1 << 20)
 }
 
 /// Feed one line; one that is not UTF-8 is fed with its bad bytes replaced
@@ -219,10 +208,7 @@ fn feed_cut(p: &mut Option<Parser>, kept: &[u8], mended: &mut Mended) -> Signal 
 /// The C library's `memchr` (vectorised): finding line ends is a large part
 /// of the pump's work when a peer prints hundreds of megabytes.
 pub(super) fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
-    // SAFETY: the pointer and length describe a live slice; memchr reads
-    // at most `len` bytes and returns null or a pointer inside it.
-    let p = unsafe { libc::memchr(hay.as_ptr().cast(), i32::from(needle), hay.len()) };
-    (!p.is_null()).then(|| p as usize - hay.as_ptr() as usize)
+    crate::sys::fd::memchr(needle, hay)
 }
 
 /// Longest stderr line the parser is shown (the rest of it is only logged):

@@ -41,7 +41,7 @@ pub use transport::resolve_transport;
 use transport::{ACP_AFTER_FINAL, acp_init_timeout};
 
 /// How long a peer may linger after its own "turn finished" event.
-pub const AFTER_FINAL_GRACE: Duration = Duration::from_secs(10);
+pub const AFTER_FINAL_GRACE: Duration = crate::process::timeouts::AFTER_FINAL.default;
 /// SIGTERM → SIGKILL grace when stopping a peer.
 pub const KILL_GRACE: Duration = Duration::from_secs(5);
 /// The most `--retry` allows.
@@ -51,10 +51,7 @@ pub const MAX_RETRY: u32 = 10;
 /// undocumented for users: it exists so the test of a peer that hangs after
 /// its final event does not have to wait 10 s.
 fn after_final_grace() -> Duration {
-    std::env::var("BATON_FINAL_GRACE_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(AFTER_FINAL_GRACE, Duration::from_millis)
+    crate::process::timeouts::AFTER_FINAL.get()
 }
 
 /// Everything decided before the peer starts. Serialisable: a background
@@ -337,7 +334,7 @@ impl Plan {
             provider: self.provider.clone(),
             timeout_secs: self.timeout_ms.div_ceil(1000),
             // SAFETY: geteuid has no preconditions.
-            is_root: unsafe { libc::geteuid() } == 0,
+            is_root: crate::sys::proc::euid() == 0,
             missing_sandbox_deps: missing_sandbox_deps(self.agent, self.access),
             transport: self.transport,
             extra: Extra {

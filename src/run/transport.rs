@@ -10,18 +10,10 @@ use crate::error::{Error, Result};
 /// How long an ACP agent may linger once its prompt was answered and its
 /// stdin closed (qwen 0.24.4 does not always exit: measured).
 pub const ACP_AFTER_FINAL: Duration = Duration::from_secs(3);
-/// How long an ACP agent may take to answer `initialize` (node agents take
-/// 5-25 s on a loaded 2-core machine: measured).
-pub const ACP_INIT_TIMEOUT: Duration = Duration::from_secs(180);
-
-/// `ACP_INIT_TIMEOUT`, unless `BATON_ACP_INIT_TIMEOUT_MS` overrides it
-/// (internal, like `BATON_FINAL_GRACE_MS`: the test of an agent that never
-/// answers need not wait three minutes).
+/// How long an ACP agent may take to answer `initialize`: 180 s, unless
+/// `BATON_ACP_INIT_TIMEOUT_MS` shortens it (`process::timeouts::ACP_INIT`).
 pub(super) fn acp_init_timeout() -> Duration {
-    std::env::var("BATON_ACP_INIT_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .map_or(ACP_INIT_TIMEOUT, Duration::from_millis)
+    crate::process::timeouts::ACP_INIT.get()
 }
 
 /// The transport asked for (flag or config), checked against what the agent

@@ -133,11 +133,14 @@ fn open_browser(url: &str, children: &Children) {
     } else {
         "xdg-open"
     };
-    let spawned = std::process::Command::new(opener)
+    // In baton's group and without a parent-death signal, as it always
+    // was: the opener hands the URL to a browser that is the user's.
+    let spawned = crate::process::Command::new(opener)
         .arg(url)
-        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
+        .group(crate::process::Group::Inherit)
+        .parent_death(None)
         .spawn();
     match spawned {
         Ok(c) => children.add(c.id()),
@@ -166,11 +169,8 @@ impl Children {
             tokio::time::sleep(Duration::from_secs(1)).await;
             if let Ok(mut v) = self.0.lock() {
                 v.retain(|pid| {
-                    let mut status = 0;
-                    // SAFETY: a non-blocking wait for one pid we started.
-                    let r =
-                        unsafe { libc::waitpid(*pid as libc::pid_t, &mut status, libc::WNOHANG) };
-                    r == 0
+                    // Kept while still running.
+                    !crate::sys::proc::reap(*pid as libc::pid_t)
                 });
             }
         }

@@ -59,10 +59,10 @@ impl Waker {
 #[cfg(target_os = "linux")]
 mod linux {
     use std::collections::HashMap;
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
     use std::path::{Path, PathBuf};
     use std::time::Duration;
+
+    use crate::sys::inotify::{self, Watch};
 
     const JOBS_MASK: u32 =
         libc::IN_CREATE | libc::IN_DELETE | libc::IN_MOVED_TO | libc::IN_MOVED_FROM;
@@ -73,25 +73,16 @@ mod linux {
         | libc::IN_ATTRIB;
 
     pub struct Inotify {
-        fd: i32,
+        inotify: inotify::Inotify,
         jobs_dir: PathBuf,
-        jobs_wd: Option<i32>,
-        watched: HashMap<PathBuf, i32>,
-    }
-
-    fn add(fd: i32, p: &Path, mask: u32) -> Option<i32> {
-        let c = CString::new(p.as_os_str().as_bytes()).ok()?;
-        // SAFETY: a valid descriptor and a NUL-terminated path.
-        let wd = unsafe { libc::inotify_add_watch(fd, c.as_ptr(), mask) };
-        (wd >= 0).then_some(wd)
+        jobs_wd: Option<Watch>,
+        watched: HashMap<PathBuf, Watch>,
     }
 
     impl Inotify {
         pub fn new(jobs_dir: &Path) -> Option<Inotify> {
-            // SAFETY: plain syscall; the descriptor is owned by the value.
-            let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-            (fd >= 0).then(|| Inotify {
-                fd,
+            inotify::Inotify::new(true).map(|inotify| Inotify {
+                inotify,
                 jobs_dir: jobs_dir.to_path_buf(),
                 jobs_wd: None,
                 watched: HashMap::new(),
@@ -103,21 +94,20 @@ mod linux {
         pub fn watch(&mut self, running: &[PathBuf]) -> bool {
             if self.jobs_wd.is_none() {
                 // Absent until the first job: retried on every wait.
-                self.jobs_wd = add(self.fd, &self.jobs_dir, JOBS_MASK);
+                self.jobs_wd = self.inotify.add(&self.jobs_dir, JOBS_MASK);
             }
-            let fd = self.fd;
+            let inotify = &self.inotify;
             self.watched.retain(|p, wd| {
                 let keep = running.contains(p);
                 if !keep {
-                    // SAFETY: a watch this descriptor made.
-                    unsafe { libc::inotify_rm_watch(fd, *wd) };
+                    inotify.remove(*wd);
                 }
                 keep
             });
             let mut all = self.jobs_wd.is_some();
             for p in running {
                 if !self.watched.contains_key(p) {
-                    match add(fd, p, JOB_MASK) {
+                    match self.inotify.add(p, JOB_MASK) {
                         Some(wd) => {
                             self.watched.insert(p.clone(), wd);
                         }
@@ -130,26 +120,7 @@ mod linux {
 
         /// Block until an event or `max`; drain what came.
         pub fn wait(&mut self, max: Duration) {
-            let mut pfd = libc::pollfd {
-                fd: self.fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let ms = max.as_millis().min(i32::MAX as u128) as i32;
-            // SAFETY: one valid pollfd.
-            let n = unsafe { libc::poll(&mut pfd, 1, ms) };
-            if n > 0 {
-                let mut buf = [0u8; 8192];
-                // SAFETY: reading into a buffer we own; non-blocking.
-                while unsafe { libc::read(self.fd, buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
-            }
-        }
-    }
-
-    impl Drop for Inotify {
-        fn drop(&mut self) {
-            // SAFETY: our own descriptor, closed once.
-            unsafe { libc::close(self.fd) };
+            self.inotify.wait_and_drain(max);
         }
     }
 }

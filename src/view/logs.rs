@@ -228,40 +228,21 @@ impl Watch {
 
 #[cfg(target_os = "linux")]
 fn watch_growth(dir: &Path, tx: Sender<Event>) {
-    use std::ffi::CString;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::os::unix::ffi::OsStrExt;
-
-    let Ok(path) = CString::new(dir.as_os_str().as_bytes()) else {
+    let Some(fd) = crate::sys::inotify::Inotify::new(false) else {
         return poll_growth(tx);
     };
-    // SAFETY: plain syscall; a non-negative result is a descriptor we own.
-    let raw = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
-    if raw < 0 {
-        return poll_growth(tx);
-    }
-    // SAFETY: `raw` was just returned by inotify_init1.
-    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-    // SAFETY: valid descriptor and NUL-terminated path.
-    let wd = unsafe {
-        libc::inotify_add_watch(
-            fd.as_raw_fd(),
-            path.as_ptr(),
-            libc::IN_MODIFY | libc::IN_CREATE,
-        )
-    };
-    if wd < 0 {
+    if fd.add(dir, libc::IN_MODIFY | libc::IN_CREATE).is_none() {
         return poll_growth(tx);
     }
     thread::spawn(move || {
         let mut buf = [0u8; 4096];
         loop {
-            // SAFETY: reading into our own buffer from our own descriptor.
-            let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                continue;
+            match fd.read(&mut buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Ok(n) if n > 0 => {}
+                _ => break,
             }
-            if n <= 0 || tx.send(Event::Grew).is_err() {
+            if tx.send(Event::Grew).is_err() {
                 break;
             }
         }

@@ -50,8 +50,7 @@ pub fn wanted(quiet: bool) -> bool {
     if lines_mode() {
         return true;
     }
-    // SAFETY: isatty only inspects the descriptor.
-    unsafe { libc::isatty(libc::STDERR_FILENO) == 1 }
+    crate::sys::fd::stderr_is_tty()
 }
 
 /// The running line; dropping it (or `stop`) erases it.
@@ -396,14 +395,7 @@ fn cut(line: String, width: usize) -> String {
 
 /// The terminal's width, from stderr (80 if it cannot be known).
 fn columns() -> usize {
-    // SAFETY: TIOCGWINSZ fills the struct we pass; failure leaves it zeroed.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDERR_FILENO, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 {
-        ws.ws_col as usize
-    } else {
-        80
-    }
+    crate::sys::fd::stderr_columns().unwrap_or(80)
 }
 
 #[cfg(test)]

@@ -196,8 +196,7 @@ fn lock_held(path: &Path) -> bool {
 /// zombie is not: a killed job runner stays one until something reaps it,
 /// which in a container without an init may be never.
 pub fn pid_alive(pid: u32) -> bool {
-    // SAFETY: plain syscall; signal 0 only checks for existence.
-    if pid == 0 || unsafe { libc::kill(pid as libc::pid_t, 0) } != 0 {
+    if pid == 0 || !crate::sys::proc::kill(pid as libc::pid_t, 0) {
         return false;
     }
     // Linux: `pid (comm) S …`, the state after the last `)`.

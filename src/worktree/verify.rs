@@ -15,10 +15,8 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -43,82 +41,10 @@ pub fn log_max() -> u64 {
         .map_or(LOG_MAX, |n| n.min(LOG_MAX))
 }
 
-enum Ev {
-    Signal(i32),
-    Exited(io::Result<ExitStatus>),
-}
-
 /// Ctrl-C/SIGTERM/SIGHUP, captured from the moment it is installed (before
 /// the peer starts), so a stop that lands between the peer's end and the
-/// check's start is not lost.
-pub struct Stop {
-    tx: Sender<Ev>,
-    rx: Receiver<Ev>,
-    source: Source,
-}
-
-/// Where a `Stop` hears of signals.
-enum Source {
-    /// Its own handlers.
-    Signals(signal_hook::iterator::Handle),
-    /// An `Interrupts` (a fan-out candidate's, which baton may fire itself).
-    #[allow(dead_code)] // Held for its drop.
-    Following(process::Forward),
-}
-
-impl Stop {
-    pub fn install() -> Result<Stop> {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-            .map_err(|e| Error::io("installing signal handlers", e))?;
-        let handle = signals.handle();
-        let (tx, rx) = mpsc::channel();
-        let fwd = tx.clone();
-        thread::spawn(move || {
-            for s in signals.forever() {
-                if fwd.send(Ev::Signal(s)).is_err() {
-                    break;
-                }
-            }
-        });
-        Ok(Stop {
-            tx,
-            rx,
-            source: Source::Signals(handle),
-        })
-    }
-
-    /// A `Stop` that hears what `ints` hears (their signals, and what is
-    /// fired on them) instead of installing handlers of its own.
-    pub fn following(ints: &process::Interrupts) -> Stop {
-        let (tx, rx) = mpsc::channel();
-        let fwd = tx.clone();
-        let forward = ints.forward(Box::new(move |s| {
-            let _ = fwd.send(Ev::Signal(s));
-        }));
-        Stop {
-            tx,
-            rx,
-            source: Source::Following(forward),
-        }
-    }
-
-    /// A signal received since `install`, if any.
-    pub fn pending(&self) -> Option<i32> {
-        self.rx.try_iter().find_map(|e| match e {
-            Ev::Signal(s) => Some(s),
-            Ev::Exited(_) => None,
-        })
-    }
-}
-
-impl Drop for Stop {
-    fn drop(&mut self) {
-        if let Source::Signals(h) = &self.source {
-            h.close();
-        }
-    }
-}
+/// check's start is not lost. (Owned by `process`, the one launcher.)
+pub use crate::process::Stop;
 
 /// How the check ended, beyond what `Verification` says.
 #[derive(Debug)]
@@ -195,69 +121,27 @@ pub fn run_argv(
     let err = out
         .try_clone()
         .map_err(|e| Error::io("making the --test-cmd pipe", e))?;
-    let mut cmd = Command::new(program);
-    cmd.args(args)
+    // As for the peer: its own group, stdin closed, taken along if baton
+    // is killed outright, stopped as a group at the deadline or on a signal.
+    let mut cmd = process::Command::new(program)
+        .args(args)
         .current_dir(cwd)
-        .stdin(Stdio::null())
         .stdout(Stdio::from(out))
         .stderr(Stdio::from(err))
-        .process_group(0);
+        .deadline(timeout)
+        .grace(grace);
     for (k, v) in env {
-        cmd.env(k, v);
+        cmd = cmd.env(k, v);
     }
-    #[cfg(target_os = "linux")]
-    unsafe {
-        // As for the peer: if baton is killed outright, take the check with it.
-        cmd.pre_exec(|| {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-            Ok(())
-        });
-    }
-    let spawned = cmd.spawn();
-    // baton's copies of the pipe's write end go with `cmd`: the copier sees
-    // the end of the output once the command's group has closed its own.
-    drop(cmd);
-    let mut child = spawned.map_err(|e| Error::Spawn {
+    // baton's copies of the pipe's write end go with `cmd` once it is
+    // spawned: the copier sees the end of the output once the command's
+    // group has closed its own.
+    let copier = thread::spawn(move || copy_capped(reader, file, log_max()));
+    let ended = cmd.run_stoppable(stop).map_err(|e| Error::Spawn {
         binary: program.clone(),
         source: e,
     })?;
-    let copier = thread::spawn(move || copy_capped(reader, file, log_max()));
-    let pgid = child.id() as libc::pid_t;
-    let tx = stop.tx.clone();
-    thread::spawn(move || {
-        let _ = tx.send(Ev::Exited(child.wait()));
-    });
-
-    let deadline = Instant::now() + timeout;
-    let mut timed_out = false;
-    let mut interrupted = None;
-    let mut status = None;
-    while status.is_none() {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match stop.rx.recv_timeout(wait) {
-            Ok(Ev::Exited(s)) => status = Some(s),
-            Ok(Ev::Signal(s)) => {
-                interrupted = Some(s);
-                break;
-            }
-            Err(RecvTimeoutError::Timeout) => {
-                timed_out = true;
-                break;
-            }
-            Err(RecvTimeoutError::Disconnected) => {
-                return Err(Error::Internal("--test-cmd channel closed".into()));
-            }
-        }
-    }
-    let status = match status {
-        Some(s) => s,
-        None => process::stop_leader(pgid, grace, &stop.rx, |e| match e {
-            Ev::Exited(s) => Some(s),
-            Ev::Signal(_) => None,
-        }),
-    };
-    // Whatever the command left running in its group goes too.
-    process::stop_group_leftovers(pgid, grace);
+    let (status, timed_out, interrupted) = (ended.status, ended.timed_out, ended.interrupted);
     // A process that left the group may still hold the pipe: the log is
     // read as far as it got, without waiting for that one.
     let log_dropped = join_copier(copier);

@@ -423,22 +423,9 @@ fn is_final(spec: Option<&Spec>, r: &RunResult) -> bool {
 
 /// `<id>/state.json` opened relative to the store directory.
 fn read_state_at(dir: &File, id: &str, buf: &mut Vec<u8>) -> Option<State> {
-    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::fd::AsFd;
     let rel = std::ffi::CString::new(format!("{id}/state.json")).ok()?;
-    // SAFETY: valid directory descriptor and NUL-terminated relative path;
-    // a non-negative result is a descriptor we own.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            rel.as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: `fd` was just returned by openat.
-    let mut f = unsafe { File::from_raw_fd(fd) };
+    let mut f = File::from(crate::sys::fd::open_at(Some(dir.as_fd()), &rel, libc::O_RDONLY).ok()?);
     buf.clear();
     // `read_to_end` on a File asks for its size and position first (statx,
     // lseek) and reads once more to see the end: with 10,000 jobs that is

@@ -9,7 +9,7 @@
 //! group, and is reaped by a thread: it never blocks the view.
 
 use std::collections::HashMap;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use crate::error::{Error, Result};
 use crate::view::watch::JobView;
@@ -87,16 +87,15 @@ impl OnChange {
 
     /// Start CMD for `a` and return at once.
     pub fn fire(&self, a: &Alert) {
-        use std::os::unix::process::CommandExt;
-        let mut c = Command::new(&self.argv[0]);
-        c.args(&self.argv[1..])
+        // No parent-death signal: a notification may outlive the view.
+        let c = crate::process::Command::new(&self.argv[0])
+            .args(&self.argv[1..])
             .env("BATON_JOB_ID", &a.job_id)
             .env("BATON_JOB_STATUS", &a.status)
             .env("BATON_JOB_AGENT", &a.agent)
-            .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .process_group(0);
+            .parent_death(None);
         // A command that cannot start is skipped: the view goes on.
         if let Ok(mut child) = c.spawn() {
             std::thread::spawn(move || child.wait());

@@ -33,7 +33,7 @@ pub enum Wake {
 /// Directory watches (`None` inside: polling instead).
 pub struct Watcher {
     #[cfg(target_os = "linux")]
-    fd: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
+    fd: Option<std::sync::Arc<crate::sys::inotify::Inotify>>,
     watched: HashMap<PathBuf, i32>,
     /// Directories of the last `sync` that could not be watched (tried
     /// again when the set changes).
@@ -115,38 +115,29 @@ impl Watcher {
 
 #[cfg(target_os = "linux")]
 mod linux {
-    use std::ffi::CString;
     use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::os::unix::ffi::OsStrExt;
     use std::path::Path;
     use std::sync::Arc;
     use std::sync::mpsc::Sender;
 
     use super::Wake;
+    use crate::sys::inotify::{Inotify, Watch};
 
     /// How long the reader sleeps after a batch (below the loop's MIN_GAP).
     const GATHER: std::time::Duration = std::time::Duration::from_millis(30);
 
-    pub fn start(tx: Sender<Wake>) -> Option<Arc<OwnedFd>> {
-        // SAFETY: plain syscall; a non-negative result is a descriptor we own.
-        let raw = unsafe { libc::inotify_init1(libc::IN_CLOEXEC) };
-        if raw < 0 {
-            return None;
-        }
-        // SAFETY: `raw` was just returned by inotify_init1.
-        let fd = Arc::new(unsafe { OwnedFd::from_raw_fd(raw) });
+    pub fn start(tx: Sender<Wake>) -> Option<Arc<Inotify>> {
+        let fd = Arc::new(Inotify::new(false)?);
         let reader = fd.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
             loop {
-                // SAFETY: reading into our own buffer from our own descriptor.
-                let n =
-                    unsafe { libc::read(reader.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-                if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
-                    continue;
+                match reader.read(&mut buf) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Ok(n) if n > 0 => {}
+                    _ => break,
                 }
-                if n <= 0 || tx.send(Wake::Files).is_err() {
+                if tx.send(Wake::Files).is_err() {
                     break;
                 }
                 // Let the kernel gather the next changes (it merges repeats)
@@ -160,21 +151,17 @@ mod linux {
         Some(fd)
     }
 
-    pub fn add(fd: &OwnedFd, dir: &Path) -> Option<i32> {
-        let path = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    pub fn add(fd: &Inotify, dir: &Path) -> Option<Watch> {
         let mask = libc::IN_MODIFY
             | libc::IN_CREATE
             | libc::IN_DELETE
             | libc::IN_MOVED_TO
             | libc::IN_ONLYDIR;
-        // SAFETY: valid descriptor and NUL-terminated path.
-        let wd = unsafe { libc::inotify_add_watch(fd.as_raw_fd(), path.as_ptr(), mask) };
-        (wd >= 0).then_some(wd)
+        fd.add(dir, mask)
     }
 
-    pub fn remove(fd: &OwnedFd, wd: i32) {
-        // SAFETY: plain syscall on our descriptor; a stale wd only fails.
-        unsafe { libc::inotify_rm_watch(fd.as_raw_fd(), wd) };
+    pub fn remove(fd: &Inotify, wd: Watch) {
+        fd.remove(wd);
     }
 }
 
