@@ -35,6 +35,7 @@ pub mod serve;
 pub mod setup;
 pub mod spend;
 pub mod state_dir;
+pub mod store;
 pub mod usage_cmd;
 pub mod view;
 pub mod words;

@@ -144,6 +144,12 @@ impl Record {
         dir(&self.root, &self.council_id)
     }
 
+    /// Whether the council's runner lives: it holds the record's lock (a
+    /// recorded pid may since name another process: `store::lock`).
+    pub fn runner_alive(&self) -> bool {
+        self.dir().is_ok_and(|d| crate::store::runner_alive(&d))
+    }
+
     pub fn save(&mut self) -> Result<()> {
         self.updated_ms = now_ms();
         let d = self.dir()?;

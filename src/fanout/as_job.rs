@@ -4,13 +4,11 @@
 //! stops every candidate: the runner stops each peer's and test command's
 //! process group before it records the end.
 
-use std::ffi::OsStr;
 use std::time::Duration;
 
 use crate::error::Result;
-use crate::group::background::{self, alive, project_root};
+use crate::group::background::{self, project_root};
 use crate::group::now_ms;
-use crate::ids;
 use crate::job::View;
 use crate::output::{self, Mode};
 use crate::result::Status;
@@ -34,9 +32,12 @@ pub fn start(mut rec: Record, mode: Mode) -> Result<i32> {
             return Err(e);
         }
     };
-    // The runner may already have written its pid (and more): keep its record.
+    // Back only once the runner holds the lock (until then the record
+    // would read as lost). It may have written its pid and more, or even
+    // ended: keep its record.
+    background::await_runner(&rec.dir()?, pid);
     if let Ok(disk) = Record::load(&rec.root, &rec.fanout_id)
-        && disk.pid.is_some()
+        && (disk.pid.is_some() || disk.updated_ms != rec.updated_ms)
     {
         rec = disk;
     } else {
@@ -53,7 +54,7 @@ pub fn status_of(rec: &Record) -> Status {
         Stage::Done => Status::Success,
         Stage::Failed => Status::Failed,
         Stage::Cancelled => Status::Cancelled,
-        _ if rec.pid.is_some_and(alive) => Status::Running,
+        _ if rec.runner_alive() => Status::Running,
         _ => Status::Lost,
     }
 }
@@ -89,20 +90,6 @@ fn running(rec: &Record) -> FanoutResult {
         ),
     };
     r
-}
-
-/// The fan-out with this id in the current project, if there is one.
-pub fn find(id: &OsStr) -> Option<Record> {
-    let id = id.to_str().filter(|s| ids::is_valid(s))?;
-    let root = project_root().ok()?;
-    let dir = crate::state_dir::project(&root)
-        .ok()?
-        .join("fanouts")
-        .join(id);
-    if !dir.join("state.json").is_file() {
-        return None;
-    }
-    Record::load(&root, id).ok()
 }
 
 /// Its result once it ended, else its running (or lost) envelope.
@@ -200,7 +187,7 @@ pub fn wait(rec: Record, timeout: Option<Duration>, mode: Mode) -> Result<i32> {
     let rec = background::wait(
         rec,
         timeout,
-        |r| r.stage.is_terminal() || !r.pid.is_some_and(alive),
+        |r| r.stage.is_terminal() || !r.runner_alive(),
         |r| Record::load(&r.root, &r.fanout_id),
     )?;
     result(&rec, mode)
@@ -219,13 +206,11 @@ pub fn stop(mut rec: Record) -> Result<Record> {
     if rec.stage.is_terminal() {
         return Ok(rec);
     }
-    let runner = rec.pid.filter(|p| *p != std::process::id());
+    let runner = rec.pid;
     rec.stage = Stage::Cancelled;
     rec.reason = Some("cancelled by `baton cancel`".into());
     rec.save()?;
-    if let Some(pid) = runner {
-        background::stop_runner(pid);
-    }
+    background::stop_group_runner(&rec.dir()?, runner);
     Record::load(&rec.root, &rec.fanout_id)
 }
 
