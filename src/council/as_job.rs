@@ -16,6 +16,7 @@ use crate::error::Result;
 use crate::group::background::{self, project_root as root};
 use crate::job::View;
 use crate::output::{self, Mode};
+use crate::store::Standing;
 
 /// `baton status ID`: the council's short status (as `council status`).
 pub fn status(rec: &Record, mode: Mode) -> Result<i32> {
@@ -99,16 +100,16 @@ pub fn views() -> Result<Vec<View>> {
         .into_iter()
         .filter(|r| r.background)
         .map(|r| {
-            let running = r.runner_alive();
-            let ended = r.stage.is_terminal();
-            let status = match r.stage.as_str() {
-                "done" | "ready" | "awaiting_approval" | "approved" => "success",
-                "cancelled" => "cancelled",
-                "needs_human" | "failed" => "failed",
-                _ if running => "running",
-                _ => "lost",
+            let h = r.header();
+            let status = match h.standing {
+                Standing::Running => "running",
+                Standing::Lost => "lost",
+                Standing::Stopped => match r.stage.as_str() {
+                    "done" | "ready" | "awaiting_approval" | "approved" => "success",
+                    "cancelled" => "cancelled",
+                    _ => "failed",
+                },
             };
-            let until = if ended || !running { r.updated_ms } else { now };
             View {
                 job_id: r.council_id.clone(),
                 status,
@@ -124,9 +125,9 @@ pub fn views() -> Result<Vec<View>> {
                 cwd: r.cwd.display().to_string(),
                 task: crate::agent::clip(&r.task, 120),
                 created_ms: r.created_ms,
-                ended_ms: (ended || !running).then_some(r.updated_ms),
+                ended_ms: h.ended_ms,
                 age_ms: now.saturating_sub(r.created_ms),
-                duration_ms: until.saturating_sub(r.created_ms),
+                duration_ms: h.duration_ms(now),
                 session: None,
                 summary: Some(format!("{} council, stage {}", r.kind, r.stage.as_str())),
                 resumed_from: None,

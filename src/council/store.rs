@@ -150,6 +150,19 @@ impl Record {
         self.dir().is_ok_and(|d| crate::store::runner_alive(&d))
     }
 
+    /// The council as a record of background work: stopped at a terminal
+    /// stage or one that waits for a person.
+    pub fn header(&self) -> crate::store::Header {
+        crate::store::Header::read(
+            crate::store::Kind::Council,
+            &self.council_id,
+            self.dir().unwrap_or_default(),
+            self.created_ms,
+            self.stage.is_terminal() || self.stage.is_waiting(),
+            self.updated_ms,
+        )
+    }
+
     pub fn save(&mut self) -> Result<()> {
         self.updated_ms = now_ms();
         let d = self.dir()?;

@@ -12,6 +12,7 @@ use crate::group::now_ms;
 use crate::job::View;
 use crate::output::{self, Mode};
 use crate::result::Status;
+use crate::store::Standing;
 
 use super::RUNNER_COMMAND;
 use super::result::FanoutResult;
@@ -50,12 +51,14 @@ pub fn start(mut rec: Record, mode: Mode) -> Result<i32> {
 
 /// The fan-out's status as the job commands and `jobs` name it.
 pub fn status_of(rec: &Record) -> Status {
-    match rec.stage {
-        Stage::Done => Status::Success,
-        Stage::Failed => Status::Failed,
-        Stage::Cancelled => Status::Cancelled,
-        _ if rec.runner_alive() => Status::Running,
-        _ => Status::Lost,
+    match rec.header().standing {
+        Standing::Running => Status::Running,
+        Standing::Lost => Status::Lost,
+        Standing::Stopped => match rec.stage {
+            Stage::Done => Status::Success,
+            Stage::Cancelled => Status::Cancelled,
+            _ => Status::Failed,
+        },
     }
 }
 
@@ -240,9 +243,8 @@ pub fn views() -> Result<Vec<View>> {
         .into_iter()
         .filter(|r| r.background)
         .map(|r| {
+            let h = r.header();
             let status = status_of(&r);
-            let ended = status != Status::Running;
-            let until = if ended { r.updated_ms } else { now };
             View {
                 job_id: r.fanout_id.clone(),
                 status: status.as_str(),
@@ -258,9 +260,9 @@ pub fn views() -> Result<Vec<View>> {
                 cwd: r.cwd.display().to_string(),
                 task: crate::agent::clip(&r.task, 120),
                 created_ms: r.created_ms,
-                ended_ms: ended.then_some(r.updated_ms),
+                ended_ms: h.ended_ms,
                 age_ms: now.saturating_sub(r.created_ms),
-                duration_ms: until.saturating_sub(r.created_ms),
+                duration_ms: h.duration_ms(now),
                 session: None,
                 summary: Some(format!(
                     "fan-out of {}, stage {}",

@@ -148,6 +148,19 @@ impl Record {
         self.dir().is_ok_and(|d| crate::store::runner_alive(&d))
     }
 
+    /// The fan-out as a record of background work: stopped at a terminal
+    /// stage.
+    pub fn header(&self) -> crate::store::Header {
+        crate::store::Header::read(
+            crate::store::Kind::Fanout,
+            &self.fanout_id,
+            self.dir().unwrap_or_default(),
+            self.created_ms,
+            self.stage.is_terminal(),
+            self.updated_ms,
+        )
+    }
+
     pub fn save(&mut self) -> Result<()> {
         self.updated_ms = now_ms();
         let d = self.dir()?;

@@ -14,11 +14,14 @@
 //! - one lookup by id (`lookup::find`) says which kind of record an id
 //!   names, for every command that takes an id (`baton status|wait|result|
 //!   cancel|logs`, `serve`, `watch`);
+//! - one header (`header::Header`: id, kind, where it stands, created and
+//!   ended, its folder) that every kind's record reads as;
 //! - one clock (`now_ms`, from `ids`).
 //!
 //! The kinds keep their payload types (`job::store`, `council::store`,
 //! `fanout::store`); this module sits below them all and knows no feature.
 
+pub mod header;
 pub mod lock;
 pub mod lookup;
 
@@ -27,6 +30,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 
 pub use crate::ids::now_ms;
+pub use header::{Header, Standing};
 pub use lookup::{Found, find};
 
 /// The kinds of background work, each with its folder.
