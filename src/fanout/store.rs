@@ -145,7 +145,8 @@ impl Record {
     /// Whether the fan-out's runner lives: it holds the record's lock (a
     /// recorded pid may since name another process: `store::lock`).
     pub fn runner_alive(&self) -> bool {
-        self.dir().is_ok_and(|d| crate::store::runner_alive(&d))
+        crate::store::record_dir(&self.root, crate::store::Kind::Fanout, &self.fanout_id)
+            .is_ok_and(|d| crate::store::runner_alive(&d))
     }
 
     /// The fan-out as a record of background work: stopped at a terminal
@@ -154,7 +155,8 @@ impl Record {
         crate::store::Header::read(
             crate::store::Kind::Fanout,
             &self.fanout_id,
-            self.dir().unwrap_or_default(),
+            crate::store::record_dir(&self.root, crate::store::Kind::Fanout, &self.fanout_id)
+                .unwrap_or_default(),
             self.created_ms,
             self.stage.is_terminal(),
             self.updated_ms,

@@ -74,5 +74,7 @@ pub fn record_dir(root: &Path, kind: Kind, id: &str) -> Result<PathBuf> {
 /// Whether the runner of the record in `dir` is alive now: it holds the
 /// record's lock (the one liveness rule; see the module comment).
 pub fn runner_alive(dir: &Path) -> bool {
-    lock::held(dir)
+    // No folder (a record whose place could not be named): no runner, and
+    // never a `lock` looked up relative to the current directory.
+    !dir.as_os_str().is_empty() && lock::held(dir)
 }
