@@ -86,8 +86,9 @@ pub struct RunnerArgs {
 /// anything else (a job, or an id that names nothing or is malformed) goes
 /// to `job`, which answers as it always has.
 enum Target {
-    Council(council::store::Record),
-    Fanout(fanout::store::Record),
+    // Boxed: the records are large, the job arm is empty.
+    Council(Box<council::store::Record>),
+    Fanout(Box<fanout::store::Record>),
     Job,
 }
 
@@ -96,12 +97,10 @@ fn target(raw: &std::ffi::OsStr) -> Target {
         return Target::Job;
     };
     match store::find(&root, raw) {
-        Some(f) if f.kind == Kind::Council => {
-            council::store::Record::load(&root, &f.id).map_or(Target::Job, Target::Council)
-        }
-        Some(f) if f.kind == Kind::Fanout => {
-            fanout::store::Record::load(&root, &f.id).map_or(Target::Job, Target::Fanout)
-        }
+        Some(f) if f.kind == Kind::Council => council::store::Record::load(&root, &f.id)
+            .map_or(Target::Job, |r| Target::Council(Box::new(r))),
+        Some(f) if f.kind == Kind::Fanout => fanout::store::Record::load(&root, &f.id)
+            .map_or(Target::Job, |r| Target::Fanout(Box::new(r))),
         _ => Target::Job,
     }
 }
@@ -109,8 +108,8 @@ fn target(raw: &std::ffi::OsStr) -> Target {
 pub fn wait(a: WaitArgs, mode: Mode) -> Result<i32> {
     let timeout = a.timeout.as_deref().map(duration::parse).transpose()?;
     match target(&a.id) {
-        Target::Council(rec) => as_job::wait(rec, timeout, mode),
-        Target::Fanout(rec) => fanout_job::wait(rec, timeout, mode),
+        Target::Council(rec) => as_job::wait(*rec, timeout, mode),
+        Target::Fanout(rec) => fanout_job::wait(*rec, timeout, mode),
         Target::Job => job::wait(&a.id, timeout, mode),
     }
 }
@@ -133,8 +132,8 @@ pub fn result(a: IdArgs, mode: Mode) -> Result<i32> {
 
 pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
     match target(&a.id) {
-        Target::Council(rec) => as_job::cancel(rec, mode),
-        Target::Fanout(rec) => fanout_job::cancel(rec, mode),
+        Target::Council(rec) => as_job::cancel(*rec, mode),
+        Target::Fanout(rec) => fanout_job::cancel(*rec, mode),
         Target::Job => job::cancel(&a.id, mode),
     }
 }
