@@ -31,6 +31,7 @@ pub mod serve;
 pub mod setup;
 pub mod spend;
 pub mod state_dir;
+pub mod store;
 pub mod sys;
 pub mod view;
 pub mod words;

@@ -1203,12 +1203,20 @@ fn prune_removes_ended_fanouts_whole_and_keeps_the_runs_of_those_that_stay() {
         "--keep-all keeps them"
     );
     // The second fan-out is still going, as far as prune can tell: a live
-    // process drives it mid-stage.
+    // process drives it mid-stage, holding its record's lock (a live pid
+    // alone says nothing: pids are reused).
     let state = fanouts.join(&kept_id).join("state.json");
     let mut rec: Value = serde_json::from_slice(&fs::read(&state).unwrap()).unwrap();
     rec["stage"] = "judging".into();
     rec["pid"] = std::process::id().into();
     fs::write(&state, rec.to_string()).unwrap();
+    let runner = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(fanouts.join(&kept_id).join("lock"))
+        .unwrap();
+    runner.lock().unwrap();
 
     let dry = env.run(&["prune", "--older-than", "0", "--dry-run"]).json();
     assert!(fanouts.join(&ended_id).is_dir() && worktrees.iter().all(|w| w.is_dir()));
@@ -1250,7 +1258,9 @@ fn prune_removes_ended_fanouts_whole_and_keeps_the_runs_of_those_that_stay() {
     let t = env.run(&["prune", "--older-than", "0", "--text"]).stdout;
     assert!(t.contains("0 fan-out(s) with 0 run(s)"), "{t}");
     assert!(t.contains("1 fan-out(s) not ended"), "{t}");
-    // Its process dies mid-stage: `lost`, as `jobs` says, and removed.
+    // Its process dies mid-stage (the kernel drops its lock): `lost`, as
+    // `jobs` says, and removed.
+    drop(runner);
     let mut gone = std::process::Command::new("true").spawn().unwrap();
     let dead = gone.id();
     gone.wait().unwrap();

@@ -56,6 +56,7 @@ mod setup_mcp;
 mod shim;
 mod spend;
 mod state;
+mod store;
 mod supervise;
 mod text_safety;
 mod tui;

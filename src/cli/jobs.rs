@@ -14,7 +14,8 @@ use crate::council::as_job;
 use crate::error::{Error, Result};
 use crate::fanout::as_job as fanout_job;
 use crate::output::Mode;
-use crate::{duration, job};
+use crate::store::{self, Kind};
+use crate::{council, duration, fanout, job};
 
 #[derive(Debug, Clone, Args)]
 pub struct IdArgs {
@@ -80,49 +81,61 @@ pub struct RunnerArgs {
     pub lock_fd: Option<i32>,
 }
 
-// An id may name a background council (`council::as_job`) or fan-out
-// (`fanout::as_job`): they keep their own records, so the job commands
-// look there first.
+/// What an id names, by the store's one lookup (`store::find`): a council
+/// or a fan-out keeps its own record, so its commands are its feature's;
+/// anything else (a job, or an id that names nothing or is malformed) goes
+/// to `job`, which answers as it always has.
+enum Target {
+    // Boxed: the records are large, the job arm is empty.
+    Council(Box<council::store::Record>),
+    Fanout(Box<fanout::store::Record>),
+    Job,
+}
+
+fn target(raw: &std::ffi::OsStr) -> Target {
+    let Ok(root) = crate::group::background::project_root() else {
+        return Target::Job;
+    };
+    match store::find(&root, raw) {
+        Some(f) if f.kind == Kind::Council => council::store::Record::load(&root, &f.id)
+            .map_or(Target::Job, |r| Target::Council(Box::new(r))),
+        Some(f) if f.kind == Kind::Fanout => fanout::store::Record::load(&root, &f.id)
+            .map_or(Target::Job, |r| Target::Fanout(Box::new(r))),
+        _ => Target::Job,
+    }
+}
 
 pub fn wait(a: WaitArgs, mode: Mode) -> Result<i32> {
     let timeout = a.timeout.as_deref().map(duration::parse).transpose()?;
-    if let Some(rec) = as_job::find(&a.id) {
-        return as_job::wait(rec, timeout, mode);
+    match target(&a.id) {
+        Target::Council(rec) => as_job::wait(*rec, timeout, mode),
+        Target::Fanout(rec) => fanout_job::wait(*rec, timeout, mode),
+        Target::Job => job::wait(&a.id, timeout, mode),
     }
-    if let Some(rec) = fanout_job::find(&a.id) {
-        return fanout_job::wait(rec, timeout, mode);
-    }
-    job::wait(&a.id, timeout, mode)
 }
 
 pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
-    if let Some(rec) = as_job::find(&a.id) {
-        return as_job::status(&rec, mode);
+    match target(&a.id) {
+        Target::Council(rec) => as_job::status(&rec, mode),
+        Target::Fanout(rec) => fanout_job::status(&rec, mode),
+        Target::Job => job::status(&a.id, mode),
     }
-    if let Some(rec) = fanout_job::find(&a.id) {
-        return fanout_job::status(&rec, mode);
-    }
-    job::status(&a.id, mode)
 }
 
 pub fn result(a: IdArgs, mode: Mode) -> Result<i32> {
-    if let Some(rec) = as_job::find(&a.id) {
-        return as_job::result(&rec, mode);
+    match target(&a.id) {
+        Target::Council(rec) => as_job::result(&rec, mode),
+        Target::Fanout(rec) => fanout_job::result(&rec, mode),
+        Target::Job => job::result(&a.id, mode),
     }
-    if let Some(rec) = fanout_job::find(&a.id) {
-        return fanout_job::result(&rec, mode);
-    }
-    job::result(&a.id, mode)
 }
 
 pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
-    if let Some(rec) = as_job::find(&a.id) {
-        return as_job::cancel(rec, mode);
+    match target(&a.id) {
+        Target::Council(rec) => as_job::cancel(*rec, mode),
+        Target::Fanout(rec) => fanout_job::cancel(*rec, mode),
+        Target::Job => job::cancel(&a.id, mode),
     }
-    if let Some(rec) = fanout_job::find(&a.id) {
-        return fanout_job::cancel(rec, mode);
-    }
-    job::cancel(&a.id, mode)
 }
 
 pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
@@ -132,13 +145,11 @@ pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
 }
 
 pub fn logs(a: LogsArgs, mode: Mode) -> Result<i32> {
-    if let Some(rec) = as_job::find(&a.id) {
-        return as_job::logs(&rec);
+    match target(&a.id) {
+        Target::Council(rec) => as_job::logs(&rec),
+        Target::Fanout(rec) => fanout_job::logs(&rec),
+        Target::Job => crate::view::logs::logs(&a.id, a.follow, a.raw, mode),
     }
-    if let Some(rec) = fanout_job::find(&a.id) {
-        return fanout_job::logs(&rec);
-    }
-    crate::view::logs::logs(&a.id, a.follow, a.raw, mode)
 }
 
 pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {

@@ -4,34 +4,19 @@
 //! The council's own record (`councils/<id>/state.json`) stays its only
 //! record: no second copy in the job store can drift from it, and a job
 //! record (a peer's argv, its plan) would not fit a council. Council ids and
-//! job ids share one format and one generator, so the job commands look the
-//! id up among the councils first and fall back to the job store.
+//! job ids share one format and one generator, so the job commands ask the
+//! store's one lookup (`store::find`) which kind an id names.
 
-use std::ffi::OsStr;
 use std::time::Duration;
 
 use super::command::{cancel as cancel_council, finish};
 use super::envelope;
 use super::store::{self, Record};
 use crate::error::Result;
-use crate::group::background::{self, alive, project_root as root};
-use crate::ids;
+use crate::group::background::{self, project_root as root};
 use crate::job::View;
 use crate::output::{self, Mode};
-
-/// The council with this id in the current project, if there is one.
-pub fn find(id: &OsStr) -> Option<Record> {
-    let id = id.to_str().filter(|s| ids::is_valid(s))?;
-    let root = root().ok()?;
-    let dir = crate::state_dir::project(&root)
-        .ok()?
-        .join("councils")
-        .join(id);
-    if !dir.join("state.json").is_file() {
-        return None;
-    }
-    Record::load(&root, id).ok()
-}
+use crate::store::Standing;
 
 /// `baton status ID`: the council's short status (as `council status`).
 pub fn status(rec: &Record, mode: Mode) -> Result<i32> {
@@ -53,7 +38,7 @@ pub fn wait(rec: Record, timeout: Option<Duration>, mode: Mode) -> Result<i32> {
     let rec = background::wait(
         rec,
         timeout,
-        |r| r.stage.is_terminal() || r.stage.is_waiting() || !r.pid.is_some_and(alive),
+        |r| r.stage.is_terminal() || r.stage.is_waiting() || !r.runner_alive(),
         |r| Record::load(&r.root, &r.council_id),
     )?;
     finish(&rec, mode)
@@ -69,10 +54,15 @@ pub fn cancel(rec: Record, mode: Mode) -> Result<i32> {
 /// `cancel` without printing (the interactive `watch`, `serve`): the record
 /// as it stands once the runner is gone.
 pub fn stop(mut rec: Record) -> Result<Record> {
-    let runner = rec.pid.filter(|p| *p != std::process::id());
+    let dir = rec.dir()?;
+    let runner = rec
+        .pid
+        .filter(|p| *p != std::process::id())
+        .filter(|_| crate::store::runner_alive(&dir));
     cancel_council(&mut rec)?;
     if let Some(pid) = runner {
         // The runner kills its members' groups before it exits.
+        background::wait_released(&dir);
         background::wait_gone(pid);
     }
     Record::load(&rec.root, &rec.council_id)
@@ -110,16 +100,16 @@ pub fn views() -> Result<Vec<View>> {
         .into_iter()
         .filter(|r| r.background)
         .map(|r| {
-            let running = r.pid.is_some_and(alive);
-            let ended = r.stage.is_terminal();
-            let status = match r.stage.as_str() {
-                "done" | "ready" | "awaiting_approval" | "approved" => "success",
-                "cancelled" => "cancelled",
-                "needs_human" | "failed" => "failed",
-                _ if running => "running",
-                _ => "lost",
+            let h = r.header();
+            let status = match h.standing {
+                Standing::Running => "running",
+                Standing::Lost => "lost",
+                Standing::Stopped => match r.stage.as_str() {
+                    "done" | "ready" | "awaiting_approval" | "approved" => "success",
+                    "cancelled" => "cancelled",
+                    _ => "failed",
+                },
             };
-            let until = if ended || !running { r.updated_ms } else { now };
             View {
                 job_id: r.council_id.clone(),
                 status,
@@ -135,9 +125,9 @@ pub fn views() -> Result<Vec<View>> {
                 cwd: r.cwd.display().to_string(),
                 task: crate::agent::clip(&r.task, 120),
                 created_ms: r.created_ms,
-                ended_ms: (ended || !running).then_some(r.updated_ms),
+                ended_ms: h.ended_ms,
                 age_ms: now.saturating_sub(r.created_ms),
-                duration_ms: until.saturating_sub(r.created_ms),
+                duration_ms: h.duration_ms(now),
                 session: None,
                 summary: Some(format!("{} council, stage {}", r.kind, r.stage.as_str())),
                 resumed_from: None,

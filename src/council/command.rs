@@ -115,8 +115,17 @@ fn start(
     rec.advance(Event::Preflighted)?;
     if req.run_async {
         let pid = flow::spawn_runner(&rec)?;
-        rec.pid = Some(pid);
-        rec.save()?;
+        // Back only once the runner holds the lock (until then the council
+        // would read as lost); it may have written more, or ended: keep its
+        // record then.
+        crate::group::background::await_runner(&rec.dir()?, pid);
+        match Record::load(&rec.root, &rec.council_id) {
+            Ok(disk) if disk.pid.is_some() || disk.updated_ms != rec.updated_ms => rec = disk,
+            _ => {
+                rec.pid = Some(pid);
+                rec.save()?;
+            }
+        }
         return finish(&rec, mode);
     }
     flow::drive(&mut rec)?;
@@ -148,8 +157,11 @@ pub fn cancel(rec: &mut Record) -> Result<()> {
     if rec.stage.is_terminal() {
         return Ok(());
     }
-    if let Some(pid) = rec.pid.filter(|p| *p != std::process::id()) {
-        // The driving process stops its members as a group on SIGTERM and
+    if let Some(pid) = rec.pid.filter(|p| *p != std::process::id())
+        && crate::store::runner_alive(&rec.dir()?)
+    {
+        // Only while its lock shows a runner (the pid may name another
+        // process by now). The driving process stops its members as a group on SIGTERM and
         // records nothing more; the record is marked here.
         // A stale pid gets ESRCH.
         crate::sys::proc::kill(pid as i32, libc::SIGTERM);

@@ -42,7 +42,7 @@ pub fn status_of(rec: &Record) -> Status {
         task: crate::agent::clip(&rec.task, 120),
         members: rec.members.iter().map(|m| m.agent.clone()).collect(),
         reason: rec.reason.clone(),
-        running: rec.pid.is_some_and(crate::group::background::alive),
+        running: rec.runner_alive(),
         created_ms: rec.created_ms,
         plan_sha256: rec.plan_sha256.clone(),
     }

@@ -14,6 +14,9 @@ use crate::process::Interrupts;
 /// A tool error on the way marks it `failed` with the reason (and is
 /// returned for the exit code only when nothing could be recorded).
 pub fn drive(rec: &mut Record) -> Result<()> {
+    // Held until the council stops here: its liveness (`store::lock`).
+    let _runner =
+        crate::group::background::hold_runner_lock(&rec.dir()?, "council", &rec.council_id)?;
     rec.pid = Some(std::process::id());
     rec.save()?;
     let interrupts = Interrupts::install()?;

@@ -7,7 +7,6 @@ use std::path::Path;
 
 use super::store::{Record, read_json};
 use crate::error::Result;
-use crate::group::background::alive;
 use crate::group::runs;
 use crate::ids;
 use crate::job::GroupEntry;
@@ -36,7 +35,7 @@ pub fn entries(root: &Path) -> Result<Vec<GroupEntry>> {
             Some(r) => {
                 // Ended: a terminal stage, and no process drives it any more
                 // (a cancel being carried out still has its runner).
-                let ended = r.stage.is_terminal() && !r.pid.is_some_and(alive);
+                let ended = r.stage.is_terminal() && !crate::store::runner_alive(&dir);
                 GroupEntry {
                     kind: "council",
                     id,

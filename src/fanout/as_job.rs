@@ -4,16 +4,15 @@
 //! stops every candidate: the runner stops each peer's and test command's
 //! process group before it records the end.
 
-use std::ffi::OsStr;
 use std::time::Duration;
 
 use crate::error::Result;
-use crate::group::background::{self, alive, project_root};
+use crate::group::background::{self, project_root};
 use crate::group::now_ms;
-use crate::ids;
 use crate::job::View;
 use crate::output::{self, Mode};
 use crate::result::Status;
+use crate::store::Standing;
 
 use super::RUNNER_COMMAND;
 use super::result::FanoutResult;
@@ -34,9 +33,12 @@ pub fn start(mut rec: Record, mode: Mode) -> Result<i32> {
             return Err(e);
         }
     };
-    // The runner may already have written its pid (and more): keep its record.
+    // Back only once the runner holds the lock (until then the record
+    // would read as lost). It may have written its pid and more, or even
+    // ended: keep its record.
+    background::await_runner(&rec.dir()?, pid);
     if let Ok(disk) = Record::load(&rec.root, &rec.fanout_id)
-        && disk.pid.is_some()
+        && (disk.pid.is_some() || disk.updated_ms != rec.updated_ms)
     {
         rec = disk;
     } else {
@@ -49,12 +51,14 @@ pub fn start(mut rec: Record, mode: Mode) -> Result<i32> {
 
 /// The fan-out's status as the job commands and `jobs` name it.
 pub fn status_of(rec: &Record) -> Status {
-    match rec.stage {
-        Stage::Done => Status::Success,
-        Stage::Failed => Status::Failed,
-        Stage::Cancelled => Status::Cancelled,
-        _ if rec.pid.is_some_and(alive) => Status::Running,
-        _ => Status::Lost,
+    match rec.header().standing {
+        Standing::Running => Status::Running,
+        Standing::Lost => Status::Lost,
+        Standing::Stopped => match rec.stage {
+            Stage::Done => Status::Success,
+            Stage::Cancelled => Status::Cancelled,
+            _ => Status::Failed,
+        },
     }
 }
 
@@ -89,20 +93,6 @@ fn running(rec: &Record) -> FanoutResult {
         ),
     };
     r
-}
-
-/// The fan-out with this id in the current project, if there is one.
-pub fn find(id: &OsStr) -> Option<Record> {
-    let id = id.to_str().filter(|s| ids::is_valid(s))?;
-    let root = project_root().ok()?;
-    let dir = crate::state_dir::project(&root)
-        .ok()?
-        .join("fanouts")
-        .join(id);
-    if !dir.join("state.json").is_file() {
-        return None;
-    }
-    Record::load(&root, id).ok()
 }
 
 /// Its result once it ended, else its running (or lost) envelope.
@@ -200,7 +190,7 @@ pub fn wait(rec: Record, timeout: Option<Duration>, mode: Mode) -> Result<i32> {
     let rec = background::wait(
         rec,
         timeout,
-        |r| r.stage.is_terminal() || !r.pid.is_some_and(alive),
+        |r| r.stage.is_terminal() || !r.runner_alive(),
         |r| Record::load(&r.root, &r.fanout_id),
     )?;
     result(&rec, mode)
@@ -219,13 +209,11 @@ pub fn stop(mut rec: Record) -> Result<Record> {
     if rec.stage.is_terminal() {
         return Ok(rec);
     }
-    let runner = rec.pid.filter(|p| *p != std::process::id());
+    let runner = rec.pid;
     rec.stage = Stage::Cancelled;
     rec.reason = Some("cancelled by `baton cancel`".into());
     rec.save()?;
-    if let Some(pid) = runner {
-        background::stop_runner(pid);
-    }
+    background::stop_group_runner(&rec.dir()?, runner);
     Record::load(&rec.root, &rec.fanout_id)
 }
 
@@ -255,9 +243,8 @@ pub fn views() -> Result<Vec<View>> {
         .into_iter()
         .filter(|r| r.background)
         .map(|r| {
+            let h = r.header();
             let status = status_of(&r);
-            let ended = status != Status::Running;
-            let until = if ended { r.updated_ms } else { now };
             View {
                 job_id: r.fanout_id.clone(),
                 status: status.as_str(),
@@ -273,9 +260,9 @@ pub fn views() -> Result<Vec<View>> {
                 cwd: r.cwd.display().to_string(),
                 task: crate::agent::clip(&r.task, 120),
                 created_ms: r.created_ms,
-                ended_ms: ended.then_some(r.updated_ms),
+                ended_ms: h.ended_ms,
                 age_ms: now.saturating_sub(r.created_ms),
-                duration_ms: until.saturating_sub(r.created_ms),
+                duration_ms: h.duration_ms(now),
                 session: None,
                 summary: Some(format!(
                     "fan-out of {}, stage {}",

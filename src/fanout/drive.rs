@@ -48,6 +48,14 @@ pub fn candidates(rec: &Record) -> Vec<Candidate> {
 /// Run the fan-out to its end and record its result. `checked`: the
 /// worktree check (`None`: read-only, in place).
 pub fn drive(rec: &mut Record, checked: Option<&Checked>) -> Result<FanoutResult> {
+    let _runner =
+        crate::group::background::hold_runner_lock(&rec.dir()?, "fan-out", &rec.fanout_id)?;
+    drive_locked(rec, checked)
+}
+
+/// `drive`, by a process that holds the fan-out's runner lock already (the
+/// `--async` runner takes it before anything can mark the record).
+pub fn drive_locked(rec: &mut Record, checked: Option<&Checked>) -> Result<FanoutResult> {
     let started = Instant::now();
     rec.pid = Some(std::process::id());
     rec.stage = Stage::Writing;

@@ -89,6 +89,9 @@ pub fn command(req: FanoutRequest, mode: Mode) -> Result<i32> {
 /// `baton __fanout-runner ID --root R`: drive a background fan-out.
 pub fn runner(id: &str, root: &std::path::Path) -> Result<i32> {
     let mut rec = store::Record::load(root, id)?;
+    // Held for the runner's life: another driver is refused before the
+    // record could be marked failed.
+    let _runner = crate::group::background::hold_runner_lock(&rec.dir()?, "fan-out", id)?;
     crate::run::Depth::from_env().check()?;
     let checked = match (&rec.settings.worktree, rec.plans.first()) {
         (Some(opts), Some(plan)) => {
@@ -100,7 +103,7 @@ pub fn runner(id: &str, root: &std::path::Path) -> Result<i32> {
         }
         _ => None,
     };
-    match drive::drive(&mut rec, checked.as_ref()) {
+    match drive::drive_locked(&mut rec, checked.as_ref()) {
         Ok(_) => Ok(0),
         Err(e) => {
             rec.fail(&e);

@@ -8,7 +8,6 @@ use std::path::Path;
 
 use super::store::Record;
 use crate::error::Result;
-use crate::group::background::alive;
 use crate::group::{now_ms, read_json, runs};
 use crate::ids;
 use crate::job::GroupEntry;
@@ -49,7 +48,7 @@ pub fn entries(root: &Path) -> Result<Vec<GroupEntry>> {
         let (stage, task, ended_ms) = match &rec {
             Some(r) => {
                 let last = r.updated_ms.max(r.created_ms);
-                let driven = r.pid.is_some_and(alive);
+                let driven = crate::store::runner_alive(&dir);
                 // Ended: a terminal stage that no process drives any more;
                 // or lost: no process drives it mid-stage (its runner was
                 // killed), as `jobs` shows it, once clearly abandoned.

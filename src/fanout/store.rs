@@ -142,6 +142,27 @@ impl Record {
         dir(&self.root, &self.fanout_id)
     }
 
+    /// Whether the fan-out's runner lives: it holds the record's lock (a
+    /// recorded pid may since name another process: `store::lock`).
+    pub fn runner_alive(&self) -> bool {
+        crate::store::record_dir(&self.root, crate::store::Kind::Fanout, &self.fanout_id)
+            .is_ok_and(|d| crate::store::runner_alive(&d))
+    }
+
+    /// The fan-out as a record of background work: stopped at a terminal
+    /// stage.
+    pub fn header(&self) -> crate::store::Header {
+        crate::store::Header::read(
+            crate::store::Kind::Fanout,
+            &self.fanout_id,
+            crate::store::record_dir(&self.root, crate::store::Kind::Fanout, &self.fanout_id)
+                .unwrap_or_default(),
+            self.created_ms,
+            self.stage.is_terminal(),
+            self.updated_ms,
+        )
+    }
+
     pub fn save(&mut self) -> Result<()> {
         self.updated_ms = now_ms();
         let d = self.dir()?;

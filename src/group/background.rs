@@ -4,8 +4,9 @@
 //! commands need of it: is it alive, wait for it, stop it.
 //!
 //! The group's record (its `state.json`) stays its only record: the job
-//! commands look the id up among the groups first and fall back to the job
-//! store (ids share one format and one generator).
+//! commands ask `store::find` which kind an id names (ids share one format
+//! and one generator). The runner holds the record's lock for its life
+//! (`hold_runner_lock`): that lock, not the recorded pid, says it lives.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -45,6 +46,47 @@ pub fn spawn_runner(command: &str, id: &str, root: &Path, cwd: &Path, dir: &Path
             source: e,
         })?;
     Ok(child.id())
+}
+
+/// Take the runner's lock of the group record in `dir` for this process,
+/// which drives it from now on: while the returned file lives, the record
+/// reads as running (`store::runner_alive`); once this process is gone,
+/// however it goes, as ended or lost. Another process driving it already
+/// is a usage error (two drivers would write the same record).
+pub fn hold_runner_lock(dir: &Path, what: &str, id: &str) -> Result<std::fs::File> {
+    fsutil::ensure_private_dir(dir)?;
+    crate::store::lock::hold(dir)?.ok_or_else(|| {
+        Error::usage_hint(
+            format!("{what} `{id}` is being driven by another baton process now"),
+            format!("wait for it (`baton wait {id}`) or stop it (`baton cancel {id}`)"),
+        )
+    })
+}
+
+/// After `spawn_runner`: wait until the runner `pid` holds the record's
+/// lock (so the launcher never reports a running group as lost), for at
+/// most `STOP_GRACE`, and only while it lives.
+pub fn await_runner(dir: &Path, pid: u32) -> bool {
+    crate::store::lock::wait_until(dir, true, STOP_GRACE, || alive(pid))
+}
+
+/// Ask the runner of the record in `dir` to stop: SIGTERM to `pid` only
+/// while the record's lock shows a runner alive (a recorded pid may since
+/// name another process), then wait, up to `STOP_GRACE`, until the lock
+/// is free and that process is gone. Our own pid is never signalled.
+pub fn stop_group_runner(dir: &Path, pid: Option<u32>) {
+    let Some(pid) = pid.filter(|p| *p != std::process::id()) else {
+        return;
+    };
+    if crate::store::runner_alive(dir) {
+        stop_runner(pid);
+        wait_released(dir);
+    }
+}
+
+/// Wait, up to `STOP_GRACE`, until the record's lock is free.
+pub fn wait_released(dir: &Path) {
+    crate::store::lock::wait_until(dir, false, STOP_GRACE, || true);
 }
 
 /// Whether a process with this pid is alive (a zombie, exited but not yet

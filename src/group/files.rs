@@ -8,13 +8,7 @@ use serde::{Serialize, de::DeserializeOwned};
 use crate::error::{Error, Result};
 use crate::fsutil;
 
-/// Milliseconds since the Unix epoch (0 if the clock is before it).
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub use crate::ids::now_ms;
 
 pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
     let data = serde_json::to_vec_pretty(v).map_err(|e| Error::Internal(e.to_string()))?;

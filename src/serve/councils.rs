@@ -28,10 +28,11 @@ fn group_dir(store: &Store, id: &str) -> Result<(view::GroupKind, std::path::Pat
         return Err(Error::InvalidJobId { id: id.into() });
     }
     let folders = view::group_dirs(store);
-    folders
-        .iter()
-        .map(|(k, base)| (*k, base.join(id)))
-        .find(|(_, d)| d.join("state.json").is_file())
+    store
+        .root()
+        .and_then(|root| crate::store::find(root, std::ffi::OsStr::new(id)))
+        .filter(|f| f.kind != view::GroupKind::Job)
+        .map(|f| (f.kind, f.dir))
         .ok_or_else(|| Error::JobNotFound {
             id: id.into(),
             store: folders
@@ -88,7 +89,7 @@ pub async fn run_events(
                 .ok()
                 .flatten()
                 .is_none_or(|r| r.ended_ms.is_some());
-            ended || !kind.load(&dir).is_some_and(|h| view::head_alive(&h))
+            ended || !view::load_head(kind, &dir).is_some_and(|_| view::head_alive(&dir))
         }
     };
     let end = move || {

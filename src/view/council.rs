@@ -2,7 +2,7 @@
 //! as its runs: its record (as a `Head`) and run records (`group::runs`)
 //! turned into `CouncilView`s for every face.
 //!
-//! The group's status comes from its record and its runner's pid, never
+//! The group's status comes from its record and its runner's lock, never
 //! guessed: `running` while the runner lives and the stage is not one it
 //! stopped at (terminal, or awaiting approval), `lost` when the runner died
 //! mid-stage, else the stage. A run not ended whose group is no longer
@@ -19,7 +19,6 @@ use super::tail::{Live, Tail};
 use super::watch::stalled;
 use crate::agent::Agent;
 use crate::council::store::{Record, read_json};
-use crate::group::background::alive;
 use crate::group::runs::{self, RunRecord};
 use crate::result::Usage;
 
@@ -130,14 +129,11 @@ pub fn head_status(h: &Head, runner_alive: bool) -> &'static str {
     }
 }
 
-/// Whether the council's runner process is alive now.
-pub fn runner_alive(rec: &Record) -> bool {
-    rec.pid.is_some_and(alive)
-}
-
-/// Whether a group's runner process is alive now.
-pub fn head_alive(h: &Head) -> bool {
-    h.pid.is_some_and(alive)
+/// Whether the runner of the group whose record is in `dir` is alive now:
+/// it holds the record's lock (`store::lock`; a recorded pid may since
+/// name another process).
+pub fn head_alive(dir: &Path) -> bool {
+    crate::store::runner_alive(dir)
 }
 
 /// The tails of running runs' logs, kept between looks so that each look
@@ -328,28 +324,17 @@ pub fn view_head(
     }
 }
 
-/// Which feature's folder a group lives in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GroupKind {
-    Council,
-    Fanout,
-}
+/// Which kind of record a group is (the store's kinds: a council or a
+/// fan-out; a job is no group).
+pub use crate::store::Kind as GroupKind;
 
-impl GroupKind {
-    /// The folder's name in the project's state folder.
-    pub fn folder(self) -> &'static str {
-        match self {
-            GroupKind::Council => "councils",
-            GroupKind::Fanout => "fanouts",
-        }
-    }
-
-    /// The group in `dir` as the views read it (`None`: absent or unreadable).
-    pub fn load(self, dir: &Path) -> Option<Head> {
-        match self {
-            GroupKind::Council => load(dir).map(|r| head(&r)),
-            GroupKind::Fanout => super::fanout::load(dir),
-        }
+/// The group of `kind` in `dir` as the views read it (`None`: absent,
+/// unreadable, or no group).
+pub fn load_head(kind: GroupKind, dir: &Path) -> Option<Head> {
+    match kind {
+        GroupKind::Council => load(dir).map(|r| head(&r)),
+        GroupKind::Fanout => super::fanout::load(dir),
+        GroupKind::Job => None,
     }
 }
 
@@ -392,9 +377,9 @@ pub fn all_groups(folders: &[(GroupKind, PathBuf)], now: u64) -> Vec<CouncilView
         .iter()
         .flat_map(|(kind, base)| ids(base).into_iter().map(move |id| (*kind, base.join(id))))
         .filter_map(|(kind, dir)| {
-            let h = kind.load(&dir)?;
+            let h = load_head(kind, &dir)?;
             let records = runs::list(&dir);
-            Some(view_head(&h, &records, head_alive(&h), now, &mut follow))
+            Some(view_head(&h, &records, head_alive(&dir), now, &mut follow))
         })
         .collect();
     sort(&mut out);
@@ -495,8 +480,13 @@ mod tests {
         );
         assert_eq!(status(&record(Stage::Approved, None), false), "approved");
         assert_eq!(status(&record(Stage::Ready, None), false), "ready");
-        assert!(runner_alive(&record(Stage::Proposing, me)));
-        assert!(!runner_alive(&record(Stage::Proposing, None)));
+        // Alive is the record's lock held, whatever pid it names.
+        let d = tempfile::tempdir().unwrap();
+        assert!(!head_alive(d.path()), "our own pid recorded is no runner");
+        let lock = crate::store::lock::hold(d.path()).unwrap();
+        assert!(head_alive(d.path()));
+        drop(lock);
+        assert!(!head_alive(d.path()));
     }
 
     #[test]

@@ -109,14 +109,14 @@ impl Councils {
                 continue;
             }
             let stamps = (stamp(&e.dir.join("state.json")), stamp(&e.dir.join("runs")));
-            let alive = council::head_alive(&e.rec);
+            let alive = council::head_alive(&e.dir);
             let moved = stamps != e.stamps || alive != e.alive;
             if moved {
                 e.stamps = stamps;
-                if let Some(r) = e.kind.load(&e.dir) {
+                if let Some(r) = council::load_head(e.kind, &e.dir) {
                     e.rec = r;
                 }
-                e.alive = council::head_alive(&e.rec);
+                e.alive = council::head_alive(&e.dir);
                 e.runs = runs::list(&e.dir);
             } else if !was_running {
                 // An ended group whose files did not move: nothing to redo.
@@ -136,9 +136,9 @@ impl Councils {
 
     fn read(&mut self, kind: GroupKind, dir: &Path, now: u64) -> Option<Entry> {
         let stamps = (stamp(&dir.join("state.json")), stamp(&dir.join("runs")));
-        let rec = kind.load(dir)?;
+        let rec = council::load_head(kind, dir)?;
         let runs = runs::list(dir);
-        let alive = council::head_alive(&rec);
+        let alive = council::head_alive(dir);
         let view = council::view_head(&rec, &runs, alive, now, &mut self.follow);
         Some(Entry {
             kind,
@@ -231,6 +231,8 @@ mod tests {
         let me = Some(std::process::id());
         let c = d.path().join("1m8q4fhwprzza");
         write(&c, "proposing", me);
+        // The runner's lock, held as a runner holds it.
+        let _runner = crate::store::lock::hold(&c).unwrap();
         let mut w = Councils::new(Some(d.path().to_path_buf()));
         assert!(w.refresh(5000, false), "a new council");
         assert_eq!(w.views()[0].status, "running");

@@ -6,7 +6,6 @@
 //! job's lock for a background job), never a pid.
 
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -57,12 +56,7 @@ pub struct Record {
     pub tampered: Option<String>,
 }
 
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub use crate::ids::now_ms;
 
 /// `<root>/.baton/worktrees`, where the worktrees are, without creating anything.
 pub fn dir(root: &Path) -> PathBuf {

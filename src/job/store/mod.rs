@@ -24,11 +24,10 @@
 //!   `corrupt_job`; `prune` removes both (`damage`).
 
 use std::ffi::OsStr;
-use std::fs::{self, File, OpenOptions, TryLockError};
+use std::fs::{self, File, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::error::{Error, Result};
 use crate::result::{RunResult, Status};
@@ -46,12 +45,7 @@ pub use state::{Ending, JobState, State, Totals};
 /// Version of `spec.json` and `state.json` (baton's own files, not the public result).
 pub const STORE_VERSION: u32 = 1;
 
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub use crate::ids::now_ms;
 
 pub fn first_line(s: &str, max: usize) -> String {
     crate::agent::clip(s.lines().find(|l| !l.trim().is_empty()).unwrap_or(""), max)
@@ -282,10 +276,7 @@ impl Job {
     /// life, so a shared lock can be taken only once it is gone. Shared, so
     /// probes and waiters never get in each other's way.
     pub fn runner_alive(&self) -> bool {
-        let Ok(f) = File::open(self.lock_path()) else {
-            return false;
-        };
-        matches!(f.try_lock_shared(), Err(TryLockError::WouldBlock))
+        crate::store::runner_alive(&self.dir)
     }
 
     /// Exclusive guard for a read-modify-write of `state.json`.

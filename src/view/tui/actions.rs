@@ -56,7 +56,10 @@ pub fn cancel(job: Job, tx: &Sender<Wake>) {
 /// (a group too) likewise: every candidate stopped.
 pub fn cancel_council(root: std::path::PathBuf, id: String, tx: &Sender<Wake>) {
     spawn(tx, move || {
-        if let Ok(rec) = crate::fanout::store::Record::load(&root, &id) {
+        let kind = crate::store::find(&root, OsStr::new(&id)).map(|f| f.kind);
+        if kind == Some(crate::store::Kind::Fanout)
+            && let Ok(rec) = crate::fanout::store::Record::load(&root, &id)
+        {
             return Outcome::Said(match crate::fanout::as_job::stop(rec) {
                 Ok(rec) => format!("fan-out {id}: {}", rec.stage.as_str()),
                 Err(e) => said(&e),
