@@ -216,9 +216,17 @@ fn a_plans_test_command_waits_for_a_shell_under_the_cap() {
         .to_string();
     let st = env.run(&["council", "status", &id]).json();
     assert_ne!(st["status"], "failed", "{st}");
-    // From a shell (no cap), the approved plan goes on.
+    // From a shell (no cap), the approved plan goes on. The tool takes no
+    // seed, so the labels fall at random: an adopted pi writer (no vendor
+    // without --provider) ends `needs_human` after writing, as in
+    // tests/council.rs; any other reaches `ready`.
     let r = env.run(&["council", "execute", &id]);
-    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    if v["label_map"]["A"]["agent"] == "pi" {
+        assert_eq!(v["status"], "needs_human", "{v}");
+    } else {
+        assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    }
     assert!(
         !fake
             .stage(crate::support::council::Stage::Implement)

@@ -304,14 +304,16 @@ fn interrupt(sig: i32, kind_hint: &str) {
     env.fake(
         "codex",
         &format!(
-            "{}\n{}\n{THREAD_STARTED}\nwait",
+            "{}\n{}\n{THREAD_STARTED}\necho 1 > \"$FAKE_DIR/said.pid\"\nwait",
             record("codex"),
             grandchild("")
         ),
     );
     let child = spawn(&env, &["x"]);
-    // Signal only once the peer and its grandchild exist.
+    // Signal only once the peer and its grandchild exist and the session
+    // line is in the pipe (under load the signal could come before it).
     read_pid(&env, "grandchild");
+    read_pid(&env, "said");
     // SAFETY: plain syscall on the baton process this test started.
     unsafe {
         libc::kill(child.id() as i32, sig);
