@@ -9,8 +9,8 @@
 //! the rest and execs that, printing the report on stderr first.
 //!
 //! Order matters: the limits first (setrlimit is not filtered but cheap),
-//! Landlock next (its own calls must not be refused by seccomp), seccomp
-//! last, exec. A failure exits 126 with one line on stderr and never runs
+//! Landlock next (its own calls must not be refused by seccomp), then the
+//! capabilities dropped, seccomp last, exec. A failure exits 126 with one line on stderr and never runs
 //! the child unconfined; a program that cannot be found exits 127.
 
 use std::ffi::OsString;
@@ -60,7 +60,7 @@ fn run(args: &[OsString]) -> Result<Never, (i32, String)> {
     let HelperArgs { stage, policy } =
         serde_json::from_str(&text).map_err(|e| fail(format!("the policy does not parse: {e}")))?;
     match stage {
-        Stage::Wrap { backend } => wrap_and_exec(&policy, backend, argv),
+        Stage::Wrap { backend, print } => wrap_and_exec(&policy, backend, print, argv),
         Stage::Bwrap | Stage::Landlock => {
             confine(&policy, stage).map_err(fail)?;
             Err(exec(Command::new(&argv[0]).args(&argv[1..]), &argv[0]))
@@ -85,12 +85,16 @@ fn confine(policy: &Policy, stage: Stage) -> Result<(), String> {
         sys::lower_rlimit(Limit::FileSize, n).map_err(|e| format!("RLIMIT_FSIZE: {e}"))?;
     }
     landlock::apply(policy, stage, sys::landlock_abi())?;
+    // bubblewrap dropped them already (--cap-drop ALL); the Landlock helper
+    // started as root has them all.
+    sys::drop_capabilities().map_err(|e| format!("dropping capabilities: {e}"))?;
     seccomp::apply(policy.network)
 }
 
 fn wrap_and_exec(
     policy: &Policy,
     with: Option<WrapWith>,
+    print: bool,
     argv: Vec<OsString>,
 ) -> Result<Never, (i32, String)> {
     let fail = |m: String| (SETUP_FAILED, m);
@@ -121,6 +125,20 @@ fn wrap_and_exec(
     let wrapped = sandbox
         .wrap(policy, argv, std::env::vars_os().collect())
         .map_err(|u| fail(u.reason))?;
+    if print {
+        let lossy = |s: &OsString| s.to_string_lossy().into_owned();
+        let env: serde_json::Map<String, serde_json::Value> = wrapped
+            .env
+            .iter()
+            .map(|(k, v)| (lossy(k), lossy(v).into()))
+            .collect();
+        let argv: Vec<String> = wrapped.argv.iter().map(lossy).collect();
+        println!(
+            "{}",
+            serde_json::json!({"argv": argv, "env": env, "sandbox": wrapped.report})
+        );
+        std::process::exit(0);
+    }
     eprintln!(
         "{}",
         serde_json::to_string(&wrapped.report).expect("a report serialises")

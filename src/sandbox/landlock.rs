@@ -70,11 +70,11 @@ pub fn apply(policy: &Policy, stage: Stage, abi: u8) -> Result<(), String> {
         let read = AccessFs::from_read(ABI::V9) | AccessFs::ResolveUnix;
         let readable = read_roots(Path::new("/"), &policy.hidden, &policy.reveal);
         created = created
-            .add_rules(path_beneath_rules(&readable, read))
+            .add_rules(path_beneath_rules(grantable(readable), read))
             .map_err(err)?
-            .add_rules(path_beneath_rules(DEVICES_RO, read))
+            .add_rules(path_beneath_rules(grantable(DEVICES_RO), read))
             .map_err(err)?
-            .add_rules(path_beneath_rules(DEVICES_RW, all))
+            .add_rules(path_beneath_rules(grantable(DEVICES_RW), all))
             .map_err(err)?
             .add_rules(path_beneath_rules(policy.writable(), all))
             .map_err(err)?;
@@ -89,6 +89,22 @@ pub fn apply(policy: &Policy, stage: Stage, abi: u8) -> Result<(), String> {
         return Err("landlock: the kernel enforced nothing".into());
     }
     Ok(())
+}
+
+/// The paths a rule can name. The kernel refuses a rule on a pipe or a
+/// socket (EBADFD), and `/dev/stdout` is one when the helper's output is
+/// captured; such a file needs no rule (Landlock does not govern reopening
+/// it). A path that is gone needs none either.
+fn grantable<P: AsRef<Path>>(paths: impl IntoIterator<Item = P>) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt as _;
+    paths
+        .into_iter()
+        .filter(|p| {
+            std::fs::metadata(p.as_ref())
+                .is_ok_and(|m| !m.file_type().is_fifo() && !m.file_type().is_socket())
+        })
+        .map(|p| p.as_ref().to_path_buf())
+        .collect()
 }
 
 /// The paths under `top` to grant reading so that everything is readable
@@ -174,6 +190,28 @@ mod tests {
         for g in got.iter().filter(|g| !g.ends_with("known_hosts")) {
             assert!(!hidden.iter().any(|h| h.starts_with(g)), "{g:?}");
         }
+    }
+
+    #[test]
+    fn a_pipe_or_a_missing_path_gets_no_rule() {
+        // The kernel refuses a rule on a pipe (EBADFD): `/dev/stdout` is one
+        // when the helper's output is captured.
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let file = d.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let got = grantable([
+            fifo,
+            d.path().join("gone"),
+            file.clone(),
+            d.path().to_path_buf(),
+        ]);
+        assert_eq!(got, vec![file, d.path().to_path_buf()]);
     }
 
     #[test]

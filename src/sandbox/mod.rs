@@ -306,6 +306,11 @@ pub enum Stage {
     Wrap {
         #[serde(default)]
         backend: Option<WrapWith>,
+        /// Print the wrapped argv, environment and report as one JSON line
+        /// on stdout instead of running it (what a launcher would spawn:
+        /// `bench/sandbox.sh` times that argv, people read it).
+        #[serde(default)]
+        print: bool,
     },
 }
 

@@ -137,6 +137,7 @@ fn the_helper_arguments_round_trip_and_refuse_unknown_fields() {
     let json = exec_stage(
         Stage::Wrap {
             backend: Some(WrapWith::Landlock),
+            print: false,
         },
         &p,
     );
