@@ -126,7 +126,7 @@ pub fn read_roots(top: &Path, hidden: &[PathBuf], reveal: &[PathBuf]) -> Vec<Pat
 /// `dir` leads to a hidden path: grant each child that is neither hidden
 /// nor on the way to one, and go down the ways.
 fn walk(dir: &Path, hidden: &[&Path], out: &mut Vec<PathBuf>) {
-    if hidden.iter().any(|h| *h == dir) {
+    if hidden.contains(&dir) {
         return;
     }
     if !hidden.iter().any(|h| h.starts_with(dir)) {
