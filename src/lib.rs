@@ -26,6 +26,7 @@ pub mod prompt;
 pub mod redact;
 pub mod result;
 pub mod run;
+pub mod sandbox;
 pub mod schema;
 pub mod serve;
 pub mod setup;
@@ -41,5 +42,12 @@ use std::ffi::OsString;
 
 /// Entry point: parse `args`, run the command, return the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
+    let args: Vec<OsString> = args.into_iter().collect();
+    // The sandbox helper execs a peer: it must not parse the whole command
+    // line, read the configuration or touch stdin (src/sandbox/exec.rs).
+    #[cfg(target_os = "linux")]
+    if args.get(1).is_some_and(|a| a == sandbox::HELPER) {
+        return sandbox::exec::main(&args[2..]);
+    }
     cli::run(args)
 }

@@ -50,6 +50,7 @@ mod plugin;
 mod progress;
 mod redact;
 mod run;
+mod sandbox;
 mod serve;
 mod setup;
 mod setup_mcp;

@@ -11,6 +11,7 @@ pub mod agent;
 pub mod auth;
 mod own;
 mod probe;
+mod sandbox;
 pub mod versions;
 
 use std::path::PathBuf;

@@ -62,6 +62,7 @@ pub fn checks(
     if let Some(c) = git_ignore_check(root, &root.join(".baton")) {
         out.push(c);
     }
+    out.push(super::sandbox::check(crate::sandbox::probe()));
     let files = match config {
         Ok(c) => {
             let read = c.files_read();

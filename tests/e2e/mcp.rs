@@ -1,7 +1,7 @@
 //! `baton mcp` through a real MCP client: the MCP Inspector's command-line
 //! mode (pinned in e2e/versions.env) lists the tools and calls `agents`,
 //! `run` (a fake codex printing a recorded transcript), `run` with `async`
-//! + `job_wait`. The Inspector's client checks every `structuredContent`
+//! and `job_wait`. The Inspector's client checks every `structuredContent`
 //! against the tool's `outputSchema` and fails the call when it does not
 //! match, so a passing call is a schema-valid result.
 //!
