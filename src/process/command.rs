@@ -54,6 +54,9 @@ pub enum Group {
 pub struct Env {
     pub set: Vec<(OsString, OsString)>,
     pub remove: Vec<OsString>,
+    /// Start from an empty environment, not baton's (the sandbox helper's
+    /// child gets only what its policy lets through).
+    pub clear: bool,
 }
 
 /// Rewrites a child's argv and environment just before it is spawned (the
@@ -163,6 +166,12 @@ impl Command {
         self
     }
 
+    /// Nothing of baton's environment; only what `env` sets.
+    pub fn env_clear(mut self) -> Self {
+        self.env.clear = true;
+        self
+    }
+
     /// Stdin (closed, `Stdio::null()`, unless given).
     pub fn stdin(mut self, s: impl Into<Stdio>) -> Self {
         self.stdin = Some(s.into());
@@ -230,6 +239,9 @@ impl Command {
         }
         if let Some(d) = self.cwd {
             c.current_dir(d);
+        }
+        if env.clear {
+            c.env_clear();
         }
         for k in &env.remove {
             c.env_remove(k);

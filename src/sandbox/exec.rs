@@ -14,12 +14,11 @@
 //! the child unconfined; a program that cannot be found exits 127.
 
 use std::ffi::OsString;
-use std::os::unix::process::CommandExt as _;
 use std::path::PathBuf;
-use std::process::Command;
 
 use super::sys::{self, Limit};
 use super::{Backend, HelperArgs, Policy, Sandbox, Stage, WrapWith, landlock, seccomp};
+use crate::process;
 
 /// Setup failed: nothing ran.
 pub const SETUP_FAILED: i32 = 126;
@@ -63,7 +62,10 @@ fn run(args: &[OsString]) -> Result<Never, (i32, String)> {
         Stage::Wrap { backend, print } => wrap_and_exec(&policy, backend, print, argv),
         Stage::Bwrap | Stage::Landlock => {
             confine(&policy, stage).map_err(fail)?;
-            Err(exec(Command::new(&argv[0]).args(&argv[1..]), &argv[0]))
+            Err(exec(
+                process::Command::new(&argv[0]).args(&argv[1..]),
+                &argv[0],
+            ))
         }
     }
 }
@@ -143,13 +145,18 @@ fn wrap_and_exec(
         "{}",
         serde_json::to_string(&wrapped.report).expect("a report serialises")
     );
-    let mut cmd = Command::new(&wrapped.argv[0]);
-    cmd.args(&wrapped.argv[1..]).env_clear().envs(wrapped.env);
-    Err(exec(&mut cmd, &wrapped.argv[0]))
+    let mut cmd = process::Command::new(&wrapped.argv[0])
+        .args(&wrapped.argv[1..])
+        .env_clear();
+    for (k, v) in wrapped.env {
+        cmd = cmd.env(k, v);
+    }
+    Err(exec(cmd, &wrapped.argv[0]))
 }
 
-/// exec, or why not.
-fn exec(cmd: &mut Command, program: &OsString) -> (i32, String) {
+/// exec (the one launcher's: stdin, the group and the session stay the
+/// helper's), or why not.
+fn exec(cmd: process::Command, program: &OsString) -> (i32, String) {
     let e = cmd.exec();
     let code = if e.kind() == std::io::ErrorKind::NotFound {
         NOT_FOUND

@@ -5,11 +5,12 @@
 //! already confines baton itself (never nest by accident).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::{Backend, Network};
+use crate::process::{self, Failed};
 
 /// The oldest Landlock baton uses: ABI 3 (Linux 6.2) governs truncate;
 /// before it a confined child could empty any file it can read.
@@ -150,7 +151,7 @@ fn try_bwrap(bwrap: &Path) -> Result<(PathBuf, bool), String> {
             "--",
             truth,
         ]);
-        run_briefly(Command::new(bwrap).args(&args))
+        run_briefly(process::Command::new(bwrap).args(&args))
     };
     match attempt(true) {
         Ok(()) => Ok((bwrap.to_path_buf(), true)),
@@ -161,39 +162,31 @@ fn try_bwrap(bwrap: &Path) -> Result<(PathBuf, bool), String> {
     }
 }
 
-/// Run with a 5 s deadline; the first line of stderr on failure.
-fn run_briefly(cmd: &mut Command) -> Result<(), String> {
-    let mut child = cmd
-        .stdin(Stdio::null())
+/// Run with a 5 s deadline (through the one launcher: its own group,
+/// stopped whole at the deadline); the first line of stderr on failure.
+fn run_briefly(cmd: process::Command) -> Result<(), String> {
+    let out = match cmd
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start bwrap: {e}"))?;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break s,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(1)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err("bwrap did not answer within 5 s".into());
-            }
-        }
+        .deadline(Duration::from_secs(5))
+        .output()
+    {
+        Ok(o) => o,
+        Err(Failed::TimedOut(_)) => return Err("bwrap did not answer within 5 s".into()),
+        Err(e) => return Err(format!("cannot start bwrap: {e}")),
     };
-    if status.success() {
+    if out.status.success() {
         return Ok(());
     }
-    let mut err = String::new();
-    if let Some(mut e) = child.stderr.take() {
-        use std::io::Read as _;
-        let _ = e.read_to_string(&mut err);
-    }
+    let err = String::from_utf8_lossy(&out.stderr);
     let line = err
         .lines()
         .find(|l| !l.trim().is_empty())
         .unwrap_or("no message");
-    Err(format!("bwrap failed here ({status}): {}", line.trim()))
+    Err(format!(
+        "bwrap failed here ({}): {}",
+        out.status,
+        line.trim()
+    ))
 }
 
 /// What the system says about unprivileged user namespaces.
