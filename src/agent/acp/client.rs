@@ -16,12 +16,12 @@
 
 use std::sync::mpsc::Sender;
 
-use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 
 use super::Profile;
 use super::named::{after_notices, classify_with, prompt_failure};
 use super::policy::Policy;
+use super::requests::InitializeResponse;
 use crate::agent::{Outcome, ProcessExit, Signal, clip, last_line};
 use crate::failure::Named;
 use crate::result::{Denial, Usage};
@@ -477,41 +477,6 @@ fn rpc_error(e: &Value) -> String {
         Some(c) => format!("{msg} (JSON-RPC error {c})"),
         None => msg,
     }
-}
-
-/// The part of ACP v1's `initialize` answer baton reads. As in the
-/// protocol's published types, only `protocolVersion` (a u16) is required,
-/// unknown fields are ignored, and a malformed optional part reads as absent.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct InitializeResponse {
-    protocol_version: u16,
-    #[serde(default, deserialize_with = "or_default")]
-    agent_capabilities: AgentCapabilities,
-    #[serde(default, deserialize_with = "or_default")]
-    agent_info: Option<Implementation>,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AgentCapabilities {
-    #[serde(default, deserialize_with = "or_default")]
-    load_session: bool,
-}
-
-#[derive(Deserialize)]
-struct Implementation {
-    name: String,
-    #[allow(dead_code)] // required by the protocol: an `agentInfo` without it is dropped
-    version: String,
-}
-
-/// The value, or its default when it does not have the expected shape.
-fn or_default<'de, D: Deserializer<'de>, T: serde::de::DeserializeOwned + Default>(
-    d: D,
-) -> Result<T, D::Error> {
-    let v = Value::deserialize(d)?;
-    Ok(T::deserialize(v).unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
 //! What the ACP client sends: `initialize`, the session (new or loaded),
-//! the session mode an access needs, the prompt, and the end of input.
+//! the session mode an access needs, the prompt, and the end of input; and
+//! the part of the `initialize` answer it reads.
 
 use std::path::PathBuf;
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
 use super::client::ID_INITIALIZE;
@@ -230,6 +231,41 @@ struct Text {
 #[serde(rename_all = "camelCase")]
 pub(super) struct Cancel {
     pub session_id: String,
+}
+
+/// The part of ACP v1's `initialize` answer baton reads. As in the
+/// protocol's published types, only `protocolVersion` (a u16) is required,
+/// unknown fields are ignored, and a malformed optional part reads as absent.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct InitializeResponse {
+    pub protocol_version: u16,
+    #[serde(default, deserialize_with = "or_default")]
+    pub agent_capabilities: AgentCapabilities,
+    #[serde(default, deserialize_with = "or_default")]
+    pub agent_info: Option<Implementation>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct AgentCapabilities {
+    #[serde(default, deserialize_with = "or_default")]
+    pub load_session: bool,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Implementation {
+    pub name: String,
+    #[allow(dead_code)] // required by the protocol: an `agentInfo` without it is dropped
+    version: String,
+}
+
+/// The value, or its default when it does not have the expected shape.
+fn or_default<'de, D: Deserializer<'de>, T: serde::de::DeserializeOwned + Default>(
+    d: D,
+) -> Result<T, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(T::deserialize(v).unwrap_or_default())
 }
 
 #[cfg(test)]
