@@ -27,6 +27,7 @@ mod council_more;
 mod council_text;
 mod council_trust;
 mod council_view;
+mod deps;
 mod docs;
 mod doctor;
 mod dry_run;

@@ -18,6 +18,11 @@ const OK: &str = "codex/codex-exec-basic.jsonl";
 
 /// git as the tests run it: no global or system config (so rename
 /// detection and identity are the same for baton and for the checks).
+/// Lower-case hex (sha2 0.11's digest has no `{:x}`).
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn git_cmd(dir: &Path) -> Command {
     let mut c = Command::new("git");
     c.arg("-C")
@@ -152,8 +157,8 @@ pub(crate) fn fingerprint(work: &Path) -> BTreeMap<String, String> {
                 out.insert(format!("{rel}/"), format!("dir {mode:o}"));
                 walk(root, &p, skip_top, out);
             } else {
-                let h = Sha256::digest(fs::read(&p).unwrap());
-                out.insert(rel, format!("{mode:o} {h:x}"));
+                let h = hex(&Sha256::digest(fs::read(&p).unwrap()));
+                out.insert(rel, format!("{mode:o} {h}"));
             }
         }
     }
@@ -170,8 +175,8 @@ pub(crate) fn fingerprint(work: &Path) -> BTreeMap<String, String> {
     ] {
         let p = gitdir.join(f);
         if p.exists() {
-            let h = Sha256::digest(fs::read(&p).unwrap());
-            out.insert(format!(".git/{f}"), format!("{h:x}"));
+            let h = hex(&Sha256::digest(fs::read(&p).unwrap()));
+            out.insert(format!(".git/{f}"), h);
         }
     }
     let mut refs = BTreeMap::new();

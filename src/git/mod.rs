@@ -249,7 +249,16 @@ fn hash_file(p: &Path) -> Option<[u8; 32]> {
         h.update(std::fs::read_link(p).ok()?.as_os_str().as_encoded_bytes());
     } else if meta.is_file() {
         let mut f = std::fs::File::open(p).ok()?;
-        std::io::copy(&mut f, &mut h).ok()?;
+        // sha2 0.11's hasher is not an `io::Write`.
+        let mut buf = [0u8; 8192];
+        loop {
+            match std::io::Read::read(&mut f, &mut buf) {
+                Ok(0) => break,
+                Ok(n) => h.update(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
     } else {
         h.update(b"dir");
     }

@@ -58,10 +58,12 @@ fn read(p: &Path) -> Option<String> {
 /// sandbox leaves an empty `config.worktree` behind as a mount point, and
 /// an empty file configures nothing).
 fn config_sha(p: &Path) -> Option<String> {
-    std::fs::read(p)
-        .ok()
-        .filter(|b| !b.is_empty())
-        .map(|b| format!("{:x}", Sha256::digest(b)))
+    std::fs::read(p).ok().filter(|b| !b.is_empty()).map(|b| {
+        Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect()
+    })
 }
 
 /// A real directory: not a symlink to one (which a peer could aim anywhere).

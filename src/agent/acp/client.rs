@@ -16,13 +16,12 @@
 
 use std::sync::mpsc::Sender;
 
-use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::schema as acp;
 use serde_json::{Value, json};
 
 use super::Profile;
 use super::named::{after_notices, classify_with, prompt_failure};
 use super::policy::Policy;
+use super::requests::InitializeResponse;
 use crate::agent::{Outcome, ProcessExit, Signal, clip, last_line};
 use crate::failure::Named;
 use crate::result::{Denial, Usage};
@@ -141,7 +140,9 @@ impl Client {
             return false;
         };
         self.cancel_sent = true;
-        let n = acp::CancelNotification::new(session);
+        let n = super::requests::Cancel {
+            session_id: session,
+        };
         self.send(
             json!({"jsonrpc": "2.0", "method": "session/cancel", "params": n}),
             None,
@@ -186,10 +187,10 @@ impl Client {
                     return self.fail(format!("the agent refused `initialize`: {e}"));
                 }
                 self.stage = Stage::OpeningSession;
-                match serde_json::from_value::<acp::InitializeResponse>(result.clone()) {
+                match serde_json::from_value::<InitializeResponse>(result.clone()) {
                     Ok(r) => {
-                        self.agent_name = r.agent_info.as_ref().map(|i| i.name.clone());
-                        if r.protocol_version != ProtocolVersion::V1 {
+                        self.agent_name = r.agent_info.map(|i| i.name);
+                        if r.protocol_version != 1 {
                             return self.fail(format!(
                                 "the agent speaks ACP protocol version {}; baton speaks 1",
                                 serde_json::to_string(&r.protocol_version).unwrap_or_default()
@@ -257,27 +258,13 @@ impl Client {
     }
 
     fn on_prompt_result(&mut self, result: &Value) {
-        if let Ok(r) = serde_json::from_value::<acp::PromptResponse>(result.clone()) {
-            self.stop_reason = serde_json::to_value(r.stop_reason)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string));
-            if let Some(u) = r.usage {
-                self.usage = self.profile.usage.normalise(
-                    u.input_tokens,
-                    u.cached_read_tokens,
-                    u.output_tokens,
-                    u.thought_tokens,
-                );
-                self.usage_final = true;
-            }
-        } else {
-            self.stop_reason = result
-                .get("stopReason")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-        }
-        // A `usage` the typed schema refused (a field it requires missing):
-        // its counts as they are.
+        // Any `stopReason` the agent names, even one newer than ACP v1's five.
+        self.stop_reason = result
+            .get("stopReason")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        // `usage` (ACP's unstable end-of-turn token usage): its counts as they
+        // are; `totalTokens`, which the schema requires, is not needed.
         if !self.usage_final
             && let Some(u) = result.get("usage").filter(|u| u.is_object())
         {
@@ -547,5 +534,35 @@ mod tests {
         let o = c.finish(&ProcessExit::default());
         assert_eq!(o.message.as_deref(), Some("short answer"));
         assert!(o.warnings.is_empty(), "{:?}", o.warnings);
+    }
+
+    /// `initialize` answers read as ACP v1's published types read them:
+    /// only `protocolVersion` is required; a malformed optional part is absent.
+    #[test]
+    fn the_initialize_answer_is_read_leniently_but_needs_a_version() {
+        let read = |v: Value| serde_json::from_value::<InitializeResponse>(v);
+        let r = read(
+            json!({"protocolVersion": 1, "agentCapabilities": {"loadSession": true},
+            "agentInfo": {"name": "copilot", "version": "1.0"}, "authMethods": "?"}),
+        )
+        .unwrap();
+        assert!(r.agent_capabilities.load_session);
+        assert_eq!(r.agent_info.map(|i| i.name).as_deref(), Some("copilot"));
+        let r = read(json!({"protocolVersion": 2, "agentCapabilities": "?",
+            "agentInfo": {"name": "no version"}}))
+        .unwrap();
+        assert_eq!(r.protocol_version, 2);
+        assert!(!r.agent_capabilities.load_session);
+        assert!(r.agent_info.is_none());
+        let r = read(json!({"protocolVersion": 1, "agentCapabilities": {"loadSession": "yes"}}));
+        assert!(!r.unwrap().agent_capabilities.load_session);
+        let e = |v: Value| read(v).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(e(json!({})), "missing field `protocolVersion`");
+        assert!(e(json!({"protocolVersion": "1.0.0"})).starts_with("invalid type: string"));
+        assert!(e(json!({"protocolVersion": 100000})).starts_with("invalid value: integer"));
+        assert_eq!(
+            e(Value::Null),
+            "invalid type: null, expected struct InitializeResponse"
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! What the ACP client sends: `initialize`, the session (new or loaded),
-//! the session mode an access needs, the prompt, and the end of input.
+//! the session mode an access needs, the prompt, and the end of input; and
+//! the part of the `initialize` answer it reads.
 
-use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::schema as acp;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Value, json};
 
 use super::client::ID_INITIALIZE;
@@ -23,11 +25,18 @@ impl Client {
         match s.resume.clone() {
             Some(id) => {
                 self.session = Some(id.clone());
-                let p = acp::LoadSessionRequest::new(id, cwd);
+                let p = LoadSession {
+                    mcp_servers: [],
+                    cwd,
+                    session_id: id,
+                };
                 self.send_request(ID_SESSION, "session/load", to_value(p));
             }
             None => {
-                let p = acp::NewSessionRequest::new(cwd);
+                let p = NewSession {
+                    cwd,
+                    mcp_servers: [],
+                };
                 self.send_request(ID_SESSION, "session/new", to_value(p));
             }
         }
@@ -64,7 +73,10 @@ impl Client {
         }
         let session = self.session.clone().unwrap_or_default();
         self.stage = Stage::SettingMode;
-        let p = acp::SetSessionModeRequest::new(session, mode.to_string());
+        let p = SetMode {
+            session_id: session,
+            mode_id: mode,
+        };
         self.send_request(ID_MODE, "session/set_mode", to_value(p));
     }
 
@@ -76,10 +88,13 @@ impl Client {
         let session = self.session.clone().unwrap_or_default();
         let prompt = s.prompt.clone();
         let logged = format!("[the prompt: {} bytes, as in prompt.txt]", prompt.len());
-        let p = acp::PromptRequest::new(
-            session.clone(),
-            vec![acp::ContentBlock::Text(acp::TextContent::new(prompt))],
-        );
+        let p = Prompt {
+            session_id: session,
+            prompt: [Text {
+                kind: "text",
+                text: prompt,
+            }],
+        };
         let msg =
             json!({"jsonrpc": "2.0", "id": ID_PROMPT, "method": "session/prompt", "params": p});
         let mut log = msg.clone();
@@ -154,8 +169,171 @@ fn to_value(v: impl serde::Serialize) -> Value {
 /// The `initialize` parameters baton sends (protocol 1, no file-system or
 /// terminal capability); `doctor` sends the same.
 pub fn initialize_params() -> Value {
-    let p = acp::InitializeRequest::new(ProtocolVersion::V1)
-        .client_capabilities(acp::ClientCapabilities::default())
-        .client_info(acp::Implementation::new("baton", env!("CARGO_PKG_VERSION")));
-    to_value(p)
+    json!({
+        "protocolVersion": 1,
+        "clientCapabilities": {
+            "fs": {"readTextFile": false, "writeTextFile": false},
+            "terminal": false,
+            "auth": {"terminal": false},
+        },
+        "clientInfo": {"name": "baton", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
+
+// The parameters of the requests baton sends, in ACP v1's wire form (field
+// order as the protocol's published types write it). Ours rather than the
+// `agent-client-protocol` crate's: five small shapes did not justify its
+// dependency tree (futures, tracing, serde_with, a second syn), ~0.2 MB of
+// the binary. A path that is not UTF-8 fails to serialise, as it did there.
+
+/// `session/new`: baton offers no MCP servers.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct NewSession {
+    cwd: PathBuf,
+    mcp_servers: [(); 0],
+}
+
+/// `session/load`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LoadSession {
+    mcp_servers: [(); 0],
+    cwd: PathBuf,
+    session_id: String,
+}
+
+/// `session/set_mode`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SetMode<'a> {
+    session_id: String,
+    mode_id: &'a str,
+}
+
+/// `session/prompt`: the prompt as one text block.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Prompt {
+    session_id: String,
+    prompt: [Text; 1],
+}
+
+#[derive(Serialize)]
+struct Text {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    text: String,
+}
+
+/// `session/cancel` (a notification).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Cancel {
+    pub session_id: String,
+}
+
+/// The part of ACP v1's `initialize` answer baton reads. As in the
+/// protocol's published types, only `protocolVersion` (a u16) is required,
+/// unknown fields are ignored, and a malformed optional part reads as absent.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct InitializeResponse {
+    pub protocol_version: u16,
+    #[serde(default, deserialize_with = "or_default")]
+    pub agent_capabilities: AgentCapabilities,
+    #[serde(default, deserialize_with = "or_default")]
+    pub agent_info: Option<Implementation>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct AgentCapabilities {
+    #[serde(default, deserialize_with = "or_default")]
+    pub load_session: bool,
+}
+
+#[derive(Deserialize)]
+pub(super) struct Implementation {
+    pub name: String,
+    #[allow(dead_code)] // required by the protocol: an `agentInfo` without it is dropped
+    version: String,
+}
+
+/// The value, or its default when it does not have the expected shape.
+fn or_default<'de, D: Deserializer<'de>, T: serde::de::DeserializeOwned + Default>(
+    d: D,
+) -> Result<T, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(T::deserialize(v).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parameters as the `agent-client-protocol` crate (5.2, schema
+    /// 1.17) wrote them when baton used it: the same bytes, field order too.
+    #[test]
+    fn the_parameters_are_acp_v1_as_the_published_types_wrote_them() {
+        let cwd = PathBuf::from("/tmp/x");
+        let s = |v: Value| v.to_string();
+        assert_eq!(
+            s(initialize_params()),
+            format!(
+                "{{\"protocolVersion\":1,\"clientCapabilities\":{{\"fs\":{{\"readTextFile\":false,\
+                 \"writeTextFile\":false}},\"terminal\":false,\"auth\":{{\"terminal\":false}}}},\
+                 \"clientInfo\":{{\"name\":\"baton\",\"version\":\"{}\"}}}}",
+                env!("CARGO_PKG_VERSION")
+            )
+        );
+        let load = LoadSession {
+            mcp_servers: [],
+            cwd: cwd.clone(),
+            session_id: "s1".into(),
+        };
+        assert_eq!(
+            s(to_value(load)),
+            r#"{"mcpServers":[],"cwd":"/tmp/x","sessionId":"s1"}"#
+        );
+        let new = NewSession {
+            cwd,
+            mcp_servers: [],
+        };
+        assert_eq!(s(to_value(new)), r#"{"cwd":"/tmp/x","mcpServers":[]}"#);
+        let mode = SetMode {
+            session_id: "s1".into(),
+            mode_id: "plan",
+        };
+        assert_eq!(s(to_value(mode)), r#"{"sessionId":"s1","modeId":"plan"}"#);
+        let prompt = Prompt {
+            session_id: "s1".into(),
+            prompt: [Text {
+                kind: "text",
+                text: "hi \"x\"".into(),
+            }],
+        };
+        assert_eq!(
+            s(to_value(prompt)),
+            r#"{"sessionId":"s1","prompt":[{"type":"text","text":"hi \"x\""}]}"#
+        );
+        let cancel = Cancel {
+            session_id: "s1".into(),
+        };
+        assert_eq!(s(to_value(cancel)), r#"{"sessionId":"s1"}"#);
+    }
+
+    /// A working directory that is not UTF-8 cannot be written as JSON: the
+    /// parameters are `null` (and the agent refuses them), as before.
+    #[cfg(unix)]
+    #[test]
+    fn a_cwd_that_is_not_utf8_gives_null_parameters() {
+        use std::os::unix::ffi::OsStrExt;
+        let cwd = PathBuf::from(std::ffi::OsStr::from_bytes(b"/tmp/\xff"));
+        let new = NewSession {
+            cwd,
+            mcp_servers: [],
+        };
+        assert_eq!(to_value(new), Value::Null);
+    }
 }
