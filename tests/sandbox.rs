@@ -171,6 +171,12 @@ fn works(backend: &str) -> bool {
         return true;
     }
     let err = String::from_utf8_lossy(&out.stderr);
+    // CI installs bubblewrap (.ci/run): a missing one there is a CI fault,
+    // not the kernel's.
+    assert!(
+        std::env::var_os("CI").is_none() || !err.contains("is not installed"),
+        "the {backend} sandbox is missing under CI: {err}"
+    );
     let kernel = [
         "the kernel enforced nothing",
         "bwrap failed here",
