@@ -486,11 +486,12 @@ fn gemini_answer(r: &Ran) -> String {
 #[ignore = "e2e: needs the real CLIs (make e2e)"]
 fn claude_code_cancels_a_run_it_stopped_waiting_for_and_no_peer_is_left() {
     let w = World::new(Agent::Claude, "mcp-host-cancel", "E2E-MCP-HOST-CANCEL");
-    // Claude Code gives up on the call after 15 s (MCP_TOOL_TIMEOUT, ms):
-    // long enough for pi to start on a loaded machine.
+    // Claude Code gives up on the call after 30 s (MCP_TOOL_TIMEOUT, ms):
+    // long enough for pi to start on a loaded machine (15 s was not, once,
+    // with the other e2e tests beside it: 2026-12-07).
     cancels(
         w,
-        |w| claude_host(w, &[("MCP_TOOL_TIMEOUT", "15000")]),
+        |w| claude_host(w, &[("MCP_TOOL_TIMEOUT", "30000")]),
         Some(claude_answer),
     );
 }
@@ -500,13 +501,13 @@ fn claude_code_cancels_a_run_it_stopped_waiting_for_and_no_peer_is_left() {
 fn codex_cancels_a_run_it_stopped_waiting_for_and_no_peer_is_left() {
     let w = World::new(Agent::Codex, "mcp-host-cancel", "E2E-MCP-HOST-CANCEL");
     // Codex gives up on a call after the server's `tool_timeout_sec`
-    // (setup writes an hour for baton; 15 s here).
+    // (setup writes an hour for baton; 30 s here, for pi to start under load).
     let (cfg, _, _) = codex_registers_baton(&w);
     let toml = fs::read_to_string(&cfg).unwrap();
     assert!(toml.contains("\ntool_timeout_sec = 3660\n"), "{toml}");
     fs::write(
         &cfg,
-        toml.replace("\ntool_timeout_sec = 3660\n", "\ntool_timeout_sec = 15\n"),
+        toml.replace("\ntool_timeout_sec = 3660\n", "\ntool_timeout_sec = 30\n"),
     )
     .unwrap();
     cancels(w, codex_host, Some(codex_answer));
@@ -517,7 +518,7 @@ fn codex_cancels_a_run_it_stopped_waiting_for_and_no_peer_is_left() {
 fn gemini_cli_cancels_a_run_it_stopped_waiting_for_and_no_peer_is_left() {
     let w = World::new(Agent::GeminiCli, "mcp-host-cancel", "E2E-MCP-HOST-CANCEL");
     // gemini-cli gives up on a call after the server's `timeout` (ms).
-    gemini_registers_baton(&w, 15_000);
+    gemini_registers_baton(&w, 30_000);
     // Its model's next answer is not checked: stalled 20 s by the mock (which
     // keeps a stream alive with SSE comment lines, as the real Gemini API
     // does not), gemini-cli 0.61.0 ended it with "[API Error: Incomplete
