@@ -180,12 +180,30 @@ pub(super) fn create(
 
 /// Remove a worktree and branch baton just made (best effort: on failure).
 pub(super) fn discard(top: &Path, path: &Path, branch: &str) {
+    // Serialised with the registrations, and retried: a fan-out's
+    // candidates make and drop worktrees at the same moments (one falls
+    // back while another's is being added), and a branch whose worktree
+    // removal failed is still checked out, so `branch -D` refused it and
+    // the branch stayed behind (seen in CI). A deletion also takes
+    // `packed-refs.lock`, which another baton process may hold.
+    let _one_at_a_time = REGISTER.lock().unwrap_or_else(|e| e.into_inner());
     let mut g = git(top);
     g.args(["worktree", "remove", "--force"]).arg(path);
-    let _ = probe(g);
-    let mut g = git(top);
-    g.args(["branch", "-D", "--end-of-options", branch]);
-    let _ = probe(g);
+    if !probe(g).is_some_and(|(ok, _)| ok) {
+        let _ = std::fs::remove_dir_all(path);
+        let mut g = git(top);
+        g.args(["worktree", "prune"]);
+        let _ = probe(g);
+    }
+    for wait in [0, 50, 100, 200, 400, 800] {
+        std::thread::sleep(std::time::Duration::from_millis(wait));
+        let mut g = git(top);
+        g.args(["branch", "-D", "--end-of-options", branch]);
+        let deleted = probe(g).is_some_and(|(ok, _)| ok);
+        if deleted || rev_of(top, &format!("refs/heads/{branch}")).is_none() {
+            break;
+        }
+    }
     let _ = std::fs::remove_dir_all(path);
 }
 
