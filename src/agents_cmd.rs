@@ -292,19 +292,26 @@ fn info(a: Agent) -> AgentInfo {
                 ));
             }
         }
-        Agent::Zai | Agent::Pi => notes
-            .push("no sandbox: read-only is a tool allowlist; workspace is not confined".into()),
-        Agent::GeminiCli => {
-            notes.push("workspace (auto_edit) allows edits but no shell commands".into())
-        }
+        Agent::Zai | Agent::Pi => notes.push(
+            "no sandbox of its own: baton's confines it (docs/sandbox.md); with --sandbox off \
+             read-only is a tool allowlist and workspace is not confined"
+                .into(),
+        ),
+        Agent::GeminiCli => notes.push(
+            "workspace under baton's sandbox is yolo, confined (shell commands run); with \
+             --sandbox off auto_edit (edits, no shell commands)"
+                .into(),
+        ),
         Agent::Opencode => notes.push(
             "no sandbox: read-only is a baton-defined agent whose permissions deny all but \
-             reading; workspace confines file tools (not bash) to the project; full adds --auto"
+             reading; workspace confines file tools to the project, and baton's sandbox the \
+             rest (bash too; not with --sandbox off); full adds --auto"
                 .into(),
         ),
         Agent::Qwen => notes.push(
-            "read-only is --approval-mode plan; workspace (auto-edit) allows edits but no shell \
-             commands; full is yolo"
+            "read-only is --approval-mode plan; workspace under baton's sandbox is yolo, \
+             confined (shell commands run), with --sandbox off auto-edit (no shell commands); \
+             full is yolo"
                 .into(),
         ),
         Agent::Kilo => notes.push(

@@ -282,6 +282,10 @@ pub const KINDS: &[(&str, &str)] = &[
         "--max-usd with a model baton has no price for, on an agent whose CLI reports no cost: nothing was started; the hint says how to price it or to use --budget-tokens",
     ),
     (
+        "sandbox_unavailable",
+        "--sandbox require (or run.sandbox = \"require\") where baton's sandbox cannot be set up for a peer without one of its own: nothing was started; the hint says how to check the machine (`baton doctor`)",
+    ),
+    (
         "host_sandbox",
         "baton runs inside a host agent's sandbox that keeps peers from their models (Codex's workspace-write without network, Claude Code's sandbox): nothing was started; the hint says how that host runs baton outside it",
     ),

@@ -32,6 +32,12 @@ pub const EXEMPT: &[(&str, &str)] = &[
         "a bug in baton: nothing a test does reaches it on purpose",
     ),
     (
+        "sandbox_unavailable",
+        "`--sandbox require` on a machine with neither bubblewrap nor Landlock ≥ 3: this \
+         kernel has Landlock (ABI 7), so no run here can lack a backend; the refusal is \
+         unit-tested in run::confine (require_with_no_backend_is_refused_before_anything_starts)",
+    ),
+    (
         "interrupted",
         "`ask` between building its packet and starting its advisers: a window \
          of microseconds with nothing to wait on, so a signal cannot be aimed at it",

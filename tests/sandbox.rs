@@ -155,7 +155,7 @@ impl Scene {
 /// Whether `backend` confines `true` here; why not, printed, when the
 /// kernel cannot (no user namespaces for bubblewrap, no Landlock). Any other
 /// failure is the sandbox's, and fails the test.
-fn works(backend: &str) -> bool {
+pub(crate) fn works(backend: &str) -> bool {
     if !Path::new(PYTHON).exists() {
         eprintln!("skipped: the hostile peer needs {PYTHON}");
         return false;

@@ -20,11 +20,14 @@ pub fn command(req: &Request) -> CommandSpec {
     c.args(["--output-format", "stream-json", "--skip-trust"]);
     let mode = match req.access {
         Access::ReadOnly => "default",
+        // Under baton's sandbox the file system holds the workspace: the
+        // shell may run (the project's tests), confined as every tool is.
+        Access::Workspace if req.confined => "yolo",
         Access::Workspace => "auto_edit",
         Access::Full => "yolo",
     };
     c.args(["--approval-mode", mode]);
-    if req.access == Access::Workspace && !req.extra.no_tools {
+    if req.access == Access::Workspace && !req.extra.no_tools && !req.confined {
         c.warnings.push(
             "gemini-cli's auto_edit mode allows file edits but not shell commands: the peer \
              cannot run tests; use --access full if it must"

@@ -12,6 +12,7 @@ pub mod byo;
 pub mod claude;
 pub mod codex;
 pub mod gemini_cli;
+pub mod homes;
 pub mod models;
 pub mod opencode;
 mod parser;
@@ -413,6 +414,9 @@ pub struct Request {
     pub timeout_secs: u64,
     /// The process runs as root (claude needs `IS_SANDBOX=1` for full access then).
     pub is_root: bool,
+    /// The peer runs under baton's sandbox (`run::confine`): its file
+    /// system enforces the access mode, so a shell may be allowed.
+    pub confined: bool,
     /// Programs claude's own sandbox needs that are not on PATH (Linux:
     /// `bwrap`, `socat`). Found by `run`, so adapters stay pure.
     pub missing_sandbox_deps: Vec<&'static str>,
@@ -441,6 +445,7 @@ impl Request {
             provider: None,
             timeout_secs: 3600,
             is_root: false,
+            confined: false,
             missing_sandbox_deps: vec![],
             transport: Transport::Headless,
             extra: Extra::default(),
@@ -596,6 +601,7 @@ mod tests {
                         provider: None,
                         timeout_secs: 60,
                         is_root: false,
+                        confined: false,
                         missing_sandbox_deps: vec![],
                         transport: Transport::Headless,
                         extra: Extra::default(),

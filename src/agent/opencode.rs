@@ -77,6 +77,8 @@ pub fn command(req: &Request, existing: Option<&str>) -> CommandSpec {
         c.args(["--agent", READ_ONLY_AGENT]);
         c.env_set.push((CONFIG_ENV.into(), config));
         c.warnings.extend(warning);
+    } else if req.access == Access::Workspace && req.confined {
+        // baton's sandbox confines its bash tool too: no warning.
     } else if req.access == Access::Workspace {
         c.warnings.push(
             "opencode has no sandbox: with workspace access its bash tool is not confined to \

@@ -39,6 +39,7 @@ pub fn command(req: &Request, fixed_provider: Option<&str>) -> CommandSpec {
             Access::ReadOnly => {
                 c.args(["--tools", READ_ONLY_TOOLS]);
             }
+            Access::Workspace if req.confined => {}
             Access::Workspace => c.warnings.push(
                 "pi has no sandbox: with workspace access its bash/write/edit tools are not \
                  confined to the working directory (only read-only is enforced, by tool allowlist)"

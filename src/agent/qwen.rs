@@ -52,11 +52,14 @@ pub fn command(req: &Request) -> CommandSpec {
     c.args(["--output-format", "stream-json"]);
     let mode = match req.access {
         Access::ReadOnly => "plan",
+        // Under baton's sandbox the file system holds the workspace: the
+        // shell may run (the project's tests), confined as every tool is.
+        Access::Workspace if req.confined => "yolo",
         Access::Workspace => "auto-edit",
         Access::Full => "yolo",
     };
     c.args(["--approval-mode", mode]);
-    if req.access == Access::Workspace && !req.extra.no_tools {
+    if req.access == Access::Workspace && !req.extra.no_tools && !req.confined {
         c.warnings.push(
             "qwen's auto-edit mode allows file edits but declines shell commands: the peer \
              cannot run tests; use --access full if it must"

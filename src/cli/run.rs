@@ -38,6 +38,10 @@ pub struct RunArgs {
     #[arg(long)]
     pub full_access: bool,
 
+    /// baton's own sandbox for agents without one and for --test-cmd: auto (default: where this machine has one), require (fail if it has none) or off [default: run.sandbox].
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<String>,
+
     /// Directory the peer works in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -223,6 +227,7 @@ pub fn request(a: RunArgs) -> RunRequest {
         access: a.access,
         read_only: a.read_only,
         full_access: a.full_access,
+        sandbox: a.sandbox,
         cwd: a.cwd,
         prompt_file: a.prompt_file,
         resume: a.resume,

@@ -89,6 +89,8 @@ pub(super) enum Kind {
     Count,
     PositiveCount,
     AskScope,
+    /// `run.sandbox`: auto, require or off.
+    Sandbox,
     /// `run.fallback`: a list of `NAME[:MODEL]`.
     Fallback,
 }
@@ -105,6 +107,7 @@ const RUN_KEYS: &[(&str, Kind)] = &[
     ("timeout", Kind::Duration),
     ("idle_timeout", Kind::Duration),
     ("access", Kind::Access),
+    ("sandbox", Kind::Sandbox),
     ("fallback", Kind::Fallback),
     ("retry", Kind::Count),
 ];

@@ -113,6 +113,7 @@ pub fn env_var(key: &str) -> Option<&'static str> {
         ("run.timeout", _) => "BATON_TIMEOUT",
         ("run.idle_timeout", _) => "BATON_IDLE_TIMEOUT",
         ("run.access", _) => "BATON_ACCESS",
+        ("run.sandbox", _) => "BATON_SANDBOX",
         ("ask.budget", _) => "BATON_ASK_BUDGET",
         _ => return None,
     })
@@ -125,6 +126,7 @@ const ENV_VARS: &[&str] = &[
     "BATON_TIMEOUT",
     "BATON_IDLE_TIMEOUT",
     "BATON_ACCESS",
+    "BATON_SANDBOX",
     "BATON_ASK_BUDGET",
 ];
 
@@ -143,6 +145,7 @@ fn default(key: &str) -> Option<Val> {
         "run.timeout" => s("60m"),
         "run.idle_timeout" => s("15m"),
         "run.access" => s("workspace"),
+        "run.sandbox" => s("auto"),
         "ask.budget" => Some(Val::Int(ASK_BUDGET.into())),
         "ask.max_chars" => Some(Val::Int(ASK_MAX_CHARS as u64)),
         "ask.scope" => s("packet"),
@@ -165,6 +168,7 @@ pub fn all_keys() -> Vec<String> {
         "run.timeout",
         "run.idle_timeout",
         "run.access",
+        "run.sandbox",
         "run.fallback",
         "run.retry",
         "ask.agent",
@@ -380,6 +384,9 @@ fn check_env(var: &'static str, v: &str) -> Result<()> {
         "BATON_AGENT" => Agent::parse(v).map(|_| ()),
         "BATON_TIMEOUT" | "BATON_IDLE_TIMEOUT" => crate::duration::parse(v).map(|_| ()),
         "BATON_ACCESS" => Access::parse(v).map(|_| ()),
+        "BATON_SANDBOX" => crate::sandbox::Want::parse(v)
+            .map(|_| ())
+            .map_err(|m| Error::usage_hint(m, "use auto, require or off")),
         "BATON_ASK_BUDGET" => v.trim().parse::<u32>().map(|_| ()).map_err(|_| {
             Error::usage_hint(
                 format!("`{v}` is not a number"),

@@ -13,6 +13,7 @@ pub const USER: &str = r#"# baton user configuration (see docs/config.md).
 # timeout = "60m"          # --timeout (env: BATON_TIMEOUT)
 # idle_timeout = "15m"     # --idle-timeout (env: BATON_IDLE_TIMEOUT)
 # access = "workspace"     # read-only | workspace | full (env: BATON_ACCESS)
+# sandbox = "auto"         # auto | require | off: baton's own sandbox for peers without one (env: BATON_SANDBOX)
 # fallback = ["claude", "pi:glm-5.2"]   # --fallback: the next agents when one cannot answer
 # retry = 0                # --retry: tries again of a rate-limited or unavailable provider
 

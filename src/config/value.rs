@@ -190,6 +190,18 @@ pub(super) fn check(
             }
             Val::Str(a.as_str().to_string())
         }
+        Kind::Sandbox => {
+            let w =
+                crate::sandbox::Want::parse(s).map_err(|m| bad(m, "use auto, require or off"))?;
+            if cx.scope == Scope::Project && w == crate::sandbox::Want::Off {
+                return Err(bad(
+                    "a project file may not turn baton's sandbox off".into(),
+                    "use auto or require here; pass --sandbox off (or set it in your user file) \
+                     when you mean it",
+                ));
+            }
+            Val::Str(w.as_str().to_string())
+        }
         Kind::AskScope => match s {
             "packet" | "repo" => Val::Str(s.to_string()),
             _ => return Err(bad(format!("unknown scope `{s}`"), "use packet or repo")),

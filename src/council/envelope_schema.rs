@@ -98,7 +98,8 @@ fn result() -> Value {
                     "description": "`git diff --check base..branch`: one `path:line: problem` each"},
                 "not_run": {"type": "string", "description": "why the test command was not run"},
                 "commit": {"type": ["string", "null"], "description": "the commit tested, in a fresh checkout of it (absent in councils run by baton 0.3.2 and older)"},
-                "log_dropped": {"type": "integer", "description": "bytes of the test output its test.log dropped (it keeps the end)"}}});
+                "log_dropped": {"type": "integer", "description": "bytes of the test output its test.log dropped (it keeps the end)"},
+                "sandbox": {"type": "object", "description": "who confined the test command, as a run's `sandbox` (`baton schema`): `by`, `network` (`none` under baton's sandbox), `degraded`"}}});
     let reviews_s = json!({"type": "array", "items": {"type": "object",
                 "required": ["reviewer", "vendor", "outcome", "reason", "review"], "properties": {
                 "reviewer": {"type": "string"}, "vendor": {"type": "string"}, "outcome": outcome,

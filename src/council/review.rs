@@ -502,6 +502,7 @@ mod tests {
             not_run: None,
             commit: None,
             log_dropped: 0,
+            sandbox: None,
         }
     }
 

@@ -385,55 +385,55 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
                 "a tool allowlist (read, grep, find, ls), not a sandbox"
             }
             (Agent::Zai | Agent::Pi, Access::Workspace) => {
-                "not confined: pi has no sandbox (the result warns)"
+                "baton's sandbox (pi has none); unconfined with --sandbox off (the result warns)"
             }
             (Agent::GeminiCli, Access::ReadOnly) => {
                 "--approval-mode default: the mutating tools are not offered"
             }
             (Agent::GeminiCli, Access::Workspace) => {
-                "--approval-mode auto_edit: edits, but no shell commands (cannot run tests)"
+                "baton's sandbox, --approval-mode yolo (shell commands confined); auto_edit with --sandbox off"
             }
             (Agent::Opencode, Access::ReadOnly) => {
                 "an opencode agent baton defines that allows only read, glob, grep, list and todowrite; not a sandbox"
             }
             (Agent::Opencode, Access::Workspace) => {
-                "opencode's own rules: edits in the project, writes outside it auto-rejected; bash is not confined (the result warns)"
+                "opencode's own rules and baton's sandbox (bash confined too); with --sandbox off bash is not confined (the result warns)"
             }
             (Agent::Qwen, Access::ReadOnly) => {
                 "--approval-mode plan: writes and shell commands are declined (listed in denials)"
             }
             (Agent::Qwen, Access::Workspace) => {
-                "--approval-mode auto-edit: edits, but no shell commands (cannot run tests)"
+                "baton's sandbox, --approval-mode yolo (shell commands confined); auto-edit with --sandbox off"
             }
             (Agent::Copilot, Access::ReadOnly) => {
                 "over ACP: baton rejects every edit and command copilot asks to make (listed in denials); reads do not ask"
             }
             (Agent::Copilot, Access::Workspace) => {
-                "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials)"
+                "over ACP: edits inside the cwd are allowed, edits outside it rejected; commands run under baton's sandbox (rejected with --sandbox off)"
             }
             (Agent::Kilo, Access::ReadOnly) => {
                 "over ACP (its rules set to ask): baton rejects every edit and command kilo asks to make (listed in denials)"
             }
             (Agent::Kilo, Access::Workspace) => {
-                "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials)"
+                "over ACP: edits inside the cwd are allowed, edits outside it rejected; commands run under baton's sandbox (rejected with --sandbox off)"
             }
             (Agent::Nanocoder, Access::ReadOnly) => {
                 "over ACP (its session set to normal mode): baton rejects every edit and command nanocoder asks to make (listed in denials); refused while an agents.config.json pre-approves tools (alwaysAllow)"
             }
             (Agent::Nanocoder, Access::Workspace) => {
-                "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials); refused while an agents.config.json pre-approves tools (alwaysAllow)"
+                "over ACP: edits inside the cwd are allowed, edits outside it rejected; commands run under baton's sandbox (rejected with --sandbox off); refused while an agents.config.json pre-approves tools (alwaysAllow)"
             }
             (Agent::Cline, Access::ReadOnly) => {
                 "over ACP (every tool asks): baton rejects every edit and command cline asks to make (listed in denials)"
             }
             (Agent::Cline, Access::Workspace) => {
-                "over ACP: patches whose every file is inside the cwd are allowed; others and every command are rejected (listed in denials)"
+                "over ACP: patches whose every file is inside the cwd are allowed, others rejected; commands run under baton's sandbox (rejected with --sandbox off)"
             }
             (Agent::Byo(_), Access::ReadOnly) => {
                 "over ACP: baton rejects every edit and command the agent asks to make (listed in denials); what it does without asking cannot be policed"
             }
             (Agent::Byo(_), Access::Workspace) => {
-                "over ACP: edits inside the cwd are allowed, edits outside it and every command are rejected (listed in denials); what it does without asking cannot be policed"
+                "over ACP: edits inside the cwd are allowed, edits outside it rejected; commands run under baton's sandbox, which also holds what it does without asking (with --sandbox off: commands rejected, the rest cannot be policed)"
             }
             (Agent::Byo(b), Access::Full) if !crate::agent::byo::get(b).full_access => {
                 "refused: the entry in your user file does not say full_access = true"

@@ -88,43 +88,7 @@ pub fn key_vars(agent: Agent) -> &'static [&'static str] {
     }
 }
 
-/// The file the CLI keeps its login in (respecting its own dir variable).
-pub fn login_file(agent: Agent, env: Env) -> Option<PathBuf> {
-    let home = env("HOME").map(PathBuf::from)?;
-    let dir = |var: &str, default: PathBuf| env(var).map(PathBuf::from).unwrap_or(default);
-    Some(match agent {
-        Agent::Codex => dir("CODEX_HOME", home.join(".codex")).join("auth.json"),
-        Agent::Claude => dir("CLAUDE_CONFIG_DIR", home.join(".claude")).join(".credentials.json"),
-        Agent::Zai | Agent::Pi => {
-            dir("PI_CODING_AGENT_DIR", home.join(".pi/agent")).join("auth.json")
-        }
-        Agent::GeminiCli => dir("GEMINI_CLI_HOME", home)
-            .join(".gemini")
-            .join("oauth_creds.json"),
-        // opencode keeps `opencode auth login` credentials in its data dir.
-        Agent::Opencode => dir("XDG_DATA_HOME", home.join(".local/share"))
-            .join("opencode")
-            .join("auth.json"),
-        // Qwen Code's qwen-oauth login.
-        Agent::Qwen => home.join(".qwen").join("oauth_creds.json"),
-        // `copilot login` keeps its token in the OS keyring, or in
-        // ~/.copilot/config.json where there is none.
-        Agent::Copilot => dir("COPILOT_HOME", home.join(".copilot")).join("config.json"),
-        Agent::Kilo => dir("XDG_DATA_HOME", home.join(".local/share"))
-            .join("kilo")
-            .join("auth.json"),
-        // Nanocoder has no login of its own: its providers (with their keys)
-        // are in agents.config.json in its config directory.
-        Agent::Nanocoder => env("NANOCODER_CONFIG_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| dir("XDG_CONFIG_HOME", home.join(".config")).join("nanocoder"))
-            .join("agents.config.json"),
-        // `cline auth` keeps providers (keys included) in its settings.
-        Agent::Cline => dir("CLINE_DIR", home.join(".cline")).join("data/settings/providers.json"),
-        // agy keeps its login in the OS keyring.
-        Agent::Agy | Agent::Byo(_) => return None,
-    })
-}
+pub use crate::agent::homes::login_file;
 
 fn login_hint(agent: Agent) -> &'static str {
     match agent {

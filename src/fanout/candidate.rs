@@ -262,6 +262,7 @@ mod tests {
             not_run: None,
             commit: None,
             log_dropped: 0,
+            sandbox: None,
         };
         let p = repair_prompt(&v);
         assert!(p.contains("`make test` exited 2"), "{p}");

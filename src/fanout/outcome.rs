@@ -29,6 +29,7 @@ pub fn tests(v: &Verification) -> Tests {
         whitespace_errors: v.whitespace_errors.clone(),
         not_run: v.not_run.clone(),
         commit: v.commit.clone(),
+        sandbox: v.sandbox.clone(),
     }
 }
 

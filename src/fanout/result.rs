@@ -88,6 +88,9 @@ pub struct Tests {
     /// what passed is what the branch held.
     #[serde(default)]
     pub commit: Option<String>,
+    /// Who confined the test command (`network: none` under baton's sandbox).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxReport>,
 }
 
 /// One round of a candidate: its first attempt (0) or a repair round.

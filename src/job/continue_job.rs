@@ -76,6 +76,8 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
         model,
         effort,
         access: Some(p.access.as_str().to_string()),
+        // The same confinement as the job it continues.
+        sandbox: Some(p.sandbox.as_str().to_string()),
         cwd: Some(p.cwd.clone()),
         resume: Some(session),
         timeout: Some(format!("{}ms", p.timeout_ms)),

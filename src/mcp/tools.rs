@@ -98,6 +98,10 @@ const RUN_CLI_ONLY: &[(&str, &str)] = &[
     ("prompt_file", "the task is given as text"),
     ("read_only", "the same as `access: read-only`"),
     ("full_access", "the same as `access: full`"),
+    (
+        "sandbox",
+        "the user's setting (`run.sandbox`, `BATON_SANDBOX`): a host's model may not turn baton's sandbox off",
+    ),
     ("profile", CONFIGURED),
     ("transport", CONFIGURED),
     (

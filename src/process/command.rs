@@ -20,9 +20,9 @@
 //!
 //! The sandbox seam: `wrap` installs a `Wrapper` that sees the final argv and
 //! environment change-set just before the spawn and may rewrite both (a
-//! sandbox puts its own launcher in front: `bwrap … -- argv`). Nothing
-//! installs one yet; when the sandbox lands it is set here once, and then
-//! applies to a test command exactly as to a peer.
+//! sandbox puts its own launcher in front: `bwrap … -- argv`). `run::confine`
+//! makes the one for a peer and the one for its test command, from the same
+//! policy code, so a test command is confined exactly as a peer is.
 
 use std::ffi::{OsStr, OsString};
 use std::io;
@@ -65,6 +65,23 @@ pub struct Env {
 /// planned, before anything starts.
 pub trait Wrapper: Send + Sync {
     fn wrap(&self, argv: Vec<OsString>, env: Env) -> (Vec<OsString>, Env);
+}
+
+/// A shared wrapper, for a plan that hands the same one to several
+/// children (a peer's retries, its test command).
+#[derive(Clone)]
+pub struct Shared(pub std::sync::Arc<dyn Wrapper>);
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Shared(wrapper)")
+    }
+}
+
+impl Wrapper for Shared {
+    fn wrap(&self, argv: Vec<OsString>, env: Env) -> (Vec<OsString>, Env) {
+        self.0.wrap(argv, env)
+    }
 }
 
 /// How a child baton runs ended badly for `output`.
@@ -213,7 +230,7 @@ impl Command {
     }
 
     /// Install the wrapper that may rewrite argv and environment before the
-    /// spawn (the sandbox seam; unused so far).
+    /// spawn (the sandbox seam: `run::confine`).
     pub fn wrap(mut self, w: Box<dyn Wrapper>) -> Self {
         self.wrapper = Some(w);
         self

@@ -65,7 +65,7 @@ pub mod timeouts;
 mod watch;
 
 use crate::sys::proc::become_subreaper;
-pub use command::{Command, Ended, Env, Failed, Group, Wrapper, seconds};
+pub use command::{Command, Ended, Env, Failed, Group, Shared, Wrapper, seconds};
 pub use group::{group_alive, killpg, stop_group_leftovers, stop_leader};
 pub use interrupts::{Forward, Interrupts, Subscriber, signal_name};
 pub use orphans::PEER_TOKEN_VAR;
@@ -112,6 +112,8 @@ pub struct Limits {
     pub stop_on: fn(Failing) -> bool,
     /// ACP: how long the agent may take to answer `initialize`.
     pub handshake: Option<Duration>,
+    /// baton's sandbox around the peer (`run::confine`), if any.
+    pub wrap: Option<command::Shared>,
 }
 
 /// Why supervision ended.
@@ -230,6 +232,9 @@ pub fn supervise(
     }
     for (k, v) in &spec.env_set {
         cmd = cmd.env(k, v);
+    }
+    if let Some(w) = &limits.wrap {
+        cmd = cmd.wrap(Box::new(w.clone()));
     }
 
     // Marks the peer and every descendant that keeps its environment, so

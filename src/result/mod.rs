@@ -283,6 +283,12 @@ pub struct Verification {
     /// the branch held.
     #[serde(default)]
     pub commit: Option<String>,
+    /// Who confined the command (a `SandboxReport`; network `none` under
+    /// baton's sandbox). `crate::schema` describes it: this layer cannot
+    /// name the type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(skip)]
+    pub sandbox: Option<serde_json::Value>,
 }
 
 /// The result of one delegation (`run`, `wait`, `result`, …).

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::failure::Failure;
 use crate::process::{self, EndReason, Interrupts, LogFiles, Watch};
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
-use crate::spend::{Live, Meter, Spent, ledger, prices};
+use crate::spend::{Live, Meter, Spent, prices};
 use crate::{fsutil, git};
 
 use super::Plan;
@@ -77,6 +77,10 @@ pub fn execute(
         .and_then(|l| super::observe::started(l, plan.agent));
     let mut limits = plan.limits();
     limits.watch = watch(plan, &meter, &slot);
+    // baton's sandbox around a peer without one of its own (`confine`);
+    // refused before anything starts when `require` cannot be kept.
+    let confined = super::confine::peer(plan, false)?;
+    limits.wrap = confined.wrap.clone();
     let finished = process::supervise(
         spec,
         program,
@@ -115,7 +119,8 @@ pub fn execute(
                 .into(),
         );
     }
-    let mut usage = session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
+    let mut usage =
+        super::spent::session_usage(plan, o.session.as_deref(), &o.usage, &mut warnings);
     let refused = crate::spend::budget::refuse_bad_cost(&mut usage);
     // Priced from the table when the CLI did not say what it cost.
     prices::complete(o.model.as_deref().or(plan.model.as_deref()), &mut usage);
@@ -294,33 +299,12 @@ pub fn execute(
         extra: Default::default(),
     };
     let mut result = result;
-    record(plan, &mut result);
+    if let Ok(v) = serde_json::to_value(&confined.report) {
+        result.extra.insert("sandbox".into(), v);
+    }
+    drop(confined);
+    super::spent::record(plan, &mut result);
     Ok(result)
-}
-
-/// The call in the usage ledger (`baton usage`); a ledger that cannot be
-/// written is a warning of the result, never its end.
-fn record(plan: &Plan, r: &mut RunResult) {
-    let e = ledger::Entry {
-        at: crate::ids::now_ms(),
-        run: plan.run_id.clone(),
-        agent: r.agent.clone(),
-        model: r.model.as_ref().map(|m| crate::agent::clip(m, 120)),
-        status: r.status.as_str().to_string(),
-        kind: r.error.as_ref().map(|e| e.kind.clone()),
-        input: 0,
-        output: 0,
-        cached: 0,
-        cost: None,
-        est: false,
-        fb: plan.fell_back,
-        ms: r.duration_ms,
-    }
-    .of_usage(&r.usage);
-    if let Err(e) = ledger::append(&plan.root, &e) {
-        r.warnings
-            .push(format!("this call is missing from `baton usage`: {e}"));
-    }
 }
 
 /// The watch that stops the peer once the meter is crossed, fed with what
@@ -383,7 +367,7 @@ fn not_started(plan: &Plan, meter: &Meter, why: String) -> RunResult {
         extra: Default::default(),
     };
     // Recorded too: a run that ends here ended `budget_exceeded`.
-    record(plan, &mut r);
+    super::spent::record(plan, &mut r);
     r
 }
 
@@ -446,50 +430,4 @@ pub fn summarize(
         ),
         (s, None) => format!("{} {} after {took}", agent.name(), s.as_str()),
     }
-}
-
-/// Codex reports usage cumulatively per thread. baton keeps the last total
-/// it saw per session so a resumed run reports only its own tokens.
-pub(super) fn session_usage(
-    plan: &Plan,
-    session: Option<&str>,
-    usage: &Usage,
-    warnings: &mut Vec<String>,
-) -> Usage {
-    // Over ACP every agent reports per prompt (qwen's headless total is
-    // per session; its ACP `_meta.usage` is per model call: measured).
-    if !plan.agent.usage_is_cumulative() || plan.transport == Transport::Acp {
-        return usage.clone();
-    }
-    let Some(session) =
-        session.filter(|s| s.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'))
-    else {
-        return usage.clone();
-    };
-    let Ok(dir) = crate::state_dir::project(&plan.root).map(|d| d.join("sessions")) else {
-        return usage.clone();
-    };
-    let path = dir.join(format!("{}-{session}.json", plan.agent.name()));
-    let earlier: Option<Usage> = std::fs::read(&path)
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
-    let own = match (&plan.resume, earlier) {
-        (Some(_), Some(e)) => usage.minus(&e),
-        (Some(_), None) => {
-            warnings.push(format!(
-                "{} reports usage per session and this session was started outside baton's \
-                 records: usage is the session's total, not this run's",
-                plan.agent.name()
-            ));
-            usage.clone()
-        }
-        (None, _) => usage.clone(),
-    };
-    if !usage.is_empty()
-        && fsutil::ensure_private_dir(&dir).is_ok()
-        && let Ok(b) = serde_json::to_vec(usage)
-    {
-        let _ = fsutil::replace_file(&path, &b);
-    }
-    own
 }

@@ -26,6 +26,25 @@ pub fn resolve_access(args: &RunRequest) -> Result<Access> {
     }
 }
 
+/// `--sandbox`, else `run.sandbox` of the config (whose reader already
+/// refused a bad value and `off` in a project file), else auto.
+pub fn resolve_sandbox(args: &RunRequest) -> Result<crate::sandbox::Want> {
+    let given = args
+        .sandbox
+        .clone()
+        .or_else(|| config::active().string("run.sandbox"));
+    match given {
+        Some(s) => crate::sandbox::Want::parse(&s).map_err(|m| {
+            Error::usage_hint(
+                format!("--sandbox: {m}"),
+                "auto runs peers without a sandbox of their own under baton's where this \
+                 machine has one; require fails where it has none; off never wraps",
+            )
+        }),
+        None => Ok(crate::sandbox::Want::Auto),
+    }
+}
+
 pub fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf> {
     let base =
         std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;

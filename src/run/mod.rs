@@ -15,7 +15,6 @@ use crate::agent::models;
 use crate::agent::{Access, Agent, CommandSpec, Extra, Request, Transport};
 use crate::error::{Error, Result};
 use crate::process::{self, Limits};
-use crate::result::SCHEMA_VERSION;
 use crate::spend::{Budget, Meter};
 use crate::{config, duration, fsutil, ids, prompt};
 
@@ -34,6 +33,10 @@ pub use cap::{ALLOW_TEST_CMD_VAR, Depth, MAX_ACCESS_VAR, check_access_cap, check
 pub use chain::Hooks;
 pub use execute::{execute, save_result, summarize};
 pub use fallback::Link;
+pub mod confine;
+mod dry_run;
+mod spent;
+pub use dry_run::dry_run_json;
 pub use input::{budget, check_agent_priced, check_plan_priced, read_task};
 pub use input::{check_priced, resolve_access, resolve_cwd};
 pub use records::{RUN_LOCK, new_run_dir, run_dir_or_warning};
@@ -128,6 +131,10 @@ pub struct Plan {
     /// refusals. Not stored: a plan read back from disk has none.
     #[serde(skip)]
     pub origins: Origins,
+    /// `--sandbox`: whether a peer without a sandbox of its own (and the
+    /// test command) runs under baton's (`run::confine`).
+    #[serde(default)]
+    pub sandbox: crate::sandbox::Want,
 }
 
 /// What the caller asks of one run, as given (the command line, `ask`, or
@@ -141,6 +148,8 @@ pub struct RunRequest {
     pub access: Option<String>,
     pub read_only: bool,
     pub full_access: bool,
+    /// `--sandbox`. `None`: `run.sandbox` of the config, else auto.
+    pub sandbox: Option<String>,
     pub cwd: Option<PathBuf>,
     /// Read the task from this file (`-` for stdin).
     pub prompt_file: Option<PathBuf>,
@@ -200,6 +209,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
     let (effort, effort_from) = pick("effort", &args.effort, &o.effort, "--effort");
     let access = resolve_access(args)?;
     check_access_cap(access)?;
+    let sandbox = input::resolve_sandbox(args)?;
     let cwd = resolve_cwd(args.cwd.as_deref())?;
     // The model alone first, so that an error names the source of the
     // value it is about.
@@ -277,6 +287,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
             .clone()
             .or_else(|| cfg.string(&format!("agents.{}.transport", agent.name()))),
     )?;
+    confine::check(agent, transport, access, sandbox)?;
     let cwd_str = cwd.display().to_string();
     let prompt = if args.raw {
         task.clone()
@@ -312,6 +323,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         fallback: chain,
         retry,
         origins,
+        sandbox,
     };
     // Refuse `--max-usd` that counts nothing, unenforceable access and unsafe
     // values now, not after the job started: for every agent of the chain.
@@ -335,6 +347,7 @@ impl Plan {
             timeout_secs: self.timeout_ms.div_ceil(1000),
             // SAFETY: geteuid has no preconditions.
             is_root: crate::sys::proc::euid() == 0,
+            confined: confine::will_confine(self.agent, self.transport, self.access, self.sandbox),
             missing_sandbox_deps: missing_sandbox_deps(self.agent, self.access),
             transport: self.transport,
             extra: Extra {
@@ -384,6 +397,7 @@ impl Plan {
             stop_on: crate::agent::Failing::stops_by_default,
             handshake: (self.transport == Transport::Acp).then(acp_init_timeout),
             watch: None,
+            wrap: None,
         }
     }
 
@@ -441,59 +455,6 @@ fn missing_sandbox_deps(agent: Agent, access: Access) -> Vec<&'static str> {
         .collect()
 }
 
-/// What `--dry-run` prints.
-pub fn dry_run_json(plan: &Plan, spec: &CommandSpec) -> serde_json::Value {
-    let argv = |spec: &CommandSpec| {
-        std::iter::once(spec.program.clone())
-            .chain(spec.args_lossy())
-            .collect::<Vec<_>>()
-    };
-    // The chain as it would run: each agent's exact argv (checked by `plan`).
-    let fallback: Vec<serde_json::Value> = plan
-        .chain_commands()
-        .unwrap_or_default()
-        .iter()
-        .map(|(p, spec)| {
-            serde_json::json!({
-                "agent": p.agent.name(),
-                "model": p.model,
-                "effort": p.effort,
-                "transport": p.transport.as_str(),
-                "argv": argv(spec),
-                "warnings": p.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "schema_version": SCHEMA_VERSION,
-        "dry_run": true,
-        "agent": plan.agent.name(),
-        "program": spec.program,
-        "argv": argv(spec),
-        "cwd": plan.cwd,
-        "env_set": spec.env_set.iter().map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
-        "env_remove": spec.env_remove,
-        // Set when the peer starts, to a value unique to the run.
-        "env_set_per_run": [process::PEER_TOKEN_VAR],
-        "stdin": spec.stdin,
-        "prompt": plan.prompt,
-        "model": plan.model,
-        "effort": plan.effort,
-        "access": plan.access.as_str(),
-        "timeout_ms": plan.timeout_ms,
-        "idle_timeout_ms": if plan.agent.streams_progress() { Some(plan.idle_timeout_ms) } else { None },
-        "warnings": plan.warnings.iter().chain(spec.warnings.iter()).collect::<Vec<_>>(),
-        // Which config files decided the defaults above.
-        "config_files": config::active().files_read(),
-        "retry": plan.retry,
-        "fallback": fallback,
-        "max_usd": plan.budget.max_usd,
-        "budget_tokens": plan.budget.max_tokens,
-        "transport": plan.transport.as_str(),
-        "acp": transport::dry_run_acp(plan),
-    })
-}
-
 #[cfg(test)]
 impl Plan {
     /// The plan unit tests start from: `agent` with `access` in `dir` (its
@@ -528,6 +489,7 @@ impl Plan {
             fallback: vec![],
             retry: 0,
             origins: Default::default(),
+            sandbox: crate::sandbox::Want::Off,
         }
     }
 }

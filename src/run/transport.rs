@@ -57,7 +57,13 @@ impl Plan {
                 &self.cwd,
                 &self.writable_dirs,
                 &self.protected_paths,
-            ),
+            )
+            .confined(super::confine::will_confine(
+                self.agent,
+                self.transport,
+                self.access,
+                self.sandbox,
+            )),
             prompt: self.prompt.clone(),
             resume: self.resume.clone(),
         }
@@ -74,7 +80,10 @@ pub(super) fn dry_run_acp(plan: &Plan) -> serde_json::Value {
     let setup = plan.acp_setup();
     serde_json::json!({
         "messages": acp::Client::planned(&setup),
-        "policy": acp::Policy::describe(plan.access),
+        "policy": acp::Policy::describe(
+            plan.access,
+            super::confine::will_confine(plan.agent, plan.transport, plan.access, plan.sandbox),
+        ),
         "session_mode": setup.profile.mode_for(plan.access),
     })
 }

@@ -51,7 +51,7 @@ pub use report::{By, Degraded, NetworkKind, SandboxReport};
 
 /// The environment variable a sandboxed child finds set to the backend's
 /// name: how a baton started inside one knows it (never nest by accident).
-pub const MARKER: &str = "BATON_SANDBOX";
+pub const MARKER: &str = "BATON_SANDBOXED";
 
 /// The hidden subcommand of the helper. It is handled before clap parses
 /// anything (`crate::run`): it must start fast, read no configuration and
@@ -59,15 +59,37 @@ pub const MARKER: &str = "BATON_SANDBOX";
 pub const HELPER: &str = "__sandbox-exec";
 
 /// What the user asked for (`--sandbox`, config `sandbox`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Want {
     /// The best backend here; none (reported, with the reason) when none works.
+    #[default]
     Auto,
     /// A backend or an error: fails closed.
     Require,
     /// No wrapping.
     Off,
+}
+
+impl Want {
+    pub fn parse(s: &str) -> Result<Want, String> {
+        match s.trim() {
+            "auto" => Ok(Want::Auto),
+            "require" => Ok(Want::Require),
+            "off" => Ok(Want::Off),
+            other => Err(format!(
+                "unknown sandbox setting `{other}`: use auto, require or off"
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Want::Auto => "auto",
+            Want::Require => "require",
+            Want::Off => "off",
+        }
+    }
 }
 
 /// A way of confining a child that this machine offers.

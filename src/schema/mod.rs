@@ -222,6 +222,9 @@ fn extras(g: &mut SchemaGenerator) -> Vec<(&'static str, Value)> {
     let context = g.subschema_for::<Context>().to_value();
     let repair = g.subschema_for::<RepairReport>().to_value();
     let budget = g.subschema_for::<Budget>().to_value();
+    let sandbox = g
+        .subschema_for::<crate::sandbox::SandboxReport>()
+        .to_value();
     // The advice schema advisers are held to, as they are given it.
     let mut advice = advice::schema_value();
     if let Some(o) = advice.as_object_mut() {
@@ -238,6 +241,13 @@ fn extras(g: &mut SchemaGenerator) -> Vec<(&'static str, Value)> {
                 "description": "`--worktree` runs and jobs: the branch and what is on it, or why baton committed nothing.",
                 "anyOf": [report, not_committed],
             }),
+        ),
+        (
+            "sandbox",
+            described(
+                sandbox,
+                "Who confined the peer: baton's sandbox (`baton-bwrap`, `baton-landlock`, `seatbelt`), the CLI's own (`cli`: codex, claude, agy) or nothing (`none`: full access, --sandbox off, or no sandbox on this machine), its network, and every way it is weaker than the access mode (docs/sandbox.md).",
+            ),
         ),
         (
             "handoff",
@@ -295,6 +305,26 @@ fn described(mut s: Value, description: &str) -> Value {
 /// The extras as properties of a result schema object: never `required`,
 /// since each belongs to some kinds of result only.
 fn add_extras(result: &mut Value, extras: Vec<(&'static str, Value)>) {
+    // `verification.sandbox`: its type lives above the result's layer.
+    let sandbox = extras
+        .iter()
+        .find(|(n, _)| *n == "sandbox")
+        .map(|(_, s)| s.clone());
+    if let (Some(s), Some(props)) = (
+        sandbox,
+        result
+            .pointer_mut("/$defs/Verification/properties")
+            .and_then(Value::as_object_mut),
+    ) {
+        let mut s = s;
+        if let Some(o) = s.as_object_mut() {
+            o.insert(
+                "description".into(),
+                json!("Who confined the test command: as the run's `sandbox`, with `network: none` under baton's sandbox."),
+            );
+        }
+        props.insert("sandbox".into(), s);
+    }
     if let Some(props) = result.get_mut("properties").and_then(Value::as_object_mut) {
         for (name, s) in extras {
             props.insert(name.into(), s);

@@ -235,7 +235,11 @@ pub(super) fn verify_run(
         let checked = c.cwd(rel).and_then(|cwd| {
             verify::run(
                 cmd,
-                &cwd,
+                verify::Place {
+                    cwd: &cwd,
+                    top: &c.top,
+                    sandbox: plan.sandbox,
+                },
                 &log,
                 &env,
                 Duration::from_millis(plan.timeout_ms),
@@ -257,6 +261,7 @@ pub(super) fn verify_run(
                 passed: false,
                 output_tail: format!("[baton: --test-cmd could not be run: {e}]"),
                 commit: Some(head.to_string()),
+                sandbox: None,
             });
             no_merge_hint(result);
             return;

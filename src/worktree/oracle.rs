@@ -51,6 +51,10 @@ pub struct Verification {
     /// The bytes of output `test.log` dropped (its start; it keeps the end).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub log_dropped: u64,
+    /// Who confined the command (`run::confine::test`); absent when it did
+    /// not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::SandboxReport>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -117,6 +121,7 @@ fn run_tests(
         not_run: None,
         commit: imp.commit.clone(),
         log_dropped: 0,
+        sandbox: None,
     };
     let Some(test) = test else {
         v.not_run = Some("the plan names no test command".into());
@@ -160,15 +165,21 @@ fn run_tests(
         .cwd
         .strip_prefix(&imp.worktree.path)
         .unwrap_or(Path::new(""));
-    let checked = c
-        .cwd(rel)
-        .and_then(|cwd| wverify::run_argv(&argv, &cwd, log, &env, timeout, run::KILL_GRACE, stop));
+    let checked = c.cwd(rel).and_then(|cwd| {
+        let at = wverify::Place {
+            cwd: &cwd,
+            top: &c.top,
+            sandbox: imp.run_plan.sandbox,
+        };
+        wverify::run_argv(&argv, at, log, &env, timeout, run::KILL_GRACE, stop)
+    });
     // A checkout that stays is only disk space: `worktree remove` and the
     // next check of this worktree take it away.
     let _ = c.remove();
     let checked = checked?;
     v.duration_ms = started.elapsed().as_millis() as u64;
     v.log_dropped = checked.log_dropped;
+    v.sandbox = checked.sandbox.clone();
     v.exit_code = checked.verification.exit_code;
     v.passed = checked.verification.passed;
     v.timed_out = checked.timed_out;

@@ -49,6 +49,8 @@ pub use crate::process::Stop;
 /// How the check ended, beyond what `Verification` says.
 #[derive(Debug)]
 pub struct Checked {
+    /// Who confined the command (`run::confine::test`).
+    pub sandbox: Option<crate::sandbox::SandboxReport>,
     pub verification: Verification,
     pub timed_out: bool,
     /// Stopped by this signal (the user interrupted baton).
@@ -73,10 +75,19 @@ impl Checked {
     }
 }
 
-/// Run `command` with `sh -c` in `cwd`, output to `log`.
+/// Where a test command runs and how it is confined: `top`, the fresh
+/// checkout it may write (with no network at all), under `sandbox`.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    pub cwd: &'a Path,
+    pub top: &'a Path,
+    pub sandbox: crate::sandbox::Want,
+}
+
+/// Run `command` with `sh -c` in `at`, output to `log`.
 pub fn run(
     command: &str,
-    cwd: &Path,
+    at: Place,
     log: &Path,
     env: &[(String, String)],
     timeout: Duration,
@@ -84,7 +95,7 @@ pub fn run(
     stop: &Stop,
 ) -> Result<Checked> {
     let argv = ["sh".to_string(), "-c".to_string(), command.to_string()];
-    let mut checked = run_argv(&argv, cwd, log, env, timeout, grace, stop)?;
+    let mut checked = run_argv(&argv, at, log, env, timeout, grace, stop)?;
     checked.verification.command = command.to_string();
     Ok(checked)
 }
@@ -94,7 +105,7 @@ pub fn run(
 /// `command` is the argv joined by spaces.
 pub fn run_argv(
     argv: &[String],
-    cwd: &Path,
+    at: Place,
     log: &Path,
     env: &[(String, String)],
     timeout: Duration,
@@ -105,9 +116,17 @@ pub fn run_argv(
     let Some((program, args)) = argv.split_first() else {
         return Err(Error::Internal("an empty test command".into()));
     };
+    let cwd = at.cwd;
     if let Some(sig) = stop.pending() {
         return Ok(not_run(command, sig));
     }
+    // Confined as a peer is, in its checkout, with no network (a test
+    // needs none, and a planted one must not phone home).
+    let id = log.parent().and_then(|d| d.file_name()).map_or_else(
+        || "test".to_string(),
+        |n| format!("test-{}", n.to_string_lossy()),
+    );
+    let confined = crate::run::confine::test(at.sandbox, at.top, &id)?;
     // Read too: a cut copies the end of the log to its start.
     let file = std::fs::OpenOptions::new()
         .read(true)
@@ -132,6 +151,9 @@ pub fn run_argv(
         .grace(grace);
     for (k, v) in env {
         cmd = cmd.env(k, v);
+    }
+    if let Some(w) = &confined.wrap {
+        cmd = cmd.wrap(Box::new(w.clone()));
     }
     // baton's copies of the pipe's write end go with `cmd` once it is
     // spawned: the copier sees the end of the output once the command's
@@ -159,13 +181,17 @@ pub fn run_argv(
             process::signal_name(sig)
         ));
     }
+    let report = confined.report.clone();
+    drop(confined);
     Ok(Checked {
+        sandbox: Some(report.clone()),
         verification: Verification {
             command: command.to_string(),
             exit_code: code,
             passed: code == Some(0) && !timed_out && interrupted.is_none(),
             output_tail: tail,
             commit: None,
+            sandbox: serde_json::to_value(&report).ok(),
         },
         timed_out,
         interrupted,
@@ -184,7 +210,9 @@ fn not_run(command: &str, sig: i32) -> Checked {
                 process::signal_name(sig)
             ),
             commit: None,
+            sandbox: None,
         },
+        sandbox: None,
         timed_out: false,
         interrupted: Some(sig),
         log_dropped: 0,

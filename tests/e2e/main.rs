@@ -50,5 +50,6 @@ mod mcp;
 mod mcp_hosts;
 mod plugin;
 mod run;
+mod sandboxed;
 mod setup;
 mod worktree;

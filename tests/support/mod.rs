@@ -124,6 +124,10 @@ impl Env {
             .env_remove("BATON_DEPTH")
             .env_remove("BATON_MAX_DEPTH")
             .env_remove("BATON_BIN")
+            // The fakes record what they saw outside the workspace, where
+            // baton's sandbox would not let them write: off, unless a test
+            // asks for it (tests/sandbox_runs.rs).
+            .env("BATON_SANDBOX", "off")
             .stdin(Stdio::null());
         c
     }
@@ -173,6 +177,7 @@ impl Env {
             .env_remove("BATON_DEPTH")
             .env_remove("BATON_MAX_DEPTH")
             .env_remove("BATON_BIN")
+            .env("BATON_SANDBOX", "off")
             .stdin(Stdio::null())
             .args(["-Urm", "sh", "-c"])
             .arg(format!(

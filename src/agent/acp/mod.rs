@@ -443,7 +443,7 @@ pub fn command(profile: &Profile, req: &Request) -> Result<CommandSpec> {
             merge_config(std::env::var(var).ok().as_deref(), ours),
         ));
     }
-    if req.access == Access::Workspace && !req.extra.no_tools {
+    if req.access == Access::Workspace && !req.extra.no_tools && !req.confined {
         c.warnings.push(
             "over ACP, workspace access refuses every command the agent asks to run (baton \
              cannot confine a command to the workspace): use --access full if it must run tests"

@@ -11,7 +11,9 @@
 //!   runs programs: `core.fsmonitor`, hooks), a path starting with `~` (a
 //!   tool may read it as a home directory) and a `file:` URI that leads
 //!   outside once decoded. Commands are rejected: nothing confines what a
-//!   command touches once it runs.
+//!   command touches once it runs — unless baton's sandbox confines the
+//!   agent (`confined`, `run::confine`): then its file system holds the
+//!   workspace for every process the agent starts, and `execute` is allowed.
 //! - full: everything is allowed.
 //!
 //! The one I/O here is `resolve`: it walks a path one component at a time
@@ -102,6 +104,9 @@ pub struct Policy {
     pub protected: Vec<PathBuf>,
     /// What relative paths in a request are relative to.
     pub cwd: PathBuf,
+    /// The agent runs under baton's sandbox: commands are allowed in
+    /// workspace access (they cannot write outside it).
+    pub confined: bool,
 }
 
 impl Policy {
@@ -116,7 +121,14 @@ impl Policy {
             roots,
             protected: protected.iter().map(|p| canon(p)).collect(),
             cwd: cwd.to_path_buf(),
+            confined: false,
         }
+    }
+
+    /// The same rules for an agent under baton's sandbox.
+    pub fn confined(mut self, yes: bool) -> Policy {
+        self.confined = yes;
+        self
     }
 
     pub fn judge(&self, kind: Kind, paths: &[String]) -> Verdict {
@@ -124,6 +136,9 @@ impl Policy {
             return Verdict::Allow;
         }
         let mode = self.access.as_str();
+        if kind == Kind::Execute && self.access == Access::Workspace && self.confined {
+            return Verdict::Allow;
+        }
         if !kind.changes_files() {
             return Verdict::Reject(format!(
                 "{} requests are refused in {mode} access",
@@ -245,8 +260,14 @@ impl Policy {
     }
 
     /// The policy in words, per kind (`--dry-run`, `doctor`).
-    pub fn describe(access: Access) -> serde_json::Value {
+    pub fn describe(access: Access, confined: bool) -> serde_json::Value {
         match access {
+            Access::Workspace if confined => serde_json::json!({
+                "allow": ["read", "search", "think", "execute (confined by baton's sandbox)"],
+                "allow_inside_workspace": ["edit", "delete", "move"],
+                "reject": ["fetch", "switch_mode", "other",
+                    "a change outside the workspace, inside .git, or naming no path"],
+            }),
             Access::ReadOnly => serde_json::json!({
                 "allow": ["read", "search", "think"],
                 "reject": ["edit", "delete", "move", "execute", "fetch", "switch_mode", "other"],
