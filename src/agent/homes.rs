@@ -89,7 +89,17 @@ pub fn state_dirs(agent: Agent, env: Env) -> Vec<PathBuf> {
             v
         }
         Agent::Qwen => vec![home.join(".qwen")],
-        Agent::Copilot => vec![dir("COPILOT_HOME", home.join(".copilot"))],
+        // Copilot CLI also unpacks its bundled package into its cache
+        // (`COPILOT_CACHE_HOME`, else `$XDG_CACHE_HOME/copilot`) at every
+        // start, and exits when it cannot (measured with 1.0.102).
+        Agent::Copilot => {
+            let mut v = vec![
+                dir("COPILOT_HOME", home.join(".copilot")),
+                dir("COPILOT_CACHE_HOME", cache.join("copilot")),
+            ];
+            v.extend(env("COPILOT_PKG_CACHE_HOME").map(PathBuf::from));
+            v
+        }
         Agent::Cline => vec![dir("CLINE_DIR", home.join(".cline"))],
         Agent::Byo(_) => Vec::new(),
     }
