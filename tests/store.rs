@@ -201,3 +201,57 @@ fn a_council_or_fanout_whose_pid_was_reused_reads_lost_and_cancel_signals_no_one
         ]
     );
 }
+
+/// One prune for all background work: a council or fan-out whose runner
+/// died mid-stage (lost) goes like an ended one; a council that waits for
+/// approval stays.
+#[test]
+fn lost_councils_and_fanouts_are_pruned_and_one_awaiting_approval_stays() {
+    let env = Env::new();
+    let project = plant(&env);
+    edit_state(
+        &project.join("councils").join(COUNCIL).join("state.json"),
+        |v| {
+            v["stage"] = "proposing".into();
+        },
+    );
+    edit_state(
+        &project.join("fanouts").join(FANOUT).join("state.json"),
+        |v| {
+            v["stage"] = "writing".into();
+        },
+    );
+    assert_eq!(
+        statuses(&env),
+        vec![
+            (JOB.into(), "success".into()),
+            (COUNCIL.into(), "lost".into()),
+            (FANOUT.into(), "lost".into()),
+        ]
+    );
+    let r = env.run(&["prune", "--older-than", "0"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for (kind, id) in [("councils", COUNCIL), ("fanouts", FANOUT)] {
+        assert!(
+            !project.join(kind).join(id).exists(),
+            "lost {kind}/{id} stays: {}",
+            r.stdout
+        );
+    }
+    // A council waiting for a person is not lost, and not pruned.
+    let env = Env::new();
+    let project = plant(&env);
+    edit_state(
+        &project.join("councils").join(COUNCIL).join("state.json"),
+        |v| {
+            v["stage"] = "awaiting_approval".into();
+        },
+    );
+    let r = env.run(&["prune", "--older-than", "0"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        project.join("councils").join(COUNCIL).exists(),
+        "{}",
+        r.stdout
+    );
+}

@@ -80,7 +80,14 @@ pub fn state_dirs(agent: Agent, env: Env) -> Vec<PathBuf> {
         Agent::Pi | Agent::Zai => vec![dir("PI_CODING_AGENT_DIR", home.join(".pi/agent"))],
         Agent::GeminiCli | Agent::Agy => vec![dir("GEMINI_CLI_HOME", home).join(".gemini")],
         Agent::Opencode => xdg("opencode"),
-        Agent::Kilo => xdg("kilo"),
+        // Kilo keeps a sandbox policy of its own beside its state directory
+        // (`$XDG_STATE_HOME/kilo-sandbox-policy`) and fails a prompt when it
+        // cannot make it (measured with the e2e version).
+        Agent::Kilo => {
+            let mut v = xdg("kilo");
+            v.push(state.join("kilo-sandbox-policy"));
+            v
+        }
         Agent::Nanocoder => {
             let mut v = xdg("nanocoder");
             if let Some(d) = env("NANOCODER_CONFIG_DIR") {

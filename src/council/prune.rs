@@ -10,6 +10,7 @@ use crate::error::Result;
 use crate::group::runs;
 use crate::ids;
 use crate::job::GroupEntry;
+use crate::store::Standing;
 
 /// Every council folder of the project at `root` (none when it has no
 /// councils folder; it is not created here).
@@ -34,14 +35,28 @@ pub fn entries(root: &Path) -> Result<Vec<GroupEntry>> {
         out.push(match rec {
             Some(r) => {
                 // Ended: a terminal stage, and no process drives it any more
-                // (a cancel being carried out still has its runner).
-                let ended = r.stage.is_terminal() && !crate::store::runner_alive(&dir);
+                // (a cancel being carried out still has its runner); or lost:
+                // no runner holds its lock mid-stage (it was killed), as
+                // `jobs` shows it, once clearly abandoned (a council being
+                // started writes its record before its runner takes the
+                // lock). One waiting for approval is neither: it stays.
+                let last = r.updated_ms.max(r.created_ms);
+                let (stage, ended) = match r.header().standing {
+                    Standing::Stopped => (
+                        r.stage.as_str(),
+                        r.stage.is_terminal() && !crate::store::runner_alive(&dir),
+                    ),
+                    Standing::Lost if crate::ids::now_ms().saturating_sub(last) > 60_000 => {
+                        ("lost", true)
+                    }
+                    _ => (r.stage.as_str(), false),
+                };
                 GroupEntry {
                     kind: "council",
                     id,
-                    stage: Some(r.stage.as_str().to_string()),
+                    stage: Some(stage.to_string()),
                     task: crate::job::store::first_line(&r.task, 80),
-                    ended_ms: ended.then_some(r.updated_ms.max(r.created_ms)),
+                    ended_ms: ended.then_some(last),
                     runs: runs::run_dirs(&dir, &runs_dir),
                     worktrees: Vec::new(),
                     dir,

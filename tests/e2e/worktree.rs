@@ -335,14 +335,27 @@ fn tamper_commondir(agent: Agent) {
 /// naming the user's git directory. Unchecked, baton's git calls would fall
 /// through to the user's repository (commit their work in progress, switch
 /// their branch). codex's and claude's sandboxes mount `.git` read-only
-/// (so the run is an ordinary one); pi has no sandbox, and baton must
-/// refuse the rewired worktree.
+/// (so the run is an ordinary one), and so does baton's around pi; pi with
+/// `--sandbox off` (`PiUnconfined`) can rewire it, and baton must refuse
+/// the rewired worktree.
 fn tamper_git_file(agent: Agent) {
-    let p = Peer::new(agent, "wt-tamper-rmgit");
+    tamper_git_file_with(agent, "on")
+}
+
+fn tamper_git_file_unconfined(agent: Agent) {
+    tamper_git_file_with(agent, "off")
+}
+
+fn tamper_git_file_with(agent: Agent, sandbox: &str) {
+    let p = Peer::new(agent, &format!("wt-tamper-rmgit-{sandbox}"));
     dirty_user(&p);
     let before = checkout_state(&p.work);
     let (_, task) = p.prompt("E2E-WT-TAMPER-RMGIT");
-    let o = p.baton().args(["--worktree"]).run(&task);
+    let mut args = vec!["--worktree"];
+    if sandbox == "off" {
+        args.extend(["--sandbox", "off"]);
+    }
+    let o = p.baton().args(args).run(&task);
     let m = o.message();
     let (removed, written) = (m.contains("RMGIT-DONE"), m.contains("DOTGIT-WRITTEN"));
     assert!(
@@ -350,7 +363,7 @@ fn tamper_git_file(agent: Agent) {
         "the command did not run\n{}",
         o.dump()
     );
-    let sandboxed = agent != Agent::Pi;
+    let sandboxed = sandbox == "on";
     assert_eq!(
         (removed, written),
         (!sandboxed, !sandboxed),
@@ -435,3 +448,4 @@ fn workspace_git_config(agent: Agent) {
 
 per_agent!([codex => Codex, claude => Claude] write_task, peer_commits, tamper_commondir, workspace_git_config);
 per_agent!([codex => Codex, claude => Claude, pi => Pi] tamper_git_file);
+per_agent!([pi => Pi] tamper_git_file_unconfined);
