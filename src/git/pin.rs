@@ -46,6 +46,61 @@ pub struct Pin {
     /// repository enables `extensions.worktreeConfig`; `None`: absent or empty.
     #[serde(default)]
     pub config_worktree: Option<String>,
+    /// `true`: the writer's own repository (`<work_tree>/.git` is its git
+    /// directory and its common directory, its objects borrowed from the
+    /// user's through `objects/info/alternates`); `false`: a linked
+    /// worktree of the user's repository (made by an older baton, and the
+    /// test command's checkout).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own: bool,
+    /// The writer repository's configuration as baton wrote it, the keys a
+    /// peer may change (`OWN_CONFIG_FREE`) left out: any other change is
+    /// tampering (it is the configuration baton's own git calls there read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+}
+
+/// Configuration keys (lowercase prefixes) a peer may set in its own
+/// repository without that counting as tampering: they name no program and
+/// change nothing baton reads (identity, branch tracking, colours, hints).
+/// Everything else (`core.*`, `filter.*`, `diff.*`, `include*`,
+/// `extensions.*`, …) could make one of baton's unsandboxed git calls there
+/// run a program or read something else.
+const OWN_CONFIG_FREE: [&str; 8] = [
+    "user.", "author.", "committer.", "branch.", "color.", "advice.", "init.", "alias.",
+];
+
+/// The writer repository's configuration in `git_dir`, without the keys a
+/// peer may change, as `git config --list` prints it (no includes followed:
+/// an `include.path` is itself a key that counts).
+fn own_config(git_dir: &Path) -> std::result::Result<String, String> {
+    let file = git_dir.join("config");
+    match std::fs::symlink_metadata(&file) {
+        Ok(m) if m.is_file() => {}
+        _ => return Err("its `.git/config` is no longer a regular file".into()),
+    }
+    // Read as a file, from outside any repository: nothing is discovered.
+    let out = crate::git::git(Path::new("/"))
+        .args(["config", "--no-includes", "--file"])
+        .arg(&file)
+        .args(["--list", "-z"])
+        .output()
+        .map_err(|e| format!("its `.git/config` could not be read: {e}"))?;
+    if !out.status.success() {
+        return Err("its `.git/config` is not valid configuration".into());
+    }
+    let mut keep: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|e| !e.is_empty())
+        .map(|e| String::from_utf8_lossy(e).into_owned())
+        .filter(|e| {
+            let key = e.split('\n').next().unwrap_or("").to_ascii_lowercase();
+            !OWN_CONFIG_FREE.iter().any(|f| key.starts_with(f))
+        })
+        .collect();
+    keep.sort();
+    Ok(keep.join("\0"))
 }
 
 fn read(p: &Path) -> Option<String> {
@@ -72,6 +127,30 @@ fn real_dir(p: &Path) -> bool {
 }
 
 impl Pin {
+    /// Record the writer repository baton has just made at `work_tree`
+    /// (before any peer ran in it): its git directory is `<work_tree>/.git`.
+    pub fn record_own(work_tree: &Path, attr_tree: &str) -> Result<Pin> {
+        let git_dir = work_tree.join(".git");
+        let config = own_config(&git_dir).map_err(|e| {
+            Error::io(
+                "reading the writer repository's configuration",
+                std::io::Error::other(e),
+            )
+        })?;
+        Ok(Pin {
+            work_tree: work_tree.to_path_buf(),
+            common_dir: git_dir.clone(),
+            git_dir,
+            attr_tree: attr_tree.to_string(),
+            dot_git: String::new(),
+            gitdir: String::new(),
+            commondir: String::new(),
+            config_worktree: None,
+            own: true,
+            config: Some(config),
+        })
+    }
+
     /// Record a worktree git has just made (before any peer ran in it).
     pub fn record(
         work_tree: &Path,
@@ -96,6 +175,8 @@ impl Pin {
             gitdir: file(git_dir.join("gitdir"))?,
             commondir: file(git_dir.join("commondir"))?,
             config_worktree: config_sha(&git_dir.join("config.worktree")),
+            own: false,
+            config: None,
         })
     }
 
@@ -137,6 +218,8 @@ impl Pin {
             git_dir,
             common_dir,
             attr_tree: attr_tree.to_string(),
+            own: false,
+            config: None,
         })
     }
 
@@ -187,6 +270,9 @@ impl Pin {
                 self.work_tree.display()
             ));
         }
+        if self.own {
+            return self.verify_own();
+        }
         let dot_git = self.work_tree.join(".git");
         match std::fs::symlink_metadata(&dot_git) {
             Err(_) => return Err("the worktree's `.git` file was removed".into()),
@@ -236,6 +322,31 @@ impl Pin {
         Ok(())
     }
 
+    /// `verify` for the writer's own repository: its `.git` is still a real
+    /// directory (a link would aim baton's git calls, which write refs and
+    /// the index there, at another repository: the user's), and its
+    /// configuration says what baton wrote, up to the keys a peer may set.
+    fn verify_own(&self) -> std::result::Result<(), String> {
+        if !real_dir(&self.git_dir) {
+            return Err("the worktree's `.git` directory was removed or replaced".into());
+        }
+        for sub in ["objects", "refs"] {
+            let p = self.git_dir.join(sub);
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_dir()) {
+                return Err(format!("`.git/{sub}` in the worktree was replaced by a link"));
+            }
+        }
+        let now = own_config(&self.git_dir).map_err(|e| format!("{e} (git reads it)"))?;
+        if Some(&now) != self.config.as_ref() {
+            return Err(
+                "the worktree repository's `.git/config` was changed beyond `user.*`, \
+                 `branch.*` and the like (git reads it as configuration)"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
     /// The tampering error for worktree `id`.
     pub fn tampered(&self, id: &str, what: String) -> Error {
         Error::WorktreeTampered {
@@ -250,6 +361,11 @@ impl Pin {
     /// missing). Only inside the worktree and its own git directory, and
     /// only when both are real directories.
     pub fn repair(&self) -> std::io::Result<()> {
+        if self.own {
+            // Nothing links it to the user's repository: removing it is
+            // removing a directory.
+            return Ok(());
+        }
         if !real_dir(&self.work_tree) || !real_dir(&self.git_dir) {
             return Err(std::io::Error::other(
                 "the worktree or its git directory is not a directory",

@@ -65,6 +65,7 @@ mod checkout;
 mod commit;
 mod create;
 mod finish;
+mod import;
 mod include_dirty;
 mod manage;
 mod places;
@@ -147,6 +148,11 @@ pub struct Session {
     /// baton's commits name no agent (`Checked::anonymous`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub anonymous: bool,
+    /// The user's repository's common git directory, where baton imports
+    /// the writer's commit (`None` in a session stored by an older baton,
+    /// whose worktree is a linked one: its pin's common directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub common_dir: Option<PathBuf>,
 }
 
 impl Session {
@@ -156,6 +162,20 @@ impl Session {
             Some(p) => Ok(p.clone()),
             None => Pin::derive(&self.path, &self.top, &self.start_tree),
         }
+    }
+
+    /// The user's repository's common git directory.
+    pub fn user_common_dir(&self) -> Result<PathBuf> {
+        if let Some(d) = &self.common_dir {
+            return Ok(d.clone());
+        }
+        let pin = self.pin()?;
+        if pin.own {
+            return Err(crate::error::Error::Internal(
+                "a writer repository's session names no user repository".into(),
+            ));
+        }
+        Ok(pin.common_dir)
     }
 
     /// This session for another run of a peer in the same worktree: its
@@ -238,12 +258,7 @@ pub fn dry_run_json(c: &Checked, plan: &Plan) -> Result<Value> {
 pub fn dry_run_json_as(c: &Checked, plan: &Plan, id: &str) -> Result<Value> {
     let path = store::dir(&plan.root).join(id);
     let branch = format!("baton/{id}");
-    let p = c.plan_for(
-        plan,
-        &path,
-        &branch,
-        c.writable_dirs(&c.common_dir.join("worktrees").join(id), false),
-    );
+    let p = c.plan_for(plan, &path, &branch, c.writable_dirs(&path));
     let spec = p.command()?;
     let mut j = run::dry_run_json(&p, &spec);
     j["worktree"] = json!({
