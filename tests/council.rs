@@ -627,11 +627,28 @@ fn plan_yes_goes_through_to_ready_without_touching_the_checkout() {
     assert_eq!(v["worktree"]["changed_files"], json!(["a.txt"]));
     assert_eq!(v["worktree"]["reverted"], json!(["b.txt"]));
     assert_eq!(v["reviews"].as_array().unwrap().len(), 2);
+    // The commit baton tested, not the branch (issue 31: a branch can move).
+    let commit = v["worktree"]["commit"].as_str().unwrap();
     assert!(
         v["merge_hint"]
             .as_str()
             .unwrap()
-            .contains("git merge baton/council-")
+            .contains(&format!("git merge {commit}")),
+        "{v}"
+    );
+    assert_eq!(
+        crate::worktree::git(
+            &env.work,
+            &[
+                "rev-parse",
+                &format!(
+                    "refs/heads/baton/council-{}",
+                    v["council_id"].as_str().unwrap()
+                )
+            ]
+        )
+        .trim(),
+        commit
     );
     assert_eq!(checkout(&env), before, "the user's checkout changed");
     assert!(branches(&env).contains(&format!(

@@ -376,7 +376,11 @@ fn peer_edits_creates_deletes_and_renames_in_the_worktree_only() {
         .position(|a| *a == own.display().to_string())
         .unwrap_or_else(|| panic!("{} not in {argv:?}", own.display()));
     assert_eq!(argv[i - 1], "--add-dir");
-    assert!(!argv.iter().any(|a| a.contains(&common.display().to_string())));
+    assert!(
+        !argv
+            .iter()
+            .any(|a| a.contains(&common.display().to_string()))
+    );
     // The brief names the worktree and its branch.
     let stdin = env.stdin("codex");
     assert!(stdin.contains(&format!("`baton/{id}`")), "{stdin}");
@@ -1810,10 +1814,7 @@ fn a_peer_that_removes_or_redirects_the_git_dir_cannot_touch_the_users_checkout(
     } else {
         assert_eq!(j["error"]["kind"], "worktree_commit_failed", "{j}");
     }
-    assert_eq!(
-        git(&w, &["symbolic-ref", "HEAD"]).trim(),
-        "refs/heads/main"
-    );
+    assert_eq!(git(&w, &["symbolic-ref", "HEAD"]).trim(), "refs/heads/main");
 }
 
 #[test]

@@ -67,7 +67,14 @@ pub struct Pin {
 /// `extensions.*`, …) could make one of baton's unsandboxed git calls there
 /// run a program or read something else.
 const OWN_CONFIG_FREE: [&str; 8] = [
-    "user.", "author.", "committer.", "branch.", "color.", "advice.", "init.", "alias.",
+    "user.",
+    "author.",
+    "committer.",
+    "branch.",
+    "color.",
+    "advice.",
+    "init.",
+    "alias.",
 ];
 
 /// The writer repository's configuration in `git_dir`, without the keys a
@@ -333,7 +340,9 @@ impl Pin {
         for sub in ["objects", "refs"] {
             let p = self.git_dir.join(sub);
             if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_dir()) {
-                return Err(format!("`.git/{sub}` in the worktree was replaced by a link"));
+                return Err(format!(
+                    "`.git/{sub}` in the worktree was replaced by a link"
+                ));
             }
         }
         let now = own_config(&self.git_dir).map_err(|e| format!("{e} (git reads it)"))?;

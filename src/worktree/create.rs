@@ -170,12 +170,7 @@ pub(super) fn create(
     let objects = c.common_dir.join("objects");
     let info = git_dir.join("objects").join("info");
     std::fs::create_dir_all(&info)
-        .and_then(|()| {
-            std::fs::write(
-                info.join("alternates"),
-                format!("{}\n", objects.display()),
-            )
-        })
+        .and_then(|()| std::fs::write(info.join("alternates"), format!("{}\n", objects.display())))
         .map_err(|e| Error::io("linking the writer's repository to your objects", e))?;
     // The user's identity, when their repository sets it (the peer's
     // commits and baton's are made as the user's would be).
@@ -225,7 +220,13 @@ pub(super) fn create(
 /// configuration applies in the writer's repository as anywhere).
 fn repo_identity(top: &Path) -> Option<String> {
     let mut g = git(top);
-    g.args(["config", "--local", "-z", "--get-regexp", r"^user\.(name|email)$"]);
+    g.args([
+        "config",
+        "--local",
+        "-z",
+        "--get-regexp",
+        r"^user\.(name|email)$",
+    ]);
     let (ok, out) = probe(g)?;
     if !ok || out.is_empty() {
         return None;

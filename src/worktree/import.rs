@@ -23,6 +23,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 
 use super::Session;
+use super::create::REGISTER;
 use super::repo::{git, run as git_run};
 
 /// Fetch `commit` from the writer's repository of `s` into the user's and
@@ -31,7 +32,13 @@ pub(super) fn import(s: &Session, commit: &str, old: Option<&str>) -> Result<()>
     let writer_objects = s.path.join(".git").join("objects");
     let dir = crate::state_dir::ensure_sub(&s.root, "imports")?.join(&s.id);
     let made = make_source(&dir, &writer_objects, commit);
-    let fetched = made.and_then(|()| fetch(&s.top, &dir));
+    let fetched = made.and_then(|()| {
+        // A fetch reads every worktree's administrative files (their HEADs
+        // are reachability roots): not while a sibling's test checkout is
+        // being registered ("failed to read …/commondir").
+        let _one_at_a_time = REGISTER.lock().unwrap_or_else(|e| e.into_inner());
+        fetch(&s.top, &dir)
+    });
     let _ = std::fs::remove_dir_all(&dir);
     fetched?;
     let mut g = git(&s.top);
@@ -45,7 +52,11 @@ pub(super) fn import(s: &Session, commit: &str, old: Option<&str>) -> Result<()>
     if let Some(o) = old {
         g.arg(o);
     }
-    git_run(g, "moving the branch in your repository to the imported commit", None)?;
+    git_run(
+        g,
+        "moving the branch in your repository to the imported commit",
+        None,
+    )?;
     Ok(())
 }
 

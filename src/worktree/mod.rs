@@ -202,6 +202,28 @@ impl Session {
     }
 }
 
+/// Why `branch` of the user's repository at `top` no longer names `commit`,
+/// the commit baton imported and tested there; `None` when it still does.
+/// A branch is a name anything with write access to the repository can
+/// move (issue 31: a fan-out candidate moved a sibling's tested branch, and
+/// the wrong code won), so a winner or a ready council is named only after
+/// this check (`branch_moved`).
+pub fn branch_moved(top: &std::path::Path, branch: &str, commit: &str) -> Option<String> {
+    let now = create::rev_of(top, &format!("refs/heads/{branch}"));
+    match now {
+        Some(n) if n == commit => None,
+        Some(n) => Some(format!(
+            "branch_moved: `{branch}` points at {}, not at {}, the commit baton tested",
+            short(&n),
+            short(commit)
+        )),
+        None => Some(format!(
+            "branch_moved: `{branch}` is gone; baton tested {}",
+            short(commit)
+        )),
+    }
+}
+
 fn short(sha: &str) -> &str {
     sha.get(..12).unwrap_or(sha)
 }
