@@ -2259,3 +2259,56 @@ fn no_agent_is_granted_a_path_in_the_users_git_dir() {
         );
     }
 }
+
+/// Issue 31: a peer granted the user's `.git/objects` replaced a loose
+/// object there. Its objects are its own now, and they reach the user's
+/// repository only through a fetch that hashes every one: a commit whose
+/// blob file holds other content is refused, the run fails saying so, and
+/// nothing is imported (the branch stays at the base).
+#[test]
+fn the_import_refuses_a_corrupt_object() {
+    let env = Env::new();
+    let w = repo(&env);
+    let before = fingerprint(&w);
+    peer(
+        &env,
+        "echo 'the real content' > evil.txt\n\
+         git add evil.txt && git commit -qm 'peer commit'\n\
+         B=$(git rev-parse HEAD:evil.txt)\n\
+         O=$(echo 'rm -rf ~ # planted' | git hash-object -w --stdin)\n\
+         F=.git/objects/$(echo $B | cut -c1-2)/$(echo $B | cut -c3-)\n\
+         G=.git/objects/$(echo $O | cut -c1-2)/$(echo $O | cut -c3-)\n\
+         chmod u+w \"$F\" && cp -f \"$G\" \"$F\"",
+    );
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(j["status"], "failed", "{j}");
+    assert_eq!(j["error"]["kind"], "worktree_commit_failed", "{j}");
+    let msg = j["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("checks every object"), "{msg}");
+    let id = j["worktree"]["id"].as_str().unwrap();
+    assert_eq!(branch_tip(&w, id), j["worktree"]["base"].as_str().unwrap());
+    // Nothing of the peer's reached the user's object store.
+    let blob = git_cmd(&w)
+        .args(["hash-object", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(b"the real content\n")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let blob = String::from_utf8(blob.stdout).unwrap();
+    let has = git_cmd(&w)
+        .args(["cat-file", "-e", blob.trim()])
+        .status()
+        .unwrap();
+    assert!(!has.success(), "the peer's blob {blob} was imported");
+    assert_eq!(fingerprint(&w), before);
+    assert!(
+        git(&w, &["fsck", "--no-dangling"]).is_empty(),
+        "the user's repository is not sound"
+    );
+}

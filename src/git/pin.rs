@@ -53,8 +53,8 @@ pub struct Pin {
     /// test command's checkout).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub own: bool,
-    /// The writer repository's configuration as baton wrote it, the keys a
-    /// peer may change (`OWN_CONFIG_FREE`) left out: any other change is
+    /// The writer repository's configuration file as baton made it: a
+    /// change beyond the keys a peer may set (`OWN_CONFIG_FREE`) is
     /// tampering (it is the configuration baton's own git calls there read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<String>,
@@ -77,21 +77,24 @@ const OWN_CONFIG_FREE: [&str; 8] = [
     "alias.",
 ];
 
-/// The writer repository's configuration in `git_dir`, without the keys a
-/// peer may change, as `git config --list` prints it (no includes followed:
-/// an `include.path` is itself a key that counts).
-fn own_config(git_dir: &Path) -> std::result::Result<String, String> {
-    let file = git_dir.join("config");
-    match std::fs::symlink_metadata(&file) {
-        Ok(m) if m.is_file() => {}
-        _ => return Err("its `.git/config` is no longer a regular file".into()),
+/// Configuration text `config` without the keys a peer may change, as
+/// `git config --list` reads it (no includes followed: an `include.path` is
+/// itself a key that counts). Read from stdin, from outside any repository:
+/// nothing is discovered.
+fn own_config(config: &[u8]) -> std::result::Result<String, String> {
+    use std::io::Write;
+    let mut child = crate::git::git(Path::new("/"))
+        .args(["config", "--no-includes", "--file", "-", "--list", "-z"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("its `.git/config` could not be read: {e}"))?;
+    if let Some(mut w) = child.stdin.take() {
+        let _ = w.write_all(config);
     }
-    // Read as a file, from outside any repository: nothing is discovered.
-    let out = crate::git::git(Path::new("/"))
-        .args(["config", "--no-includes", "--file"])
-        .arg(&file)
-        .args(["--list", "-z"])
-        .output()
+    let out = child
+        .wait_with_output()
         .map_err(|e| format!("its `.git/config` could not be read: {e}"))?;
     if !out.status.success() {
         return Err("its `.git/config` is not valid configuration".into());
@@ -108,6 +111,16 @@ fn own_config(git_dir: &Path) -> std::result::Result<String, String> {
         .collect();
     keep.sort();
     Ok(keep.join("\0"))
+}
+
+/// The writer repository's configuration file in `git_dir`, as it is now.
+fn own_config_file(git_dir: &Path) -> std::result::Result<Vec<u8>, String> {
+    let file = git_dir.join("config");
+    match std::fs::symlink_metadata(&file) {
+        Ok(m) if m.is_file() => {}
+        _ => return Err("its `.git/config` is no longer a regular file".into()),
+    }
+    std::fs::read(&file).map_err(|e| format!("its `.git/config` could not be read: {e}"))
 }
 
 fn read(p: &Path) -> Option<String> {
@@ -138,7 +151,7 @@ impl Pin {
     /// (before any peer ran in it): its git directory is `<work_tree>/.git`.
     pub fn record_own(work_tree: &Path, attr_tree: &str) -> Result<Pin> {
         let git_dir = work_tree.join(".git");
-        let config = own_config(&git_dir).map_err(|e| {
+        let config = own_config_file(&git_dir).map_err(|e| {
             Error::io(
                 "reading the writer repository's configuration",
                 std::io::Error::other(e),
@@ -154,7 +167,7 @@ impl Pin {
             commondir: String::new(),
             config_worktree: None,
             own: true,
-            config: Some(config),
+            config: Some(String::from_utf8_lossy(&config).into_owned()),
         })
     }
 
@@ -345,8 +358,14 @@ impl Pin {
                 ));
             }
         }
-        let now = own_config(&self.git_dir).map_err(|e| format!("{e} (git reads it)"))?;
-        if Some(&now) != self.config.as_ref() {
+        let now = own_config_file(&self.git_dir).map_err(|e| format!("{e} (git reads it)"))?;
+        let was = self.config.as_deref().unwrap_or_default();
+        // The same bytes (the usual case) need no parsing; otherwise only
+        // the keys a peer may change may differ.
+        if now != was.as_bytes()
+            && own_config(&now).map_err(|e| format!("{e} (git reads it)"))?
+                != own_config(was.as_bytes())?
+        {
             return Err(
                 "the worktree repository's `.git/config` was changed beyond `user.*`, \
                  `branch.*` and the like (git reads it as configuration)"
@@ -533,5 +552,35 @@ mod tests {
         // A missing worktree is not tampering (the caller says it is gone).
         std::fs::remove_dir_all(wt).unwrap();
         assert_eq!(p.verify(), Ok(()));
+    }
+
+    /// The writer's own repository: its configuration may gain `user.*`
+    /// and the like, nothing else; its `.git` must stay a directory.
+    #[test]
+    fn an_own_repository_s_config_and_git_dir_are_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let wt = d.path().join("wt");
+        std::fs::create_dir(&wt).unwrap();
+        git(&wt, &["init", "-q"]);
+        let p = Pin::record_own(&wt, "").unwrap();
+        assert!(p.own && p.git_dir == wt.join(".git") && p.common_dir == p.git_dir);
+        assert_eq!(p.verify(), Ok(()));
+        git(&wt, &["config", "user.name", "a peer"]);
+        git(&wt, &["config", "branch.main.remote", "origin"]);
+        assert_eq!(p.verify(), Ok(()));
+        git(&wt, &["config", "core.fsmonitor", "touch /tmp/x"]);
+        assert!(p.verify().unwrap_err().contains(".git/config"));
+        git(&wt, &["config", "--unset", "core.fsmonitor"]);
+        assert_eq!(p.verify(), Ok(()));
+        git(&wt, &["config", "include.path", "/tmp/elsewhere"]);
+        assert!(p.verify().is_err());
+        git(&wt, &["config", "--unset", "include.path"]);
+        assert_eq!(p.verify(), Ok(()));
+        let real = d.path().join("real");
+        std::fs::rename(wt.join(".git"), &real).unwrap();
+        std::os::unix::fs::symlink(&real, wt.join(".git")).unwrap();
+        assert!(p.verify().unwrap_err().contains("`.git`"));
+        // Nothing links it to another repository: nothing to repair.
+        assert!(p.repair().is_ok());
     }
 }

@@ -89,34 +89,38 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
         }
         None => verify(&format!("{rev}^{{commit}}")).map(|c| (c, None)),
     };
-    let (head, given_base, baton_branch, common_dir, user_branch) = std::thread::scope(|s| {
-        // Asked once a process, by the first pinned git call otherwise:
-        // in one candidate's way.
-        s.spawn(crate::git::has_attr_source);
-        let head = s.spawn(|| with_tree("HEAD"));
-        let given_base = s.spawn(|| base_arg.as_deref().and_then(with_tree));
-        let baton_branch = s.spawn(|| verify("refs/heads/baton"));
-        let common_dir = s.spawn(|| {
-            let mut c = git(&top);
-            c.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
-            line(c, "finding the repository's git directory").map(PathBuf::from)
-        });
-        let user_branch = probe({
-            let mut c = git(&top);
-            c.args(["symbolic-ref", "-q", "--short", "HEAD"]);
-            c
-        })
-        .filter(|(ok, _)| *ok)
-        .map(|(_, b)| b);
-        let join = |e| Error::Internal(format!("a git call of the worktree check panicked: {e:?}"));
-        Ok::<_, Error>((
-            head.join().map_err(join)?,
-            given_base.join().map_err(join)?,
-            baton_branch.join().map_err(join)?,
-            common_dir.join().map_err(join)?,
-            user_branch,
-        ))
-    })?;
+    let (head, given_base, baton_branch, common_dir, user_branch, identity) =
+        std::thread::scope(|s| {
+            // Asked once a process, by the first pinned git call otherwise:
+            // in one candidate's way.
+            s.spawn(crate::git::has_attr_source);
+            let head = s.spawn(|| with_tree("HEAD"));
+            let given_base = s.spawn(|| base_arg.as_deref().and_then(with_tree));
+            let baton_branch = s.spawn(|| verify("refs/heads/baton"));
+            let identity = s.spawn(|| super::create::repo_identity(&top));
+            let common_dir = s.spawn(|| {
+                let mut c = git(&top);
+                c.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+                line(c, "finding the repository's git directory").map(PathBuf::from)
+            });
+            let user_branch = probe({
+                let mut c = git(&top);
+                c.args(["symbolic-ref", "-q", "--short", "HEAD"]);
+                c
+            })
+            .filter(|(ok, _)| *ok)
+            .map(|(_, b)| b);
+            let join =
+                |e| Error::Internal(format!("a git call of the worktree check panicked: {e:?}"));
+            Ok::<_, Error>((
+                head.join().map_err(join)?,
+                given_base.join().map_err(join)?,
+                baton_branch.join().map_err(join)?,
+                common_dir.join().map_err(join)?,
+                user_branch,
+                identity.join().map_err(join)?,
+            ))
+        })?;
     // Only a repository without HEAD needs to know whether it has any ref.
     let any_ref = || {
         probe({
@@ -187,6 +191,7 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
         test_cmd: args.test_cmd.clone(),
         anonymous: false,
         title: None,
+        identity,
     }))
 }
 
@@ -307,6 +312,7 @@ mod tests {
             test_cmd: Some("make test".into()),
             anonymous: false,
             title: None,
+            identity: None,
         }
     }
 

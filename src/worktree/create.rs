@@ -159,7 +159,9 @@ pub(super) fn create(
 ) -> Result<()> {
     let git_dir = path.join(".git");
     let mut g = git(&c.top);
-    g.args(["init", "--quiet", "-b", branch]);
+    // No templates: the user's template hooks are no business of the
+    // writer's repository (baton's own calls never run hooks anyway).
+    g.args(["init", "--quiet", "--template=", "-b", branch]);
     // The object format follows the user's repository (a base of 64 hex
     // digits is SHA-256); the ref format is git's default.
     if c.base.len() == 64 {
@@ -174,7 +176,7 @@ pub(super) fn create(
         .map_err(|e| Error::io("linking the writer's repository to your objects", e))?;
     // The user's identity, when their repository sets it (the peer's
     // commits and baton's are made as the user's would be).
-    if let Some(ident) = repo_identity(&c.top) {
+    if let Some(ident) = &c.identity {
         use std::io::Write;
         std::fs::OpenOptions::new()
             .append(true)
@@ -183,9 +185,19 @@ pub(super) fn create(
             .map_err(|e| Error::io("writing the writer's repository configuration", e))?;
     }
     let pin = Pin::record_own(path, start_tree)?;
-    let mut g = pin.git();
-    g.args(["update-ref", &format!("refs/heads/{branch}"), &c.base, ""]);
-    git_run(g, "setting the writer's branch to the base", None)?;
+    // The branch at the base: written as git's files format keeps a ref
+    // (one git call less per writer, `bench/worktree.sh`), or by git when
+    // the user's configuration made another ref format the default.
+    let refs = git_dir.join("refs").join("heads");
+    let written = !git_dir.join("reftable").exists()
+        && refs.is_dir()
+        && crate::fsutil::write_atomic(&refs.join(branch), format!("{}\n", c.base).as_bytes())
+            .is_ok();
+    if !written {
+        let mut g = pin.git();
+        g.args(["update-ref", &format!("refs/heads/{branch}"), &c.base, ""]);
+        git_run(g, "setting the writer's branch to the base", None)?;
+    }
     // Files and index = the start tree: the base's, or the user's
     // work-tree state (then the index = their staged state, below).
     let mut g = pin.git();
@@ -218,7 +230,7 @@ pub(super) fn create(
 /// `user.name`/`user.email` as the user's repository's own configuration
 /// sets them, as a config section; `None` when it sets neither (the global
 /// configuration applies in the writer's repository as anywhere).
-fn repo_identity(top: &Path) -> Option<String> {
+pub(super) fn repo_identity(top: &Path) -> Option<String> {
     let mut g = git(top);
     g.args([
         "config",

@@ -108,6 +108,11 @@ pub struct Checked {
     /// council's task). `None`: the first line of the peer's task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// `user.name`/`user.email` as the user's repository's own
+    /// configuration sets them, as a config section for the writer's
+    /// repository (`None`: it sets neither; the global one applies there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
 }
 
 /// A prepared worktree, as the run's end needs it. Serialisable so a
