@@ -1,5 +1,11 @@
-//! A linked worktree's git calls pinned to the repository baton made it in,
-//! and the check that a peer did not rewire the worktree before baton trusts it.
+//! A worktree's git calls pinned to its repository, and the check that a
+//! peer did not rewire the worktree before baton trusts it.
+//!
+//! A writer's worktree is a repository of its own (`own`: issue 31); its
+//! `.git` must stay a real directory and its config what baton wrote, up to
+//! keys that name no program (`verify_own`). What follows describes the
+//! linked worktrees baton 0.3 made (still read for their jobs) and the test
+//! command's checkout, which is one.
 //!
 //! A peer may write its worktree and the worktree's git directory
 //! (`<common>/worktrees/<name>/`, granted so that it can commit). Left to

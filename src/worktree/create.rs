@@ -1,5 +1,6 @@
-//! Making the worktree (`prepare`: `git worktree add` on a new branch from the
-//! base) and taking it away again when a run is abandoned before its peer starts.
+//! Making the worktree (`prepare`: the writer's repository of its own, on a
+//! new branch from the base) and taking it away again when a run is
+//! abandoned before its peer starts.
 
 use std::path::Path;
 

@@ -4,10 +4,12 @@
 //! Theory of operation:
 //! - `check` validates everything that can fail fast (a git repository with
 //!   commits, `--base` a commit, not read-only, globs) and creates nothing.
-//! - `prepare` makes `.baton/worktrees/<id>` on a new branch `baton/<id>` from
-//!   the base commit and returns the run's `Plan` moved there (`cwd`, the
-//!   brief, `writable_dirs` so a sandboxed peer can commit, and
-//!   `protected_paths`: the rest of the user's git state, for a CLI whose
+//! - `prepare` makes `.baton/worktrees/<id>`, a repository of its own whose
+//!   objects are read from the user's (`objects/info/alternates`), on a new
+//!   branch `baton/<id>` from the base commit (created in the user's
+//!   repository too), and returns the run's `Plan` moved there (`cwd`, the
+//!   brief, `writable_dirs`: its own `.git`, so a sandboxed peer can commit;
+//!   and `protected_paths`: all of the user's git state, for a CLI whose
 //!   sandbox would open it up on its own, as claude's does). With
 //!   `--include-dirty` the user's uncommitted state is snapshotted through a
 //!   *temporary* index (a copy of theirs): `write-tree` gives the staged
@@ -22,7 +24,9 @@
 //!   (`staging`: the worktree's index is the peer's, which it may have
 //!   rewritten), reverts paths outside `--allow` (relative to where the peer
 //!   started, so carried changes stay), commits with
-//!   `commit-tree`/`update-ref` (no hooks), fills the result's `worktree`
+//!   `commit-tree`/`update-ref` (no hooks), imports the commit into the
+//!   user's repository (`import`: a fetch that hashes every object, never
+//!   reading the writer's config or hooks), fills the result's `worktree`
 //!   object, then runs `--test-cmd` in a fresh checkout of that commit
 //!   (`checkout`: nothing the peer left beside it is tested) and fills
 //!   `verification`; a failed check takes `merge_hint` away. A commit that fails makes the run `failed`
