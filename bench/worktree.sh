@@ -60,7 +60,7 @@ linked() { # linked N
 own() { # own N
     local p="$tmp/wt/own-$1"
     git -C "$w" init --quiet --template= -b "baton/o$1" "$p"
-    mkdir -p "$p/.git/objects/info" "$p/.git/refs/heads/baton"
+    mkdir -p "$p/.git/hooks" "$p/.git/objects/info" "$p/.git/refs/heads/baton"
     echo "$common/objects" >"$p/.git/objects/info/alternates"
     echo "$base" >"$p/.git/refs/heads/baton/o$1"
     GIT_DIR="$p/.git" GIT_WORK_TREE="$p" git -C "$p" read-tree -u --reset "$tree"

@@ -172,7 +172,9 @@ pub(super) fn create(
     git_run(g, "making the writer's repository", None)?;
     let objects = c.common_dir.join("objects");
     let info = git_dir.join("objects").join("info");
-    std::fs::create_dir_all(&info)
+    // A hooks directory of its own, empty (no templates were copied).
+    std::fs::create_dir_all(git_dir.join("hooks"))
+        .and_then(|()| std::fs::create_dir_all(&info))
         .and_then(|()| std::fs::write(info.join("alternates"), format!("{}\n", objects.display())))
         .map_err(|e| Error::io("linking the writer's repository to your objects", e))?;
     // The user's identity, when their repository sets it (the peer's
