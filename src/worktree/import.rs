@@ -120,3 +120,104 @@ fn fetch(top: &Path, dir: &Path) -> Result<()> {
     )?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = crate::git::git(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// CVE-2024-32004/32465: a repository someone else wrote can make git
+    /// run programs when fetched from as a repository. The writer's
+    /// configuration and hooks here would leave a marker if git read them;
+    /// the import goes through baton's own git dir and leaves none.
+    #[test]
+    fn the_import_reads_no_config_and_runs_no_hook_of_the_writer_s_repository() {
+        let d = tempfile::tempdir().unwrap();
+        let d = d.path().canonicalize().unwrap();
+        crate::state_dir::TEST_BASE.with(|b| *b.borrow_mut() = Some(d.join("state")));
+        let top = d.join("repo");
+        std::fs::create_dir(&top).unwrap();
+        git(&top, &["init", "-q", "-b", "main"]);
+        std::fs::write(top.join("a"), "a\n").unwrap();
+        git(&top, &["add", "a"]);
+        git(&top, &["commit", "-qm", "base"]);
+        let base = git(&top, &["rev-parse", "HEAD"]);
+        git(&top, &["update-ref", "refs/heads/baton/x", &base]);
+        // The writer's repository: the user's objects through alternates,
+        // one commit of its own, and every trap a fetch could spring.
+        let w = d.join("writer");
+        git(&d, &["init", "-q", "-b", "baton/x", w.to_str().unwrap()]);
+        std::fs::write(
+            w.join(".git/objects/info/alternates"),
+            format!("{}\n", top.join(".git/objects").display()),
+        )
+        .unwrap();
+        git(&w, &["reset", "-q", &base]);
+        std::fs::write(w.join("b"), "peer\n").unwrap();
+        git(&w, &["add", "b"]);
+        git(&w, &["commit", "-qm", "peer"]);
+        let commit = git(&w, &["rev-parse", "HEAD"]);
+        let marker = d.join("PWNED");
+        let touch = format!("touch '{}'; false", marker.display());
+        for (k, v) in [
+            ("core.fsmonitor", touch.as_str()),
+            ("core.alternateRefsCommand", touch.as_str()),
+            ("uploadpack.packObjectsHook", touch.as_str()),
+            ("core.sshCommand", touch.as_str()),
+            ("core.hooksPath", w.join(".git/hooks").to_str().unwrap()),
+        ] {
+            git(&w, &["config", k, v]);
+        }
+        for hook in [
+            "reference-transaction",
+            "post-checkout",
+            "pre-auto-gc",
+            "post-merge",
+        ] {
+            let p = w.join(".git/hooks").join(hook);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(&p, format!("#!/bin/sh\n{touch}\n")).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let s = Session {
+            id: "x".into(),
+            job_id: None,
+            root: top.clone(),
+            top: top.clone(),
+            path: w.clone(),
+            branch: "baton/x".into(),
+            base: base.clone(),
+            start_tree: String::new(),
+            carried: Vec::new(),
+            user_branch: None,
+            allow: Vec::new(),
+            test_cmd: None,
+            pin: None,
+            run_from: None,
+            anonymous: false,
+            common_dir: Some(top.join(".git")),
+        };
+        import(&s, &commit, Some(&base)).unwrap();
+        assert!(!marker.exists(), "git ran a program of the writer's");
+        assert_eq!(git(&top, &["rev-parse", "refs/heads/baton/x"]), commit);
+        assert_eq!(git(&top, &["show", &format!("{commit}:b")]), "peer");
+        // The compare-and-swap: the branch moved since, so no import.
+        let e = import(&s, &base, Some(&base)).unwrap_err();
+        assert!(e.to_string().contains("moving the branch"), "{e}");
+        assert_eq!(git(&top, &["rev-parse", "refs/heads/baton/x"]), commit);
+        assert!(!marker.exists());
+    }
+}
