@@ -117,7 +117,12 @@ fn check_worktree(p: &Peer, o: &Outcome) -> (PathBuf, String, Value) {
     );
     let branch = format!("baton/{id}");
     assert_eq!(w["branch"], branch.as_str());
-    assert_eq!(w["merge_hint"], format!("git merge {branch}"));
+    // The imported commit, by its sha (issue 31).
+    assert_eq!(w["commit"], w["head"], "{}", o.dump());
+    assert_eq!(
+        w["merge_hint"],
+        format!("git merge {}", w["commit"].as_str().unwrap())
+    );
     assert_eq!(
         git(&path, &["symbolic-ref", "HEAD"]).trim(),
         format!("refs/heads/{branch}")
@@ -292,9 +297,10 @@ fn peer_commits(agent: Agent) {
 /// `commondir` at a config of its own with a `core.fsmonitor` command (the
 /// command appends the name of the process that ran git to `PWNED`). baton
 /// must never run it. codex's sandbox lets the peer write `commondir` (the
-/// worktree's git directory is granted so that it can commit): baton fails
-/// the run as tampering. claude's keeps `commondir` read-only (and
-/// quarantines links in `.git` folders): an ordinary run. Recorded in
+/// worktree's git directory is granted so that it can commit); claude's
+/// kept it read-only in a linked worktree (measured with baton 0.3).
+/// Either way an ordinary run now: the writer's repository is its own, and
+/// baton's `GIT_COMMON_DIR` overrides the file (issue 31). Recorded in
 /// docs/worktree.md (Safety).
 fn tamper_commondir(agent: Agent) {
     let p = Peer::new(agent, "wt-tamper-commondir");
@@ -321,22 +327,19 @@ fn tamper_commondir(agent: Agent) {
         "what the sandbox allows changed: update docs/worktree.md (Safety)\n{}",
         o.dump()
     );
-    if written {
-        tampered(&p, &o, "commondir", &before);
-    } else {
-        assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
-        let (_, _, w) = check_worktree(&p, &o);
-        assert_eq!(w["changed_files"], json!(["README.md"]), "{}", o.dump());
-        assert_unchanged(&before, &p.work, &o);
-    }
+    assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    let (_, _, w) = check_worktree(&p, &o);
+    assert_eq!(w["changed_files"], json!(["README.md"]), "{}", o.dump());
+    assert_unchanged(&before, &p.work, &o);
 }
 
 /// Issue 10 item 2: the peer removes its worktree's `.git`, then writes one
 /// naming the user's git directory. Unchecked, baton's git calls would fall
 /// through to the user's repository (commit their work in progress, switch
 /// their branch). codex's and claude's sandboxes mount `.git` read-only
-/// (so the run is an ordinary one); pi has no sandbox, and baton must
-/// refuse the rewired worktree.
+/// (so the run was an ordinary one; to be measured again with the writer's
+/// own repository); pi has no sandbox, and baton must refuse the rewired
+/// worktree.
 fn tamper_git_file(agent: Agent) {
     let p = Peer::new(agent, "wt-tamper-rmgit");
     dirty_user(&p);
@@ -351,13 +354,15 @@ fn tamper_git_file(agent: Agent) {
         o.dump()
     );
     let sandboxed = agent != Agent::Pi;
-    assert_eq!(
-        (removed, written),
-        (!sandboxed, !sandboxed),
-        "what the sandbox allows changed: update docs/worktree.md (Safety)\n{}",
-        o.dump()
-    );
-    if sandboxed {
+    // pi removes the writer's `.git` directory and writes a `.git` file
+    // naming the user's: tampering. codex and claude mounted a linked
+    // worktree's `.git` read-only (baton 0.3); the writer's own `.git` is
+    // granted to them now (issue 31), so what they allow is to be measured
+    // again: either way baton refuses a rewired repository.
+    if !sandboxed {
+        assert_eq!((removed, written), (true, true), "{}", o.dump());
+    }
+    if sandboxed && !removed && !written {
         assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
         let (_, branch, w) = check_worktree(&p, &o);
         assert_eq!(w["changed_files"], json!(["peer.txt"]), "{}", o.dump());
