@@ -222,9 +222,10 @@ impl Checked {
     /// What the peer is told about the worktree (appended to the brief).
     pub(super) fn brief_note(&self, branch: &str) -> String {
         let mut s = format!(
-            "\nThis directory is a git worktree made for this task, on its own branch `{branch}` \
-             (from commit {}{}). The person's own checkout is elsewhere: work only here. You may \
-             commit on this branch; whatever you leave uncommitted, baton commits when you finish.\n",
+            "\nThis directory is a git repository made for this task (the person's history is \
+             readable in it), on its own branch `{branch}` (from commit {}{}). The person's own \
+             checkout is elsewhere: work only here. You may commit on this branch; whatever you \
+             leave uncommitted, baton commits when you finish.\n",
             short(&self.base),
             if self.include_dirty {
                 ", plus the person's uncommitted changes, left uncommitted as they had them"
