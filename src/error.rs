@@ -130,8 +130,9 @@ pub enum Error {
 
     /// baton could not commit what a peer left in its worktree (a git call
     /// failed: the peer locked the branch, made a file unreadable, removed
-    /// the worktree, …). The run is `failed`; the files stay where the
-    /// peer left them and the branch holds only what was committed before.
+    /// the worktree, the import refused an object, …). The run is `failed`;
+    /// the files stay where the peer left them and the user's branch holds
+    /// only what baton imported before.
     #[error(
         "baton could not commit the peer's work on `{branch}` ({reason}); {}",
         left_where(path, uncommitted.as_deref())
@@ -400,14 +401,14 @@ impl Error {
                 format!(
                     "your checkout is untouched. Look at the files in {} and commit them there \
                      yourself, or discard them with `baton worktree remove {id} --force`; \
-                     {branch} holds only what was committed before (the peer's own commits, if \
-                     any)",
+                     {branch} in your repository holds only what baton imported before (the \
+                     peer's own commits, if any, are in the worktree's repository)",
                     path.display()
                 )
             } else {
                 format!(
-                    "your checkout is untouched; {branch} holds only the peer's own commits, if \
-                     any; `baton worktree remove {id}` forgets the worktree"
+                    "your checkout is untouched; {branch} holds only what baton imported before; \
+                     `baton worktree remove {id}` forgets the worktree"
                 )
             }),
             Error::WorktreeNotFound { .. } => {

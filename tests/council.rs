@@ -627,11 +627,28 @@ fn plan_yes_goes_through_to_ready_without_touching_the_checkout() {
     assert_eq!(v["worktree"]["changed_files"], json!(["a.txt"]));
     assert_eq!(v["worktree"]["reverted"], json!(["b.txt"]));
     assert_eq!(v["reviews"].as_array().unwrap().len(), 2);
+    // The commit baton tested, not the branch (issue 31: a branch can move).
+    let commit = v["worktree"]["commit"].as_str().unwrap();
     assert!(
         v["merge_hint"]
             .as_str()
             .unwrap()
-            .contains("git merge baton/council-")
+            .contains(&format!("git merge {commit}")),
+        "{v}"
+    );
+    assert_eq!(
+        crate::worktree::git(
+            &env.work,
+            &[
+                "rev-parse",
+                &format!(
+                    "refs/heads/baton/council-{}",
+                    v["council_id"].as_str().unwrap()
+                )
+            ]
+        )
+        .trim(),
+        commit
     );
     assert_eq!(checkout(&env), before, "the user's checkout changed");
     assert!(branches(&env).contains(&format!(
@@ -1017,4 +1034,65 @@ fn kill_9_while_writing_or_reviewing_then_resume_reaches_ready() {
         );
         assert_eq!(checkout(&env), before, "the user's checkout changed");
     }
+}
+
+/// Issue 31: a council is `ready` only while the writer's branch still
+/// points at the commit baton tested. Here the reviewers (unsandboxed
+/// fakes) move it while they review: the council needs a human, says
+/// `branch_moved`, and the merge hint names the tested commit.
+#[test]
+fn a_branch_moved_during_review_keeps_the_council_from_ready() {
+    let (env, fake) = setup();
+    let mut j = good_scenario().to_json();
+    let w = env.work.canonicalize().unwrap();
+    let attack = format!(
+        "for f in '{w}'/.git/refs/heads/baton/council-*; do T=$(cat \"$f\"); \
+         P=$(git -C '{w}' -c user.name=x -c user.email=x@x commit-tree -p \"$T\" -m planted \"$T^{{tree}}\"); \
+         echo \"$P\" > \"$f\"; done",
+        w = w.display()
+    );
+    for a in AGENTS {
+        j["agents"][a]["implement"] =
+            json!([{"edits": [{"path": "a.txt", "content": "one\ntwo\nlocked\n"}]}]);
+        j["agents"][a]["review"] = json!([{"json": review("approve", json!([])), "sh": [attack]}]);
+    }
+    fake.write_json(&j);
+    let before = checkout(&env);
+    let r = council(
+        &env,
+        &[
+            "plan",
+            "--yes",
+            "--members",
+            "codex,claude,pi",
+            "--seed",
+            "3",
+            "--writer",
+            "claude",
+            "--test-cmd",
+            "grep -q locked a.txt",
+            "lock the cache insert",
+        ],
+    );
+    let v = r.json();
+    assert_eq!(v["status"], "needs_human", "{v}");
+    assert_eq!(v["verification"]["passed"], true, "{v}");
+    assert!(v.to_string().contains("branch_moved"), "{v}");
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("branch_moved")),
+        "{v}"
+    );
+    let commit = v["worktree"]["commit"].as_str().unwrap();
+    assert!(
+        v["merge_hint"]
+            .as_str()
+            .unwrap_or_default()
+            .contains(&format!("git merge {commit}")),
+        "{v}"
+    );
+    assert_eq!(checkout(&env), before, "the user's checkout changed");
 }

@@ -130,7 +130,10 @@ fn a_rate_limited_writer_falls_back_in_a_fresh_worktree_and_the_council_names_it
     assert!(wt["path"].as_str().unwrap().ends_with(&a2), "{wt}");
     assert_eq!(wt["changed_files"], json!(["a.txt"]));
     assert!(
-        v["merge_hint"].as_str().unwrap().contains(&branch),
+        v["merge_hint"]
+            .as_str()
+            .unwrap()
+            .contains(wt["commit"].as_str().unwrap()),
         "{}",
         v["merge_hint"]
     );

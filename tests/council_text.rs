@@ -97,7 +97,7 @@ fn approve_says_approved_and_nothing_runs_until_execute() {
         format!("test:    passed: {TEST}"),
         "approve: read it".into(),
         "merge:   nothing was merged: review with `git diff ".into(),
-        format!("`git merge baton/council-{id}`"),
+        format!("`git merge {}`", v["worktree"]["commit"].as_str().unwrap()),
     ] {
         assert!(t.contains(&want), "{want:?} not in:\n{t}");
     }
@@ -134,7 +134,7 @@ fn plan_yes_and_discuss_text_show_what_the_json_has() {
         "test:    passed: ",
         "review:  ",
         "merge:   nothing was merged",
-        "`git merge baton/council-",
+        "`git merge ",
     ] {
         assert!(r.stdout.contains(want), "{want:?} not in:\n{}", r.stdout);
     }

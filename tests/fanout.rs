@@ -71,11 +71,11 @@ fn the_passing_candidate_wins_the_failing_and_the_tamperer_are_excluded() {
         &Scenario::new()
             .on("codex", Stage::Implement, write_answer("good\n"))
             .on("claude", Stage::Implement, write_answer("bad\n"))
-            // The tamperer points its worktree's `.git` elsewhere.
+            // The tamperer rewrites its repository's configuration.
             .on(
                 "pi",
                 Stage::Implement,
-                write_answer("good\n").edit(".git", "gitdir: /tmp\n"),
+                write_answer("good\n").edit(".git/config", "[core]\n\tfsmonitor = true\n"),
             ),
     );
     let before = fingerprint(&env.work);
@@ -120,10 +120,11 @@ fn the_passing_candidate_wins_the_failing_and_the_tamperer_are_excluded() {
     assert!(!c2["kept"].as_bool().unwrap() && !c3["kept"].as_bool().unwrap());
     assert!(!std::path::Path::new(c2["worktree"].as_str().unwrap()).exists());
     assert!(
-        j["merge_hint"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("git merge {branch}"))
+        j["merge_hint"].as_str().unwrap().contains(&format!(
+            "git merge {}",
+            j["winner"]["commit"].as_str().unwrap()
+        )),
+        "{j}"
     );
     assert_eq!(
         git(&env.work, &["show", &format!("{branch}:answer.txt")]),
@@ -977,4 +978,70 @@ fn a_tie_is_said_and_broken_by_the_seed_not_by_finish_time() {
         w
     };
     assert_eq!(winner("codex"), winner("claude"));
+}
+
+/// Issue 31: a candidate moved a sibling's branch after baton had tested
+/// it (exit 0, "c1 wins", `git merge baton/<id>-1`, and the branch held
+/// code the winner never wrote). Here c2's peer, unsandboxed, waits for
+/// c1's commit to be imported and then writes c1's ref file in the user's
+/// repository: c1 is not eligible (`branch_moved`), and nothing names c1's
+/// branch; the winner is named by the commit baton tested.
+#[test]
+fn a_candidate_that_moves_a_sibling_s_branch_does_not_make_it_win() {
+    let (env, fake) = setup();
+    let base = git(&env.work, &["rev-parse", "HEAD"]).trim().to_string();
+    let attack = move_sibling_branch(&base);
+    fake.write(
+        &Scenario::new()
+            .on("codex", Stage::Implement, write_answer("good\n"))
+            .on(
+                "claude",
+                Stage::Implement,
+                write_answer("good\n").sh(&attack),
+            ),
+    );
+    let (r, j) = fan_out(&env, &["--agents", "codex,claude", "--judge", "none"]);
+    let planted = fs::read_to_string(env.fake_dir.join("planted")).unwrap_or_default();
+    assert!(!planted.trim().is_empty(), "the attack never ran: {j}");
+    let c1 = candidate(&j, "c1");
+    assert_eq!(c1["eligible"], false, "{j}");
+    assert_eq!(c1["branch_moved"], true, "{c1}");
+    assert!(
+        c1["excluded_reason"]
+            .as_str()
+            .unwrap()
+            .contains("branch_moved"),
+        "{c1}"
+    );
+    assert_ne!(c1["commit"].as_str(), Some(planted.trim()));
+    assert!(j["warnings"].to_string().contains("branch_moved"), "{j}");
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(j["winner"]["id"], "c2", "{j}");
+    let c2 = candidate(&j, "c2");
+    let commit = c2["commit"].as_str().unwrap();
+    assert_eq!(j["winner"]["commit"], commit);
+    assert_eq!(c2["tests"]["commit"], commit);
+    assert!(
+        j["merge_hint"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("git merge {commit}")),
+        "{j}"
+    );
+}
+
+/// A peer's shell script, run as candidate c2, that waits until c1's
+/// branch moved off `base` (baton imported c1's commit) and then writes
+/// c1's ref file in the user's repository to a commit of its own making.
+pub(crate) fn move_sibling_branch(base: &str) -> String {
+    // From `<top>/.baton/worktrees/<fanout>-2`: the sibling is `<fanout>-1`.
+    format!(
+        "U=\"$(cd ../../.. && pwd)\"; ME=\"$(basename \"$PWD\")\"; SIB=\"${{ME%-2}}-1\"\n\
+         i=0; while [ $i -lt 400 ]; do\n\
+           T=$(git -C \"$U\" rev-parse -q --verify \"refs/heads/baton/$SIB\")\n\
+           [ -n \"$T\" ] && [ \"$T\" != {base} ] && break; sleep 0.05; i=$((i+1)); done\n\
+         P=$(git -C \"$U\" -c user.name=x -c user.email=x@x commit-tree -p \"$T\" -m planted \"$T^{{tree}}\")\n\
+         printf '%s\\n' \"$P\" > \"$U/.git/refs/heads/baton/$SIB\"\n\
+         printf '%s\\n' \"$P\" > \"$FAKE_DIR/planted\""
+    )
 }

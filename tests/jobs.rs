@@ -979,11 +979,11 @@ fn a_worktree_job_killed_while_committing_is_lost_not_success() {
 fn a_job_seen_while_its_worktree_is_made_is_not_lost() {
     let env = Env::new();
     env.git_init();
-    // `git worktree add` waits for a gate the test removes.
+    // `git init` (making the writer's repository) waits for a gate the test removes.
     env.fake(
         "git",
         "for a in \"$@\"; do\n\
-           if [ \"$a\" = worktree ] && [ -e \"$FAKE_DIR/gate\" ]; then\n\
+           if [ \"$a\" = init ] && [ -e \"$FAKE_DIR/gate\" ]; then\n\
              touch \"$FAKE_DIR/adding\"; while [ -e \"$FAKE_DIR/gate\" ]; do sleep 0.05; done; break\n\
            fi\n\
          done\n\

@@ -506,7 +506,7 @@ pub fn worktrees(c: &Contract) {
     assert_eq!(v["worktree"]["carried"], json!(["notes.txt"]), "{v}");
     assert_eq!(v["verification"]["passed"], true, "{v}");
 
-    peer("rm .git\necho peer > peer.txt");
+    peer("rm -rf .git\necho peer > peer.txt");
     let v = c.expect_kind(
         "tampered",
         Shape::Result,
@@ -745,7 +745,7 @@ pub fn fanouts(c: &Contract) {
             .on(
                 "pi",
                 Stage::Implement,
-                write_answer("good\n").edit(".git", "gitdir: /tmp\n"),
+                write_answer("good\n").edit(".git/config", "[core]\n\tfsmonitor = true\n"),
             )
             .all(
                 &["codex", "claude", "pi"],
@@ -796,6 +796,23 @@ pub fn fanouts(c: &Contract) {
         Stage::Implement,
         write_answer("bad\n"),
     ));
+    // A candidate that moves its sibling's tested branch (`branch_moved`).
+    let base = crate::worktree::git(&env.work, &["rev-parse", "HEAD"]);
+    fake.write(
+        &Scenario::new()
+            .on("codex", Stage::Implement, write_answer("good\n"))
+            .on(
+                "claude",
+                Stage::Implement,
+                write_answer("good\n").sh(&crate::fanout::move_sibling_branch(base.trim())),
+            ),
+    );
+    let v = c.check(
+        "fan-out, a branch moved",
+        Shape::Fanout,
+        &fan(&["--agents", "codex,claude", "--judge", "none"]),
+    );
+    assert_eq!(v["candidates"][0]["branch_moved"], true, "{v}");
     c.expect_kind(
         "no eligible candidate",
         Shape::Fanout,

@@ -301,7 +301,16 @@ fn peer_edits_creates_deletes_and_renames_in_the_worktree_only() {
     );
     assert_eq!(wt["branch"], format!("baton/{id}"));
     assert_eq!(wt["base"], head);
-    assert_eq!(wt["merge_hint"], format!("git merge baton/{id}"));
+    // The imported commit, named by its sha (issue 31: a branch can move).
+    assert_eq!(wt["commit"], wt["head"]);
+    assert_eq!(
+        wt["merge_hint"],
+        format!("git merge {}", wt["head"].as_str().unwrap())
+    );
+    assert_eq!(
+        git(&w, &["rev-parse", &format!("refs/heads/baton/{id}")]).trim(),
+        wt["commit"].as_str().unwrap()
+    );
     assert_eq!(j["cwd"], path.display().to_string());
     // The peer ran in the worktree, not in the user's checkout.
     assert_eq!(
@@ -357,17 +366,21 @@ fn peer_edits_creates_deletes_and_renames_in_the_worktree_only() {
         ]
     );
     assert_diffstat_matches_git(&w, wt);
-    // A sandboxed codex may write the worktree's git metadata, and only that.
+    // A sandboxed codex may write its own repository's git metadata, and
+    // nothing of the user's `.git` (issue 31).
     let argv = env.argv("codex");
     let common = w.canonicalize().unwrap().join(".git");
-    for d in [common.join("worktrees").join(id), common.join("objects")] {
-        let i = argv
+    let own = path.join(".git");
+    let i = argv
+        .iter()
+        .position(|a| *a == own.display().to_string())
+        .unwrap_or_else(|| panic!("{} not in {argv:?}", own.display()));
+    assert_eq!(argv[i - 1], "--add-dir");
+    assert!(
+        !argv
             .iter()
-            .position(|a| *a == d.display().to_string())
-            .unwrap_or_else(|| panic!("{} not in {argv:?}", d.display()));
-        assert_eq!(argv[i - 1], "--add-dir");
-    }
-    assert!(!argv.contains(&common.display().to_string()));
+            .any(|a| a.contains(&common.display().to_string()))
+    );
     // The brief names the worktree and its branch.
     let stdin = env.stdin("codex");
     assert!(stdin.contains(&format!("`baton/{id}`")), "{stdin}");
@@ -724,7 +737,10 @@ fn test_cmd_passes_in_a_fresh_checkout_of_the_commit() {
     assert!(!ran_in.exists(), "{} stays", ran_in.display());
     assert!(!git(&w, &["worktree", "list", "--porcelain"]).contains(&ran_in.display().to_string()));
     assert!(j["summary"].as_str().unwrap().contains("test-cmd passed"));
-    assert_eq!(j["worktree"]["merge_hint"], format!("git merge baton/{id}"));
+    assert_eq!(
+        j["worktree"]["merge_hint"],
+        format!("git merge {}", j["worktree"]["commit"].as_str().unwrap())
+    );
     // The full output is kept beside the run's logs.
     let log = PathBuf::from(j["log_path"].as_str().unwrap()).with_file_name("test.log");
     assert!(fs::read_to_string(log).unwrap().contains("branch=baton/"));
@@ -1123,11 +1139,12 @@ fn two_worktree_runs_at_once_on_the_same_repository() {
         assert_diffstat_matches_git(&w, wt);
     }
     assert_ne!(wa["changed_files"], wb["changed_files"]);
+    // Writers have repositories of their own: none is a linked worktree.
     assert_eq!(
         git(&w, &["worktree", "list", "--porcelain"])
             .matches("worktree ")
             .count(),
-        3
+        1
     );
     assert_eq!(fingerprint(&w), before);
 }
@@ -1249,7 +1266,7 @@ fn dry_run_shows_the_worktree_run_and_creates_nothing() {
 }
 
 #[test]
-fn claude_gets_the_worktree_git_dirs_as_add_dirs() {
+fn claude_gets_its_own_repository_s_git_dir_as_an_add_dir() {
     let env = Env::new();
     let w = repo(&env);
     env.fake(
@@ -1265,7 +1282,13 @@ fn claude_gets_the_worktree_git_dirs_as_add_dirs() {
     let j = r.json();
     let id = j["worktree"]["id"].as_str().unwrap();
     let argv = env.argv("claude");
-    let gitdir = w.canonicalize().unwrap().join(".git/worktrees").join(id);
+    // Its own repository's git dir, under the worktree: not the user's.
+    let gitdir = w
+        .canonicalize()
+        .unwrap()
+        .join(".baton/worktrees")
+        .join(id)
+        .join(".git");
     let i = argv
         .iter()
         .position(|a| *a == gitdir.display().to_string())
@@ -1667,8 +1690,10 @@ fn a_peer_that_redirects_commondir_cannot_make_baton_run_commands() {
     write(&w, "README.md", "# demo\n\nthe user's own edit\n");
     let before = fingerprint(&w);
     let pwned = env.fake_dir.join("PWNED");
-    // The tester's exploit: a common dir of the peer's making whose config
-    // sets core.fsmonitor, which every `git status/add/write-tree` runs.
+    // The tester's exploit against a linked worktree: a common dir of the
+    // peer's making whose config sets core.fsmonitor, which every `git
+    // status/add/write-tree` runs. In a repository of its own the file is
+    // ignored (baton names GIT_COMMON_DIR); the run goes on.
     peer(
         &env,
         r#"G=$(git rev-parse --absolute-git-dir)
@@ -1680,13 +1705,71 @@ echo edit >> LICENSE"#,
     );
     let (r, j) = wt_run(&env, &[]);
     assert!(!pwned.exists(), "baton ran the peer's fsmonitor command");
-    let id = assert_tampered(&w, &r, &j, &before, "commondir");
-    remove_tampered(&env, &id, &before);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(strings(&j["worktree"]["changed_files"]), ["LICENSE"]);
+    assert_eq!(fingerprint(&w), before);
+    let id = j["worktree"]["id"].as_str().unwrap();
+    let r = baton(&env, &["worktree", "remove", id, "--force"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
     assert!(!pwned.exists(), "remove ran the peer's fsmonitor command");
 }
 
+/// Issue 31 §1: the writer's repository is the peer's, configuration and
+/// hooks included. A `core.fsmonitor` (or any key that is not `user.*`,
+/// `branch.*` and the like) is tampering: nothing is committed or imported.
+/// Hooks never run: not in baton's own git calls, not in the import.
 #[test]
-fn a_peer_that_removes_or_redirects_the_git_file_cannot_touch_the_users_checkout() {
+fn a_writer_repo_s_config_and_hooks_never_run() {
+    let env = Env::new();
+    let w = repo(&env);
+    let before = fingerprint(&w);
+    let pwned = env.fake_dir.join("PWNED");
+    peer(
+        &env,
+        r#"git config core.fsmonitor "echo x >> '$FAKE_DIR/PWNED'; false"
+git config user.name "a peer"
+echo edit >> LICENSE"#,
+    );
+    let (r, j) = wt_run(&env, &[]);
+    assert!(!pwned.exists(), "baton ran the peer's fsmonitor command");
+    let id = assert_tampered(&w, &r, &j, &before, ".git/config");
+    remove_tampered(&env, &id, &before);
+    assert!(!pwned.exists(), "remove ran the peer's fsmonitor command");
+
+    // Hooks of every kind a fetch, a ref update or a checkout could run.
+    let mut body = String::new();
+    for hook in [
+        "reference-transaction",
+        "post-checkout",
+        "pre-commit",
+        "post-commit",
+        "pre-auto-gc",
+        "post-index-change",
+        "fsmonitor-watchman",
+    ] {
+        body.push_str(&format!(
+            "printf '#!/bin/sh\\necho {hook} >> \"%s\"\\n' \"$FAKE_DIR/PWNED\" > .git/hooks/{hook}\n\
+             chmod +x .git/hooks/{hook}\n"
+        ));
+    }
+    // A peer may set its identity: that is no tampering.
+    body.push_str("git config user.email peer@example.com\necho edit >> LICENSE\n");
+    peer(&env, &body);
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        !pwned.exists(),
+        "a hook of the writer's repository ran: {}",
+        fs::read_to_string(&pwned).unwrap_or_default()
+    );
+    let commit = j["worktree"]["commit"].as_str().unwrap();
+    let id = j["worktree"]["id"].as_str().unwrap();
+    assert_eq!(branch_tip(&w, id), commit);
+    assert_eq!(fingerprint(&w), before);
+}
+
+#[test]
+fn a_peer_that_removes_or_redirects_the_git_dir_cannot_touch_the_users_checkout() {
     let env = Env::new();
     let w = repo(&env);
     // The user's work in progress: must not be committed, switched or lost.
@@ -1695,16 +1778,17 @@ fn a_peer_that_removes_or_redirects_the_git_file_cannot_touch_the_users_checkout
     let before = fingerprint(&w);
     for (body, says) in [
         // Without a `.git`, `git -C <worktree>` finds the user's repository.
-        ("rm .git\necho peer > peer.txt", ".git"),
-        // The same with a `.git` file naming the user's git directory.
+        ("rm -rf .git\necho peer > peer.txt", ".git"),
+        // A `.git` file naming the user's git directory.
         (
-            "printf 'gitdir: %s\\n' \"$(git rev-parse --path-format=absolute --git-common-dir)\" > .git\n\
+            "C=\"$(cd ../../.. && pwd)/.git\"; rm -rf .git; printf 'gitdir: %s\\n' \"$C\" > .git\n\
              echo peer > peer.txt",
             ".git",
         ),
-        // A repository of the peer's own in place of the `.git` file.
+        // A link to it.
         (
-            "rm .git && git init -q . && echo peer > peer.txt && git add -A && git commit -qm mine",
+            "C=\"$(cd ../../.. && pwd)/.git\"; rm -rf .git; ln -s \"$C\" .git\n\
+             echo peer > peer.txt",
             ".git",
         ),
     ] {
@@ -1712,22 +1796,25 @@ fn a_peer_that_removes_or_redirects_the_git_file_cannot_touch_the_users_checkout
         let (r, j) = wt_run(&env, &[]);
         let id = assert_tampered(&w, &r, &j, &before, says);
         assert!(!w.join("peer.txt").exists());
-        // Not without --force: the peer's file is there, uncommitted.
-        let r = baton(&env, &["worktree", "remove", &id]);
-        assert_eq!(r.code, 2, "{}", r.stdout);
-        let e = &r.json()["error"];
-        let msg = e["message"].as_str().unwrap();
-        assert!(
-            msg.contains("peer.txt") && msg.contains("tampered"),
-            "{msg}"
-        );
-        assert!(
-            e["hint"].as_str().unwrap().contains("do not run git"),
-            "{e}"
-        );
         assert_eq!(&fingerprint(&w), &before);
         remove_tampered(&env, &id, &before);
     }
+    // A repository of the peer's own in place of baton's: its history is
+    // its own (no base), which baton says; the user's checkout is untouched.
+    peer(
+        &env,
+        "rm -rf .git && git init -q . && echo peer > peer.txt && git add -A && \
+         git -c user.name=p -c user.email=p@p commit -qm mine",
+    );
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(&fingerprint(&w), &before);
+    assert!(!w.join("peer.txt").exists());
+    if r.code == 0 {
+        assert!(j["warnings"].to_string().contains("rewrote history"), "{j}");
+    } else {
+        assert_eq!(j["error"]["kind"], "worktree_commit_failed", "{j}");
+    }
+    assert_eq!(git(&w, &["symbolic-ref", "HEAD"]).trim(), "refs/heads/main");
 }
 
 #[test]
@@ -1784,7 +1871,7 @@ echo more >> LICENSE"#,
     );
     let (r, j) = wt_run(&env, &[]);
     assert!(!pwned.exists(), "baton ran the peer's worktree config");
-    let id = assert_tampered(&w, &r, &j, &before, "config.worktree");
+    let id = assert_tampered(&w, &r, &j, &before, ".git/config");
     remove_tampered(&env, &id, &before);
     assert!(!pwned.exists(), "remove ran the peer's worktree config");
 }
@@ -2134,9 +2221,94 @@ fn the_dry_run_shows_the_grants_the_run_passes_in_either_ref_format() {
             .filter(|(f, _)| *f == "--add-dir")
             .map(|(_, d)| d)
             .collect();
-        let reftable = grants.iter().any(|g| g.ends_with("/.git/reftable"));
-        assert_eq!(reftable, format == "reftable", "{format}: {grants:?}");
-        let baton_refs = grants.iter().any(|g| g.ends_with("/.git/refs/heads/baton"));
-        assert_eq!(baton_refs, format == "files", "{format}: {grants:?}");
+        // The writer's own repository in either format (issue 31): no
+        // reftable, no `baton/` ref folder, nothing of the user's `.git`.
+        let own = w.canonicalize().unwrap().join(".baton/worktrees/ID/.git");
+        assert_eq!(grants, [&own.display().to_string()], "{format}");
     }
+}
+
+/// Issue 31: every worktree peer was granted `<repo>/.git/objects` and
+/// `<repo>/.git/refs/heads/baton` (a peer replaced a loose object of the
+/// user's; a fan-out candidate moved a sibling's branch). No agent's argv
+/// names any path in the user's `.git` now; claude's settings deny it.
+#[test]
+fn no_agent_is_granted_a_path_in_the_users_git_dir() {
+    let env = Env::new();
+    let w = repo(&env);
+    let dot_git = w.canonicalize().unwrap().join(".git");
+    for agent in ["codex", "claude", "qwen", "gemini-cli", "agy"] {
+        let dry = baton(
+            &env,
+            &["run", "--agent", agent, "--worktree", "--dry-run", "x"],
+        );
+        assert_eq!(dry.code, 0, "{agent}: {}", dry.stderr);
+        let d = dry.json();
+        let argv = strings(&d["argv"]);
+        let path = PathBuf::from(d["worktree"]["path"].as_str().unwrap());
+        for a in &argv {
+            assert!(
+                a.starts_with('{') || !a.contains(&dot_git.display().to_string()),
+                "{agent} is granted {a} of the user's .git: {argv:?}"
+            );
+        }
+        // (gemini-cli has no sandbox to widen: it gets no grant at all.)
+        assert!(
+            agent == "gemini-cli" || argv.contains(&path.join(".git").display().to_string()),
+            "{agent}: its own .git is not granted: {argv:?}"
+        );
+    }
+}
+
+/// Issue 31: a peer granted the user's `.git/objects` replaced a loose
+/// object there. Its objects are its own now, and they reach the user's
+/// repository only through a fetch that hashes every one: a commit whose
+/// blob file holds other content is refused, the run fails saying so, and
+/// nothing is imported (the branch stays at the base).
+#[test]
+fn the_import_refuses_a_corrupt_object() {
+    let env = Env::new();
+    let w = repo(&env);
+    let before = fingerprint(&w);
+    peer(
+        &env,
+        "echo 'the real content' > evil.txt\n\
+         git add evil.txt && git commit -qm 'peer commit'\n\
+         B=$(git rev-parse HEAD:evil.txt)\n\
+         O=$(echo 'rm -rf ~ # planted' | git hash-object -w --stdin)\n\
+         F=.git/objects/$(echo $B | cut -c1-2)/$(echo $B | cut -c3-)\n\
+         G=.git/objects/$(echo $O | cut -c1-2)/$(echo $O | cut -c3-)\n\
+         chmod u+w \"$F\" && cp -f \"$G\" \"$F\"",
+    );
+    let (r, j) = wt_run(&env, &[]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(j["status"], "failed", "{j}");
+    assert_eq!(j["error"]["kind"], "worktree_commit_failed", "{j}");
+    let msg = j["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("checks every object"), "{msg}");
+    let id = j["worktree"]["id"].as_str().unwrap();
+    assert_eq!(branch_tip(&w, id), j["worktree"]["base"].as_str().unwrap());
+    // Nothing of the peer's reached the user's object store.
+    let blob = git_cmd(&w)
+        .args(["hash-object", "--stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(b"the real content\n")?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let blob = String::from_utf8(blob.stdout).unwrap();
+    let has = git_cmd(&w)
+        .args(["cat-file", "-e", blob.trim()])
+        .status()
+        .unwrap();
+    assert!(!has.success(), "the peer's blob {blob} was imported");
+    assert_eq!(fingerprint(&w), before);
+    assert!(
+        git(&w, &["fsck", "--no-dangling"]).is_empty(),
+        "the user's repository is not sound"
+    );
 }

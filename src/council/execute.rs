@@ -397,6 +397,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
         let verdict = gate::terminal(&ver, &reviews, &by.vendor, &imp.changed_files);
         let open = gate::open_set(&ver, &merged);
         save(rec, &imp, Some(&ver), &rcalls, &merged, round, &tally)?;
+        let verdict = implement::unless_moved(rec, &imp, verdict);
         match verdict {
             Gate::Ready => {
                 step(
@@ -487,7 +488,8 @@ fn save(
         "findings": merged,
         "repair_rounds": round,
         // Nothing to merge when baton's check of the writer's work failed.
-        "merge_hint": (!ver.is_some_and(check_failed)).then(|| format!("nothing was merged: review with `git diff {}...{branch}`, then `git merge {branch}` if you agree", imp.base)),
+        // The commit, not the branch: a branch can be moved (`branch_moved`).
+        "merge_hint": (!ver.is_some_and(check_failed)).then(|| { let c = imp.commit.as_deref().unwrap_or(branch); format!("nothing was merged: review with `git diff {}...{c}`, then `git merge {c}` if you agree", imp.base) }),
         "usage_by_stage": {"implementing": tally.usage_impl, "reviewing": tally.usage_rev},
         "member_outcomes": outcomes,
         "plan": tally.plan,

@@ -279,6 +279,31 @@ fn held(lock: &CouncilLock, council_id: &str) -> Result<()> {
     Ok(())
 }
 
+/// `verdict`, but a `Ready` one only while the writer's branch still points
+/// at the commit baton tested (`worktree::branch_moved`): otherwise the
+/// council needs a human, and says why.
+pub fn unless_moved(
+    rec: &mut super::store::Record,
+    imp: &Implemented,
+    verdict: super::gate::Gate,
+) -> super::gate::Gate {
+    use super::gate::Gate;
+    let moved = imp
+        .commit
+        .as_deref()
+        .and_then(|c| crate::worktree::branch_moved(&imp.worktree.top, &imp.branch, c));
+    match (verdict, moved) {
+        (Gate::Ready, Some(why)) => {
+            rec.warn(why.clone());
+            Gate::NeedsHuman {
+                reason: why,
+                coverage_gap: Vec::new(),
+            }
+        }
+        (v, _) => v,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     // Stages 6–9 against a real temporary git repository and a fake writer

@@ -166,6 +166,7 @@ fn write(
     if let Some(h) = outs.iter().find_map(|o| o.held_back.as_ref()) {
         r.warnings.push(h.clone());
     }
+    outcome::branches_hold(&rec.root, &mut r, None);
     let eligible: Vec<usize> = (0..cands.len())
         .filter(|i| r.candidates[*i].eligible)
         .collect();
@@ -222,6 +223,7 @@ fn write(
         .exceeded()
         .then(|| outs.iter().find_map(|o| o.held_back.clone()))
         .flatten();
+    let winner = winner.filter(|w| outcome::branches_hold(&rec.root, &mut r, Some(*w)));
     settle(rec, &mut r, cands, &places, winner, cancelled, spend_stop);
     Ok(r)
 }
@@ -483,9 +485,9 @@ fn settle(
          file(s), +{} -{}",
         wc.id, wc.agent, d.files, d.insertions, d.deletions
     );
+    let c = wc.commit.clone().unwrap_or_else(|| branch.clone());
     r.merge_hint = Some(format!(
-        "nothing was merged: review with `git diff {}...{branch}`, then `git merge {branch}` if \
-         you agree",
+        "nothing was merged: review with `git diff {}...{c}`, then `git merge {c}` if you agree",
         r.base.clone().unwrap_or_default()
     ));
     r.winner = Some(Winner {
@@ -493,5 +495,6 @@ fn settle(
         agent: wc.agent.clone(),
         model: wc.model.clone(),
         branch: wc.branch.clone(),
+        commit: wc.commit.clone(),
     });
 }

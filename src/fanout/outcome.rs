@@ -6,7 +6,7 @@ use crate::worktree::oracle::Verification;
 
 use super::candidate::{Outcome, Round, green};
 use super::preflight::Candidate;
-use super::result::{CandidateResult, DiffStat, RoundResult, Tests};
+use super::result::{CandidateResult, DiffStat, FanoutResult, RoundResult, Tests};
 
 /// Why a candidate stopped when it was not its own doing.
 #[derive(Debug, Clone, PartialEq)]
@@ -183,6 +183,8 @@ pub fn result(c: &Candidate, o: &Outcome, stopped: &StoppedBy) -> CandidateResul
         eligible: excluded_reason.is_none(),
         excluded_reason,
         branch: last.map(|r| r.attempt.branch.clone()),
+        commit: last.and_then(|r| r.attempt.commit.clone()),
+        branch_moved: false,
         worktree: last.map(|r| r.attempt.worktree_path.display().to_string()),
         kept: last.is_some(),
         changed_files: last
@@ -203,6 +205,33 @@ pub fn result(c: &Candidate, o: &Outcome, stopped: &StoppedBy) -> CandidateResul
         log_path: last.and_then(|r| r.attempt.log_path.clone()),
         error,
     }
+}
+
+/// Whether the branches of the eligible candidates (or only candidate
+/// `only`) of `r` still point at the commits baton tested, in the user's
+/// repository at `root`. One that moved (issue 31: a candidate moved a
+/// sibling's tested branch and the wrong code won) is not eligible: its
+/// `excluded_reason` and a warning say where it points now. The driver asks
+/// before the judges and again for the winner after them; `merge_hint`
+/// names the commit, not the branch.
+pub fn branches_hold(root: &std::path::Path, r: &mut FanoutResult, only: Option<usize>) -> bool {
+    let mut held = true;
+    for (i, c) in r.candidates.iter_mut().enumerate() {
+        if only.is_some_and(|o| o != i) || !c.eligible {
+            continue;
+        }
+        let (Some(branch), Some(commit)) = (&c.branch, &c.commit) else {
+            continue;
+        };
+        if let Some(why) = crate::worktree::branch_moved(root, branch, commit) {
+            r.warnings.push(format!("{}: {why}", c.id));
+            c.eligible = false;
+            c.branch_moved = true;
+            c.excluded_reason = Some(why);
+            held = false;
+        }
+    }
+    held
 }
 
 impl From<crate::worktree::repo::DiffStat> for DiffStat {

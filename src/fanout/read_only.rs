@@ -121,6 +121,8 @@ fn entry(c: &Candidate, r: Result<RunResult>) -> CandidateResult {
         eligible: false,
         excluded_reason: Some("a read-only fan-out selects nothing".into()),
         branch: None,
+        commit: None,
+        branch_moved: false,
         worktree: None,
         kept: false,
         changed_files: Vec::new(),

@@ -131,6 +131,15 @@ pub struct CandidateResult {
     pub excluded_reason: Option<String>,
     /// `baton/<fanout id>-<n>` (null read-only, or when no worktree was made).
     pub branch: Option<String>,
+    /// The commit baton imported onto `branch` and tested (null when
+    /// nothing was committed): what `git merge` should name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// `true`: its branch no longer pointed at `commit` when baton checked
+    /// before naming a winner (`excluded_reason` says where it points), so
+    /// it was not eligible.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub branch_moved: bool,
     pub worktree: Option<String>,
     /// Whether its branch and worktree are still there (the winner's, or
     /// every one with `--keep-all`).
@@ -210,6 +219,9 @@ pub struct Winner {
     pub agent: String,
     pub model: Option<String>,
     pub branch: Option<String>,
+    /// The commit on `branch` that won (checked to be there just before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 impl FanoutResult {

@@ -1,5 +1,11 @@
-//! A linked worktree's git calls pinned to the repository baton made it in,
-//! and the check that a peer did not rewire the worktree before baton trusts it.
+//! A worktree's git calls pinned to its repository, and the check that a
+//! peer did not rewire the worktree before baton trusts it.
+//!
+//! A writer's worktree is a repository of its own (`own`: issue 31); its
+//! `.git` must stay a real directory and its config what baton wrote, up to
+//! keys that name no program (`verify_own`). What follows describes the
+//! linked worktrees baton 0.3 made (still read for their jobs) and the test
+//! command's checkout, which is one.
 //!
 //! A peer may write its worktree and the worktree's git directory
 //! (`<common>/worktrees/<name>/`, granted so that it can commit). Left to
@@ -46,6 +52,81 @@ pub struct Pin {
     /// repository enables `extensions.worktreeConfig`; `None`: absent or empty.
     #[serde(default)]
     pub config_worktree: Option<String>,
+    /// `true`: the writer's own repository (`<work_tree>/.git` is its git
+    /// directory and its common directory, its objects borrowed from the
+    /// user's through `objects/info/alternates`); `false`: a linked
+    /// worktree of the user's repository (made by an older baton, and the
+    /// test command's checkout).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own: bool,
+    /// The writer repository's configuration file as baton made it: a
+    /// change beyond the keys a peer may set (`OWN_CONFIG_FREE`) is
+    /// tampering (it is the configuration baton's own git calls there read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<String>,
+}
+
+/// Configuration keys (lowercase prefixes) a peer may set in its own
+/// repository without that counting as tampering: they name no program and
+/// change nothing baton reads (identity, branch tracking, colours, hints).
+/// Everything else (`core.*`, `filter.*`, `diff.*`, `include*`,
+/// `extensions.*`, …) could make one of baton's unsandboxed git calls there
+/// run a program or read something else.
+const OWN_CONFIG_FREE: [&str; 8] = [
+    "user.",
+    "author.",
+    "committer.",
+    "branch.",
+    "color.",
+    "advice.",
+    "init.",
+    "alias.",
+];
+
+/// Configuration text `config` without the keys a peer may change, as
+/// `git config --list` reads it (no includes followed: an `include.path` is
+/// itself a key that counts). Read from stdin, from outside any repository:
+/// nothing is discovered.
+fn own_config(config: &[u8]) -> std::result::Result<String, String> {
+    use std::io::Write;
+    let mut child = crate::git::git(Path::new("/"))
+        .args(["config", "--no-includes", "--file", "-", "--list", "-z"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("its `.git/config` could not be read: {e}"))?;
+    if let Some(mut w) = child.stdin.take() {
+        let _ = w.write_all(config);
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("its `.git/config` could not be read: {e}"))?;
+    if !out.status.success() {
+        return Err("its `.git/config` is not valid configuration".into());
+    }
+    let mut keep: Vec<String> = out
+        .stdout
+        .split(|b| *b == 0)
+        .filter(|e| !e.is_empty())
+        .map(|e| String::from_utf8_lossy(e).into_owned())
+        .filter(|e| {
+            let key = e.split('\n').next().unwrap_or("").to_ascii_lowercase();
+            !OWN_CONFIG_FREE.iter().any(|f| key.starts_with(f))
+        })
+        .collect();
+    keep.sort();
+    Ok(keep.join("\0"))
+}
+
+/// The writer repository's configuration file in `git_dir`, as it is now.
+fn own_config_file(git_dir: &Path) -> std::result::Result<Vec<u8>, String> {
+    let file = git_dir.join("config");
+    match std::fs::symlink_metadata(&file) {
+        Ok(m) if m.is_file() => {}
+        _ => return Err("its `.git/config` is no longer a regular file".into()),
+    }
+    std::fs::read(&file).map_err(|e| format!("its `.git/config` could not be read: {e}"))
 }
 
 fn read(p: &Path) -> Option<String> {
@@ -72,6 +153,30 @@ fn real_dir(p: &Path) -> bool {
 }
 
 impl Pin {
+    /// Record the writer repository baton has just made at `work_tree`
+    /// (before any peer ran in it): its git directory is `<work_tree>/.git`.
+    pub fn record_own(work_tree: &Path, attr_tree: &str) -> Result<Pin> {
+        let git_dir = work_tree.join(".git");
+        let config = own_config_file(&git_dir).map_err(|e| {
+            Error::io(
+                "reading the writer repository's configuration",
+                std::io::Error::other(e),
+            )
+        })?;
+        Ok(Pin {
+            work_tree: work_tree.to_path_buf(),
+            common_dir: git_dir.clone(),
+            git_dir,
+            attr_tree: attr_tree.to_string(),
+            dot_git: String::new(),
+            gitdir: String::new(),
+            commondir: String::new(),
+            config_worktree: None,
+            own: true,
+            config: Some(String::from_utf8_lossy(&config).into_owned()),
+        })
+    }
+
     /// Record a worktree git has just made (before any peer ran in it).
     pub fn record(
         work_tree: &Path,
@@ -96,6 +201,8 @@ impl Pin {
             gitdir: file(git_dir.join("gitdir"))?,
             commondir: file(git_dir.join("commondir"))?,
             config_worktree: config_sha(&git_dir.join("config.worktree")),
+            own: false,
+            config: None,
         })
     }
 
@@ -137,6 +244,8 @@ impl Pin {
             git_dir,
             common_dir,
             attr_tree: attr_tree.to_string(),
+            own: false,
+            config: None,
         })
     }
 
@@ -187,6 +296,9 @@ impl Pin {
                 self.work_tree.display()
             ));
         }
+        if self.own {
+            return self.verify_own();
+        }
         let dot_git = self.work_tree.join(".git");
         match std::fs::symlink_metadata(&dot_git) {
             Err(_) => return Err("the worktree's `.git` file was removed".into()),
@@ -236,6 +348,39 @@ impl Pin {
         Ok(())
     }
 
+    /// `verify` for the writer's own repository: its `.git` is still a real
+    /// directory (a link would aim baton's git calls, which write refs and
+    /// the index there, at another repository: the user's), and its
+    /// configuration says what baton wrote, up to the keys a peer may set.
+    fn verify_own(&self) -> std::result::Result<(), String> {
+        if !real_dir(&self.git_dir) {
+            return Err("the worktree's `.git` directory was removed or replaced".into());
+        }
+        for sub in ["objects", "refs"] {
+            let p = self.git_dir.join(sub);
+            if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_dir()) {
+                return Err(format!(
+                    "`.git/{sub}` in the worktree was replaced by a link"
+                ));
+            }
+        }
+        let now = own_config_file(&self.git_dir).map_err(|e| format!("{e} (git reads it)"))?;
+        let was = self.config.as_deref().unwrap_or_default();
+        // The same bytes (the usual case) need no parsing; otherwise only
+        // the keys a peer may change may differ.
+        if now != was.as_bytes()
+            && own_config(&now).map_err(|e| format!("{e} (git reads it)"))?
+                != own_config(was.as_bytes())?
+        {
+            return Err(
+                "the worktree repository's `.git/config` was changed beyond `user.*`, \
+                 `branch.*` and the like (git reads it as configuration)"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
     /// The tampering error for worktree `id`.
     pub fn tampered(&self, id: &str, what: String) -> Error {
         Error::WorktreeTampered {
@@ -250,6 +395,11 @@ impl Pin {
     /// missing). Only inside the worktree and its own git directory, and
     /// only when both are real directories.
     pub fn repair(&self) -> std::io::Result<()> {
+        if self.own {
+            // Nothing links it to the user's repository: removing it is
+            // removing a directory.
+            return Ok(());
+        }
         if !real_dir(&self.work_tree) || !real_dir(&self.git_dir) {
             return Err(std::io::Error::other(
                 "the worktree or its git directory is not a directory",
@@ -408,5 +558,35 @@ mod tests {
         // A missing worktree is not tampering (the caller says it is gone).
         std::fs::remove_dir_all(wt).unwrap();
         assert_eq!(p.verify(), Ok(()));
+    }
+
+    /// The writer's own repository: its configuration may gain `user.*`
+    /// and the like, nothing else; its `.git` must stay a directory.
+    #[test]
+    fn an_own_repository_s_config_and_git_dir_are_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let wt = d.path().join("wt");
+        std::fs::create_dir(&wt).unwrap();
+        git(&wt, &["init", "-q"]);
+        let p = Pin::record_own(&wt, "").unwrap();
+        assert!(p.own && p.git_dir == wt.join(".git") && p.common_dir == p.git_dir);
+        assert_eq!(p.verify(), Ok(()));
+        git(&wt, &["config", "user.name", "a peer"]);
+        git(&wt, &["config", "branch.main.remote", "origin"]);
+        assert_eq!(p.verify(), Ok(()));
+        git(&wt, &["config", "core.fsmonitor", "touch /tmp/x"]);
+        assert!(p.verify().unwrap_err().contains(".git/config"));
+        git(&wt, &["config", "--unset", "core.fsmonitor"]);
+        assert_eq!(p.verify(), Ok(()));
+        git(&wt, &["config", "include.path", "/tmp/elsewhere"]);
+        assert!(p.verify().is_err());
+        git(&wt, &["config", "--unset", "include.path"]);
+        assert_eq!(p.verify(), Ok(()));
+        let real = d.path().join("real");
+        std::fs::rename(wt.join(".git"), &real).unwrap();
+        std::os::unix::fs::symlink(&real, wt.join(".git")).unwrap();
+        assert!(p.verify().unwrap_err().contains("`.git`"));
+        // Nothing links it to another repository: nothing to repair.
+        assert!(p.repair().is_ok());
     }
 }

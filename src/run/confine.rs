@@ -86,7 +86,17 @@ pub fn peer(plan: &super::Plan, dry_run: bool) -> Result<Confined> {
     // The CLI creates them on first use; under a read-only home it could not
     // (a dry run makes nothing and shows those that exist).
     state.retain(|d| d.is_dir() || (!dry_run && ensure_dir(d)));
-    state.extend(writable.iter().cloned());
+    // The directories a worktree run must write (the writer's own `.git`):
+    // those inside the cwd are writable already; one outside it (a cwd in
+    // a subdirectory of the checkout) keeps its config and hooks read-only,
+    // as the checkout's own do.
+    let mut keep_read_only = Vec::new();
+    for w in writable.iter().filter(|w| !w.starts_with(cwd)) {
+        state.push(w.clone());
+        if w.file_name().is_some_and(|n| n == ".git") {
+            keep_read_only.extend([w.join("config"), w.join("hooks")]);
+        }
+    }
     let mut hidden = homes::others_logins(agent, &env);
     if let Ok(s) = crate::state_dir::base() {
         hidden.push(s);
@@ -97,6 +107,7 @@ pub fn peer(plan: &super::Plan, dry_run: bool) -> Result<Confined> {
             p = p.with_workspace(cwd.clone());
         }
         p.state_dirs = state.clone();
+        p.read_only_inside.extend(keep_read_only.iter().cloned());
         p.hidden.extend(hidden.iter().cloned());
         p
     };

@@ -89,34 +89,38 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
         }
         None => verify(&format!("{rev}^{{commit}}")).map(|c| (c, None)),
     };
-    let (head, given_base, baton_branch, common_dir, user_branch) = std::thread::scope(|s| {
-        // Asked once a process, by the first pinned git call otherwise:
-        // in one candidate's way.
-        s.spawn(crate::git::has_attr_source);
-        let head = s.spawn(|| with_tree("HEAD"));
-        let given_base = s.spawn(|| base_arg.as_deref().and_then(with_tree));
-        let baton_branch = s.spawn(|| verify("refs/heads/baton"));
-        let common_dir = s.spawn(|| {
-            let mut c = git(&top);
-            c.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
-            line(c, "finding the repository's git directory").map(PathBuf::from)
-        });
-        let user_branch = probe({
-            let mut c = git(&top);
-            c.args(["symbolic-ref", "-q", "--short", "HEAD"]);
-            c
-        })
-        .filter(|(ok, _)| *ok)
-        .map(|(_, b)| b);
-        let join = |e| Error::Internal(format!("a git call of the worktree check panicked: {e:?}"));
-        Ok::<_, Error>((
-            head.join().map_err(join)?,
-            given_base.join().map_err(join)?,
-            baton_branch.join().map_err(join)?,
-            common_dir.join().map_err(join)?,
-            user_branch,
-        ))
-    })?;
+    let (head, given_base, baton_branch, common_dir, user_branch, identity) =
+        std::thread::scope(|s| {
+            // Asked once a process, by the first pinned git call otherwise:
+            // in one candidate's way.
+            s.spawn(crate::git::has_attr_source);
+            let head = s.spawn(|| with_tree("HEAD"));
+            let given_base = s.spawn(|| base_arg.as_deref().and_then(with_tree));
+            let baton_branch = s.spawn(|| verify("refs/heads/baton"));
+            let identity = s.spawn(|| super::create::repo_identity(&top));
+            let common_dir = s.spawn(|| {
+                let mut c = git(&top);
+                c.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+                line(c, "finding the repository's git directory").map(PathBuf::from)
+            });
+            let user_branch = probe({
+                let mut c = git(&top);
+                c.args(["symbolic-ref", "-q", "--short", "HEAD"]);
+                c
+            })
+            .filter(|(ok, _)| *ok)
+            .map(|(_, b)| b);
+            let join =
+                |e| Error::Internal(format!("a git call of the worktree check panicked: {e:?}"));
+            Ok::<_, Error>((
+                head.join().map_err(join)?,
+                given_base.join().map_err(join)?,
+                baton_branch.join().map_err(join)?,
+                common_dir.join().map_err(join)?,
+                user_branch,
+                identity.join().map_err(join)?,
+            ))
+        })?;
     // Only a repository without HEAD needs to know whether it has any ref.
     let any_ref = || {
         probe({
@@ -187,6 +191,7 @@ pub fn check(args: &WorktreeOptions, plan: &Plan) -> Result<Option<Checked>> {
         test_cmd: args.test_cmd.clone(),
         anonymous: false,
         title: None,
+        identity,
     }))
 }
 
@@ -194,7 +199,9 @@ impl Checked {
     /// The plan moved into worktree `path` (pure: creates nothing).
     pub fn plan_for(&self, plan: &Plan, path: &Path, branch: &str, writable: Vec<PathBuf>) -> Plan {
         let mut p = plan.clone();
-        p.protected_paths = protected_paths(&self.common_dir, &writable);
+        // Nothing of the user's `.git` is granted; for a CLI whose sandbox
+        // opens more than it is granted (claude's), all of it is denied.
+        p.protected_paths = protected_paths(&self.common_dir, &[]);
         // (Joining an empty path would add a trailing `/`.)
         p.cwd = if self.rel_cwd.as_os_str().is_empty() {
             path.to_path_buf()
@@ -215,9 +222,10 @@ impl Checked {
     /// What the peer is told about the worktree (appended to the brief).
     pub(super) fn brief_note(&self, branch: &str) -> String {
         let mut s = format!(
-            "\nThis directory is a git worktree made for this task, on its own branch `{branch}` \
-             (from commit {}{}). The person's own checkout is elsewhere: work only here. You may \
-             commit on this branch; whatever you leave uncommitted, baton commits when you finish.\n",
+            "\nThis directory is a git repository made for this task (the person's history is \
+             readable in it), on its own branch `{branch}` (from commit {}{}). The person's own \
+             checkout is elsewhere: work only here. You may commit on this branch; whatever you \
+             leave uncommitted, baton commits when you finish.\n",
             short(&self.base),
             if self.include_dirty {
                 ", plus the person's uncommitted changes, left uncommitted as they had them"
@@ -241,32 +249,13 @@ impl Checked {
     }
 
     /// The directories a sandboxed peer needs, besides the worktree itself,
-    /// to commit there: the worktree's own git dir (HEAD, index, logs), the
-    /// object store, and the `baton/` ref namespace with its reflogs. Not the
-    /// whole `.git`: the user's HEAD, index and other branches stay out of
-    /// reach. (A reftable repository keeps every ref in one place, which is
-    /// then granted as a whole; the files format keeps each in its own.)
-    ///
-    /// Only directories there are when the peer starts: a sandbox makes a
-    /// mount point for a missing one. The run asks after its worktree was
-    /// made (`made`); the dry run, which makes nothing, counts what making
-    /// it creates (the worktree's git dir and the `baton/` ref folders) as
-    /// there. One function for both, so `--dry-run` shows the run's argv.
-    pub(super) fn writable_dirs(&self, gitdir: &Path, made: bool) -> Vec<PathBuf> {
-        let c = &self.common_dir;
-        let reftable = c.join("reftable");
-        let mut dirs = vec![gitdir.to_path_buf(), c.join("objects")];
-        let baton_refs = [
-            c.join("refs").join("heads").join("baton"),
-            c.join("logs").join("refs").join("heads").join("baton"),
-        ];
-        if reftable.is_dir() {
-            dirs.push(reftable);
-        } else {
-            dirs.extend(baton_refs.iter().cloned());
-        }
-        dirs.retain(|d| d.is_dir() || (!made && (d == gitdir || baton_refs.contains(d))));
-        dirs
+    /// to commit there: its own repository's git directory `<path>/.git`
+    /// (codex keeps a `.git` under a writable root read-only unless it is a
+    /// root of its own). Nothing of the user's `.git`: the writer's
+    /// repository has its own objects and refs (`create`). One function for
+    /// the run and `--dry-run`, so that the dry run shows the run's argv.
+    pub(super) fn writable_dirs(&self, path: &Path) -> Vec<PathBuf> {
+        vec![path.join(".git")]
     }
 }
 
@@ -324,6 +313,7 @@ mod tests {
             test_cmd: Some("make test".into()),
             anonymous: false,
             title: None,
+            identity: None,
         }
     }
 
@@ -341,104 +331,51 @@ mod tests {
     fn protected_paths_are_the_users_git_state_around_the_grants() {
         let d = tempfile::tempdir().unwrap();
         let c = d.path().join(".git");
-        for dir in [
-            "objects/ab",
-            "refs/heads/baton",
-            "refs/heads/feature",
-            "refs/tags",
-            "logs/refs/heads/baton",
-            "worktrees/me",
-            "worktrees/other",
-            "hooks",
-        ] {
+        for dir in ["objects/ab", "refs/heads/baton", "refs/tags", "hooks"] {
             std::fs::create_dir_all(c.join(dir)).unwrap();
         }
-        for f in [
-            "HEAD",
-            "index",
-            "config",
-            "packed-refs",
-            "refs/heads/main",
-            "refs/heads/baton/me",
-            "refs/heads/feature/x",
-            "logs/HEAD",
-            "logs/refs/heads/main",
-        ] {
+        for f in ["HEAD", "index", "config", "refs/heads/main"] {
             std::fs::write(c.join(f), "x").unwrap();
         }
-        let checked = Checked {
-            common_dir: c.clone(),
-            ..checked()
+        let granted = vec![c.join("refs/heads/baton")];
+        let rel = |got: Vec<PathBuf>| -> Vec<String> {
+            got.iter()
+                .map(|p| {
+                    p.strip_prefix(c.canonicalize().unwrap())
+                        .unwrap()
+                        .display()
+                        .to_string()
+                })
+                .collect()
         };
-        let granted: Vec<PathBuf> = checked.writable_dirs(&c.join("worktrees/me"), true);
-        let got = protected_paths(&c, &granted);
-        let rel: Vec<String> = got
-            .iter()
-            .map(|p| {
-                p.strip_prefix(c.canonicalize().unwrap())
-                    .unwrap()
-                    .display()
-                    .to_string()
-            })
-            .collect();
         assert_eq!(
-            rel,
+            rel(protected_paths(&c, &granted)),
             [
                 "HEAD",
                 "config",
                 "hooks",
                 "index",
-                "logs/HEAD",
-                "logs/refs/heads/main",
-                "packed-refs",
-                "refs/heads/feature",
+                "objects",
                 "refs/heads/main",
-                "refs/tags",
-                "worktrees/other",
+                "refs/tags"
             ]
         );
-        // Nothing granted is under a denied path (a deny would win).
-        for g in &granted {
-            let g = g.canonicalize().unwrap();
-            assert!(!got.iter().any(|p| g.starts_with(p)), "{}", g.display());
-        }
+        // What a writer gets: nothing granted, all of it denied.
+        assert_eq!(
+            rel(protected_paths(&c, &[])),
+            ["HEAD", "config", "hooks", "index", "objects", "refs"]
+        );
     }
 
+    /// Issue 31: a peer granted the user's `.git/objects` replaced a loose
+    /// object of the user's; one granted `refs/heads/baton` moved a
+    /// sibling's tested branch. A writer is granted its own `.git` only.
     #[test]
-    fn writable_dirs_stay_out_of_the_users_head_and_index() {
-        let dir = tempfile::tempdir().unwrap();
-        let c = dir.path().join(".git");
-        for d in [
-            "objects",
-            "worktrees/x",
-            "refs/heads/baton",
-            "logs/refs/heads/baton",
-        ] {
-            std::fs::create_dir_all(c.join(d)).unwrap();
-        }
-        let checked = Checked {
-            common_dir: c.clone(),
-            ..checked()
-        };
-        let d = checked.writable_dirs(&c.join("worktrees/x"), true);
-        assert!(d.contains(&c.join("worktrees/x")));
-        assert!(d.contains(&c.join("objects")));
-        assert!(d.contains(&c.join("refs/heads/baton")));
-        assert!(!d.contains(&c));
-        assert!(
-            !d.iter()
-                .any(|p| p.ends_with("index") || p.ends_with("HEAD"))
-        );
-        // A files-format repository has no reftable folder to grant (issue
-        // 29 §7: the dry run showed one the run did not pass).
-        assert!(!d.iter().any(|p| p.ends_with("reftable")), "{d:?}");
-        // Before the worktree is made (the dry run), its git dir counts.
-        let before = checked.writable_dirs(&c.join("worktrees/y"), false);
-        assert!(before.contains(&c.join("worktrees/y")));
-        assert!(
-            !checked
-                .writable_dirs(&c.join("worktrees/y"), true)
-                .contains(&c.join("worktrees/y"))
-        );
+    fn writable_dirs_are_the_writer_s_own_git_dir_only() {
+        let checked = checked();
+        let path = Path::new("/repo/.baton/worktrees/x");
+        let d = checked.writable_dirs(path);
+        assert_eq!(d, [path.join(".git")]);
+        assert!(!d.iter().any(|p| p.starts_with(&checked.common_dir)));
     }
 }

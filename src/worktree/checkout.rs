@@ -46,11 +46,12 @@ impl Checkout {
     pub fn make(s: &Session, commit: &str) -> Result<Checkout> {
         let dir = crate::state_dir::ensure_sub(&s.root, "checks")?;
         let path = dir.join(&s.id);
-        let pin = s.pin()?;
+        // The user's repository: the commit was imported there.
+        let common_dir = s.user_common_dir()?;
         let mut c = Checkout {
             top: path.clone(),
             repo_top: s.top.clone(),
-            common_dir: pin.common_dir.clone(),
+            common_dir: common_dir.clone(),
             git_dir: None,
             removed: false,
         };
@@ -81,7 +82,7 @@ impl Checkout {
         c.git_dir = Some(git_dir.clone());
         // The peer's `.gitattributes` choose no filter for baton's own git
         // call: attributes come from the tree the peer started from.
-        let pinned = Pin::record(&path, &git_dir, &pin.common_dir, &s.start_tree)?;
+        let pinned = Pin::record(&path, &git_dir, &common_dir, &s.start_tree)?;
         let mut g = pinned.git();
         g.args(["read-tree", "-u", "--reset", commit]);
         git_run(g, "checking the commit out for the test command", None)?;
@@ -180,7 +181,7 @@ impl Drop for Checkout {
 
 /// Give the owner write permission on every directory below `top`, so
 /// that what is in them can be removed.
-fn make_writable(top: &Path) -> std::io::Result<()> {
+pub(super) fn make_writable(top: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::symlink_metadata(top)?;
     if !meta.is_dir() {

@@ -85,6 +85,10 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
     let pin = pin.clone();
     let mut notes = Vec::new();
     let branch_ref = format!("refs/heads/{}", s.branch);
+    // The user's branch as it is before this run's import: the import's
+    // compare-and-swap (a writer repository only; an older baton's linked
+    // worktree shares the user's branch).
+    let user_old = pin.own.then(|| rev_of(&s.top, &branch_ref)).flatten();
     let base_tree_rev = format!("{}^{{tree}}", s.base);
     // HEAD, its tree, the base's tree and the branch in one git call when
     // all four resolve (the usual case); one by one otherwise.
@@ -213,6 +217,11 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
         g.args(["symbolic-ref", "HEAD", &branch_ref]);
         git_run(g, "checking the branch out again", None)?;
     }
+    if pin.own {
+        // Every object hashed and connected, the writer's configuration and
+        // hooks never read (`import`).
+        super::import::import(s, &tip, user_old.as_deref())?;
+    }
     // The worktree's own index now says what the branch says (`git status`
     // there is clean), whatever the peer had made of it.
     if let Err(e) = staging.install() {
@@ -279,7 +288,10 @@ fn commit(s: &Session, plan: &Plan, status: Status, pin: &Pin) -> Result<Settled
         },
         diffstat: repo::diffstat(&pin, &s.base, &tip)?,
         changed_files: on_branch_changed,
-        merge_hint: Some(format!("git merge {}", s.branch)),
+        commit: Some(tip.clone()),
+        // The sha, not the branch: the branch is a name anyone with write
+        // access to the repository can move (`branch_moved`).
+        merge_hint: Some(format!("git merge {tip}")),
         reverted,
         carried: s.carried.clone(),
     };

@@ -1,7 +1,8 @@
-//! Making the worktree (`prepare`: `git worktree add` on a new branch from the
-//! base) and taking it away again when a run is abandoned before its peer starts.
+//! Making the worktree (`prepare`: the writer's repository of its own, on a
+//! new branch from the base) and taking it away again when a run is
+//! abandoned before its peer starts.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::git::pin::Pin;
@@ -54,23 +55,16 @@ pub fn prepare(
         discard(&c.top, &path, &branch);
         return Err(e);
     }
-    // Read right after git made the worktree, before any peer ran there:
-    // from now on every git call in it is pinned to these paths.
-    let pinned = (|| {
-        let mut g = git(&path);
-        g.args(["rev-parse", "--absolute-git-dir"]);
-        let gitdir = PathBuf::from(line(g, "finding the worktree's git directory")?);
-        Pin::record(&path, &gitdir, &c.common_dir, &start_tree)
-    })();
-    let pin = match pinned {
+    // Read right after baton made the repository, before any peer ran
+    // there: from now on every git call in it is pinned to these paths.
+    let pin = match Pin::record_own(&path, &start_tree) {
         Ok(p) => p,
         Err(e) => {
             discard(&c.top, &path, &branch);
             return Err(e);
         }
     };
-    let gitdir = pin.git_dir.clone();
-    let writable = c.writable_dirs(&gitdir, true);
+    let writable = c.writable_dirs(&path);
     let mut p = c.plan_for(plan, &path, &branch, writable);
     p.git_pin = Some(pin.clone());
     p.warnings.extend(warnings);
@@ -131,6 +125,7 @@ pub fn prepare(
         pin: Some(pin),
         run_from: None,
         anonymous: c.anonymous,
+        common_dir: Some(c.common_dir.clone()),
     };
     Ok((p, session))
 }
@@ -138,10 +133,23 @@ pub fn prepare(
 /// Held while `git worktree add` registers a worktree: git reads every
 /// other worktree's administrative files as it adds one, and one being
 /// added at the same moment is half written ("failed to read …/commondir").
-/// Only the registration is serialised; the checkout, the slow part, runs
-/// in parallel (a fan-out makes its candidates' worktrees at once).
+/// Writers no longer get linked worktrees (see `create`); the test
+/// command's checkout (`checkout`) still is one.
 pub(super) static REGISTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Make the writer's repository at `path`: a repository of its own (its
+/// own `.git` with objects, refs, index, config and hooks directory) whose
+/// objects are read from the user's repository through
+/// `objects/info/alternates`, on `branch` at the base, its files and index
+/// the start tree (and the user's staged state with `--include-dirty`).
+///
+/// Not a linked worktree: a peer that can commit in a linked worktree can
+/// write the user's object store and every `baton/` branch (a fan-out
+/// candidate moved a sibling's tested branch; a peer replaced a loose
+/// object of the user's). Here what the peer writes stays in its own
+/// repository; baton brings the result over with a verifying fetch
+/// (`import`). Then the user's branch `baton/<id>` is created at the base,
+/// so that `worktree list` and `remove --branch` see it from the start.
 pub(super) fn create(
     c: &Checked,
     path: &Path,
@@ -150,16 +158,52 @@ pub(super) fn create(
     staged: Option<&str>,
     carried: &[String],
 ) -> Result<()> {
+    let git_dir = path.join(".git");
     let mut g = git(&c.top);
-    g.args(["worktree", "add", "--quiet", "--no-checkout"]);
-    g.args(["-b", branch]).arg(path).arg(&c.base);
-    {
-        let _one_at_a_time = REGISTER.lock().unwrap_or_else(|e| e.into_inner());
-        git_run(g, "creating the worktree", None)?;
+    // No templates: the user's template hooks are no business of the
+    // writer's repository (baton's own calls never run hooks anyway).
+    g.args(["init", "--quiet", "--template=", "-b", branch]);
+    // The object format follows the user's repository (a base of 64 hex
+    // digits is SHA-256); the ref format is git's default.
+    if c.base.len() == 64 {
+        g.arg("--object-format=sha256");
+    }
+    g.arg(path);
+    git_run(g, "making the writer's repository", None)?;
+    let objects = c.common_dir.join("objects");
+    let info = git_dir.join("objects").join("info");
+    // A hooks directory of its own, empty (no templates were copied).
+    std::fs::create_dir_all(git_dir.join("hooks"))
+        .and_then(|()| std::fs::create_dir_all(&info))
+        .and_then(|()| std::fs::write(info.join("alternates"), format!("{}\n", objects.display())))
+        .map_err(|e| Error::io("linking the writer's repository to your objects", e))?;
+    // The user's identity, when their repository sets it (the peer's
+    // commits and baton's are made as the user's would be).
+    if let Some(ident) = &c.identity {
+        use std::io::Write;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(git_dir.join("config"))
+            .and_then(|mut f| f.write_all(ident.as_bytes()))
+            .map_err(|e| Error::io("writing the writer's repository configuration", e))?;
+    }
+    let pin = Pin::record_own(path, start_tree)?;
+    // The branch at the base: written as git's files format keeps a ref
+    // (one git call less per writer, `bench/worktree.sh`), or by git when
+    // the user's configuration made another ref format the default.
+    let refs = git_dir.join("refs").join("heads");
+    let written = !git_dir.join("reftable").exists()
+        && refs.is_dir()
+        && crate::fsutil::write_atomic(&refs.join(branch), format!("{}\n", c.base).as_bytes())
+            .is_ok();
+    if !written {
+        let mut g = pin.git();
+        g.args(["update-ref", &format!("refs/heads/{branch}"), &c.base, ""]);
+        git_run(g, "setting the writer's branch to the base", None)?;
     }
     // Files and index = the start tree: the base's, or the user's
     // work-tree state (then the index = their staged state, below).
-    let mut g = git(path);
+    let mut g = pin.git();
     g.args(["read-tree", "-u", "--reset", start_tree]);
     let what = if carried.is_empty() {
         "checking out the base in the worktree"
@@ -167,15 +211,49 @@ pub(super) fn create(
         "checking out your uncommitted changes in the worktree"
     };
     git_run(g, what, None)?;
-    if carried.is_empty() {
-        return Ok(());
-    }
-    if let Some(s) = staged {
-        let mut g = git(path);
+    if let Some(s) = staged.filter(|_| !carried.is_empty()) {
+        let mut g = pin.git();
         g.args(["read-tree", s]);
         git_run(g, "staging your staged changes in the worktree", None)?;
     }
+    // Created, never moved: `""` as the old value fails when it exists.
+    let mut g = git(&c.top);
+    g.args([
+        "update-ref",
+        "-m",
+        "baton: a writer starts from here",
+        &format!("refs/heads/{branch}"),
+        &c.base,
+        "",
+    ]);
+    git_run(g, "creating the branch in your repository", None)?;
     Ok(())
+}
+
+/// `user.name`/`user.email` as the user's repository's own configuration
+/// sets them, as a config section; `None` when it sets neither (the global
+/// configuration applies in the writer's repository as anywhere).
+pub(super) fn repo_identity(top: &Path) -> Option<String> {
+    let mut g = git(top);
+    g.args([
+        "config",
+        "--local",
+        "-z",
+        "--get-regexp",
+        r"^user\.(name|email)$",
+    ]);
+    let (ok, out) = probe(g)?;
+    if !ok || out.is_empty() {
+        return None;
+    }
+    let mut s = String::from("[user]\n");
+    for entry in out.split('\0').filter(|e| !e.is_empty()) {
+        let (key, value) = entry.split_once('\n')?;
+        let name = key.strip_prefix("user.")?;
+        let value = value.replace('\\', "\\\\").replace('"', "\\\"");
+        s.push_str(&format!("\t{name} = \"{value}\"\n"));
+    }
+    Some(s)
 }
 
 /// Remove a worktree and branch baton just made (best effort: on failure).
@@ -187,9 +265,14 @@ pub(super) fn discard(top: &Path, path: &Path, branch: &str) {
     // the branch stayed behind (seen in CI). A deletion also takes
     // `packed-refs.lock`, which another baton process may hold.
     let _one_at_a_time = REGISTER.lock().unwrap_or_else(|e| e.into_inner());
+    let own = std::fs::symlink_metadata(path.join(".git")).is_ok_and(|m| m.is_dir());
+    if own {
+        // A repository of its own: nothing of the user's points at it.
+        let _ = std::fs::remove_dir_all(path);
+    }
     let mut g = git(top);
     g.args(["worktree", "remove", "--force"]).arg(path);
-    if !probe(g).is_some_and(|(ok, _)| ok) {
+    if !own && !probe(g).is_some_and(|(ok, _)| ok) {
         let _ = std::fs::remove_dir_all(path);
         let mut g = git(top);
         g.args(["worktree", "prune"]);

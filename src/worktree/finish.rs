@@ -31,14 +31,20 @@ pub struct Report {
     pub base: String,
     /// The branch's tip after baton's commit.
     pub head: String,
+    /// The commit baton imported into your repository (= `head`), onto
+    /// `branch`; what was tested and what `merge_hint` names. `None` in a
+    /// report of an older baton.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
     /// `base..branch`, oldest first: the peer's own commits, then baton's.
     pub commits: Vec<repo::Commit>,
     /// Equal to the summary line of `git diff --stat base..branch`.
     pub diffstat: repo::DiffStat,
     /// Every path that differs between base and branch.
     pub changed_files: Vec<String>,
-    /// The exact command that brings the work into the current branch;
-    /// null when `--test-cmd` ran and failed (`verification` says how).
+    /// The exact command that brings the work into the current branch
+    /// (`git merge <commit>`); null when `--test-cmd` ran and failed
+    /// (`verification` says how).
     pub merge_hint: Option<String>,
     /// Paths changed outside `--allow`, reverted by baton.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -200,3 +200,64 @@ fn removed_text(r: &Removed) -> String {
     }
     t
 }
+
+/// Why a worktree with uncommitted paths is not removed without `--force`,
+/// and what to do: the paths came after baton's commit, or were left by a
+/// run interrupted before it (a job can be continued), or by a peer that
+/// tampered with the worktree (nothing there is to be trusted to git).
+pub(super) fn refuse_uncommitted(
+    id: &str,
+    rec: Option<&store::Record>,
+    tampered_now: bool,
+    branch: &str,
+    dirty: &[String],
+) -> Error {
+    let tampered = tampered_now || rec.is_some_and(|r| r.tampered.is_some());
+    let interrupted = rec.filter(|r| r.finished_ms.is_none());
+    let (why, hint) = if tampered {
+        (
+            "the peer tampered with the worktree's git metadata, so baton committed nothing"
+                .to_string(),
+            "look at the files if you like (do not run git inside it: its git metadata is the \
+             peer's), then pass --force to remove it"
+                .to_string(),
+        )
+    } else if let Some(r) = interrupted {
+        (
+            "its run was interrupted before baton committed the peer's work".to_string(),
+            match &r.job_id {
+                Some(j) => format!(
+                    "`baton continue {j}` works there again and commits it, or pass --force to \
+                     discard it"
+                ),
+                None => "commit them in the worktree, or pass --force to discard them".into(),
+            },
+        )
+    } else {
+        (
+            format!("baton committed the peer's work on `{branch}`, so these came later"),
+            "commit them in the worktree, or pass --force to discard them".into(),
+        )
+    };
+    Error::usage_hint(
+        format!(
+            "worktree `{id}` has {} uncommitted path(s) ({}); {why}",
+            dirty.len(),
+            preview(dirty)
+        ),
+        hint,
+    )
+}
+
+fn preview(paths: &[String]) -> String {
+    let mut s = paths
+        .iter()
+        .take(5)
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() > 5 {
+        s.push_str(", …");
+    }
+    s
+}

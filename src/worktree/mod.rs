@@ -4,10 +4,12 @@
 //! Theory of operation:
 //! - `check` validates everything that can fail fast (a git repository with
 //!   commits, `--base` a commit, not read-only, globs) and creates nothing.
-//! - `prepare` makes `.baton/worktrees/<id>` on a new branch `baton/<id>` from
-//!   the base commit and returns the run's `Plan` moved there (`cwd`, the
-//!   brief, `writable_dirs` so a sandboxed peer can commit, and
-//!   `protected_paths`: the rest of the user's git state, for a CLI whose
+//! - `prepare` makes `.baton/worktrees/<id>`, a repository of its own whose
+//!   objects are read from the user's (`objects/info/alternates`), on a new
+//!   branch `baton/<id>` from the base commit (created in the user's
+//!   repository too), and returns the run's `Plan` moved there (`cwd`, the
+//!   brief, `writable_dirs`: its own `.git`, so a sandboxed peer can commit;
+//!   and `protected_paths`: all of the user's git state, for a CLI whose
 //!   sandbox would open it up on its own, as claude's does). With
 //!   `--include-dirty` the user's uncommitted state is snapshotted through a
 //!   *temporary* index (a copy of theirs): `write-tree` gives the staged
@@ -22,7 +24,9 @@
 //!   (`staging`: the worktree's index is the peer's, which it may have
 //!   rewritten), reverts paths outside `--allow` (relative to where the peer
 //!   started, so carried changes stay), commits with
-//!   `commit-tree`/`update-ref` (no hooks), fills the result's `worktree`
+//!   `commit-tree`/`update-ref` (no hooks), imports the commit into the
+//!   user's repository (`import`: a fetch that hashes every object, never
+//!   reading the writer's config or hooks), fills the result's `worktree`
 //!   object, then runs `--test-cmd` in a fresh checkout of that commit
 //!   (`checkout`: nothing the peer left beside it is tested) and fills
 //!   `verification`; a failed check takes `merge_hint` away. A commit that fails makes the run `failed`
@@ -65,6 +69,7 @@ mod checkout;
 mod commit;
 mod create;
 mod finish;
+mod import;
 mod include_dirty;
 mod manage;
 mod places;
@@ -107,6 +112,11 @@ pub struct Checked {
     /// council's task). `None`: the first line of the peer's task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// `user.name`/`user.email` as the user's repository's own
+    /// configuration sets them, as a config section for the writer's
+    /// repository (`None`: it sets neither; the global one applies there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<String>,
 }
 
 /// A prepared worktree, as the run's end needs it. Serialisable so a
@@ -147,6 +157,11 @@ pub struct Session {
     /// baton's commits name no agent (`Checked::anonymous`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub anonymous: bool,
+    /// The user's repository's common git directory, where baton imports
+    /// the writer's commit (`None` in a session stored by an older baton,
+    /// whose worktree is a linked one: its pin's common directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub common_dir: Option<PathBuf>,
 }
 
 impl Session {
@@ -156,6 +171,20 @@ impl Session {
             Some(p) => Ok(p.clone()),
             None => Pin::derive(&self.path, &self.top, &self.start_tree),
         }
+    }
+
+    /// The user's repository's common git directory.
+    pub fn user_common_dir(&self) -> Result<PathBuf> {
+        if let Some(d) = &self.common_dir {
+            return Ok(d.clone());
+        }
+        let pin = self.pin()?;
+        if pin.own {
+            return Err(crate::error::Error::Internal(
+                "a writer repository's session names no user repository".into(),
+            ));
+        }
+        Ok(pin.common_dir)
     }
 
     /// This session for another run of a peer in the same worktree: its
@@ -179,6 +208,28 @@ impl Session {
     /// The tree this run's `changed_files` are counted from.
     fn run_from(&self) -> &str {
         self.run_from.as_deref().unwrap_or(&self.start_tree)
+    }
+}
+
+/// Why `branch` of the user's repository at `top` no longer names `commit`,
+/// the commit baton imported and tested there; `None` when it still does.
+/// A branch is a name anything with write access to the repository can
+/// move (issue 31: a fan-out candidate moved a sibling's tested branch, and
+/// the wrong code won), so a winner or a ready council is named only after
+/// this check (`branch_moved`).
+pub fn branch_moved(top: &std::path::Path, branch: &str, commit: &str) -> Option<String> {
+    let now = create::rev_of(top, &format!("refs/heads/{branch}"));
+    match now {
+        Some(n) if n == commit => None,
+        Some(n) => Some(format!(
+            "branch_moved: `{branch}` points at {}, not at {}, the commit baton tested",
+            short(&n),
+            short(commit)
+        )),
+        None => Some(format!(
+            "branch_moved: `{branch}` is gone; baton tested {}",
+            short(commit)
+        )),
     }
 }
 
@@ -238,12 +289,7 @@ pub fn dry_run_json(c: &Checked, plan: &Plan) -> Result<Value> {
 pub fn dry_run_json_as(c: &Checked, plan: &Plan, id: &str) -> Result<Value> {
     let path = store::dir(&plan.root).join(id);
     let branch = format!("baton/{id}");
-    let p = c.plan_for(
-        plan,
-        &path,
-        &branch,
-        c.writable_dirs(&c.common_dir.join("worktrees").join(id), false),
-    );
+    let p = c.plan_for(plan, &path, &branch, c.writable_dirs(&path));
     let spec = p.command()?;
     let mut j = run::dry_run_json(&p, &spec);
     j["worktree"] = json!({

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::manage::refuse_uncommitted;
 use super::repo::{self, DiffStat};
 use crate::error::{Error, Result};
 use crate::git::pin::Pin;
@@ -262,7 +263,7 @@ pub fn list(root: &Path) -> Result<Vec<Entry>> {
             .unwrap_or_else(|| format!("baton/{id}"));
         let registered = git_wts.contains_key(&path)
             || path.canonicalize().is_ok_and(|p| git_wts.contains_key(&p));
-        if rec.is_none() && !registered {
+        if rec.is_none() && !registered && !own_repo(&path) {
             continue;
         }
         let head = repo::probe({
@@ -308,6 +309,12 @@ pub fn list(root: &Path) -> Result<Vec<Entry>> {
         });
     }
     Ok(out)
+}
+
+/// Whether `path` is a writer's repository of its own (its `.git` a
+/// directory, not a linked worktree's `.git` file).
+fn own_repo(path: &Path) -> bool {
+    std::fs::symlink_metadata(path.join(".git")).is_ok_and(|m| m.is_dir())
 }
 
 /// What `worktree remove` did.
@@ -366,9 +373,23 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
         // `pin`). Pinned, git looks only at the repository baton made it in.
         let pin = match rec.as_ref().and_then(|r| r.pin.clone()) {
             Some(p) => p,
+            None if !registered && own_repo(&path) => Pin::record_own(&path, "")?,
             None => Pin::derive(&path, root, "")?,
         };
         let tampered = pin.verify().err();
+        if pin.own && tampered.is_some() && path.is_dir() && !force {
+            // Its `.git` may now be anything (a link to the user's, say): no
+            // git call of baton's goes there.
+            return Err(Error::usage_hint(
+                format!(
+                    "worktree `{id}`: the peer tampered with its repository ({}), so baton \
+                     committed nothing and does not look inside it",
+                    tampered.as_deref().unwrap_or_default()
+                ),
+                "look at the files if you like (do not run git inside it: its git metadata is \
+                 the peer's), then pass --force to remove it",
+            ));
+        }
         if path.is_dir() && !force {
             let dirty = repo::dirty_paths(&pin).unwrap_or_default();
             if !dirty.is_empty() {
@@ -387,13 +408,22 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
             pin.repair()
                 .map_err(|e| Error::io("restoring the worktree's git files to remove it", e))?;
         }
-        let mut c = repo::git(root);
-        // --force twice: also for a directory that is already gone, for the
-        // ignored build output a --test-cmd leaves behind, and for a lock
-        // the peer may have put on it.
-        c.args(["worktree", "remove", "--force", "--force"])
-            .arg(&path);
-        repo::run(c, "removing the worktree", None)?;
+        if pin.own && !registered {
+            // A repository of its own: nothing of the user's points at it.
+            if path.exists() {
+                let _ = super::checkout::make_writable(&path);
+                std::fs::remove_dir_all(&path)
+                    .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
+            }
+        } else {
+            let mut c = repo::git(root);
+            // --force twice: also for a directory that is already gone, for
+            // the ignored build output a --test-cmd leaves behind, and for a
+            // lock the peer may have put on it.
+            c.args(["worktree", "remove", "--force", "--force"])
+                .arg(&path);
+            repo::run(c, "removing the worktree", None)?;
+        }
         worktree_removed = true;
     }
     let mut branch_deleted = false;
@@ -413,67 +443,6 @@ pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result
         worktree_removed,
         branch_deleted,
     })
-}
-
-/// Why a worktree with uncommitted paths is not removed without `--force`,
-/// and what to do: the paths came after baton's commit, or were left by a
-/// run interrupted before it (a job can be continued), or by a peer that
-/// tampered with the worktree (nothing there is to be trusted to git).
-fn refuse_uncommitted(
-    id: &str,
-    rec: Option<&Record>,
-    tampered_now: bool,
-    branch: &str,
-    dirty: &[String],
-) -> Error {
-    let tampered = tampered_now || rec.is_some_and(|r| r.tampered.is_some());
-    let interrupted = rec.filter(|r| r.finished_ms.is_none());
-    let (why, hint) = if tampered {
-        (
-            "the peer tampered with the worktree's git metadata, so baton committed nothing"
-                .to_string(),
-            "look at the files if you like (do not run git inside it: its git metadata is the \
-             peer's), then pass --force to remove it"
-                .to_string(),
-        )
-    } else if let Some(r) = interrupted {
-        (
-            "its run was interrupted before baton committed the peer's work".to_string(),
-            match &r.job_id {
-                Some(j) => format!(
-                    "`baton continue {j}` works there again and commits it, or pass --force to \
-                     discard it"
-                ),
-                None => "commit them in the worktree, or pass --force to discard them".into(),
-            },
-        )
-    } else {
-        (
-            format!("baton committed the peer's work on `{branch}`, so these came later"),
-            "commit them in the worktree, or pass --force to discard them".into(),
-        )
-    };
-    Error::usage_hint(
-        format!(
-            "worktree `{id}` has {} uncommitted path(s) ({}); {why}",
-            dirty.len(),
-            preview(dirty)
-        ),
-        hint,
-    )
-}
-
-fn preview(paths: &[String]) -> String {
-    let mut s = paths
-        .iter()
-        .take(5)
-        .map(|p| format!("`{p}`"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if paths.len() > 5 {
-        s.push_str(", …");
-    }
-    s
 }
 
 /// `3m`, `2h`, `5d`: ages for people.

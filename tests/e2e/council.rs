@@ -228,7 +228,8 @@ fn plan_yes_reaches_ready_with_codex_claude_and_pi() {
     assert!(
         j["merge_hint"]
             .as_str()
-            .is_some_and(|h| h.contains(&branch))
+            .zip(j["worktree"]["commit"].as_str())
+            .is_some_and(|(h, c)| h.contains(&format!("git merge {c}")))
     );
     let after = checkout(work);
     assert_eq!(before, after, "the user's checkout changed\n{}", o.dump());

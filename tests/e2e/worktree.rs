@@ -117,7 +117,12 @@ fn check_worktree(p: &Peer, o: &Outcome) -> (PathBuf, String, Value) {
     );
     let branch = format!("baton/{id}");
     assert_eq!(w["branch"], branch.as_str());
-    assert_eq!(w["merge_hint"], format!("git merge {branch}"));
+    // The imported commit, by its sha (issue 31).
+    assert_eq!(w["commit"], w["head"], "{}", o.dump());
+    assert_eq!(
+        w["merge_hint"],
+        format!("git merge {}", w["commit"].as_str().unwrap())
+    );
     assert_eq!(
         git(&path, &["symbolic-ref", "HEAD"]).trim(),
         format!("refs/heads/{branch}")
@@ -292,9 +297,10 @@ fn peer_commits(agent: Agent) {
 /// `commondir` at a config of its own with a `core.fsmonitor` command (the
 /// command appends the name of the process that ran git to `PWNED`). baton
 /// must never run it. codex's sandbox lets the peer write `commondir` (the
-/// worktree's git directory is granted so that it can commit): baton fails
-/// the run as tampering. claude's keeps `commondir` read-only (and
-/// quarantines links in `.git` folders): an ordinary run. Recorded in
+/// worktree's git directory is granted so that it can commit); claude's
+/// kept it read-only in a linked worktree (measured with baton 0.3).
+/// Either way an ordinary run now: the writer's repository is its own, and
+/// baton's `GIT_COMMON_DIR` overrides the file (issue 31). Recorded in
 /// docs/worktree.md (Safety).
 fn tamper_commondir(agent: Agent) {
     let p = Peer::new(agent, "wt-tamper-commondir");
@@ -321,23 +327,20 @@ fn tamper_commondir(agent: Agent) {
         "what the sandbox allows changed: update docs/worktree.md (Safety)\n{}",
         o.dump()
     );
-    if written {
-        tampered(&p, &o, "commondir", &before);
-    } else {
-        assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
-        let (_, _, w) = check_worktree(&p, &o);
-        assert_eq!(w["changed_files"], json!(["README.md"]), "{}", o.dump());
-        assert_unchanged(&before, &p.work, &o);
-    }
+    assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    let (_, _, w) = check_worktree(&p, &o);
+    assert_eq!(w["changed_files"], json!(["README.md"]), "{}", o.dump());
+    assert_unchanged(&before, &p.work, &o);
 }
 
 /// Issue 10 item 2: the peer removes its worktree's `.git`, then writes one
 /// naming the user's git directory. Unchecked, baton's git calls would fall
 /// through to the user's repository (commit their work in progress, switch
 /// their branch). codex's and claude's sandboxes mount `.git` read-only
-/// (so the run is an ordinary one), and so does baton's around pi; pi with
-/// `--sandbox off` (`PiUnconfined`) can rewire it, and baton must refuse
-/// the rewired worktree.
+/// (so the run was an ordinary one; to be measured again with the writer's
+/// own repository), and so does baton's around pi (its config and hooks
+/// read-only inside the writable checkout); pi with `--sandbox off` can
+/// rewire it, and baton must refuse the rewired repository.
 fn tamper_git_file(agent: Agent) {
     tamper_git_file_with(agent, "on")
 }
@@ -363,14 +366,16 @@ fn tamper_git_file_with(agent: Agent, sandbox: &str) {
         "the command did not run\n{}",
         o.dump()
     );
-    let sandboxed = sandbox == "on";
-    assert_eq!(
-        (removed, written),
-        (!sandboxed, !sandboxed),
-        "what the sandbox allows changed: update docs/worktree.md (Safety)\n{}",
-        o.dump()
-    );
-    if sandboxed {
+    let sandboxed = sandbox == "on" || agent != Agent::Pi;
+    // Unconfined, pi removes the writer's `.git` directory and writes a
+    // `.git` file naming the user's: tampering. Under a sandbox (codex's,
+    // claude's, baton's) the writer's own `.git` is writable but for its
+    // config and hooks, so what each allows is measured here: either the
+    // run is an ordinary one, or baton refuses the rewired repository.
+    if !sandboxed {
+        assert_eq!((removed, written), (true, true), "{}", o.dump());
+    }
+    if sandboxed && !removed && !written {
         assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
         let (_, branch, w) = check_worktree(&p, &o);
         assert_eq!(w["changed_files"], json!(["peer.txt"]), "{}", o.dump());

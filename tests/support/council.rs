@@ -144,6 +144,11 @@ impl Step {
         push(&mut self.0, "git", json!(args));
         self
     }
+    /// Run `sh -c SCRIPT` in the call's cwd (after the edits and `git`).
+    pub fn sh(mut self, script: &str) -> Step {
+        push(&mut self.0, "sh", json!(script));
+        self
+    }
     /// Report this session id.
     pub fn session(mut self, id: &str) -> Step {
         self.0["session"] = json!(id);

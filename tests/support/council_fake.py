@@ -193,6 +193,10 @@ def apply_edits(step, cwd):
     for args in step.get("git", []):
         subprocess.run(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    for script in step.get("sh", []):
+        # A hostile peer's shell commands (an unsandboxed peer can run any).
+        subprocess.run(["sh", "-c", script], cwd=cwd, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     return done
 
 
