@@ -791,11 +791,6 @@ pub fn fanouts(c: &Contract) {
     let v = c.check("fan-out wait", Shape::Fanout, &env.run(&["wait", &id]));
     c.check_value("fan-out wait (job-result)", Shape::Named("job-result"), &v);
     c.check("fan-out in jobs", Shape::Named("jobs"), &env.run(&["jobs"]));
-    fake.write(&Scenario::new().all(
-        &["codex", "claude"],
-        Stage::Implement,
-        write_answer("bad\n"),
-    ));
     // A candidate that moves its sibling's tested branch (`branch_moved`).
     let base = crate::worktree::git(&env.work, &["rev-parse", "HEAD"]);
     fake.write(
@@ -813,6 +808,11 @@ pub fn fanouts(c: &Contract) {
         &fan(&["--agents", "codex,claude", "--judge", "none"]),
     );
     assert_eq!(v["candidates"][0]["branch_moved"], true, "{v}");
+    fake.write(&Scenario::new().all(
+        &["codex", "claude"],
+        Stage::Implement,
+        write_answer("bad\n"),
+    ));
     c.expect_kind(
         "no eligible candidate",
         Shape::Fanout,
