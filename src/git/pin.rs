@@ -358,11 +358,20 @@ impl Pin {
         }
         for sub in ["objects", "refs"] {
             let p = self.git_dir.join(sub);
-            if std::fs::symlink_metadata(&p).is_ok_and(|m| !m.is_dir()) {
-                return Err(format!(
-                    "`.git/{sub}` in the worktree was replaced by a link"
-                ));
+            match std::fs::symlink_metadata(&p) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(format!(
+                        "`.git/{sub}` in the worktree was replaced by a link"
+                    ));
+                }
+                // A `.git` gutted (`rm -rf .git` that a sandbox's read-only
+                // mounts left half done) is not the repository baton made.
+                Err(_) => return Err(format!("`.git/{sub}` in the worktree was removed")),
             }
+        }
+        if !std::fs::symlink_metadata(self.git_dir.join("HEAD")).is_ok_and(|m| m.is_file()) {
+            return Err("`.git/HEAD` in the worktree was removed or replaced".into());
         }
         let now = own_config_file(&self.git_dir).map_err(|e| format!("{e} (git reads it)"))?;
         let was = self.config.as_deref().unwrap_or_default();
@@ -581,6 +590,15 @@ mod tests {
         git(&wt, &["config", "include.path", "/tmp/elsewhere"]);
         assert!(p.verify().is_err());
         git(&wt, &["config", "--unset", "include.path"]);
+        assert_eq!(p.verify(), Ok(()));
+        // Gutted by an `rm -rf .git` that read-only mounts left half done.
+        let head = std::fs::read(wt.join(".git/HEAD")).unwrap();
+        std::fs::remove_file(wt.join(".git/HEAD")).unwrap();
+        assert!(p.verify().unwrap_err().contains(".git/HEAD"));
+        std::fs::write(wt.join(".git/HEAD"), head).unwrap();
+        std::fs::rename(wt.join(".git/refs"), d.path().join("refs")).unwrap();
+        assert!(p.verify().unwrap_err().contains(".git/refs"));
+        std::fs::rename(d.path().join("refs"), wt.join(".git/refs")).unwrap();
         assert_eq!(p.verify(), Ok(()));
         let real = d.path().join("real");
         std::fs::rename(wt.join(".git"), &real).unwrap();
