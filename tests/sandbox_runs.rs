@@ -449,3 +449,63 @@ fn the_test_command_runs_confined_with_no_network() {
     assert_eq!(j["verification"]["sandbox"]["by"], "none", "{j}");
     drop(listener);
 }
+
+#[test]
+fn network_none_keeps_a_confined_peer_off_every_address_and_needs_the_sandbox() {
+    if !available() {
+        return;
+    }
+    let (env, home) = env();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let answer = fixture("pi/pi-json-basic.jsonl");
+    env.fake(
+        "pi",
+        &format!(
+            "cat > /dev/null\nif python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)' 2>/dev/null; then echo net=yes; else echo net=no; fi > net.txt\ncat '{}'",
+            answer.display()
+        ),
+    );
+    let (r, j) = run(
+        &env,
+        &home,
+        "require",
+        &["run", "--agent", "pi", "--network", "none", "x"],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(j["sandbox"]["network"], "none", "{j}");
+    assert_eq!(
+        fs::read_to_string(env.work.join("net.txt")).unwrap(),
+        "net=no\n"
+    );
+    let (r, j) = run(&env, &home, "require", &["run", "--agent", "pi", "x"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(j["sandbox"]["network"], "all", "{j}");
+    assert_eq!(
+        fs::read_to_string(env.work.join("net.txt")).unwrap(),
+        "net=yes\n"
+    );
+    // Only baton's sandbox can hold it.
+    env.replay("codex", "codex/codex-exec-basic.jsonl", 0);
+    for args in [
+        vec!["run", "--agent", "codex", "--network", "none", "x"],
+        vec![
+            "run",
+            "--agent",
+            "pi",
+            "--full-access",
+            "--network",
+            "none",
+            "x",
+        ],
+        vec!["run", "--agent", "pi", "--network", "some", "x"],
+    ] {
+        let (r, j) = run(&env, &home, "require", &args);
+        assert_eq!(
+            (r.code, j["error"]["kind"].as_str()),
+            (2, Some("usage")),
+            "{args:?}: {j}"
+        );
+    }
+    drop(listener);
+}

@@ -42,6 +42,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "MODE")]
     pub sandbox: Option<String>,
 
+    /// What a peer under baton's sandbox may reach: all (default: it needs its provider) or none (no IP at all: an agent with a model of its own, offline).
+    #[arg(long, value_name = "NET")]
+    pub network: Option<String>,
+
     /// Directory the peer works in (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -228,6 +232,7 @@ pub fn request(a: RunArgs) -> RunRequest {
         read_only: a.read_only,
         full_access: a.full_access,
         sandbox: a.sandbox,
+        network: a.network,
         cwd: a.cwd,
         prompt_file: a.prompt_file,
         resume: a.resume,

@@ -102,6 +102,10 @@ const RUN_CLI_ONLY: &[(&str, &str)] = &[
         "sandbox",
         "the user's setting (`run.sandbox`, `BATON_SANDBOX`): a host's model may not turn baton's sandbox off",
     ),
+    (
+        "network",
+        "for an offline agent with a model of its own: a person's choice",
+    ),
     ("profile", CONFIGURED),
     ("transport", CONFIGURED),
     (

@@ -107,6 +107,9 @@ pub fn peer(plan: &super::Plan, dry_run: bool) -> Result<Confined> {
             p = p.with_workspace(cwd.clone());
         }
         p.state_dirs = state.clone();
+        if plan.network_none {
+            p.network = Network::None;
+        }
         p.read_only_inside.extend(keep_read_only.iter().cloned());
         p.hidden.extend(hidden.iter().cloned());
         p

@@ -135,6 +135,9 @@ pub struct Plan {
     /// test command) runs under baton's (`run::confine`).
     #[serde(default)]
     pub sandbox: crate::sandbox::Want,
+    /// `--network none`: the peer under baton's sandbox reaches nothing.
+    #[serde(default)]
+    pub network_none: bool,
 }
 
 /// What the caller asks of one run, as given (the command line, `ask`, or
@@ -150,6 +153,8 @@ pub struct RunRequest {
     pub full_access: bool,
     /// `--sandbox`. `None`: `run.sandbox` of the config, else auto.
     pub sandbox: Option<String>,
+    /// `--network`: `all` (`None`) or `none`.
+    pub network: Option<String>,
     pub cwd: Option<PathBuf>,
     /// Read the task from this file (`-` for stdin).
     pub prompt_file: Option<PathBuf>,
@@ -288,6 +293,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
             .or_else(|| cfg.string(&format!("agents.{}.transport", agent.name()))),
     )?;
     confine::check(agent, transport, access, sandbox)?;
+    let network_none = input::resolve_network(args, agent, transport, access, sandbox)?;
     let cwd_str = cwd.display().to_string();
     let prompt = if args.raw {
         task.clone()
@@ -324,6 +330,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         retry,
         origins,
         sandbox,
+        network_none,
     };
     // Refuse `--max-usd` that counts nothing, unenforceable access and unsafe
     // values now, not after the job started: for every agent of the chain.
@@ -490,6 +497,7 @@ impl Plan {
             retry: 0,
             origins: Default::default(),
             sandbox: crate::sandbox::Want::Off,
+            network_none: false,
         }
     }
 }
