@@ -298,8 +298,9 @@ fn info(a: Agent) -> AgentInfo {
                 .into(),
         ),
         Agent::GeminiCli => notes.push(
-            "workspace under baton's sandbox is yolo, confined (shell commands run); with \
-             --sandbox off auto_edit (edits, no shell commands)"
+            "under baton's sandbox yolo, confined (shell commands run; read-only held by the \
+             file system); with --sandbox off read-only is default, workspace auto_edit (edits, \
+             no shell commands)"
                 .into(),
         ),
         Agent::Opencode => notes.push(
@@ -309,9 +310,9 @@ fn info(a: Agent) -> AgentInfo {
                 .into(),
         ),
         Agent::Qwen => notes.push(
-            "read-only is --approval-mode plan; workspace under baton's sandbox is yolo, \
-             confined (shell commands run), with --sandbox off auto-edit (no shell commands); \
-             full is yolo"
+            "under baton's sandbox yolo, confined (shell commands run; read-only held by the \
+             file system); with --sandbox off read-only is --approval-mode plan, workspace \
+             auto-edit (no shell commands); full is yolo"
                 .into(),
         ),
         Agent::Kilo => notes.push(

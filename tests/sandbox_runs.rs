@@ -139,7 +139,7 @@ fn read_only_access_is_held_by_the_file_system() {
     env.fake(
         "pi",
         &format!(
-            "cat > /dev/null\nmkdir -p \"$HOME/.pi/agent\"\nif echo x > ./inside.txt 2>/dev/null; then echo cwd=yes; else echo cwd=no; fi > \"$HOME/.pi/agent/report\"\ncat '{}'",
+            "cat > /dev/null\nmkdir -p \"$HOME/.pi/agent\"\nprintf '%s\\n' \"$@\" > \"$HOME/.pi/agent/argv\"\nif echo x > ./inside.txt 2>/dev/null; then echo cwd=yes; else echo cwd=no; fi > \"$HOME/.pi/agent/report\"\ncat '{}'",
             answer.display()
         ),
     );
@@ -156,6 +156,9 @@ fn read_only_access_is_held_by_the_file_system() {
         "cwd=no\n"
     );
     assert!(!env.work.join("inside.txt").exists());
+    // The file system holds it, not a tool list: pi keeps its shell.
+    let argv = fs::read_to_string(home.join(".pi/agent/argv")).unwrap();
+    assert!(!argv.contains("--tools"), "{argv}");
 }
 
 #[test]
@@ -300,6 +303,31 @@ fn an_acp_agent_under_the_sandbox_may_execute_in_workspace_access() {
             .starts_with("execute"),
         "{j}"
     );
+    // Read-only under the sandbox is held by the file system: the command
+    // is let through as in workspace access (it cannot write the checkout).
+    fs::remove_file(state.join("sent.jsonl")).unwrap();
+    let r = Run::from(
+        env.baton()
+            .env("HOME", &home)
+            .env("COPILOT_HOME", &state)
+            .env("BATON_SANDBOX", "require")
+            .args([
+                "run",
+                "--agent",
+                "copilot",
+                "--read-only",
+                "--timeout",
+                "60s",
+                "run the check",
+            ])
+            .output()
+            .unwrap(),
+    );
+    let j = r.json();
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(j.get("denials").is_none(), "{j}");
+    let sent = fs::read_to_string(state.join("sent.jsonl")).unwrap();
+    assert!(sent.contains("\"optionId\":\"allow_once\""), "{sent}");
 }
 
 #[test]
