@@ -21,6 +21,8 @@ import sys
 import time
 
 CFG = json.loads(sys.argv[1])
+# A run's private tmp is only known inside it: "$TMPDIR" names it.
+CFG["tmp"] = os.path.expandvars(CFG.get("tmp", "$TMPDIR"))
 ONLY = set(sys.argv[2:])
 LIBC = ctypes.CDLL(None, use_errno=True)
 OUT = {}
@@ -141,6 +143,21 @@ def _():
     with open(os.path.join(CFG["home"], ".ssh", "id_ed25519")) as f:
         data = f.read()
     return "SECRET" in data, f"read {len(data)} bytes"
+
+
+@attempt("read_other_logins")
+def _():
+    # Other agents' credential files (a run names them; tests/sandbox.rs
+    # does not): readable means a peer could spend or leak another login.
+    read = []
+    for path in CFG.get("other_logins", []):
+        try:
+            with open(path) as f:
+                if "SECRET" in f.read():
+                    read.append(path)
+        except OSError:
+            pass
+    return bool(read), f"read {read}" if read else "none readable"
 
 
 @attempt("read_environ")
