@@ -537,3 +537,51 @@ fn network_none_keeps_a_confined_peer_off_every_address_and_needs_the_sandbox() 
     }
     drop(listener);
 }
+
+/// `ask --sandbox` picks the advisers' sandbox as `run --sandbox` does,
+/// over the environment's `BATON_SANDBOX`.
+#[test]
+fn ask_takes_the_sandbox_flag() {
+    if !available() {
+        return;
+    }
+    let (env, home) = env();
+    env.replay("pi", "pi/pi-json-basic.jsonl", 0);
+    let by = |flag: &str, var: &str| {
+        let (r, j) = run(
+            &env,
+            &home,
+            var,
+            &[
+                "ask",
+                "--agent",
+                "pi",
+                "--sandbox",
+                flag,
+                "--dry-run",
+                "why",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+        j["advisers"][0]["sandbox"]["by"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(by("require", "off"), "none");
+    assert_eq!(by("off", "require"), "none");
+    let (r, j) = run(
+        &env,
+        &home,
+        "off",
+        &["ask", "--agent", "pi", "--sandbox", "sometimes", "why"],
+    );
+    assert_eq!(r.code, 2, "{j}");
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--sandbox"),
+        "{j}"
+    );
+}
