@@ -19,7 +19,7 @@ use crate::council::store::Record;
 use crate::error::{Error, Result};
 use crate::group::runs;
 use crate::job::store::Store;
-use crate::view::council as view;
+use crate::view::group as view;
 
 /// The folder of group `id` (a council or a fan-out) of this project,
 /// checked to exist, and which kind it is.
