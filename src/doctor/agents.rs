@@ -1,4 +1,5 @@
 //! `baton agents`: what is supported, what is installed, and with which options.
+//! It lists the CLIs that `doctor` (`agent.rs`) judges; it judges nothing.
 
 use std::sync::mpsc;
 
@@ -41,7 +42,7 @@ pub struct AgentInfo {
     pub version: Option<String>,
     pub default_model: Option<&'static str>,
     /// `[alias, model]` pairs.
-    #[schemars(schema_with = "crate::agents_cmd::pairs")]
+    #[schemars(schema_with = "crate::doctor::agents::pairs")]
     pub model_aliases: Vec<(&'static str, &'static str)>,
     pub default_effort: Option<&'static str>,
     pub efforts: &'static [&'static str],
