@@ -44,7 +44,7 @@ impl JobLog {
                 .iter()
                 .any(|(_, d)| d.join(id).join("state.json").is_file());
         known.then(|| JobLog::Group {
-            groups: Groups::groups(dirs),
+            groups: Groups::in_folders(dirs),
             id: id.to_string(),
         })
     }

@@ -80,7 +80,7 @@ async fn run(store: Store, req: ServeRequest, mode: Mode) -> Result<i32> {
     let url = format!("http://127.0.0.1:{port}/#token={}", sec.token);
     let fleet = fleet::spawn(
         Store::in_dir(&store.dir),
-        crate::view::group_watch::Groups::groups(crate::view::group::group_dirs(&store)),
+        crate::view::group_watch::Groups::in_folders(crate::view::group::group_dirs(&store)),
     );
     let children = Children::default();
     let app = routes::App {

@@ -65,11 +65,11 @@ pub struct Groups {
 impl Groups {
     /// The councils in `dir` (the project's councils folder).
     pub fn new(dir: Option<PathBuf>) -> Groups {
-        Groups::groups(dir.into_iter().map(|d| (GroupKind::Council, d)).collect())
+        Groups::in_folders(dir.into_iter().map(|d| (GroupKind::Council, d)).collect())
     }
 
     /// Every group in these folders (`group::group_dirs`).
-    pub fn groups(dirs: Vec<(GroupKind, PathBuf)>) -> Groups {
+    pub fn in_folders(dirs: Vec<(GroupKind, PathBuf)>) -> Groups {
         Groups {
             dirs: dirs.into_iter().map(|(k, d)| (k, d, None)).collect(),
             entries: HashMap::new(),

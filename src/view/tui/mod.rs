@@ -84,7 +84,7 @@ pub fn run(opts: Options) -> Result<i32> {
     store.create()?;
     let (tx, rx) = mpsc::channel();
     let root = store.root().map(std::path::Path::to_path_buf);
-    let councils = Groups::groups(crate::view::group::group_dirs(&store));
+    let councils = Groups::in_folders(crate::view::group::group_dirs(&store));
     let tracker = Tracker::new(store, tx.clone());
     let watcher = Watcher::start(tx.clone());
     let mut term = enter().map_err(|e| Error::io("preparing the terminal", e))?;
