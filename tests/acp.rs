@@ -509,9 +509,7 @@ fn a_resumed_acp_run_reports_its_own_usage_not_a_difference() {
     };
     env.fake(
         "qwen",
-        &format!(
-            "exec {fake} \"$(cat \"$FAKE_DIR/next\")\" --no-modes"
-        ),
+        &format!("exec {fake} \"$(cat \"$FAKE_DIR/next\")\" --no-modes"),
     );
     fs::write(env.fake_dir.join("next"), rec("plain")).unwrap();
     let args = [

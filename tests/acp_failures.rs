@@ -36,10 +36,7 @@ fn replay_all(agent: &str) -> usize {
         let env = Env::new();
         env.git_init();
         let fake = crate::support::acp::fake_acp(&env.fake_dir);
-        env.fake(
-            agent,
-            &format!("exec {fake} '{}'", rec.display()),
-        );
+        env.fake(agent, &format!("exec {fake} '{}'", rec.display()));
         let r = env.run(&[
             "run",
             "--agent",
