@@ -31,8 +31,8 @@ use super::Env;
 /// depends on the checkout's file mode.
 pub const SCRIPT: &str = include_str!("council_fake.py");
 
-/// The ACP side of the fake is `support::acp::fake_acp_council`: it imports
-/// the script above for its stage logic, so both are copied side by side.
+// The ACP side of the fake is `support::acp::fake_acp_council`: it imports
+// the script above for its stage logic, so both are copied side by side.
 
 /// Which turn of a council a call is, as the fake recognises it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
