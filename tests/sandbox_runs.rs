@@ -235,16 +235,14 @@ fn an_acp_agent_under_the_sandbox_may_execute_in_workspace_access() {
     }
     let (env, home) = env();
     let rec = fixture("acp/copilot/bash-rejected.acp");
-    let script = env.fake_dir.join("fake_acp.py");
-    fs::write(&script, include_str!("support/fake_acp.py")).unwrap();
+    let fake = crate::support::acp::fake_acp(&env.fake_dir);
     // copilot's state directory (COPILOT_HOME) is writable under the
     // sandbox: the fake records what baton sent there.
     let state = home.join(".copilot");
     env.fake(
         "copilot",
         &format!(
-            "exec python3 '{}' '{}' --any-answer --record \"$COPILOT_HOME/sent.jsonl\"",
-            script.display(),
+            "exec {fake} '{}' --any-answer --record \"$COPILOT_HOME/sent.jsonl\"",
             rec.display()
         ),
     );
