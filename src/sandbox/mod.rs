@@ -29,9 +29,12 @@ pub mod bwrap;
 #[cfg(target_os = "linux")]
 pub mod exec;
 #[cfg(target_os = "linux")]
+mod forward;
+#[cfg(target_os = "linux")]
 mod landlock;
 pub mod policy;
 pub mod probe;
+pub mod proxy;
 pub mod report;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]

@@ -15,6 +15,17 @@ pub struct SandboxReport {
     /// none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub degraded: Vec<Degraded>,
+    /// `network: provider`: the hosts (`host:port`) the proxy refused, the
+    /// first 16 distinct ones; absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_hosts: Vec<String>,
+    /// `network: provider`: every request the proxy refused (403).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refused_count: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl SandboxReport {
@@ -25,6 +36,8 @@ impl SandboxReport {
             by,
             network,
             degraded,
+            refused_hosts: Vec::new(),
+            refused_count: 0,
         }
     }
 
