@@ -246,7 +246,7 @@ fn extras(g: &mut SchemaGenerator) -> Vec<(&'static str, Value)> {
             "sandbox",
             described(
                 sandbox,
-                "Who confined the peer: baton's sandbox (`baton-bwrap`, `baton-landlock`, `seatbelt`), the CLI's own (`cli`: codex, claude, agy) or nothing (`none`: full access, --sandbox off, or no sandbox on this machine), its network, and every way it is weaker than the access mode (docs/sandbox.md).",
+                "Who confined the peer: baton's sandbox (`baton-bwrap`, `baton-landlock`, `seatbelt`), the CLI's own (`cli`: codex, claude, agy) or nothing (`none`: full access, --sandbox off, or no sandbox on this machine), its network, every way it is weaker than the access mode, and under `--network provider` the hosts its proxy refused (`refused_hosts`, `refused_count`; docs/sandbox.md).",
             ),
         ),
         (
