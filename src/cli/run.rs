@@ -47,7 +47,7 @@ pub struct RunArgs {
     pub network: Option<String>,
 
     /// With --network provider: one more host the peer may reach, HOST[:PORT] (no port: 443 and 80) [repeatable; also run.network_hosts].
-    #[arg(long = "network-host", value_name = "HOST[:PORT]")]
+    #[arg(long = "network-host", value_name = "HOST")]
     pub network_host: Vec<String>,
 
     /// Directory the peer works in (default: the current directory).
