@@ -132,10 +132,19 @@ pub fn runs(c: &Contract) {
     let v = c.check(
         "provider network, a host refused",
         Shape::Result,
-        &env.run(&["--agent", "pi", "--network", "provider", "x"]),
+        &Run::from(
+            env.baton()
+                .env("BATON_SANDBOX", "auto")
+                .args(["--agent", "pi", "--network", "provider", "x"])
+                .output()
+                .unwrap(),
+        ),
     );
     if v["sandbox"]["by"] != "none" {
-        assert_eq!(v["sandbox"]["refused_hosts"][0], "refused.example:443", "{v}");
+        assert_eq!(
+            v["sandbox"]["refused_hosts"][0], "refused.example:443",
+            "{v}"
+        );
     }
 
     // An agent over ACP that never answers `initialize`.

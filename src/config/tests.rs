@@ -411,7 +411,10 @@ fn network_hosts_are_checked_and_kept_out_of_a_project_file() {
         ["llm.example", "127.0.0.1:4010", "[::1]:9"]
     );
     let e = load_err("[run]\nnetwork_hosts = [\"a b\"]\n");
-    assert!(e.contains("run.network_hosts") && e.contains("not a host"), "{e}");
+    assert!(
+        e.contains("run.network_hosts") && e.contains("not a host"),
+        "{e}"
+    );
     let e = load_err("[run]\nnetwork_hosts = \"one.example\"\n");
     assert!(e.contains("a list of hosts"), "{e}");
     let e = Fixture::new(None, Some("[run]\nnetwork_hosts = [\"evil.example\"]\n"))

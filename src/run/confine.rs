@@ -37,14 +37,10 @@ pub struct Confined {
 
 impl Confined {
     /// The report as the run ends: what the proxy refused added.
-    pub fn report_now(&self) -> SandboxReport {
-        let mut r = self.report.clone();
-        if let Some(running) = self.net.as_ref().and_then(|n| n.running.as_ref()) {
-            let refused = running.proxy().refused();
-            r.refused_hosts = refused.hosts;
-            r.refused_count = refused.count;
-        }
-        r
+    pub fn report_now(&self) -> crate::sandbox::RunSandbox {
+        let running = self.net.as_ref().and_then(|n| n.running.as_ref());
+        let refused = running.map(|r| r.proxy().refused());
+        crate::sandbox::RunSandbox::new(self.report.clone(), refused)
     }
 }
 

@@ -50,7 +50,7 @@ use serde::{Deserialize, Serialize};
 
 pub use policy::{Limits, Mode, Network, Policy};
 pub use probe::{Availability, probe};
-pub use report::{By, Degraded, NetworkKind, SandboxReport};
+pub use report::{By, Degraded, NetworkKind, RunSandbox, SandboxReport};
 
 /// The environment variable a sandboxed child finds set to the backend's
 /// name: how a baton started inside one knows it (never nest by accident).

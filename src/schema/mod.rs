@@ -222,9 +222,7 @@ fn extras(g: &mut SchemaGenerator) -> Vec<(&'static str, Value)> {
     let context = g.subschema_for::<Context>().to_value();
     let repair = g.subschema_for::<RepairReport>().to_value();
     let budget = g.subschema_for::<Budget>().to_value();
-    let sandbox = g
-        .subschema_for::<crate::sandbox::SandboxReport>()
-        .to_value();
+    let sandbox = g.subschema_for::<crate::sandbox::RunSandbox>().to_value();
     // The advice schema advisers are held to, as they are given it.
     let mut advice = advice::schema_value();
     if let Some(o) = advice.as_object_mut() {

@@ -56,7 +56,10 @@ fn provider_network(agent: Agent) {
     )
     .unwrap();
     let (_id, task) = p.prompt("E2E-NET");
-    let mut b = p.baton().access("workspace").args(["--network", "provider"]);
+    let mut b = p
+        .baton()
+        .access("workspace")
+        .args(["--network", "provider"]);
     if matches!(agent, Agent::Pi | Agent::Opencode) {
         let host = crate::support::mock().url().replace("http://", "");
         b = b.args(["--network-host".to_string(), host]);
