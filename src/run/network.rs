@@ -181,17 +181,17 @@ pub fn allowlist(
 ) -> Allowlist {
     let mut rules: Vec<Rule> = provider_hosts(agent, transport)
         .iter()
-        .chain(user.iter().map(String::as_str).collect::<Vec<_>>().iter())
+        .copied()
+        .chain(user.iter().map(String::as_str))
         .filter_map(|h| Rule::parse(h).ok())
         .collect();
     for (k, v) in env {
-        if k.ends_with("_BASE_URL") || k.ends_with("_API_BASE") {
-            if let Some(t) = url_target(v) {
-                rules.push(Rule {
-                    host: t.host,
-                    port: Some(t.port),
-                });
-            }
+        let base_url = k.ends_with("_BASE_URL") || k.ends_with("_API_BASE");
+        if let Some(t) = url_target(v).filter(|_| base_url) {
+            rules.push(Rule {
+                host: t.host,
+                port: Some(t.port),
+            });
         }
     }
     Allowlist::new(rules)
