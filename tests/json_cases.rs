@@ -119,6 +119,34 @@ pub fn runs(c: &Contract) {
     assert_eq!(v["access"], "read-only");
     assert!(!v["denials"].as_array().unwrap().is_empty(), "{v}");
 
+    // `--network provider`: the proxy refuses a host the peer asks for,
+    // and the result's `sandbox` lists it (where this machine has a sandbox).
+    let answer = crate::support::fixture("pi/pi-json-basic.jsonl");
+    env.fake(
+        "pi",
+        &format!(
+            "cat > /dev/null\n/usr/bin/python3 -c 'import os, socket\nh, p = os.environ[\"HTTPS_PROXY\"].split(\"//\")[1].rsplit(\":\", 1)\ns = socket.create_connection((h, int(p)), 5)\ns.sendall(b\"CONNECT refused.example:443 HTTP/1.1\\r\\n\\r\\n\")\ns.recv(64)' || true\ncat '{}'",
+            answer.display()
+        ),
+    );
+    let v = c.check(
+        "provider network, a host refused",
+        Shape::Result,
+        &Run::from(
+            env.baton()
+                .env("BATON_SANDBOX", "auto")
+                .args(["--agent", "pi", "--network", "provider", "x"])
+                .output()
+                .unwrap(),
+        ),
+    );
+    if v["sandbox"]["by"] != "none" {
+        assert_eq!(
+            v["sandbox"]["refused_hosts"][0], "refused.example:443",
+            "{v}"
+        );
+    }
+
     // An agent over ACP that never answers `initialize`.
     let acp = crate::acp::copilot("plain", "--hang-init");
     let r = Run::from(

@@ -53,6 +53,7 @@ mod redact;
 mod run;
 mod sandbox;
 mod sandbox_matrix;
+mod sandbox_network;
 mod sandbox_runs;
 mod serve;
 mod setup;

@@ -32,6 +32,19 @@ const REFUSED: &[&str] = &[
     "inner_bwrap",
 ];
 
+/// What a backend that declares `degraded` reason lets through, by design
+/// (docs/sandbox.md): only these may succeed, and only when the result says so.
+const GAPS: &[(&str, &[&str])] = &[
+    ("git_metadata_writable", &["git_hooks", "git_config"]),
+    ("no_signal_scope", &["kill"]),
+];
+
+fn degraded(j: &Value, gap: &str) -> bool {
+    j["sandbox"]["degraded"]
+        .as_array()
+        .is_some_and(|d| d.iter().any(|x| x == gap))
+}
+
 /// hostile.py as `agent`'s binary, run by `baton run --agent agent --access
 /// mode` under baton's sandbox: the attempts' outcomes, from the run's raw
 /// output.
@@ -128,10 +141,14 @@ fn attack(agent: &str, binary: &str, mode: &str) -> (Value, Value) {
     // Nothing reached the host, whatever the report says.
     assert!(!home.join("planted").exists(), "{agent} {mode}");
     assert!(!sibling.join("planted").exists(), "{agent} {mode}");
-    assert!(
-        !env.work.join(".git/hooks/post-checkout").exists(),
-        "{agent} {mode}"
-    );
+    // Landlock cannot keep a sub-path of a writable checkout read-only and
+    // says so (`git_metadata_writable`); everywhere else the hook is refused.
+    if !degraded(&j, "git_metadata_writable") {
+        assert!(
+            !env.work.join(".git/hooks/post-checkout").exists(),
+            "{agent} {mode}"
+        );
+    }
     assert_eq!(
         fs::read_to_string(sibling.join("outside.txt")).unwrap(),
         "outside\n"
@@ -144,12 +161,19 @@ fn holds_for(agent: &str, binary: &str) {
         return;
     }
     for mode in ["read-only", "workspace"] {
-        let (_, r) = attack(agent, binary, mode);
+        let (j, r) = attack(agent, binary, mode);
         assert!(
             r.get("timeout").is_none(),
             "{agent} {mode}: hostile.py hung: {r}"
         );
         for name in REFUSED {
+            // A gap the result declares is the one thing allowed through.
+            if GAPS
+                .iter()
+                .any(|(gap, names)| names.contains(name) && degraded(&j, gap))
+            {
+                continue;
+            }
             assert_eq!(
                 r[*name]["done"], false,
                 "{agent} {mode}: {name} got through: {}",

@@ -42,9 +42,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "MODE")]
     pub sandbox: Option<String>,
 
-    /// What a peer under baton's sandbox may reach: all (default: it needs its provider) or none (no IP at all: an agent with a model of its own, offline).
+    /// What a peer under baton's sandbox may reach: all (default: it needs its provider), provider (only its provider's hosts and --network-host, through baton's proxy) or none (no IP at all: an agent with a model of its own, offline).
     #[arg(long, value_name = "NET")]
     pub network: Option<String>,
+
+    /// With --network provider: one more host the peer may reach, HOST[:PORT] (no port: 443 and 80) [repeatable; also run.network_hosts].
+    #[arg(long = "network-host", value_name = "HOST")]
+    pub network_host: Vec<String>,
 
     /// Directory the peer works in (default: the current directory).
     #[arg(long, value_name = "DIR")]
@@ -233,6 +237,7 @@ pub fn request(a: RunArgs) -> RunRequest {
         full_access: a.full_access,
         sandbox: a.sandbox,
         network: a.network,
+        network_hosts: a.network_host,
         cwd: a.cwd,
         prompt_file: a.prompt_file,
         resume: a.resume,

@@ -93,6 +93,8 @@ pub(super) enum Kind {
     Sandbox,
     /// `run.fallback`: a list of `NAME[:MODEL]`.
     Fallback,
+    /// `run.network_hosts`: a list of `HOST[:PORT]` (the user file only).
+    NetworkHosts,
 }
 
 const AGENT_KEYS: &[(&str, Kind)] = &[
@@ -109,6 +111,7 @@ const RUN_KEYS: &[(&str, Kind)] = &[
     ("access", Kind::Access),
     ("sandbox", Kind::Sandbox),
     ("fallback", Kind::Fallback),
+    ("network_hosts", Kind::NetworkHosts),
     ("retry", Kind::Count),
 ];
 const ASK_KEYS: &[(&str, Kind)] = &[

@@ -170,6 +170,7 @@ pub fn all_keys() -> Vec<String> {
         "run.sandbox",
         "run.fallback",
         "run.retry",
+        "run.network_hosts",
         "ask.agent",
         "ask.budget",
         "ask.max_chars",
@@ -334,6 +335,14 @@ impl Config {
             .lookup(&format!("agents.{}.command", agent.name()))?
             .value
         {
+            Val::List(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// A list value (`run.network_hosts`), as its reader checked it.
+    pub fn list(&self, key: &str) -> Option<Vec<String>> {
+        match self.lookup(key)?.value {
             Val::List(l) => Some(l),
             _ => None,
         }

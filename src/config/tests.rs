@@ -397,3 +397,28 @@ fn bad_prices_name_file_line_and_key() {
     let e = f.load(&[]).unwrap_err().to_string();
     assert!(e.contains("a project file may not set prices"), "{e}");
 }
+
+#[test]
+fn network_hosts_are_checked_and_kept_out_of_a_project_file() {
+    let c = Fixture::new(
+        Some("[run]\nnetwork_hosts = [\"LLM.Example.\", \"127.0.0.1:4010\", \"[::1]:9\"]\n"),
+        None,
+    )
+    .load(&[])
+    .unwrap();
+    assert_eq!(
+        c.list("run.network_hosts").unwrap(),
+        ["llm.example", "127.0.0.1:4010", "[::1]:9"]
+    );
+    let e = load_err("[run]\nnetwork_hosts = [\"a b\"]\n");
+    assert!(
+        e.contains("run.network_hosts") && e.contains("not a host"),
+        "{e}"
+    );
+    let e = load_err("[run]\nnetwork_hosts = \"one.example\"\n");
+    assert!(e.contains("a list of hosts"), "{e}");
+    let e = Fixture::new(None, Some("[run]\nnetwork_hosts = [\"evil.example\"]\n"))
+        .load(&[])
+        .unwrap_err();
+    assert!(e.to_string().contains("may not add hosts"), "{e}");
+}

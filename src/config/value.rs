@@ -13,6 +13,7 @@ fn want(kind: Kind) -> &'static str {
         Kind::Count | Kind::PositiveCount => "a whole number",
         Kind::Fallback => "a list of agent names (\"claude\", \"pi:glm-5.2\")",
         Kind::Command => "a list of strings",
+        Kind::NetworkHosts => "a list of hosts (\"api.example.com\", \"127.0.0.1:8080\")",
         Kind::Duration => "a duration (\"90s\", \"45m\") or a number of seconds",
         _ => "a string",
     }
@@ -54,6 +55,29 @@ pub(super) fn check(
             crate::agent::models::parse_item(s)
                 .map_err(|e| bad(e.to_string(), &e.hint().unwrap_or_default()))?;
             list.push(s.trim().to_string());
+        }
+        return Ok(Val::List(list));
+    }
+    if let Kind::NetworkHosts = kind {
+        // A committed file must not widen what a confined peer may reach.
+        if cx.scope == Scope::Project {
+            return Err(bad(
+                "a project file may not add hosts a confined peer may reach".into(),
+                "set run.network_hosts in your user file (`baton config path`), or pass \
+                 --network-host",
+            ));
+        }
+        let DeValue::Array(items) = v else {
+            return Err(wrong(want(kind)));
+        };
+        let mut list = Vec::new();
+        for item in items.iter() {
+            let Some(s) = item.get_ref().as_str() else {
+                return Err(wrong(want(kind)));
+            };
+            let rule = crate::sandbox::proxy::Rule::parse(s)
+                .map_err(|m| bad(m, "give HOST, HOST:PORT, [IPV6]:PORT or *.DOMAIN"))?;
+            list.push(rule.to_string());
         }
         return Ok(Val::List(list));
     }
@@ -102,7 +126,7 @@ pub(super) fn check(
     let Some(s) = v.as_str().filter(|_| {
         !matches!(
             kind,
-            Kind::Count | Kind::PositiveCount | Kind::Command | Kind::Fallback
+            Kind::Count | Kind::PositiveCount | Kind::Command | Kind::Fallback | Kind::NetworkHosts
         )
     }) else {
         return Err(wrong(want(kind)));
@@ -206,7 +230,7 @@ pub(super) fn check(
             "packet" | "repo" => Val::Str(s.to_string()),
             _ => return Err(bad(format!("unknown scope `{s}`"), "use packet or repo")),
         },
-        Kind::Count | Kind::PositiveCount | Kind::Command | Kind::Fallback => {
+        Kind::Count | Kind::PositiveCount | Kind::Command | Kind::Fallback | Kind::NetworkHosts => {
             unreachable!("handled above")
         }
     })

@@ -78,7 +78,8 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
         access: Some(p.access.as_str().to_string()),
         // The same confinement as the job it continues.
         sandbox: Some(p.sandbox.as_str().to_string()),
-        network: p.network_none.then(|| "none".to_string()),
+        network: Some(p.network.as_str().to_string()),
+        network_hosts: p.network.hosts(),
         cwd: Some(p.cwd.clone()),
         resume: Some(session),
         timeout: Some(format!("{}ms", p.timeout_ms)),

@@ -109,6 +109,10 @@ const RUN_CLI_ONLY: &[(&str, &str)] = &[
         "network",
         "for an offline agent with a model of its own: a person's choice",
     ),
+    (
+        "network_host",
+        "which hosts a confined peer may reach is a person's choice",
+    ),
     ("profile", CONFIGURED),
     ("transport", CONFIGURED),
     (

@@ -31,6 +31,17 @@ pub struct Confined {
     pub report: SandboxReport,
     /// The private temporary directory, removed with this value.
     tmp: Option<PathBuf>,
+    /// `--network provider`: the proxy, stopped with this value.
+    pub net: Option<super::network::Setup>,
+}
+
+impl Confined {
+    /// The report as the run ends: what the proxy refused added.
+    pub fn report_now(&self) -> crate::sandbox::RunSandbox {
+        let running = self.net.as_ref().and_then(|n| n.running.as_ref());
+        let refused = running.map(|r| r.proxy().refused());
+        crate::sandbox::RunSandbox::new(self.report.clone(), refused)
+    }
 }
 
 impl Drop for Confined {
@@ -79,6 +90,7 @@ pub fn peer(plan: &super::Plan, dry_run: bool) -> Result<Confined> {
             wrap: None,
             report,
             tmp: None,
+            net: None,
         });
     }
     let env = lookup();
@@ -101,20 +113,37 @@ pub fn peer(plan: &super::Plan, dry_run: bool) -> Result<Confined> {
     if let Ok(s) = crate::state_dir::base() {
         hidden.push(s);
     }
+    let net = match &plan.network {
+        super::network::PeerNetwork::Provider { hosts }
+            if will_confine(agent, transport, access, want) =>
+        {
+            let env: Vec<(String, String)> = std::env::vars().collect();
+            let allow = super::network::allowlist(agent, transport, hosts, &env);
+            Some(super::network::setup(allow, dry_run)?)
+        }
+        _ => None,
+    };
     let make = |mode: Mode, tmp: PathBuf| {
         let mut p = Policy::new(mode, tmp, home().as_deref(), &vars());
         if mode == Mode::Workspace {
             p = p.with_workspace(cwd.clone());
         }
         p.state_dirs = state.clone();
-        if plan.network_none {
-            p.network = Network::None;
+        match (&plan.network, &net) {
+            (super::network::PeerNetwork::None, _) => p.network = Network::None,
+            (_, Some(n)) => {
+                p.network = n.network;
+                p.proxy_socket = Some(n.socket.clone());
+            }
+            _ => {}
         }
         p.read_only_inside.extend(keep_read_only.iter().cloned());
         p.hidden.extend(hidden.iter().cloned());
         p
     };
-    confine(access, want, id, make)
+    let mut confined = confine(access, want, id, make)?;
+    confined.net = net;
+    Ok(confined)
 }
 
 /// Whether `require` can be kept for this peer: refused when the run is
@@ -146,6 +175,12 @@ pub fn preview(c: &Confined, argv: Vec<String>) -> serde_json::Value {
         None => argv,
     };
     let mut v = serde_json::to_value(&c.report).unwrap_or_default();
+    if let (Some(o), Some(n)) = (v.as_object_mut(), &c.net) {
+        o.insert(
+            "proxy".into(),
+            serde_json::json!({"socket": n.socket, "allowed_hosts": n.allowed}),
+        );
+    }
     if let Some(o) = v.as_object_mut() {
         o.insert(
             "argv".into(),
@@ -201,6 +236,7 @@ fn confine(
             wrap: None,
             report: w.report,
             tmp: None,
+            net: None,
         });
     }
     let tmp = private_tmp(id)?;
@@ -217,6 +253,7 @@ fn confine(
         wrap: Some(Shared(Arc::new(Wrap { sandbox, policy }))),
         report: first.report,
         tmp: Some(tmp),
+        net: None,
     })
 }
 

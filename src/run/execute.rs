@@ -299,7 +299,7 @@ pub fn execute(
         extra: Default::default(),
     };
     let mut result = result;
-    if let Ok(v) = serde_json::to_value(&confined.report) {
+    if let Ok(v) = serde_json::to_value(confined.report_now()) {
         result.extra.insert("sandbox".into(), v);
     }
     drop(confined);

@@ -45,40 +45,6 @@ pub fn resolve_sandbox(args: &RunRequest) -> Result<crate::sandbox::Want> {
     }
 }
 
-/// `--network`: `all` (the default) or `none`, which only baton's sandbox
-/// can hold: refused for a peer it does not confine.
-pub fn resolve_network(
-    args: &RunRequest,
-    agent: Agent,
-    transport: crate::agent::Transport,
-    access: Access,
-    want: crate::sandbox::Want,
-) -> Result<bool> {
-    match args.network.as_deref().map(str::trim) {
-        None | Some("all") => Ok(false),
-        Some("none") => {
-            if !super::confine::needs_ours(agent, transport)
-                || access == Access::Full
-                || want == crate::sandbox::Want::Off
-            {
-                return Err(Error::usage_hint(
-                    format!(
-                        "--network none needs baton's sandbox, which does not confine {} here",
-                        agent.name()
-                    ),
-                    "codex, claude and agy keep their own sandbox (and network rules); full \
-                     access and --sandbox off wrap nothing: drop --network none",
-                ));
-            }
-            Ok(true)
-        }
-        Some(other) => Err(Error::usage_hint(
-            format!("--network {other}: unknown"),
-            "use all (the default) or none",
-        )),
-    }
-}
-
 pub fn resolve_cwd(cwd: Option<&Path>) -> Result<PathBuf> {
     let base =
         std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;

@@ -35,6 +35,7 @@ pub use execute::{execute, save_result, summarize};
 pub use fallback::Link;
 pub mod confine;
 mod dry_run;
+pub mod network;
 mod spent;
 pub use dry_run::dry_run_json;
 pub use input::{budget, check_agent_priced, check_plan_priced, read_task};
@@ -135,9 +136,9 @@ pub struct Plan {
     /// test command) runs under baton's (`run::confine`).
     #[serde(default)]
     pub sandbox: crate::sandbox::Want,
-    /// `--network none`: the peer under baton's sandbox reaches nothing.
+    /// `--network`: what the peer under baton's sandbox may reach.
     #[serde(default)]
-    pub network_none: bool,
+    pub network: network::PeerNetwork,
 }
 
 /// What the caller asks of one run, as given (the command line, `ask`, or
@@ -153,8 +154,10 @@ pub struct RunRequest {
     pub full_access: bool,
     /// `--sandbox`. `None`: `run.sandbox` of the config, else auto.
     pub sandbox: Option<String>,
-    /// `--network`: `all` (`None`) or `none`.
+    /// `--network`: `all` (`None`), `none` or `provider`.
     pub network: Option<String>,
+    /// `--network-host`: more hosts for `provider` (checked in `network`).
+    pub network_hosts: Vec<String>,
     pub cwd: Option<PathBuf>,
     /// Read the task from this file (`-` for stdin).
     pub prompt_file: Option<PathBuf>,
@@ -293,7 +296,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
             .or_else(|| cfg.string(&format!("agents.{}.transport", agent.name()))),
     )?;
     confine::check(agent, transport, access, sandbox)?;
-    let network_none = input::resolve_network(args, agent, transport, access, sandbox)?;
+    let network = network::resolve(args, agent, transport, access, sandbox)?;
     let cwd_str = cwd.display().to_string();
     let prompt = if args.raw {
         task.clone()
@@ -330,7 +333,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         retry,
         origins,
         sandbox,
-        network_none,
+        network,
     };
     // Refuse `--max-usd` that counts nothing, unenforceable access and unsafe
     // values now, not after the job started: for every agent of the chain.
@@ -497,7 +500,7 @@ impl Plan {
             retry: 0,
             origins: Default::default(),
             sandbox: crate::sandbox::Want::Off,
-            network_none: false,
+            network: network::PeerNetwork::All,
         }
     }
 }

@@ -40,17 +40,18 @@ pub fn wrap(
 ) -> (Vec<OsString>, Vec<Degraded>) {
     let mut degraded = Vec::new();
     let mut out: Vec<OsString> = vec![bwrap.into()];
+    let bridged = policy.proxy_socket.is_some();
     out.extend(
-        namespaces(policy.network, disable_userns)
+        namespaces(policy.network, bridged, disable_userns)
             .into_iter()
             .map(OsString::from),
     );
     if !disable_userns {
         degraded.push(Degraded::NoDisableUserns);
     }
-    if let Network::Provider { .. } = policy.network {
-        // The proxy listens on the host's loopback: the child keeps the
-        // host's network namespace, and Landlock's TCP rule narrows it.
+    if let (Network::Provider { .. }, false) = (policy.network, bridged) {
+        // No socket to bridge to: the child keeps the host's network
+        // namespace, and Landlock's TCP rule narrows it to the proxy's port.
         if landlock_abi < 4 {
             degraded.push(Degraded::NetworkProviderNotEnforced);
         } else {
@@ -88,8 +89,10 @@ pub fn wrap(
     (out, degraded)
 }
 
-/// The namespaces and process flags, before any mount.
-pub fn namespaces(network: Network, disable_userns: bool) -> Vec<&'static str> {
+/// The namespaces and process flags, before any mount. `bridged`: the
+/// `provider` child reaches the proxy through a unix socket, so it needs no
+/// network of the host's either.
+pub fn namespaces(network: Network, bridged: bool, disable_userns: bool) -> Vec<&'static str> {
     let mut out = vec!["--unshare-user"];
     if disable_userns {
         out.push("--disable-userns");
@@ -100,7 +103,8 @@ pub fn namespaces(network: Network, disable_userns: bool) -> Vec<&'static str> {
         "--unshare-uts",
         "--unshare-cgroup-try",
     ]);
-    if network == Network::None {
+    if network == Network::None || bridged {
+        // bubblewrap brings the new namespace's loopback up.
         out.push("--unshare-net");
     }
     // Root keeps every capability in bubblewrap's namespace unless told.
@@ -138,6 +142,11 @@ fn mounts(policy: &Policy) -> Vec<(PathBuf, Op)> {
             .symlink_metadata()
             .is_ok_and(|m| m.file_type().is_symlink());
         all.push((path.clone(), if link { Op::Null } else { Op::ReadOnly }));
+    }
+    // The proxy's socket, reachable whatever covers its directory (a
+    // socket can be connected to on a read-only mount).
+    if let Some(sock) = &policy.proxy_socket {
+        all.push((sock.clone(), Op::ReadOnly));
     }
     all.sort_by_key(|(p, _)| p.components().count());
     all
@@ -311,5 +320,28 @@ mod tests {
         assert!(d4.contains(&Degraded::ProviderPortAnyHost));
         let (_, d3) = wrap(&p, Path::new("bwrap"), true, 3, Path::new("/b"), vec![]);
         assert!(d3.contains(&Degraded::NetworkProviderNotEnforced));
+    }
+
+    #[test]
+    fn provider_with_the_proxy_socket_has_no_network_but_the_socket() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = policy(dir.path());
+        p.network = Network::Provider { port: 8080 };
+        let sock = dir.path().join("run/net/proxy.sock");
+        std::fs::create_dir_all(sock.parent().unwrap()).unwrap();
+        std::fs::write(&sock, "").unwrap();
+        p.proxy_socket = Some(sock.clone());
+        for abi in [3, 4] {
+            let (out, degraded) = wrap(&p, Path::new("bwrap"), true, abi, Path::new("/b"), vec![]);
+            let out = args(&out);
+            assert!(out.contains(&"--unshare-net".to_string()));
+            let s = sock.to_string_lossy();
+            find(&out, &["--ro-bind", &s, &s]);
+            assert!(
+                !degraded.contains(&Degraded::ProviderPortAnyHost),
+                "{degraded:?}"
+            );
+            assert!(!degraded.contains(&Degraded::NetworkProviderNotEnforced));
+        }
     }
 }

@@ -61,6 +61,11 @@ fn run(args: &[OsString]) -> Result<Never, (i32, String)> {
     match stage {
         Stage::Wrap { backend, print } => wrap_and_exec(&policy, backend, print, argv),
         Stage::Bwrap | Stage::Landlock => {
+            if let (Stage::Bwrap, super::Network::Provider { port }, Some(sock)) =
+                (stage, policy.network, &policy.proxy_socket)
+            {
+                super::forward::start(port, sock).map_err(fail)?;
+            }
             confine(&policy, stage).map_err(fail)?;
             Err(exec(
                 process::Command::new(&argv[0]).args(&argv[1..]),

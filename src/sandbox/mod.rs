@@ -31,11 +31,14 @@
 pub mod bwrap;
 #[cfg(target_os = "linux")]
 pub mod exec;
+#[cfg(target_os = "linux")]
+mod forward;
 pub mod host;
 #[cfg(target_os = "linux")]
 mod landlock;
 pub mod policy;
 pub mod probe;
+pub mod proxy;
 pub mod report;
 pub mod seatbelt;
 #[cfg(target_os = "linux")]
@@ -51,7 +54,7 @@ use serde::{Deserialize, Serialize};
 
 pub use policy::{Limits, Mode, Network, Policy};
 pub use probe::{Availability, probe};
-pub use report::{By, Degraded, NetworkKind, SandboxReport};
+pub use report::{By, Degraded, NetworkKind, RunSandbox, SandboxReport};
 
 /// The environment variable a sandboxed child finds set to the backend's
 /// name: how a baton started inside one knows it (never nest by accident).

@@ -108,6 +108,12 @@ pub struct Policy {
     pub drop_env: Vec<String>,
     #[serde(default)]
     pub network: Network,
+    /// `provider` under bubblewrap: the proxy's unix socket. The child gets
+    /// a network namespace of its own, and the helper relays its
+    /// `127.0.0.1:PORT` there (`sandbox::forward`). Without it the child
+    /// keeps the host's network and Landlock narrows it to the port.
+    #[serde(default)]
+    pub proxy_socket: Option<PathBuf>,
     #[serde(default)]
     pub limits: Limits,
 }
@@ -131,6 +137,7 @@ impl Policy {
             read_only_inside: Vec::new(),
             drop_env: secrets::DROP_ENV.iter().map(|s| s.to_string()).collect(),
             network: Network::All,
+            proxy_socket: None,
             limits: Limits::default(),
         }
     }
@@ -204,6 +211,7 @@ impl Policy {
             read_only_inside,
             drop_env: self.drop_env.clone(),
             network: self.network,
+            proxy_socket: self.proxy_socket.clone(),
             limits: self.limits,
         })
     }

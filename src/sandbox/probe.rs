@@ -139,7 +139,7 @@ fn try_bwrap(bwrap: &Path) -> Result<(PathBuf, bool), String> {
         .find(|p| Path::new(p).is_file())
         .ok_or("no `true` to try bubblewrap with")?;
     let attempt = |disable_userns: bool| -> Result<(), String> {
-        let mut args: Vec<&str> = super::bwrap::namespaces(Network::All, disable_userns);
+        let mut args: Vec<&str> = super::bwrap::namespaces(Network::All, false, disable_userns);
         args.extend([
             "--ro-bind",
             "/",

@@ -17,6 +17,43 @@ pub struct SandboxReport {
     pub degraded: Vec<Degraded>,
 }
 
+/// A peer's `sandbox` in a run result: the report, and under `--network
+/// provider` what the proxy refused. A type of its own: a test command
+/// (no network) never carries the refusals, so the schemas that show only
+/// test commands (a fan-out's) do not describe them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunSandbox {
+    pub by: By,
+    pub network: NetworkKind,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<Degraded>,
+    /// The hosts (`host:port`) the proxy refused, the first 16 distinct
+    /// ones; absent when none was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused_hosts: Vec<String>,
+    /// Every request the proxy refused (403); absent when none was.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub refused_count: u64,
+}
+
+impl RunSandbox {
+    pub fn new(r: SandboxReport, refused: Option<super::proxy::Refused>) -> RunSandbox {
+        let refused = refused.unwrap_or_default();
+        RunSandbox {
+            by: r.by,
+            network: r.network,
+            degraded: r.degraded,
+            refused_hosts: refused.hosts,
+            refused_count: refused.count,
+        }
+    }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl SandboxReport {
     pub fn new(by: By, network: NetworkKind, mut degraded: Vec<Degraded>) -> SandboxReport {
         degraded.sort();

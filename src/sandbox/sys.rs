@@ -130,3 +130,33 @@ pub fn drop_capabilities() -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// fork(2): `Some(pid)` in the parent, `None` in the child. The caller is
+/// single-threaded (the helper, before it starts anything), so the child
+/// may allocate and start threads of its own.
+pub fn fork() -> std::io::Result<Option<i32>> {
+    // SAFETY: called from the helper's only thread; the child continues
+    // with a copy of a consistent address space.
+    match unsafe { libc::fork() } {
+        -1 => Err(std::io::Error::last_os_error()),
+        0 => Ok(None),
+        pid => Ok(Some(pid)),
+    }
+}
+
+/// Point stdin, stdout and stderr at /dev/null: a background helper must
+/// not hold the peer's pipes open (baton reads them to their end).
+pub fn stdio_to_null() -> std::io::Result<()> {
+    use std::os::fd::AsRawFd as _;
+    let null = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    for fd in 0..3 {
+        // SAFETY: both descriptors are open; dup2 only replaces `fd`.
+        if unsafe { libc::dup2(null.as_raw_fd(), fd) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}

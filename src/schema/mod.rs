@@ -222,9 +222,7 @@ fn extras(g: &mut SchemaGenerator) -> Vec<(&'static str, Value)> {
     let context = g.subschema_for::<Context>().to_value();
     let repair = g.subschema_for::<RepairReport>().to_value();
     let budget = g.subschema_for::<Budget>().to_value();
-    let sandbox = g
-        .subschema_for::<crate::sandbox::SandboxReport>()
-        .to_value();
+    let sandbox = g.subschema_for::<crate::sandbox::RunSandbox>().to_value();
     // The advice schema advisers are held to, as they are given it.
     let mut advice = advice::schema_value();
     if let Some(o) = advice.as_object_mut() {
@@ -246,7 +244,7 @@ fn extras(g: &mut SchemaGenerator) -> Vec<(&'static str, Value)> {
             "sandbox",
             described(
                 sandbox,
-                "Who confined the peer: baton's sandbox (`baton-bwrap`, `baton-landlock`, `seatbelt`), the CLI's own (`cli`: codex, claude, agy) or nothing (`none`: full access, --sandbox off, or no sandbox on this machine), its network, and every way it is weaker than the access mode (docs/sandbox.md).",
+                "Who confined the peer: baton's sandbox (`baton-bwrap`, `baton-landlock`, `seatbelt`), the CLI's own (`cli`: codex, claude, agy) or nothing (`none`: full access, --sandbox off, or no sandbox on this machine), its network, every way it is weaker than the access mode, and under `--network provider` the hosts its proxy refused (`refused_hosts`, `refused_count`; docs/sandbox.md).",
             ),
         ),
         (

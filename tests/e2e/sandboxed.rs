@@ -69,3 +69,63 @@ per_agent!([
     gemini_cli => GeminiCli,
     copilot => Copilot,
 ] read_only_is_held_by_the_file_system);
+
+/// `--network provider` (measured per CLI, docs/sandbox.md): the CLI must
+/// reach the mock through baton's proxy (the mock's host allowed), and its
+/// shell's direct connection to another 127.0.0.1 port must fail. pi and
+/// opencode name the mock in a config file, so it is given as
+/// `--network-host`; qwen, gemini-cli and Copilot CLI name it in a
+/// `*_BASE_URL` variable, which baton allows by itself.
+fn provider_network(agent: Agent) {
+    let p = Peer::new(agent, "sbx-net");
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = other.local_addr().unwrap().port();
+    std::fs::write(
+        p.work.join("probe-net.sh"),
+        format!(
+            "if /usr/bin/python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 3)' 2>/dev/null; \
+             then echo DIRECT-CONNECTED; else echo DIRECT-REFUSED; fi\n"
+        ),
+    )
+    .unwrap();
+    let (_id, task) = p.prompt("E2E-NET");
+    let mut b = p
+        .baton()
+        .access("workspace")
+        .args(["--network", "provider"]);
+    if matches!(agent, Agent::Pi | Agent::Opencode) {
+        let host = crate::support::mock().url().replace("http://", "");
+        b = b.args(["--network-host".to_string(), host]);
+    }
+    let o = b.run(&task);
+    assert_eq!(o.json["sandbox"]["network"], "provider", "{}", o.dump());
+    assert_eq!((o.code, o.status()), (0, "success"), "{}", o.dump());
+    let m = o.message();
+    assert!(m.contains("DIRECT-REFUSED"), "{}", o.dump());
+    // What else each CLI asked for, refused (measured): opencode its npm
+    // registry, qwen its telemetry (Alibaba Cloud RUM); never the mock.
+    let refused: Vec<&str> = o.json["sandbox"]["refused_hosts"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|h| h.as_str()).collect())
+        .unwrap_or_default();
+    let mock = crate::support::mock().url().replace("http://", "");
+    let expected = |h: &&str| match agent {
+        Agent::Opencode => *h == "registry.npmjs.org:443",
+        Agent::Qwen => h.ends_with(".aliyuncs.com:443"),
+        _ => false,
+    };
+    assert!(
+        !refused.contains(&mock.as_str()) && refused.iter().all(expected),
+        "{}",
+        o.dump()
+    );
+    drop(other);
+}
+
+per_agent!([
+    pi => Pi,
+    opencode => Opencode,
+    qwen => Qwen,
+    gemini_cli => GeminiCli,
+    copilot => Copilot,
+] provider_network);
