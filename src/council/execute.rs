@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::process::Interrupts;
 use crate::redact::Counts;
-use crate::result::Usage;
+use crate::result::{Usage, Warning};
 use crate::worktree::oracle::{self as verify, TestCmd, Verification};
 use crate::worktree::verify::Stop;
 
@@ -95,17 +95,11 @@ fn served(w: &Member, imp: &Implemented) -> Member {
 fn writer_warnings(imp: &Implemented) -> Vec<String> {
     imp.warnings
         .iter()
-        .filter_map(|w| match w.strip_prefix("fell_back: ") {
-            Some(rest) => Some(format!("fell_back: the writer {rest}")),
-            None => [
-                "not retried",
-                "did not fall back",
-                "an earlier attempt's",
-                "an interrupted earlier attempt",
-            ]
-            .iter()
-            .any(|p| w.starts_with(p))
-            .then(|| format!("writer: {w}")),
+        .filter_map(|w| match w {
+            Warning::FellBack(rest) => Some(format!("fell_back: the writer {rest}")),
+            Warning::InterruptedAttemptLeft(_) => Some(format!("writer: {w}")),
+            w if w.from_the_chain() => Some(format!("writer: {w}")),
+            _ => None,
         })
         .collect()
 }
