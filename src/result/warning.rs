@@ -33,8 +33,11 @@ pub enum Warning {
     Text(String),
 }
 
+/// Makes a kind's variant from the text after its prefix.
+type Make = fn(String) -> Warning;
+
 /// Each kind's prefix; the text after it is the variant's.
-const PREFIXES: [(&str, fn(String) -> Warning); 6] = [
+const PREFIXES: [(&str, Make); 6] = [
     ("fell_back: ", Warning::FellBack),
     ("not retried: ", Warning::NotRetried),
     ("did not fall back: ", Warning::DidNotFallBack),
