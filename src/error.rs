@@ -8,6 +8,45 @@
 use std::io;
 use std::path::PathBuf;
 
+/// What an id was asked for as, so that `NotFound` and `InvalidId` name it.
+///
+/// One kind per error whatever the id names (`job_not_found`,
+/// `invalid_job_id`, part of the JSON contract since jobs were the only
+/// records): a caller knows what it asked for, and would do the same with a
+/// council's unknown id as with a job's. Only the message and the hint differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdOf {
+    /// A job's, or an id the job commands take that no record knows (they
+    /// accept councils and fan-outs too, and fall back to the job store).
+    Job,
+    /// `baton council …`'s.
+    Council,
+    /// A fan-out's record (`fanouts/<id>/`).
+    Fanout,
+    /// A council or a fan-out (the page's group routes).
+    Group,
+}
+
+impl IdOf {
+    /// The word a message names the id with.
+    pub fn noun(self) -> &'static str {
+        match self {
+            IdOf::Job => "job",
+            IdOf::Council => "council",
+            IdOf::Fanout => "fan-out",
+            IdOf::Group => "council or fan-out",
+        }
+    }
+
+    /// Where the ids of this kind are listed.
+    fn lister(self) -> &'static str {
+        match self {
+            IdOf::Council => "baton council list",
+            IdOf::Job | IdOf::Fanout | IdOf::Group => "baton jobs --all",
+        }
+    }
+}
+
 /// Exit codes, in one place so the README table and the code cannot drift.
 pub mod exit {
     pub const SUCCESS: i32 = 0;
@@ -58,9 +97,14 @@ pub enum Error {
         hint: String,
     },
 
-    /// A job id that is well-formed but unknown in this repository's store.
-    #[error("no job `{id}` in {store}")]
-    JobNotFound { id: String, store: PathBuf },
+    /// An id that is well-formed but names no record of `what` in this
+    /// repository's store (kind `job_not_found` for every `what`).
+    #[error("no {} `{id}` in {store}", .what.noun())]
+    NotFound {
+        what: IdOf,
+        id: String,
+        store: PathBuf,
+    },
 
     /// A job whose record cannot be read: cut short or damaged (a full
     /// disk, a crash of the file system, a hand edit), not a bug in baton.
@@ -71,9 +115,10 @@ pub enum Error {
         detail: String,
     },
 
-    /// A job id that is not of baton's form (path traversal, odd characters, …).
-    #[error("`{id}` is not a valid job id")]
-    InvalidJobId { id: String },
+    /// An id that is not of baton's form (path traversal, odd characters,
+    /// …), given where an id of `what` was asked for (kind `invalid_job_id`).
+    #[error("`{id}` is not a valid {} id", .what.noun())]
+    InvalidId { what: IdOf, id: String },
 
     /// baton was interrupted (Ctrl-C / SIGTERM) before it had a result to report.
     #[error("interrupted by {signal}")]
@@ -155,7 +200,7 @@ pub enum Error {
     /// baton runs inside a host agent's sandbox that keeps peers from their
     /// models: no network at all (Codex's `workspace-write`), or only
     /// through the host's allowlisting proxy (Claude Code's sandbox). Found
-    /// before any peer starts (`host_sandbox::check`); `message` names the
+    /// before any peer starts (`sandbox::host::check`); `message` names the
     /// sandbox and what it blocks, `hint` how that host gets out of it.
     #[error("{message}")]
     HostSandbox { message: String, hint: String },
@@ -321,9 +366,9 @@ impl Error {
             Error::UnsupportedAccess { .. } => "unsupported_access",
             Error::RecursionLimit { .. } => "recursion_limit",
             Error::NotInstalled { .. } => "agent_not_installed",
-            Error::JobNotFound { .. } => "job_not_found",
+            Error::NotFound { .. } => "job_not_found",
             Error::CorruptJob { .. } => "corrupt_job",
-            Error::InvalidJobId { .. } => "invalid_job_id",
+            Error::InvalidId { .. } => "invalid_job_id",
             Error::Interrupted { .. } => "interrupted",
             Error::Spawn { .. } => "spawn_failed",
             Error::Io { .. } => "io",
@@ -343,11 +388,11 @@ impl Error {
             Error::Usage { .. }
             | Error::UnsupportedAccess { .. }
             | Error::RecursionLimit { .. }
-            | Error::InvalidJobId { .. }
+            | Error::InvalidId { .. }
             | Error::Refused { .. }
             | Error::Config { .. } => exit::USAGE,
             Error::NotInstalled { .. } => exit::NOT_INSTALLED,
-            Error::JobNotFound { .. } | Error::WorktreeNotFound { .. } => exit::JOB_NOT_FOUND,
+            Error::NotFound { .. } | Error::WorktreeNotFound { .. } => exit::JOB_NOT_FOUND,
             Error::Interrupted { .. } => exit::INTERRUPTED,
             Error::Spawn { .. }
             | Error::Io { .. }
@@ -370,18 +415,26 @@ impl Error {
                     .into(),
             ),
             Error::NotInstalled { hint, .. } => Some(hint.clone()),
-            Error::JobNotFound { .. } => {
-                Some("run `baton jobs --all` in the same repository to list job ids".into())
-            }
+            Error::NotFound { what, .. } => Some(format!(
+                "run `{}` in the same repository to list {} ids",
+                what.lister(),
+                what.noun()
+            )),
             Error::CorruptJob { .. } => Some(
                 "`baton jobs` lists it as `corrupt` and `baton prune` removes it like an ended \
                  job (`baton prune --older-than 0` at once); the peer's logs are beside the file"
                     .into(),
             ),
-            Error::InvalidJobId { .. } => Some(
+            Error::InvalidId {
+                what: IdOf::Job, ..
+            } => Some(
                 "job ids are 13 lowercase letters and digits, as printed by `baton run --async`"
                     .into(),
             ),
+            Error::InvalidId { what, .. } => Some(format!(
+                "{} ids are 13 lowercase letters and digits, as printed when it started",
+                what.noun()
+            )),
             Error::Interrupted { .. } => None,
             Error::Spawn { .. } => {
                 Some("check that the CLI is executable and runs on its own".into())

@@ -2,7 +2,6 @@
 //! one uniform JSON result. `docs/architecture.md` draws the module map.
 
 pub mod agent;
-pub mod agents_cmd;
 pub mod ask;
 pub mod cli;
 pub mod config;
@@ -14,7 +13,6 @@ pub mod failure;
 pub mod fanout;
 pub mod fsutil;
 pub mod git;
-pub mod host_sandbox;
 
 pub mod group;
 pub mod ids;

@@ -20,7 +20,7 @@
 //! openat walk is needed. The base itself may be a link (a user's choice).
 //!
 //! Inside a host agent's sandbox (baton run by Codex's or Claude Code's
-//! shell tool, `host_sandbox::host`) the platform's base is often outside
+//! shell tool, `sandbox::host::host`) the platform's base is often outside
 //! what the sandbox lets a command write (Codex's workspace-write: the
 //! home is read-only, `/tmp` is not). There, and only when `BATON_STATE_DIR`
 //! is not set, baton keeps its records in `$TMPDIR/baton-<uid>` (else
@@ -102,7 +102,7 @@ fn fallback(platform: &Path) -> Option<&'static Fallback> {
         .get_or_init(|| {
             // Outside a host's tool nothing is moved: a full or read-only
             // disk is reported as it always was.
-            let host = crate::host_sandbox::host()?;
+            let host = crate::sandbox::host::host()?;
             let why = writable(platform).err()?;
             let tmp = std::env::var_os("TMPDIR")
                 .map(PathBuf::from)

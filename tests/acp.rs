@@ -13,8 +13,6 @@ use serde_json::Value;
 
 use crate::support::{Env, Run, fixture, wait_for};
 
-const FAKE: &str = include_str!("support/fake_acp.py");
-
 /// An `Env` whose `copilot` replays `tests/fixtures/acp/copilot/<name>.acp`
 /// with `flags`, recording what baton sent into `$FAKE_DIR/sent.jsonl`.
 pub fn copilot(name: &str, flags: &str) -> Env {
@@ -27,13 +25,11 @@ pub fn copilot(name: &str, flags: &str) -> Env {
 
 /// `env`'s `copilot` replays the recording at `rec`.
 pub fn replay(env: Env, rec: &std::path::Path, flags: &str) -> Env {
-    let script = env.fake_dir.join("fake_acp.py");
-    fs::write(&script, FAKE).unwrap();
+    let fake = crate::support::acp::fake_acp(&env.fake_dir);
     env.fake(
         "copilot",
         &format!(
-            "exec python3 '{}' '{}' {flags} --record \"$FAKE_DIR/sent.jsonl\"",
-            script.display(),
+            "exec {fake} '{}' {flags} --record \"$FAKE_DIR/sent.jsonl\"",
             rec.display()
         ),
     );
@@ -505,7 +501,7 @@ fn the_transport_comes_from_the_flag_or_the_config_and_is_checked() {
 #[test]
 fn a_resumed_acp_run_reports_its_own_usage_not_a_difference() {
     let env = copilot("plain", "");
-    let script = env.fake_dir.join("fake_acp.py");
+    let fake = crate::support::acp::fake_acp(&env.fake_dir);
     let rec = |n: &str| {
         fixture(&format!("acp/copilot/{n}.acp"))
             .display()
@@ -513,10 +509,7 @@ fn a_resumed_acp_run_reports_its_own_usage_not_a_difference() {
     };
     env.fake(
         "qwen",
-        &format!(
-            "exec python3 '{}' \"$(cat \"$FAKE_DIR/next\")\" --no-modes",
-            script.display()
-        ),
+        &format!("exec {fake} \"$(cat \"$FAKE_DIR/next\")\" --no-modes"),
     );
     fs::write(env.fake_dir.join("next"), rec("plain")).unwrap();
     let args = [
@@ -548,13 +541,12 @@ fn a_resumed_acp_run_reports_its_own_usage_not_a_difference() {
 #[test]
 fn acp_agents_are_fanout_candidates_each_in_its_own_worktree() {
     let env = copilot("write-allowed", "");
-    let script = env.fake_dir.join("fake_acp.py");
+    let fake = crate::support::acp::fake_acp(&env.fake_dir);
     // kilo answers without editing.
     env.fake(
         "kilo",
         &format!(
-            "exec python3 '{}' '{}' --record \"$FAKE_DIR/kilo.jsonl\"",
-            script.display(),
+            "exec {fake} '{}' --record \"$FAKE_DIR/kilo.jsonl\"",
             fixture("acp/copilot/plain.acp").display()
         ),
     );

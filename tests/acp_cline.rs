@@ -10,8 +10,6 @@ use serde_json::{Value, json};
 
 use crate::support::{Env, Run, fixture};
 
-const FAKE: &str = include_str!("support/fake_acp.py");
-
 /// An `Env` whose `cline` replays `acp/cline/<name>.acp`, recording what
 /// baton sent and the hub switch it was started with.
 fn cline(name: &str) -> Env {
@@ -19,14 +17,12 @@ fn cline(name: &str) -> Env {
     env.git_init();
     let rec = fixture(&format!("acp/cline/{name}.acp"));
     assert!(rec.exists(), "{}", rec.display());
-    let script = env.fake_dir.join("fake_acp.py");
-    fs::write(&script, FAKE).unwrap();
+    let fake = crate::support::acp::fake_acp(&env.fake_dir);
     env.fake(
         "cline",
         &format!(
             "printf '%s|%s\\n' \"$*\" \"${{CLINE_SESSION_BACKEND_MODE:-unset}}\" > \"$FAKE_DIR/cline.argv\"\n\
-             exec python3 '{}' '{}' --record \"$FAKE_DIR/sent.jsonl\"",
-            script.display(),
+             exec {fake} '{}' --record \"$FAKE_DIR/sent.jsonl\"",
             rec.display()
         ),
     );

@@ -12,8 +12,6 @@ use serde_json::Value;
 
 use crate::support::Env;
 
-const FAKE: &str = include_str!("support/fake_acp.py");
-
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/failures/acp")
 }
@@ -37,12 +35,8 @@ fn replay_all(agent: &str) -> usize {
         assert!(rec.exists(), "no recording {}", rec.display());
         let env = Env::new();
         env.git_init();
-        let script = env.fake_dir.join("fake_acp.py");
-        fs::write(&script, FAKE).unwrap();
-        env.fake(
-            agent,
-            &format!("exec python3 '{}' '{}'", script.display(), rec.display()),
-        );
+        let fake = crate::support::acp::fake_acp(&env.fake_dir);
+        env.fake(agent, &format!("exec {fake} '{}'", rec.display()));
         let r = env.run(&[
             "run",
             "--agent",

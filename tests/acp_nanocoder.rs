@@ -11,8 +11,6 @@ use serde_json::{Value, json};
 
 use crate::support::{Env, Run, fixture};
 
-const FAKE: &str = include_str!("support/fake_acp.py");
-
 /// An `Env` whose `nanocoder` replays `tests/fixtures/acp/nanocoder/<name>.acp`,
 /// recording what baton sent into `$FAKE_DIR/sent.jsonl`.
 fn nanocoder(name: &str) -> Env {
@@ -20,13 +18,11 @@ fn nanocoder(name: &str) -> Env {
     env.git_init();
     let rec = fixture(&format!("acp/nanocoder/{name}.acp"));
     assert!(rec.exists(), "{}", rec.display());
-    let script = env.fake_dir.join("fake_acp.py");
-    fs::write(&script, FAKE).unwrap();
+    let fake = crate::support::acp::fake_acp(&env.fake_dir);
     env.fake(
         "nanocoder",
         &format!(
-            "exec python3 '{}' '{}' --record \"$FAKE_DIR/sent.jsonl\"",
-            script.display(),
+            "exec {fake} '{}' --record \"$FAKE_DIR/sent.jsonl\"",
             rec.display()
         ),
     );

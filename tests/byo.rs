@@ -9,22 +9,18 @@ use serde_json::Value;
 
 use crate::support::{Env, Run, fixture};
 
-const FAKE: &str = include_str!("support/fake_acp.py");
-
 /// An `Env` whose user file brings `mybot` (`my-acp --flag-of-its-own`,
 /// replaying `acp/copilot/<name>.acp` with `flags`), plus `extra` lines in
 /// its section.
 fn brought(name: &str, flags: &str, extra: &str) -> Env {
     let env = Env::new();
     env.git_init();
-    let script = env.fake_dir.join("fake_acp.py");
-    fs::write(&script, FAKE).unwrap();
+    let fake = crate::support::acp::fake_acp(&env.fake_dir);
     let rec = fixture(&format!("acp/copilot/{name}.acp"));
     env.fake(
         "my-acp",
         &format!(
-            "printf '%s\\n' \"$*\" > \"$FAKE_DIR/my-acp.argv\"\nexec python3 '{}' '{}' {flags} --record \"$FAKE_DIR/sent.jsonl\"",
-            script.display(),
+            "printf '%s\\n' \"$*\" > \"$FAKE_DIR/my-acp.argv\"\nexec {fake} '{}' {flags} --record \"$FAKE_DIR/sent.jsonl\"",
             rec.display()
         ),
     );

@@ -11,14 +11,11 @@ use serde_json::{Value, json};
 
 use crate::support::{Env, fixture};
 
-const FAKE: &str = include_str!("support/fake_acp.py");
-
 /// Brings `mybot` (`my-acp`), whose invocations replay `recordings` in
 /// turn (the last one again once they run out), each recording what baton
 /// sent into `$FAKE_DIR/sent-<n>.jsonl`.
 fn brought(env: &Env, recordings: &[&Path]) {
-    let script = env.fake_dir.join("fake_acp.py");
-    fs::write(&script, FAKE).unwrap();
+    let fake = crate::support::acp::fake_acp(&env.fake_dir);
     let mut pick = String::from(
         "n=$(cat \"$FAKE_DIR/n\" 2>/dev/null || echo 0)\nn=$((n + 1))\necho $n > \"$FAKE_DIR/n\"\nrec=''\n",
     );
@@ -34,8 +31,7 @@ fn brought(env: &Env, recordings: &[&Path]) {
         ));
     }
     pick.push_str(&format!(
-        "printf '%s\\n' \"$PWD\" > \"$FAKE_DIR/cwd-$n\"\nexec python3 '{}' \"$rec\" --record \"$FAKE_DIR/sent-$n.jsonl\"",
-        script.display()
+        "printf '%s\\n' \"$PWD\" > \"$FAKE_DIR/cwd-$n\"\nexec {fake} \"$rec\" --record \"$FAKE_DIR/sent-$n.jsonl\""
     ));
     env.fake("my-acp", &pick);
     fs::write(
@@ -202,12 +198,11 @@ fn a_brought_agent_is_a_fanout_candidate_in_its_own_worktree() {
     // mybot writes out.txt (copilot's recorded allowed edit); kilo answers
     // without editing.
     brought(&env, &[&fixture("acp/copilot/write-allowed.acp")]);
-    let script = env.fake_dir.join("fake_acp.py");
+    let fake = crate::support::acp::fake_acp(&env.fake_dir);
     env.fake(
         "kilo",
         &format!(
-            "exec python3 '{}' '{}'",
-            script.display(),
+            "exec {fake} '{}'",
             fixture("acp/copilot/plain.acp").display()
         ),
     );

@@ -655,6 +655,17 @@ fn plan_yes_goes_through_to_ready_without_touching_the_checkout() {
         "baton/council-{}",
         v["council_id"].as_str().unwrap()
     )));
+    // `worktree list` names the council's task, not its writer's brief
+    // (issue 29 §7).
+    let l = env.run(&["worktree", "list"]).json();
+    let row = l["worktrees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["id"] == format!("council-{}", v["council_id"].as_str().unwrap()))
+        .unwrap_or_else(|| panic!("no council worktree in {l}"))
+        .clone();
+    assert_eq!(row["task"], "lock the cache insert", "{row}");
     // The reviewers may read the branch's log: baton's commits there name
     // no agent (issue 29).
     let out = std::process::Command::new("git")

@@ -244,6 +244,37 @@ fn unknown_and_malformed_ids() {
     assert!(!env.work.join(".baton").exists());
 }
 
+/// A council's id, unknown or malformed, is named as a council's, never as a
+/// job's; the kinds and exit codes stay those of a job's (one contract).
+#[test]
+fn council_ids_are_named_as_councils() {
+    let env = Env::new();
+    for cmd in ["status", "result", "report", "cancel", "resume", "execute"] {
+        let r = env.run(&["council", cmd, "0123456789abc"]);
+        assert_eq!(r.code, 4, "{cmd}: {}", r.stdout);
+        let e = &r.json()["error"];
+        assert_eq!(e["kind"], "job_not_found", "{cmd}");
+        let msg = e["message"].as_str().unwrap();
+        assert!(
+            msg.starts_with("no council `0123456789abc` in "),
+            "{cmd}: {msg}"
+        );
+        assert!(
+            e["hint"].as_str().unwrap().contains("`baton council list`"),
+            "{cmd}: {e}"
+        );
+        let r = env.run(&["council", cmd, "../etc"]);
+        assert_eq!(r.code, 2, "{cmd}: {}", r.stdout);
+        let e = &r.json()["error"];
+        assert_eq!(e["kind"], "invalid_job_id", "{cmd}");
+        assert_eq!(e["message"], "`../etc` is not a valid council id", "{cmd}");
+    }
+    // The job commands still name a job for an id nothing knows.
+    let r = env.run(&["status", "0123456789abc"]);
+    let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(msg.starts_with("no job `0123456789abc` in "), "{msg}");
+}
+
 #[test]
 fn validation_errors_come_back_before_detaching() {
     let env = Env::new();

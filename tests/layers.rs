@@ -23,8 +23,16 @@ const FEATURES: &[&str] = &[
 /// The most non-test lines a file under `src/` may have.
 const MAX_LINES: usize = 500;
 
-/// Files allowed over `MAX_LINES`, each with the reason.
-const LONG_FILES: &[(&str, &str)] = &[];
+/// Files allowed over `MAX_LINES`: each with its own limit (about what it has
+/// now, so it cannot keep growing unseen) and why it is one concept that two
+/// files would cut in halves. A file listed here is held to its limit.
+const LONG_FILES: &[(&str, usize, &str)] = &[(
+    "config/file.rs",
+    550,
+    "one pass over a config file's keys: the `[agents.NAME]` checks of a brought agent \
+     read its `Ctx` and are called from the middle of the pass (cut out to brought.rs by \
+     size, the two files imported each other)",
+)];
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -446,19 +454,70 @@ fn the_launcher_checks_see_what_they_look_for() {
     assert!(!spawns_by_itself("let c = process::Command::new(p);"));
 }
 
-#[test]
-fn no_file_is_over_500_non_test_lines() {
+/// The files over their limit: `MAX_LINES`, or their own in `exceptions`.
+fn too_long(files: &[(String, usize)], exceptions: &[(&str, usize, &str)]) -> Vec<String> {
     let mut long = Vec::new();
-    for (rel, text) in sources() {
-        let n = text.lines().count();
-        if n > MAX_LINES && !LONG_FILES.iter().any(|(f, _)| *f == rel) {
-            long.push(format!("src/{rel}: {n} non-test lines"));
+    for (rel, n) in files {
+        match exceptions.iter().find(|(f, _, _)| f == rel) {
+            Some((_, limit, _)) if n > limit => long.push(format!(
+                "src/{rel}: {n} non-test lines, over its own limit of {limit} in LONG_FILES"
+            )),
+            Some(_) => {}
+            None if *n > MAX_LINES => long.push(format!("src/{rel}: {n} non-test lines")),
+            None => {}
         }
     }
+    long
+}
+
+#[test]
+fn no_file_is_over_500_non_test_lines() {
+    let files: Vec<(String, usize)> = sources()
+        .into_iter()
+        .map(|(rel, text)| (rel, text.lines().count()))
+        .collect();
+    let long = too_long(&files, LONG_FILES);
     assert!(
         long.is_empty(),
-        "split these into one-concept files (or list them in LONG_FILES with a reason):\n{}",
+        "split these into one-concept files (or list one concept that two files would cut \
+         in halves in LONG_FILES, with its limit and why):\n{}",
         long.join("\n")
+    );
+    // Every exception names a file that exists and needs it, with a reason.
+    for (rel, limit, why) in LONG_FILES {
+        let n = files.iter().find(|(f, _)| f == rel).map(|(_, n)| *n);
+        assert!(n.is_some(), "LONG_FILES names src/{rel}, which is gone");
+        assert!(
+            *limit > MAX_LINES && !why.is_empty(),
+            "src/{rel}: a limit over 500 and a reason"
+        );
+    }
+}
+
+#[test]
+fn the_line_limit_sees_unlisted_and_listed_files() {
+    let ex: &[(&str, usize, &str)] = &[("a/long.rs", 600, "one concept")];
+    let files = |n_long: usize, n_other: usize| {
+        vec![
+            ("a/long.rs".to_string(), n_long),
+            ("b/other.rs".to_string(), n_other),
+        ]
+    };
+    assert!(too_long(&files(600, 500), ex).is_empty());
+    assert_eq!(
+        too_long(&files(600, 501), ex),
+        ["src/b/other.rs: 501 non-test lines"],
+        "an unlisted file over 500"
+    );
+    assert_eq!(
+        too_long(&files(601, 10), ex),
+        ["src/a/long.rs: 601 non-test lines, over its own limit of 600 in LONG_FILES"],
+        "a listed file over its own limit"
+    );
+    assert_eq!(
+        too_long(&files(601, 10), &[]).len(),
+        1,
+        "not listed: 500 holds"
     );
 }
 

@@ -52,6 +52,7 @@ mod progress;
 mod redact;
 mod run;
 mod sandbox;
+mod sandbox_matrix;
 mod sandbox_runs;
 mod serve;
 mod setup;

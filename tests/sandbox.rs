@@ -103,7 +103,7 @@ impl Scene {
             "docker_socket": self.root.join("docker.sock"),
             "outlive_lock": self.tmp.join("outlive.lock"),
             "outlive_late": self.tmp.join("late"),
-            "outlive_delay": 2, "fork_bomb": 200, "fill_bytes": 4 << 20,
+            "outlive_go": self.tmp.join("outlive.go"), "fork_bomb": 200, "fill_bytes": 4 << 20,
         })
     }
 
@@ -286,6 +286,8 @@ fn assert_contained(scene: &Scene, backend: &str, report: &Value, r: &Value) {
 fn assert_outlive(scene: &Scene, backend: &str, report: &Value, r: &Value) {
     assert!(done(r, "outlive"), "{}", r["outlive"]);
     let lock = scene.tmp.join("outlive.lock");
+    // The run has ended: a grandchild still alive writes `late` now.
+    fs::write(scene.tmp.join("outlive.go"), "").unwrap();
     let free = || {
         let f = fs::File::open(&lock).unwrap();
         f.try_lock().is_ok()
@@ -306,7 +308,8 @@ fn assert_outlive(scene: &Scene, backend: &str, report: &Value, r: &Value) {
             wait_for(Duration::from_secs(5), free),
             "{backend}: a descendant outlived the run"
         );
-        std::thread::sleep(Duration::from_millis(2500));
+        // The lock is free: the grandchild is dead, and had it seen the
+        // go file it would have written `late` before letting go.
         assert!(
             !scene.tmp.join("late").exists(),
             "{backend}: the grandchild wrote after the run"

@@ -139,7 +139,7 @@ fn read_only_access_is_held_by_the_file_system() {
     env.fake(
         "pi",
         &format!(
-            "cat > /dev/null\nmkdir -p \"$HOME/.pi/agent\"\nif echo x > ./inside.txt 2>/dev/null; then echo cwd=yes; else echo cwd=no; fi > \"$HOME/.pi/agent/report\"\ncat '{}'",
+            "cat > /dev/null\nmkdir -p \"$HOME/.pi/agent\"\nprintf '%s\\n' \"$@\" > \"$HOME/.pi/agent/argv\"\nif echo x > ./inside.txt 2>/dev/null; then echo cwd=yes; else echo cwd=no; fi > \"$HOME/.pi/agent/report\"\ncat '{}'",
             answer.display()
         ),
     );
@@ -156,6 +156,9 @@ fn read_only_access_is_held_by_the_file_system() {
         "cwd=no\n"
     );
     assert!(!env.work.join("inside.txt").exists());
+    // The file system holds it, not a tool list: pi keeps its shell.
+    let argv = fs::read_to_string(home.join(".pi/agent/argv")).unwrap();
+    assert!(!argv.contains("--tools"), "{argv}");
 }
 
 #[test]
@@ -232,16 +235,14 @@ fn an_acp_agent_under_the_sandbox_may_execute_in_workspace_access() {
     }
     let (env, home) = env();
     let rec = fixture("acp/copilot/bash-rejected.acp");
-    let script = env.fake_dir.join("fake_acp.py");
-    fs::write(&script, include_str!("support/fake_acp.py")).unwrap();
+    let fake = crate::support::acp::fake_acp(&env.fake_dir);
     // copilot's state directory (COPILOT_HOME) is writable under the
     // sandbox: the fake records what baton sent there.
     let state = home.join(".copilot");
     env.fake(
         "copilot",
         &format!(
-            "exec python3 '{}' '{}' --any-answer --record \"$COPILOT_HOME/sent.jsonl\"",
-            script.display(),
+            "exec {fake} '{}' --any-answer --record \"$COPILOT_HOME/sent.jsonl\"",
             rec.display()
         ),
     );
@@ -300,6 +301,31 @@ fn an_acp_agent_under_the_sandbox_may_execute_in_workspace_access() {
             .starts_with("execute"),
         "{j}"
     );
+    // Read-only under the sandbox is held by the file system: the command
+    // is let through as in workspace access (it cannot write the checkout).
+    fs::remove_file(state.join("sent.jsonl")).unwrap();
+    let r = Run::from(
+        env.baton()
+            .env("HOME", &home)
+            .env("COPILOT_HOME", &state)
+            .env("BATON_SANDBOX", "require")
+            .args([
+                "run",
+                "--agent",
+                "copilot",
+                "--read-only",
+                "--timeout",
+                "60s",
+                "run the check",
+            ])
+            .output()
+            .unwrap(),
+    );
+    let j = r.json();
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(j.get("denials").is_none(), "{j}");
+    let sent = fs::read_to_string(state.join("sent.jsonl")).unwrap();
+    assert!(sent.contains("\"optionId\":\"allow_once\""), "{sent}");
 }
 
 #[test]
@@ -508,4 +534,52 @@ fn network_none_keeps_a_confined_peer_off_every_address_and_needs_the_sandbox() 
         );
     }
     drop(listener);
+}
+
+/// `ask --sandbox` picks the advisers' sandbox as `run --sandbox` does,
+/// over the environment's `BATON_SANDBOX`.
+#[test]
+fn ask_takes_the_sandbox_flag() {
+    if !available() {
+        return;
+    }
+    let (env, home) = env();
+    env.replay("pi", "pi/pi-json-basic.jsonl", 0);
+    let by = |flag: &str, var: &str| {
+        let (r, j) = run(
+            &env,
+            &home,
+            var,
+            &[
+                "ask",
+                "--agent",
+                "pi",
+                "--sandbox",
+                flag,
+                "--dry-run",
+                "why",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+        j["advisers"][0]["sandbox"]["by"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(by("require", "off"), "none");
+    assert_eq!(by("off", "require"), "none");
+    let (r, j) = run(
+        &env,
+        &home,
+        "off",
+        &["ask", "--agent", "pi", "--sandbox", "sometimes", "why"],
+    );
+    assert_eq!(r.code, 2, "{j}");
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--sandbox"),
+        "{j}"
+    );
 }

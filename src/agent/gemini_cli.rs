@@ -19,10 +19,11 @@ pub fn command(req: &Request) -> CommandSpec {
     let mut c = CommandSpec::new("gemini");
     c.args(["--output-format", "stream-json", "--skip-trust"]);
     let mode = match req.access {
+        // Under baton's sandbox the file system holds the access mode (in
+        // read-only nothing of the checkout is writable): the shell may run
+        // the project's tests, confined as every tool is.
+        Access::ReadOnly | Access::Workspace if req.confined => "yolo",
         Access::ReadOnly => "default",
-        // Under baton's sandbox the file system holds the workspace: the
-        // shell may run (the project's tests), confined as every tool is.
-        Access::Workspace if req.confined => "yolo",
         Access::Workspace => "auto_edit",
         Access::Full => "yolo",
     };

@@ -663,6 +663,42 @@ mod tests {
         }
     }
 
+    /// Under baton's sandbox read-only access is held by the file system:
+    /// the CLIs without a sandbox of their own get the same grants as in
+    /// workspace access (their shell runs the project's tests, a write fails
+    /// by the kernel), and none of their read-only switches is passed.
+    #[test]
+    fn confined_read_only_is_held_by_the_file_system_not_a_tool_list() {
+        for (agent, read_only_switch) in [
+            (Agent::Pi, "read,grep,find,ls"),
+            (Agent::Zai, "read,grep,find,ls"),
+            (Agent::GeminiCli, "default"),
+            (Agent::Qwen, "plan"),
+            (Agent::Opencode, opencode::READ_ONLY_AGENT),
+        ] {
+            let mut req = Request::test(Access::ReadOnly);
+            req.confined = true;
+            let ro = agent.command(&req).unwrap();
+            req.access = Access::Workspace;
+            let ws = agent.command(&req).unwrap();
+            let what = agent.name();
+            assert_eq!(ro.args_lossy(), ws.args_lossy(), "{what}");
+            assert!(
+                !ro.args_lossy().iter().any(|a| a == read_only_switch),
+                "{what}"
+            );
+            assert!(ro.warnings.is_empty(), "{what}: {:?}", ro.warnings);
+            // Unconfined, the switch is back.
+            req.access = Access::ReadOnly;
+            req.confined = false;
+            let free = agent.command(&req).unwrap().args_lossy();
+            assert!(
+                free.iter().any(|a| a == read_only_switch),
+                "{what}: {free:?}"
+            );
+        }
+    }
+
     /// Every recorded fault (tests/fixtures/failures, the real CLIs
     /// against the mock's faults) is named as expected.json says, from
     /// the transcript's lines in the order they came (stdout and stderr

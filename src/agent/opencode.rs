@@ -72,12 +72,14 @@ pub fn command(req: &Request, existing: Option<&str>) -> CommandSpec {
     if let Some(id) = &req.resume {
         c.args(["--session", id]);
     }
-    if req.access == Access::ReadOnly || req.extra.no_tools {
+    // Under baton's sandbox the file system holds read-only access, so
+    // opencode keeps its tools (its bash can run the project's tests).
+    if (req.access == Access::ReadOnly && !req.confined) || req.extra.no_tools {
         let (config, warning) = read_only_config(existing, req.extra.no_tools);
         c.args(["--agent", READ_ONLY_AGENT]);
         c.env_set.push((CONFIG_ENV.into(), config));
         c.warnings.extend(warning);
-    } else if req.access == Access::Workspace && req.confined {
+    } else if req.access != Access::Full && req.confined {
         // baton's sandbox confines its bash tool too: no warning.
     } else if req.access == Access::Workspace {
         c.warnings.push(

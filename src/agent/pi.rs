@@ -36,10 +36,13 @@ pub fn command(req: &Request, fixed_provider: Option<&str>) -> CommandSpec {
         c.arg("--no-tools");
     } else {
         match req.access {
+            // Under baton's sandbox the file system holds the access mode
+            // (read-only: the checkout cannot be written), so pi keeps its
+            // shell to run the project's tests; a write fails by the kernel.
+            Access::ReadOnly | Access::Workspace if req.confined => {}
             Access::ReadOnly => {
                 c.args(["--tools", READ_ONLY_TOOLS]);
             }
-            Access::Workspace if req.confined => {}
             Access::Workspace => c.warnings.push(
                 "pi has no sandbox: with workspace access its bash/write/edit tools are not \
                  confined to the working directory (only read-only is enforced, by tool allowlist)"

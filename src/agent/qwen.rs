@@ -51,10 +51,11 @@ pub fn command(req: &Request) -> CommandSpec {
     let mut c = CommandSpec::new("qwen");
     c.args(["--output-format", "stream-json"]);
     let mode = match req.access {
+        // Under baton's sandbox the file system holds the access mode (in
+        // read-only nothing of the checkout is writable): the shell may run
+        // the project's tests, confined as every tool is.
+        Access::ReadOnly | Access::Workspace if req.confined => "yolo",
         Access::ReadOnly => "plan",
-        // Under baton's sandbox the file system holds the workspace: the
-        // shell may run (the project's tests), confined as every tool is.
-        Access::Workspace if req.confined => "yolo",
         Access::Workspace => "auto-edit",
         Access::Full => "yolo",
     };

@@ -198,6 +198,7 @@ pub fn prepare_with(
         model: a.model.clone(),
         effort: args.effort.clone(),
         read_only: true,
+        sandbox: args.sandbox.clone(),
         cwd: Some(dir.to_path_buf()),
         timeout: Some(args.timeout.clone()),
         idle_timeout: Some(args.idle_timeout.clone()),

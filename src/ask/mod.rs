@@ -129,6 +129,9 @@ pub struct AskRequest {
     /// Stop an adviser that prints nothing for this long.
     pub idle_timeout: String,
 
+    /// `--sandbox`: baton's sandbox for the advisers (`None`: `run.sandbox`).
+    pub sandbox: Option<String>,
+
     /// Print the packet, the prompt and each adviser's exact argv, and run nothing.
     pub dry_run: bool,
 

@@ -118,6 +118,10 @@ pub struct AskArgs {
     #[arg(long, value_name = "DURATION", default_value = "10m")]
     pub idle_timeout: String,
 
+    /// baton's own sandbox for advisers without one: auto (default: where this machine has one), require (fail if it has none) or off [default: run.sandbox].
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<String>,
+
     /// Print the packet, the prompt and each adviser's exact argv, and run nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -161,6 +165,7 @@ pub fn request(a: AskArgs) -> AskRequest {
         cwd: a.cwd,
         timeout: a.timeout,
         idle_timeout: a.idle_timeout,
+        sandbox: a.sandbox,
         dry_run: a.dry_run,
         max_usd: a.max_usd,
         budget_tokens: a.budget_tokens,

@@ -17,7 +17,7 @@ pub enum CouncilCommand {
     Plan(StartArgs),
     /// Approve a plan, bound to its sha256 and base commit; then run `execute`.
     Approve(ApproveArgs),
-    /// Carry out an approved plan: implement, verify, review, repair (stages 6–10).
+    /// Carry out an approved plan: implement, verify, review, repair (stages 6–9 and the terminal gate).
     Execute(IdArg),
     /// Where a council is, without waiting.
     Status(IdArg),

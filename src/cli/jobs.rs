@@ -158,7 +158,7 @@ pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
 
 pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
     let older_than = duration::parse(&a.older_than)?;
-    // Councils and fan-outs are read here and handed over: `job` sits
+    // Groups and fan-outs are read here and handed over: `job` sits
     // below both.
     let cwd = std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
     let root = crate::fsutil::project_root(&cwd);

@@ -18,8 +18,9 @@ pub struct McpArgs {
     #[arg(long)]
     pub allow_full_access: bool,
 
-    /// Let calls give `test_cmd`, a shell command baton runs as you outside any sandbox
-    /// (refused otherwise, unless full access is allowed).
+    /// Let calls give `test_cmd`, a shell command baton runs as you (under its sandbox, with no
+    /// network, where this machine has one; unconfined otherwise). Refused unless given (or
+    /// full access is allowed).
     #[arg(long)]
     pub allow_test_cmd: bool,
 

@@ -309,7 +309,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         }
         Some(Command::Doctor(a)) => doctor::doctor(a, mode),
         Some(Command::Config(c)) => doctor::config(c, mode),
-        Some(Command::Agents) => crate::agents_cmd::list(mode),
+        Some(Command::Agents) => crate::doctor::agents::list(mode),
         Some(Command::Usage(a)) => usage::command(a, mode),
         Some(Command::Schema(a)) => {
             let v = crate::schema::named(a.name.as_deref()).ok_or_else(|| {

@@ -4,9 +4,11 @@
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory as _};
+use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::output::Mode;
+use crate::output::render::Render;
 use crate::setup::{Places, Scope, SetupRequest};
 
 #[derive(Debug, Clone, Args)]
@@ -111,9 +113,7 @@ pub fn setup(a: SetupArgs, mode: Mode) -> Result<i32> {
         man_pages,
         places: Places::from_env()?,
     };
-    let report = crate::setup::run(&req)?;
-    crate::output::print_result(&report, mode)?;
-    Ok(report.exit_code())
+    crate::output::emit(&crate::setup::run(&req)?, mode)
 }
 
 pub fn completions(a: CompletionsArgs) -> Result<i32> {
@@ -135,20 +135,38 @@ pub fn man(a: ManArgs, mode: Mode) -> Result<i32> {
         }
         Some(dir) => {
             let written = super::manpage::write_all(command(), &dir)?;
-            match mode {
-                Mode::Json => crate::output::json_line(&serde_json::json!({
-                    "schema_version": 1, "status": "ok", "written": written,
-                }))?,
-                Mode::Text => crate::output::text(
-                    &written
-                        .iter()
-                        .map(|p| format!("wrote {}\n", p.display()))
-                        .collect::<String>(),
-                )?,
-            }
+            return crate::output::emit(
+                &Written {
+                    schema_version: 1,
+                    status: "ok",
+                    written,
+                },
+                mode,
+            );
         }
     }
     Ok(0)
+}
+
+/// `baton man --dir DIR`: the pages written.
+#[derive(Serialize)]
+struct Written {
+    schema_version: u32,
+    status: &'static str,
+    written: Vec<PathBuf>,
+}
+
+impl Render for Written {
+    fn exit_code(&self) -> i32 {
+        0
+    }
+
+    fn text(&self) -> String {
+        self.written
+            .iter()
+            .map(|p| format!("wrote {}\n", p.display()))
+            .collect()
+    }
 }
 
 pub fn complete_jobs() -> Result<i32> {

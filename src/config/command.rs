@@ -3,12 +3,14 @@
 
 use std::path::PathBuf;
 
-use serde_json::json;
+use serde::Serialize;
 
-use super::{Config, PROJECT_FILE, all_keys, env_var, template};
+use super::{Config, FileInfo, PROJECT_FILE, all_keys, env_var, template};
 use crate::error::{Error, Result};
+use crate::output::render::Render;
 use crate::output::{self, Mode};
 use crate::result::SCHEMA_VERSION;
+use crate::spend::prices::Price;
 
 /// What `baton config init` writes and where.
 #[derive(Debug, Clone, Default)]
@@ -19,72 +21,114 @@ pub struct InitRequest {
     pub cwd: Option<PathBuf>,
 }
 
-pub fn show(c: &Config, mode: Mode) -> Result<i32> {
-    let values: Vec<_> = all_keys()
-        .into_iter()
-        .filter_map(|k| c.effective(&k).map(|s| (k, s)))
-        .collect();
-    match mode {
-        Mode::Json => output::json_line(&json!({
-            "schema_version": SCHEMA_VERSION,
-            "files": c.files,
-            "values": values.iter().map(|(k, s)| json!({
-                "key": k,
-                "value": s.value.to_json(),
-                "source": s.source.to_string(),
-                "env": env_var(k),
-            })).collect::<Vec<_>>(),
-            "prices": c.prices(),
-        }))?,
-        Mode::Text => {
-            let mut t = String::new();
-            for f in &c.files {
-                t.push_str(&format!(
-                    "# {} file: {} ({})\n",
-                    f.scope,
-                    f.path.display(),
-                    if f.exists { "read" } else { "not found" }
-                ));
-            }
-            let width = values.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-            for (k, s) in &values {
-                let v = match &s.value {
-                    super::Val::Str(v) => format!("{v:?}"),
-                    other => other.to_json().to_string(),
-                };
-                t.push_str(&format!("{k:<width$} = {v}  # {}\n", s.source));
-            }
-            for p in c.prices() {
-                t.push_str(&format!(
-                    "prices.{:?} = {{ input = {}, cached_input = {}, output = {} }}  # user {}\n",
-                    p.model,
-                    p.input,
-                    p.cached_input,
-                    p.output,
-                    p.source.as_deref().unwrap_or_default()
-                ));
-            }
-            output::text(&t)?;
-        }
-    }
-    Ok(0)
+/// `config show`: the files, every key that has a value with its source,
+/// and the user's prices.
+#[derive(Serialize)]
+pub struct Shown<'a> {
+    schema_version: u32,
+    files: &'a [FileInfo],
+    values: Vec<ShownValue>,
+    prices: Vec<&'a Price>,
 }
 
-pub fn path(files: &[super::FileInfo], mode: Mode) -> Result<i32> {
-    match mode {
-        Mode::Json => output::json_line(&json!({
-            "schema_version": SCHEMA_VERSION,
-            "files": files,
-        }))?,
-        Mode::Text => {
-            let t: String = files
-                .iter()
-                .map(|f| format!("{}\t{}\n", f.scope, f.path.display()))
-                .collect();
-            output::text(&t)?;
-        }
+#[derive(Serialize)]
+struct ShownValue {
+    key: String,
+    value: serde_json::Value,
+    source: String,
+    env: Option<&'static str>,
+    /// The value as `--text` writes it (a string quoted, as in TOML).
+    #[serde(skip)]
+    text: String,
+}
+
+pub fn show(c: &Config, mode: Mode) -> Result<i32> {
+    let values = all_keys()
+        .into_iter()
+        .filter_map(|k| c.effective(&k).map(|s| (k, s)))
+        .map(|(k, s)| ShownValue {
+            value: s.value.to_json(),
+            source: s.source.to_string(),
+            env: env_var(&k),
+            text: match &s.value {
+                super::Val::Str(v) => format!("{v:?}"),
+                other => other.to_json().to_string(),
+            },
+            key: k,
+        })
+        .collect();
+    output::emit(
+        &Shown {
+            schema_version: SCHEMA_VERSION,
+            files: &c.files,
+            values,
+            prices: c.prices(),
+        },
+        mode,
+    )
+}
+
+impl Render for Shown<'_> {
+    fn exit_code(&self) -> i32 {
+        0
     }
-    Ok(0)
+
+    fn text(&self) -> String {
+        let mut t = String::new();
+        for f in self.files {
+            t.push_str(&format!(
+                "# {} file: {} ({})\n",
+                f.scope,
+                f.path.display(),
+                if f.exists { "read" } else { "not found" }
+            ));
+        }
+        let width = self.values.iter().map(|v| v.key.len()).max().unwrap_or(0);
+        for v in &self.values {
+            t.push_str(&format!("{:<width$} = {}  # {}\n", v.key, v.text, v.source));
+        }
+        for p in &self.prices {
+            t.push_str(&format!(
+                "prices.{:?} = {{ input = {}, cached_input = {}, output = {} }}  # user {}\n",
+                p.model,
+                p.input,
+                p.cached_input,
+                p.output,
+                p.source.as_deref().unwrap_or_default()
+            ));
+        }
+        t
+    }
+}
+
+/// `config path`: where the files are.
+#[derive(Serialize)]
+pub struct Paths<'a> {
+    schema_version: u32,
+    files: &'a [FileInfo],
+}
+
+pub fn path(files: &[FileInfo], mode: Mode) -> Result<i32> {
+    output::emit(
+        &Paths {
+            schema_version: SCHEMA_VERSION,
+            files,
+        },
+        mode,
+    )
+}
+
+impl Render for Paths<'_> {
+    fn exit_code(&self) -> i32 {
+        0
+    }
+
+    fn text(&self) -> String {
+        self.files
+            .iter()
+            .map(|f| format!("{}\t{}\n", f.scope, f.path.display()))
+            .collect()
+    }
 }
 
 /// Write the commented template; never over an existing file.
@@ -125,16 +169,34 @@ pub fn init(req: &InitRequest, mode: Mode) -> Result<i32> {
     } else {
         write_new(&path, text.as_bytes(), 0o600)?;
     }
-    match mode {
-        Mode::Json => output::json_line(&json!({
-            "schema_version": SCHEMA_VERSION,
-            "status": "success",
-            "path": path,
-            "scope": if req.project { "project" } else { "user" },
-        }))?,
-        Mode::Text => output::text(&format!("wrote {}\n", path.display()))?,
+    output::emit(
+        &Written {
+            schema_version: SCHEMA_VERSION,
+            status: "success",
+            path,
+            scope: if req.project { "project" } else { "user" },
+        },
+        mode,
+    )
+}
+
+/// `config init`: the file written.
+#[derive(Serialize)]
+pub struct Written {
+    schema_version: u32,
+    status: &'static str,
+    path: PathBuf,
+    scope: &'static str,
+}
+
+impl Render for Written {
+    fn exit_code(&self) -> i32 {
+        0
     }
-    Ok(0)
+
+    fn text(&self) -> String {
+        format!("wrote {}\n", self.path.display())
+    }
 }
 
 /// Create `path` exclusively (a file that appeared meanwhile is not replaced).

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use toml::de::{DeTable, DeValue};
 
-use super::brought;
 pub(super) use super::value::check;
 use crate::agent::Agent;
+use crate::agent::argv;
 use crate::agent::byo::Byo;
 use crate::error::{Error, Result};
 
@@ -168,7 +168,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
     let mut prices = Vec::new();
     // `agent`/`ask.agent` values that name no agent yet: they may name one
     // this file brings further down.
-    let mut pending: Vec<brought::Pending> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
     for (k, v) in doc.get_ref() {
         let key = k.get_ref().as_ref();
         let at = k.span().start;
@@ -176,7 +176,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
             "agent" => {
                 let at = v.span().start;
                 let val = check(&cx, "agent", Kind::AgentName, v.get_ref(), at, None)
-                    .or_else(|e| brought::defer(&cx, "agent", v.get_ref(), at, e, &mut pending))?;
+                    .or_else(|e| defer(&cx, "agent", v.get_ref(), at, e, &mut pending))?;
                 values.insert("agent".to_string(), (val, cx.line(at)));
             }
             "agents" => {
@@ -197,9 +197,9 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
                             )?;
                         }
                         Some(agent) => {
-                            return Err(brought::shadow(&cx, n, name.span().start, agent));
+                            return Err(shadow(&cx, n, name.span().start, agent));
                         }
-                        None => byo.push(brought::brought(&cx, n, name.span().start, t)?),
+                        None => byo.push(brought(&cx, n, name.span().start, t)?),
                     }
                 }
             }
@@ -225,7 +225,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
             }
         }
     }
-    brought::check_pending(&cx, pending, &byo)?;
+    check_pending(&cx, pending, &byo)?;
     // Effort is checked against the model of the same file (a model that
     // narrows the efforts, like agy's pro, must agree with it).
     for agent in Agent::ALL {
@@ -293,7 +293,7 @@ fn section(
     keys: &[(&str, Kind)],
     agent: Option<Agent>,
     out: &mut BTreeMap<String, (Val, usize)>,
-    pending: &mut Vec<brought::Pending>,
+    pending: &mut Vec<Pending>,
 ) -> Result<()> {
     for (k, val) in table(cx, prefix, v)? {
         let name = k.get_ref().as_ref();
@@ -305,7 +305,7 @@ fn section(
         let at = val.span().start;
         let checked =
             check(cx, &full, *kind, val.get_ref(), at, agent).or_else(|e| match kind {
-                Kind::Adviser => brought::defer(cx, &full, val.get_ref(), at, e, pending),
+                Kind::Adviser => defer(cx, &full, val.get_ref(), at, e, pending),
                 _ => Err(e),
             })?;
         out.insert(full, (checked, cx.line(val.span().start)));
@@ -345,4 +345,204 @@ pub(super) fn names(agents: &[Agent]) -> String {
         .map(|a| a.name())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+// `[agents.NAME]` for a name no built-in agent has: an agent the user
+// brings (docs/agents-acp.md#bring-your-own-agent), and default-agent
+// values that may name one. Part of this file's one pass over the keys
+// (it reads the same `Ctx` and is called from the middle of it), so it
+// stays here: see `LONG_FILES` in tests/layers.rs.
+
+/// An `agent`/`ask.agent` value naming no agent yet: key, name, offset.
+type Pending = (String, String, usize);
+
+/// `[agents.NAME]` where NAME is another name (an alias) of a built-in.
+fn shadow(cx: &Ctx, n: &str, at: usize, agent: crate::agent::Agent) -> Error {
+    cx.err(
+        at,
+        &format!("agents.{n}"),
+        format!(
+            "`{n}` is a name of the built-in agent {}: a brought agent may not shadow it",
+            agent.name()
+        ),
+        &format!(
+            "configure the built-in under [agents.{}], or give your agent another name",
+            agent.name()
+        ),
+    )
+}
+
+/// Every pending name must be one this file brings.
+fn check_pending(cx: &Ctx, pending: Vec<Pending>, byo: &[Byo]) -> Result<()> {
+    for (key, n, at) in pending {
+        if !byo.iter().any(|b| b.name == n) {
+            return Err(cx.err(
+                at,
+                &key,
+                format!("unknown agent `{n}`"),
+                &format!(
+                    "use one of: {}, or an agent your user file brings ([agents.NAME] \
+                     transport = \"acp\")",
+                    agent_names()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An agent name that no agent has yet: kept for the check after the whole
+/// file is read (it may be one this file brings); any other error stands.
+fn defer(
+    cx: &Ctx,
+    key: &str,
+    v: &DeValue,
+    at: usize,
+    e: Error,
+    pending: &mut Vec<(String, String, usize)>,
+) -> Result<Val> {
+    match v.as_str() {
+        Some(s) if cx.scope == Scope::User && e.to_string().contains("unknown agent") => {
+            pending.push((key.to_string(), s.trim().to_string(), at));
+            Ok(Val::Str(s.trim().to_string()))
+        }
+        _ => Err(e),
+    }
+}
+
+/// `[agents.NAME]` for a name no built-in agent has: an agent the user
+/// brings. The user file only (the project file is committed with the
+/// repository and may not choose a program to run); `transport = "acp"`
+/// and `command` required, `full_access` optional.
+fn brought(cx: &Ctx, n: &str, at: usize, t: &toml::Spanned<DeValue>) -> Result<Byo> {
+    let prefix = format!("agents.{n}");
+    // Without `transport`, the section is not meant to bring an agent: most
+    // likely a misspelt built-in name.
+    let meant = matches!(t.get_ref(), DeValue::Table(tb) if tb.get("transport").is_some());
+    if !meant {
+        return Err(cx.err(
+            at,
+            &prefix,
+            "unknown agent",
+            &format!(
+                "use one of: {}; or, in your user file, bring your own ACP agent with \
+                 transport = \"acp\" and command = [...] (docs/agents-acp.md)",
+                agent_names()
+            ),
+        ));
+    }
+    if cx.scope == Scope::Project {
+        return Err(cx.err(
+            at,
+            &prefix,
+            format!(
+                "a project file may not add an agent (`{n}` is no built-in agent, and adding one \
+                 chooses the program baton runs)"
+            ),
+            &format!(
+                "define [agents.{n}] in your user file (`baton config path`), or use one of: {}",
+                agent_names()
+            ),
+        ));
+    }
+    if let Err(why) = argv::check_agent_name(n).and_then(|()| {
+        (n == n.to_ascii_lowercase())
+            .then_some(())
+            .ok_or_else(|| "it has capital letters".to_string())
+    }) {
+        return Err(cx.err(
+            at,
+            &prefix,
+            format!("`{n}` cannot name an agent: {why}"),
+            "use lower-case letters, digits, `-`, `_` and `.`, not starting with `-`",
+        ));
+    }
+    let (mut transport, mut command, mut full_access) = (None, None, false);
+    for (k, val) in table(cx, &prefix, t)? {
+        let key = k.get_ref().as_ref();
+        let full = format!("{prefix}.{key}");
+        let vat = val.span().start;
+        match key {
+            "transport" => {
+                transport = Some(match val.get_ref().as_str() {
+                    Some(s) if s.trim().eq_ignore_ascii_case("acp") => "acp",
+                    Some(s) => {
+                        return Err(cx.err(
+                            vat,
+                            &full,
+                            format!("a brought agent speaks ACP; `{s}` is not a transport baton can drive it by"),
+                            "write transport = \"acp\"",
+                        ));
+                    }
+                    None => {
+                        return Err(cx.err(
+                            vat,
+                            &full,
+                            "expected a string",
+                            "write transport = \"acp\"",
+                        ));
+                    }
+                });
+            }
+            "command" => {
+                let Val::List(argv) = check(cx, &full, Kind::Command, val.get_ref(), vat, None)?
+                else {
+                    unreachable!("a command checks into a list");
+                };
+                if let Err(why) = argv::check_command(&argv) {
+                    return Err(cx.err(
+                        vat,
+                        &full,
+                        format!("this command may not be run: {why}"),
+                        "give the program and its switches, e.g. [\"my-agent\", \"--acp\"]",
+                    ));
+                }
+                command = Some(argv);
+            }
+            "full_access" => match val.get_ref().as_bool() {
+                Some(b) => full_access = b,
+                None => {
+                    return Err(cx.err(
+                        vat,
+                        &full,
+                        format!("expected true or false, found {}", val.get_ref().type_str()),
+                        "write full_access = true to allow --access full for this agent",
+                    ));
+                }
+            },
+            _ => {
+                return Err(unknown(
+                    cx,
+                    k.span().start,
+                    &full,
+                    &["transport", "command", "full_access"],
+                ));
+            }
+        }
+    }
+    let missing = |what: &str, example: &str| {
+        cx.err(
+            at,
+            &prefix,
+            format!(
+                "`{n}` is no built-in agent, so this section brings one, and it needs `{what}`"
+            ),
+            &format!(
+                "add {example}, or use one of the built-in agents: {}",
+                agent_names()
+            ),
+        )
+    };
+    if transport.is_none() {
+        return Err(missing("transport", "transport = \"acp\""));
+    }
+    let Some(command) = command else {
+        return Err(missing("command", "command = [\"my-agent\", \"--acp\"]"));
+    };
+    Ok(Byo {
+        name: n.to_string(),
+        command,
+        full_access,
+        defined_at: format!("{}:{}", cx.path.display(), cx.line(at)),
+    })
 }

@@ -7,7 +7,6 @@
 //! reads at most two small files (regular files of at most 1 MiB, see `read`)
 //! and spawns nothing, so `baton run` stays fast.
 
-mod brought;
 pub mod command;
 pub mod file;
 mod prices;

@@ -37,7 +37,7 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
                     "approve it first: `baton council approve ID --plan-sha256 HEX`",
                 ));
             }
-            crate::host_sandbox::check()?;
+            crate::sandbox::host::check()?;
             flow::drive(&mut rec)?;
             finish(&rec, mode)
         }
@@ -54,7 +54,7 @@ pub fn command(action: Action, cwd: Option<PathBuf>, mode: Mode) -> Result<i32> 
             if rec.stage.is_terminal() || rec.stage == Stage::AwaitingApproval {
                 return finish(&rec, mode);
             }
-            crate::host_sandbox::check()?;
+            crate::sandbox::host::check()?;
             flow::drive(&mut rec)?;
             finish(&rec, mode)
         }

@@ -134,7 +134,7 @@ pub fn execute(rec: &mut Record, d: &Deliberation, ints: &Interrupts) -> Result<
     // Only bytes that hash to the approval, read once for every stage of
     // this walk (a resume reads and checks them again).
     let (plan, plan_sha256) = super::approve::approved_plan(rec)?;
-    // Run as the user outside any sandbox, so refused under an access cap
+    // Run as the user (unconfined where the sandbox is off), so refused under an access cap
     // (`baton mcp`) that does not allow it; a refusal leaves the council
     // where it is, to execute from a shell.
     if let Some(t) = rec.settings.test_cmd.as_ref().or(plan.test_cmd.as_ref()) {

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use sha2::{Digest, Sha256};
 
 use super::machine::{Event, Stage};
-use crate::error::{Error, Result};
+use crate::error::{Error, IdOf, Result};
 use crate::group::runs::Who;
 pub use crate::group::{now_ms, read_json, write_json};
 use crate::{fsutil, ids, state_dir};
@@ -122,7 +122,10 @@ pub fn new_id() -> String {
 /// A council's folder; the id is checked so no path can escape.
 pub fn dir(root: &Path, id: &str) -> Result<PathBuf> {
     if !ids::is_valid(id) {
-        return Err(Error::InvalidJobId { id: id.into() });
+        return Err(Error::InvalidId {
+            what: IdOf::Council,
+            id: id.into(),
+        });
     }
     Ok(base(root)?.join(id))
 }
@@ -174,7 +177,8 @@ impl Record {
 
     pub fn load(root: &Path, id: &str) -> Result<Record> {
         let d = dir(root, id)?;
-        read_json(&d.join("state.json"))?.ok_or_else(|| Error::JobNotFound {
+        read_json(&d.join("state.json"))?.ok_or_else(|| Error::NotFound {
+            what: IdOf::Council,
             id: id.into(),
             store: d.parent().map(Path::to_path_buf).unwrap_or_default(),
         })

@@ -382,55 +382,55 @@ pub fn access_lines(agent: Agent) -> BTreeMap<&'static str, &'static str> {
                 "agy's --sandbox confines terminal commands only, not its file tools"
             }
             (Agent::Zai | Agent::Pi, Access::ReadOnly) => {
-                "a tool allowlist (read, grep, find, ls), not a sandbox"
+                "baton's sandbox: a read-only file system (pi keeps its shell); a tool allowlist (read, grep, find, ls) with --sandbox off"
             }
             (Agent::Zai | Agent::Pi, Access::Workspace) => {
                 "baton's sandbox (pi has none); unconfined with --sandbox off (the result warns)"
             }
             (Agent::GeminiCli, Access::ReadOnly) => {
-                "--approval-mode default: the mutating tools are not offered"
+                "baton's sandbox: yolo on a read-only file system (writes fail by the kernel); with --sandbox off --approval-mode default, the mutating tools not offered"
             }
             (Agent::GeminiCli, Access::Workspace) => {
                 "baton's sandbox, --approval-mode yolo (shell commands confined); auto_edit with --sandbox off"
             }
             (Agent::Opencode, Access::ReadOnly) => {
-                "an opencode agent baton defines that allows only read, glob, grep, list and todowrite; not a sandbox"
+                "baton's sandbox: a read-only file system; with --sandbox off an opencode agent baton defines that allows only read, glob, grep, list and todowrite"
             }
             (Agent::Opencode, Access::Workspace) => {
                 "opencode's own rules and baton's sandbox (bash confined too); with --sandbox off bash is not confined (the result warns)"
             }
             (Agent::Qwen, Access::ReadOnly) => {
-                "--approval-mode plan: writes and shell commands are declined (listed in denials)"
+                "baton's sandbox: yolo on a read-only file system (writes fail by the kernel); with --sandbox off --approval-mode plan, writes and shell commands declined"
             }
             (Agent::Qwen, Access::Workspace) => {
                 "baton's sandbox, --approval-mode yolo (shell commands confined); auto-edit with --sandbox off"
             }
             (Agent::Copilot, Access::ReadOnly) => {
-                "over ACP: baton rejects every edit and command copilot asks to make (listed in denials); reads do not ask"
+                "over ACP under baton's sandbox: edits and commands allowed on a read-only file system (writes fail by the kernel); with --sandbox off baton rejects every edit and command (listed in denials); reads do not ask"
             }
             (Agent::Copilot, Access::Workspace) => {
                 "over ACP: edits inside the cwd are allowed, edits outside it rejected; commands run under baton's sandbox (rejected with --sandbox off)"
             }
             (Agent::Kilo, Access::ReadOnly) => {
-                "over ACP (its rules set to ask): baton rejects every edit and command kilo asks to make (listed in denials)"
+                "over ACP (its rules set to ask) under baton's sandbox: edits and commands allowed on a read-only file system; with --sandbox off baton rejects every edit and command (listed in denials)"
             }
             (Agent::Kilo, Access::Workspace) => {
                 "over ACP: edits inside the cwd are allowed, edits outside it rejected; commands run under baton's sandbox (rejected with --sandbox off)"
             }
             (Agent::Nanocoder, Access::ReadOnly) => {
-                "over ACP (its session set to normal mode): baton rejects every edit and command nanocoder asks to make (listed in denials); refused while an agents.config.json pre-approves tools (alwaysAllow)"
+                "over ACP (its session set to normal mode) under baton's sandbox: edits and commands allowed on a read-only file system; with --sandbox off baton rejects every edit and command (listed in denials); refused while an agents.config.json pre-approves tools (alwaysAllow)"
             }
             (Agent::Nanocoder, Access::Workspace) => {
                 "over ACP: edits inside the cwd are allowed, edits outside it rejected; commands run under baton's sandbox (rejected with --sandbox off); refused while an agents.config.json pre-approves tools (alwaysAllow)"
             }
             (Agent::Cline, Access::ReadOnly) => {
-                "over ACP (every tool asks): baton rejects every edit and command cline asks to make (listed in denials)"
+                "over ACP (every tool asks) under baton's sandbox: edits and commands allowed on a read-only file system; with --sandbox off baton rejects every edit and command (listed in denials)"
             }
             (Agent::Cline, Access::Workspace) => {
                 "over ACP: patches whose every file is inside the cwd are allowed, others rejected; commands run under baton's sandbox (rejected with --sandbox off)"
             }
             (Agent::Byo(_), Access::ReadOnly) => {
-                "over ACP: baton rejects every edit and command the agent asks to make (listed in denials); what it does without asking cannot be policed"
+                "over ACP under baton's sandbox: a read-only file system holds it, edits and commands allowed; with --sandbox off baton rejects every edit and command (listed in denials), and what it does without asking cannot be policed"
             }
             (Agent::Byo(_), Access::Workspace) => {
                 "over ACP: edits inside the cwd are allowed, edits outside it rejected; commands run under baton's sandbox, which also holds what it does without asking (with --sandbox off: commands rejected, the rest cannot be policed)"

@@ -5,9 +5,11 @@
 //! Agents are inspected in parallel (a node CLI takes seconds to print its
 //! version, so versions are read from package.json where there is one).
 //! Exit 0 when the default agent (or `--agent`) is ready, 1 otherwise.
+//! `baton agents`, the plain list of the same CLIs, is `agents.rs`.
 
 pub mod acp;
 pub mod agent;
+pub mod agents;
 pub mod auth;
 mod own;
 mod probe;

@@ -298,6 +298,10 @@ fn tests_cell(c: &CandidateResult) -> String {
 }
 
 impl Render for FanoutResult {
+    fn exit_code(&self) -> i32 {
+        FanoutResult::exit_code(self)
+    }
+
     fn text(&self) -> String {
         let mut s = format!("{}\n", self.summary);
         let head = [

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IdOf, Result};
 use crate::group::{now_ms, read_json, write_json};
 use crate::run::Plan;
 use crate::{fsutil, ids, state_dir};
@@ -91,7 +91,10 @@ pub fn base(root: &Path) -> Result<PathBuf> {
 /// A fan-out's folder; the id is checked so no path can escape.
 pub fn dir(root: &Path, id: &str) -> Result<PathBuf> {
     if !ids::is_valid(id) {
-        return Err(Error::InvalidJobId { id: id.into() });
+        return Err(Error::InvalidId {
+            what: IdOf::Fanout,
+            id: id.into(),
+        });
     }
     Ok(base(root)?.join(id))
 }
@@ -172,7 +175,8 @@ impl Record {
 
     pub fn load(root: &Path, id: &str) -> Result<Record> {
         let d = dir(root, id)?;
-        read_json(&d.join("state.json"))?.ok_or_else(|| Error::JobNotFound {
+        read_json(&d.join("state.json"))?.ok_or_else(|| Error::NotFound {
+            what: IdOf::Fanout,
             id: id.into(),
             store: d.parent().map(Path::to_path_buf).unwrap_or_default(),
         })

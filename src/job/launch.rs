@@ -46,7 +46,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
     // Before anything exists: an unenforceable access mode is exit 2, a
     // missing CLI exit 127, as for `run`; a host's sandbox without network
     // `host_sandbox`, which the runner would only meet later.
-    crate::host_sandbox::check()?;
+    crate::sandbox::host::check()?;
     let program = plan.program(&plan.command()?)?;
     plan.check_chain_installed()?;
     let store = Store::here()?;
@@ -109,7 +109,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
             r.warnings
                 .extend(crate::state_dir::fallback_note().map(crate::result::Warning::from));
             r.warnings
-                .extend(crate::host_sandbox::job_note().map(crate::result::Warning::from));
+                .extend(crate::sandbox::host::job_note().map(crate::result::Warning::from));
             Ok(r)
         }
         Err(e) => {

@@ -9,8 +9,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::agent::Agent;
 use crate::job::store::Store;
-use crate::view::council::group_dirs;
-use crate::view::council_watch::Councils;
+use crate::view::group::group_dirs;
+use crate::view::group_watch::Groups;
 use crate::view::progress::{activity, group_activity};
 use crate::view::tail::Tail;
 
@@ -21,7 +21,7 @@ pub enum JobLog {
     /// A job: its peer's `stdout.log`.
     Job { tail: Box<Tail>, agent: Agent },
     /// A council or a fan-out: its record and its runs.
-    Group { groups: Councils, id: String },
+    Group { groups: Groups, id: String },
 }
 
 impl JobLog {
@@ -44,7 +44,7 @@ impl JobLog {
                 .iter()
                 .any(|(_, d)| d.join(id).join("state.json").is_file());
         known.then(|| JobLog::Group {
-            groups: Councils::groups(dirs),
+            groups: Groups::in_folders(dirs),
             id: id.to_string(),
         })
     }
@@ -71,7 +71,7 @@ impl JobLog {
 #[cfg(test)]
 mod tests {
     use crate::result::Usage;
-    use crate::view::council::{CouncilView, RunView};
+    use crate::view::group::{GroupView, RunView};
     use crate::view::progress::group_activity;
 
     fn run(stage: &str, agent: &str, status: &'static str, doing: Option<&str>) -> RunView {
@@ -92,8 +92,8 @@ mod tests {
         }
     }
 
-    fn view(kind: &str, runs: Vec<RunView>, tokens: u64) -> CouncilView {
-        CouncilView {
+    fn view(kind: &str, runs: Vec<RunView>, tokens: u64) -> GroupView {
+        GroupView {
             council_id: "1m8q4fhwprzza".into(),
             kind: kind.into(),
             stage: "critiquing",

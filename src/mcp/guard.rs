@@ -83,8 +83,9 @@ impl Policy {
         let takes_test_cmd = fields.iter().any(|f| f.name == "test_cmd");
         if !self.test_cmd && takes_test_cmd && args.get("test_cmd").is_some_and(|v| !v.is_null()) {
             return Err((
-                "`test_cmd` is a shell command baton would run as you, outside any sandbox \
-                 (at least full access): this server does not accept one"
+                "`test_cmd` is a shell command baton would run as you (under its sandbox where \
+                 this machine has one, unconfined otherwise: as much as full access): this \
+                 server does not accept one"
                     .into(),
                 "start the server with `baton mcp --allow-test-cmd` (or --allow-full-access), or \
                  leave `test_cmd` out"

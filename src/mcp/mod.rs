@@ -30,7 +30,7 @@
 //!   where every run is planned), `BATON_ALLOW_TEST_CMD` and the inherited
 //!   recursion depth (`guard`). Before a child starts the server refuses a
 //!   `test_cmd` it does not allow (a shell command baton runs as the user,
-//!   outside any sandbox) and a `cwd` or file outside its roots (`roots`).
+//!   unconfined where baton's sandbox is off or missing) and a `cwd` or file outside its roots (`roots`).
 //!   stdout carries only protocol lines (`transport`); children's stderr
 //!   goes on to the server's stderr.
 

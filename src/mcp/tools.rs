@@ -92,16 +92,19 @@ pub struct ToolDef {
 /// Each also costs every session of a host the tokens of its schema.
 const CONFIGURED: &str = "the user's configuration (`agents.<name>.*`), not a caller's choice";
 
+/// baton's sandbox is the user's to set, never a host model's.
+const SANDBOX: (&str, &str) = (
+    "sandbox",
+    "the user's setting (`run.sandbox`, `BATON_SANDBOX`): a host's model may not turn baton's sandbox off",
+);
+
 const RUN_CLI_ONLY: &[(&str, &str)] = &[
     ("dry_run", "it prints a plan, not a result"),
     ("quiet", "there is no terminal line to hide"),
     ("prompt_file", "the task is given as text"),
     ("read_only", "the same as `access: read-only`"),
     ("full_access", "the same as `access: full`"),
-    (
-        "sandbox",
-        "the user's setting (`run.sandbox`, `BATON_SANDBOX`): a host's model may not turn baton's sandbox off",
-    ),
+    SANDBOX,
     (
         "network",
         "for an offline agent with a model of its own: a person's choice",
@@ -149,6 +152,7 @@ pub const TOOLS: &[ToolDef] = &[
                 "a file or stdin; through MCP the earlier advice goes in the question",
             ),
             ("follow_up", "it goes with previous_advice"),
+            SANDBOX,
         ],
         also_required: &[],
         description: "Ask advisers for a read-only second opinion. Blocks until they answer.",

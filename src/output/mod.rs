@@ -53,6 +53,13 @@ pub fn print_result<T: Serialize + Render>(r: &T, mode: Mode) -> Result<()> {
     }
 }
 
+/// Print a command's result (`print_result`) and hand back its exit code:
+/// the one place a command that returns a value ends.
+pub fn emit<T: Serialize + Render>(r: &T, mode: Mode) -> Result<i32> {
+    print_result(r, mode)?;
+    Ok(r.exit_code())
+}
+
 pub fn print_error(err: &Error, mode: Mode) {
     match mode {
         Mode::Json => {

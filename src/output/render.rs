@@ -11,10 +11,15 @@
 
 use std::borrow::Cow;
 
-/// Text for people; JSON comes from the type's `Serialize`.
+/// A command's result: text for people (JSON comes from the type's
+/// `Serialize`) and the exit code it ends the command with, so a command
+/// returns this value and `output::emit` prints it in the one place.
 pub trait Render {
     /// The full `--text` report, ending in a newline.
     fn text(&self) -> String;
+    /// The exit code of a command whose result this is (no default: a
+    /// result that is a failure must say so).
+    fn exit_code(&self) -> i32;
 }
 
 /// The last `n` lines of `text` (the end of a failing check's output).

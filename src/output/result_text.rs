@@ -12,6 +12,10 @@ use crate::result::*;
 /// peer's final message. A field is one line whatever it holds (`one`); the
 /// message keeps its lines, and `output::text` escapes what is left.
 impl Render for RunResult {
+    fn exit_code(&self) -> i32 {
+        RunResult::exit_code(self)
+    }
+
     fn text(&self) -> String {
         let r = self;
         let mut s = String::new();

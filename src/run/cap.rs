@@ -90,8 +90,9 @@ pub const ALLOW_TEST_CMD_VAR: &str = "BATON_ALLOW_TEST_CMD";
 
 /// `access_capped` when `what` (a test command: `--test-cmd`, or a council
 /// plan's) would run under a `BATON_MAX_ACCESS` below `full`. baton runs a
-/// test command with `sh -c`, as the user, outside any sandbox, so it is at
-/// least as powerful as full access whatever access the peer got: under a
+/// test command with `sh -c`, as the user: under its sandbox where the
+/// machine has one, but unconfined with `--sandbox off` or no backend, so it
+/// counts as full access whatever access the peer got: under a
 /// cap it runs only when `BATON_ALLOW_TEST_CMD=1` says the cap's owner
 /// allowed it (`baton mcp --allow-test-cmd`).
 pub fn check_test_cmd_cap(what: &str) -> Result<()> {
@@ -106,7 +107,8 @@ pub fn check_test_cmd_cap(what: &str) -> Result<()> {
     Err(Error::Refused {
         kind: "access_capped",
         message: format!(
-            "{what} would run as you, outside any sandbox, which is over the cap \
+            "{what} would run as you (unconfined where baton's sandbox is off or missing), \
+             which is over the cap \
              {MAX_ACCESS_VAR}={}",
             raw.to_string_lossy()
         ),

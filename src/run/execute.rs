@@ -35,7 +35,7 @@ pub fn execute(
     // Every peer passes here (run, jobs, ask, council): none starts where it
     // could not reach its model. The front doors checked already, before
     // making anything; this one costs nothing more (the answer is cached).
-    crate::host_sandbox::check()?;
+    crate::sandbox::host::check()?;
     let meter = plan.meter();
     if let Some(why) = meter.refuse_next() {
         return Ok(not_started(plan, &meter, why));

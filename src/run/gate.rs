@@ -28,6 +28,6 @@ pub fn pass(
         crate::output::dry_run::print(&plan()?, mode)?;
         return Ok(Some(0));
     }
-    crate::host_sandbox::check()?;
+    crate::sandbox::host::check()?;
     Ok(None)
 }

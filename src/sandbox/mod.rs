@@ -24,10 +24,14 @@
 //!
 //! `wrap` is pure apart from reading the file system (canonical paths,
 //! which secrets exist): nothing is started, so `--dry-run` can show it.
+//!
+//! `host.rs` is the other side: the sandbox a host agent may have put baton
+//! itself in (no network for any peer), checked before work exists.
 
 pub mod bwrap;
 #[cfg(target_os = "linux")]
 pub mod exec;
+pub mod host;
 #[cfg(target_os = "linux")]
 mod landlock;
 pub mod policy;

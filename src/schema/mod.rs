@@ -55,7 +55,7 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         Some("ask") => Some(ask()),
         Some("job-status") => Some(job_status()),
         Some("jobs") => Some(typed::<crate::job::Listing>("jobs")),
-        Some("agents") => Some(typed::<crate::agents_cmd::Listing>("agents")),
+        Some("agents") => Some(typed::<crate::doctor::agents::Listing>("agents")),
         Some("doctor") => Some(typed::<crate::doctor::Report>("doctor")),
         Some("council") => Some(council()),
         Some(n) => crate::council::result::named(n),

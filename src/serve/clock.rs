@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::view::council::{CouncilView, RunView};
+use crate::view::group::{GroupView, RunView};
 use crate::view::watch::JobView;
 
 /// A view and the wall-clock time (ms) at which its clocks were read.
@@ -47,7 +47,7 @@ impl Clocks for JobView {
 impl Clocks for RunView {
     fn advance(&mut self, ms: u64) {
         // A `lost` run never recorded its end: its elapsed runs on, as in
-        // `view::council`.
+        // `view::group`.
         if matches!(self.status, "running" | "stalled" | "lost") {
             self.elapsed_ms += ms;
         }
@@ -57,7 +57,7 @@ impl Clocks for RunView {
     }
 }
 
-impl Clocks for CouncilView {
+impl Clocks for GroupView {
     fn advance(&mut self, ms: u64) {
         // An ended council's elapsed stops at its last update.
         if self.status == "running" {
@@ -159,7 +159,7 @@ mod tests {
             last_activity_age_ms: age,
             log: None,
         };
-        let council = |status: &'static str| CouncilView {
+        let council = |status: &'static str| GroupView {
             council_id: "c".into(),
             kind: "discuss".into(),
             stage: "proposing",

@@ -13,7 +13,7 @@
 //! clocks (`elapsed_ms`, ages) are advanced to the moment an event is sent
 //! (`clock`), so a silent fleet publishes nothing and a page opened later
 //! still reads the time of now. The project's councils are followed
-//! alongside (`view::council_watch`) and published as one array that is
+//! alongside (`view::group_watch`) and published as one array that is
 //! replaced only when a council changes.
 
 use std::collections::HashMap;
@@ -29,8 +29,8 @@ use super::wake::Waker;
 use crate::agent::Agent;
 use crate::job::store::{Job, Store, now_ms};
 use crate::view::Tail;
-use crate::view::council::CouncilView;
-use crate::view::council_watch::Councils;
+use crate::view::group::GroupView;
+use crate::view::group_watch::Groups;
 use crate::view::watch::{JobView, view};
 
 /// The slowest wake (the stat fallback when no notification comes).
@@ -56,7 +56,7 @@ pub struct Fleet {
     /// `(job id, the job's view)`; an unchanged job keeps its `Arc`.
     pub jobs: Vec<(String, JobEntry)>,
     /// Every council, in `watch`'s order; the same `Arc` while no council changed.
-    pub councils: Arc<Vec<Timed<CouncilView>>>,
+    pub councils: Arc<Vec<Timed<GroupView>>>,
 }
 
 impl Fleet {
@@ -123,14 +123,14 @@ pub struct Watcher {
     pending: Vec<String>,
     dir_sig: Option<(i64, i64)>,
     last_probe: Instant,
-    councils: Councils,
-    councils_views: Arc<Vec<Timed<CouncilView>>>,
+    councils: Groups,
+    councils_views: Arc<Vec<Timed<GroupView>>>,
     councils_listed: Instant,
 }
 
 impl Watcher {
     /// Every group of the project (councils, fan-outs) alongside the jobs.
-    pub fn with(store: Store, councils: Councils) -> Watcher {
+    pub fn with(store: Store, councils: Groups) -> Watcher {
         Watcher {
             store,
             jobs: HashMap::new(),
@@ -348,7 +348,7 @@ fn publish(v: &JobView, now: u64) -> JobEntry {
 }
 
 /// Run the watcher on its own thread until the receiver side is gone.
-pub fn spawn(store: Store, councils: Councils) -> watch::Receiver<Arc<Fleet>> {
+pub fn spawn(store: Store, councils: Groups) -> watch::Receiver<Arc<Fleet>> {
     let mut w = Watcher::with(store, councils);
     w.update();
     let (tx, rx) = watch::channel(Arc::new(w.fleet()));
@@ -393,7 +393,7 @@ mod tests {
         let id = crate::ids::new_id();
         let job_dir = dir.path().join(&id);
         std::fs::create_dir(&job_dir).unwrap();
-        let mut w = Watcher::with(Store::in_dir(dir.path()), Councils::new(None));
+        let mut w = Watcher::with(Store::in_dir(dir.path()), Groups::new(None));
         w.update();
         // Looking now would settle it as a launch cut short: `lost`.
         assert!(w.fleet().jobs.is_empty());
@@ -404,7 +404,7 @@ mod tests {
     #[test]
     fn an_unchanged_fleet_publishes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let mut w = Watcher::with(Store::in_dir(dir.path()), Councils::new(None));
+        let mut w = Watcher::with(Store::in_dir(dir.path()), Groups::new(None));
         w.update();
         assert!(!w.update());
         assert_eq!(

@@ -15,8 +15,8 @@
 //! - SIGINT or SIGTERM stops the server (exit 0); jobs are not touched.
 
 mod clock;
-mod councils;
 mod fleet;
+mod groups;
 mod routes;
 mod security;
 mod sse;
@@ -80,7 +80,7 @@ async fn run(store: Store, req: ServeRequest, mode: Mode) -> Result<i32> {
     let url = format!("http://127.0.0.1:{port}/#token={}", sec.token);
     let fleet = fleet::spawn(
         Store::in_dir(&store.dir),
-        crate::view::council_watch::Councils::groups(crate::view::council::group_dirs(&store)),
+        crate::view::group_watch::Groups::in_folders(crate::view::group::group_dirs(&store)),
     );
     let children = Children::default();
     let app = routes::App {

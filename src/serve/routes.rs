@@ -64,9 +64,9 @@ pub fn router(app: App) -> Router {
         .route("/api/jobs/{id}/continue", post(continue_job))
         .route(
             "/api/councils/{id}/runs/{name}/events",
-            get(super::councils::run_events),
+            get(super::groups::run_events),
         )
-        .route("/api/councils/{id}/cancel", post(super::councils::cancel))
+        .route("/api/councils/{id}/cancel", post(super::groups::cancel))
         .layer(axum::middleware::from_fn_with_state(sec, security::gate))
         .with_state(app)
 }

@@ -99,6 +99,10 @@ impl Report {
 }
 
 impl crate::output::render::Render for Report {
+    fn exit_code(&self) -> i32 {
+        Report::exit_code(self)
+    }
+
     fn text(&self) -> String {
         let would = if self.dry_run { "would " } else { "" };
         let (write, remove) = if self.dry_run {

@@ -262,11 +262,15 @@ pub fn day(ms: u64) -> String {
 }
 
 pub fn command(req: UsageRequest, mode: Mode) -> Result<i32> {
-    output::print_result(&report(&req)?, mode)?;
-    Ok(0)
+    output::emit(&report(&req)?, mode)
 }
 
 impl Render for Report {
+    /// A summary is never a failure: an empty ledger is zero calls.
+    fn exit_code(&self) -> i32 {
+        0
+    }
+
     fn text(&self) -> String {
         let mut s = format!(
             "{} run(s), {} call(s) in {} project(s){}\n",

@@ -27,7 +27,7 @@ pub mod lookup;
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IdOf, Result};
 
 pub use crate::ids::now_ms;
 pub use header::{Header, Standing};
@@ -64,7 +64,15 @@ impl Kind {
 /// checked so no path can escape.
 pub fn record_dir(root: &Path, kind: Kind, id: &str) -> Result<PathBuf> {
     if !crate::ids::is_valid(id) {
-        return Err(Error::InvalidJobId { id: id.into() });
+        let what = match kind {
+            Kind::Job => IdOf::Job,
+            Kind::Council => IdOf::Council,
+            Kind::Fanout => IdOf::Fanout,
+        };
+        return Err(Error::InvalidId {
+            what,
+            id: id.into(),
+        });
     }
     Ok(crate::state_dir::project(root)?
         .join(kind.folder())

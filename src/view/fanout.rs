@@ -1,10 +1,10 @@
 //! A fan-out seen as a group of its candidates' (and judges') runs: its
-//! record as a `council::Head`, so every face shows it as it shows a
-//! council (`view::council`).
+//! record as a `group::Head`, so every face shows it as it shows a
+//! council (`view::group`).
 
 use std::path::Path;
 
-use super::council::{Head, MemberView};
+use super::group::{Head, MemberView};
 use crate::fanout::store::Record;
 use crate::group::read_json;
 

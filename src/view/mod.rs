@@ -17,10 +17,10 @@
 
 mod acp_events;
 pub mod activity;
-pub mod council;
-pub mod council_watch;
 mod events;
 pub mod fanout;
+pub mod group;
+pub mod group_watch;
 pub mod logs;
 pub mod progress;
 pub mod render;

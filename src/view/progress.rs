@@ -276,7 +276,7 @@ fn peers_line(runs: &[(&str, String, bool)], total: u64) -> String {
 /// progress has: the latest stage's peers after the stage, with the tokens
 /// of every peer so far: `council: critiquing — 3 peers (1 done) · codex:
 /// thinking · 12k tokens`. `None` until a peer has started.
-pub fn group_activity(v: &super::council::CouncilView) -> Option<String> {
+pub fn group_activity(v: &super::group::GroupView) -> Option<String> {
     let stage = &v.runs.last()?.stage;
     let peers: Vec<(&str, String, bool)> = v
         .runs

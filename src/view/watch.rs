@@ -10,7 +10,7 @@ use std::time::UNIX_EPOCH;
 
 use serde::Serialize;
 
-use super::council::{self, CouncilView};
+use super::group::{self, GroupView};
 use super::tail::{Live, Tail};
 use crate::agent::Agent;
 use crate::error::{Error, Result};
@@ -70,7 +70,7 @@ pub struct Snapshot {
     pub jobs: Vec<JobView>,
     /// An `--async` council is here only: the job store holds no row for
     /// it (`baton jobs` adds one from its record), so it is never shown twice.
-    pub councils: Vec<CouncilView>,
+    pub councils: Vec<GroupView>,
 }
 
 /// Order groups: running, needs attention, the rest (newest first within).
@@ -110,7 +110,7 @@ pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
     });
     // Ids sort by start time and the store lists newest first: a stable sort keeps that.
     jobs.sort_by_key(|v| group(v.status));
-    let councils = council::all_groups(&council::group_dirs(store), now);
+    let councils = group::all_groups(&group::group_dirs(store), now);
     Ok(Snapshot {
         schema_version: SCHEMA_VERSION,
         now_ms: now,
@@ -302,17 +302,17 @@ pub fn total_tokens(u: &Usage) -> Option<u64> {
     u.total_tokens()
 }
 
-/// The table for people, then a block per council.
+/// The table for people, then a block per group (council or fan-out).
 pub fn text(snap: &Snapshot) -> String {
     let mut t = jobs_text(snap);
     for c in &snap.councils {
-        t.push_str(&council_text(c));
+        t.push_str(&group_text(c));
     }
     t
 }
 
-/// A council's block: its header line, then one indented line per run.
-pub fn council_text(c: &CouncilView) -> String {
+/// A group's block (a council or a fan-out): its header line, then one indented line per run.
+pub fn group_text(c: &GroupView) -> String {
     let tok = total_tokens(&c.usage).map_or("-".into(), tokens);
     let mut t = format!(
         "\n{} {}  {}  {}  stage {}  {}  {} tokens  {}\n",

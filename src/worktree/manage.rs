@@ -6,13 +6,12 @@
 //! in it, uncommitted changes without `--force`) is skipped with the reason,
 //! and the others still go.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::json;
 
 use crate::error::{Error, Result};
-use crate::output::render::table;
+use crate::output::render::{Render, table};
 use crate::output::{self, Mode};
 use crate::result::SCHEMA_VERSION;
 
@@ -61,58 +60,100 @@ pub fn command(cmd: Manage, mode: Mode) -> Result<i32> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("reading the current directory", e))?;
     let root = store::store_root(&cwd);
     match cmd {
-        Manage::List => {
-            let entries = store::list(&root)?;
-            match mode {
-                Mode::Json => output::json_line(&json!({
-                    "schema_version": SCHEMA_VERSION,
-                    "root": root,
-                    "worktrees": entries,
-                }))?,
-                Mode::Text => output::text(&list_text(&root, &entries))?,
-            }
-            Ok(0)
-        }
-        Manage::Remove { id, branch, force } => {
-            let r = store::remove(&root, &id, branch, force)?;
-            match mode {
-                Mode::Json => output::json_line(&json!({
-                    "schema_version": SCHEMA_VERSION,
-                    "removed": r,
-                }))?,
-                Mode::Text => output::text(&removed_text(&r))?,
-            }
-            Ok(0)
-        }
+        Manage::List => output::emit(
+            &Listed {
+                schema_version: SCHEMA_VERSION,
+                worktrees: store::list(&root)?,
+                root,
+            },
+            mode,
+        ),
+        Manage::Remove { id, branch, force } => output::emit(
+            &RemovedOne {
+                schema_version: SCHEMA_VERSION,
+                removed: store::remove(&root, &id, branch, force)?,
+            },
+            mode,
+        ),
         Manage::RemoveMany {
             select,
             branch,
             force,
         } => {
             let (removed, skipped) = remove_many(&root, select, branch, force)?;
-            match mode {
-                Mode::Json => output::json_line(&json!({
-                    "schema_version": SCHEMA_VERSION,
-                    "removed": removed,
-                    "skipped": skipped,
-                }))?,
-                Mode::Text => {
-                    let mut t: String = removed.iter().map(removed_text).collect();
-                    for s in &skipped {
-                        t.push_str(&format!("skipped {}: {}\n", s.id, s.reason));
-                        if let Some(h) = &s.hint {
-                            t.push_str(&format!("  hint: {h}\n"));
-                        }
-                    }
-                    if removed.is_empty() && skipped.is_empty() {
-                        t.push_str("no worktree to remove\n");
-                    }
-                    output::text(&t)?;
-                }
-            }
-            // Something picked stayed: a script should not take it as done.
-            Ok(if skipped.is_empty() { 0 } else { 1 })
+            output::emit(
+                &RemovedMany {
+                    schema_version: SCHEMA_VERSION,
+                    removed,
+                    skipped,
+                },
+                mode,
+            )
         }
+    }
+}
+
+/// `worktree list`.
+#[derive(Serialize)]
+struct Listed {
+    schema_version: u32,
+    root: PathBuf,
+    worktrees: Vec<Entry>,
+}
+
+impl Render for Listed {
+    fn exit_code(&self) -> i32 {
+        0
+    }
+
+    fn text(&self) -> String {
+        list_text(&self.root, &self.worktrees)
+    }
+}
+
+/// `worktree remove ID`.
+#[derive(Serialize)]
+struct RemovedOne {
+    schema_version: u32,
+    removed: Removed,
+}
+
+impl Render for RemovedOne {
+    fn exit_code(&self) -> i32 {
+        0
+    }
+
+    fn text(&self) -> String {
+        removed_text(&self.removed)
+    }
+}
+
+/// `worktree remove --all|--merged|--finished`.
+#[derive(Serialize)]
+struct RemovedMany {
+    schema_version: u32,
+    removed: Vec<Removed>,
+    skipped: Vec<Skipped>,
+}
+
+impl Render for RemovedMany {
+    /// Something picked stayed: a script should not take it as done.
+    fn exit_code(&self) -> i32 {
+        if self.skipped.is_empty() { 0 } else { 1 }
+    }
+
+    fn text(&self) -> String {
+        let mut t: String = self.removed.iter().map(removed_text).collect();
+        for s in &self.skipped {
+            t.push_str(&format!("skipped {}: {}\n", s.id, s.reason));
+            if let Some(h) = &s.hint {
+                t.push_str(&format!("  hint: {h}\n"));
+            }
+        }
+        if self.removed.is_empty() && self.skipped.is_empty() {
+            t.push_str("no worktree to remove\n");
+        }
+        t
     }
 }
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::manage::refuse_uncommitted;
 use super::repo::{self, DiffStat};
-use crate::error::{Error, Result};
+use crate::error::{Error, IdOf, Result};
 use crate::git::pin::Pin;
 use crate::{fsutil, ids};
 
@@ -335,7 +335,10 @@ pub struct Removed {
 /// unless `force`.
 pub fn remove(root: &Path, id: &str, delete_branch: bool, force: bool) -> Result<Removed> {
     if !is_id(id) {
-        return Err(Error::InvalidJobId { id: id.to_string() });
+        return Err(Error::InvalidId {
+            what: IdOf::Job,
+            id: id.to_string(),
+        });
     }
     let rec = load(root, id);
     let path = dir(root).join(id);

@@ -113,6 +113,22 @@ fn the_inspector_lists_and_calls_the_tools_and_results_match_their_schemas() {
     }
     // 0.3.2's `job_start` is `run` with `async` (MCP has no hidden tools).
     assert!(!names.contains(&"job_start"), "{names:?}");
+    // Issue 29 §1's budgets, as a real client received the list: the whole
+    // list within 64 KiB, what a host shows its model (name, description,
+    // input schema) within 12 KiB (bench/mcp.py measures the same).
+    let whole = serde_json::to_vec(&list).unwrap().len();
+    let visible: Vec<Value> = list["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            serde_json::json!({"name": t["name"], "description": t["description"],
+                "inputSchema": t["inputSchema"]})
+        })
+        .collect();
+    let visible = serde_json::to_vec(&visible).unwrap().len();
+    assert!(whole <= 64 << 10, "tools/list is {whole} B");
+    assert!(visible <= 12 << 10, "the model-visible part is {visible} B");
 
     let agents = inspect(&dir, &["--method", "tools/call", "--tool-name", "agents"]);
     assert!(agents["structuredContent"]["agents"].is_array(), "{agents}");

@@ -31,9 +31,8 @@ use super::Env;
 /// depends on the checkout's file mode.
 pub const SCRIPT: &str = include_str!("council_fake.py");
 
-/// The ACP side of the fake (`fake_acp_council.py`): it imports the script
-/// above for its stage logic, so both are copied side by side.
-pub const ACP_SCRIPT: &str = include_str!("fake_acp_council.py");
+// The ACP side of the fake is `support::acp::fake_acp_council`: it imports
+// the script above for its stage logic, so both are copied side by side.
 
 /// Which turn of a council a call is, as the fake recognises it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -123,6 +122,11 @@ impl Step {
     /// Sleep `ms` before answering.
     pub fn delay_ms(mut self, ms: u64) -> Step {
         self.0["delay_ms"] = json!(ms);
+        self
+    }
+    /// Answer only once the file `$FAKE_DIR/<name>` exists.
+    pub fn gate(mut self, name: &str) -> Step {
+        self.0["gate"] = json!(name);
         self
     }
     /// Append `text` to the prose, or to every top-level string of the JSON.
@@ -303,13 +307,11 @@ impl CouncilFake {
     /// The ACP fake as the program `program`, logging its calls as `agent`
     /// (a brought agent: `[agents.mybot] command = ["my-acp"]`).
     pub fn install_acp_as(&self, env: &Env, program: &str, agent: &str) {
-        let script = self.dir.join("fake_acp_council.py");
-        fs::write(&script, ACP_SCRIPT).unwrap();
+        let fake = super::acp::fake_acp_council(&self.dir);
         env.fake(
             program,
             &format!(
-                "exec python3 '{}' --agent '{agent}' --record '{}' \"$@\"",
-                script.display(),
+                "exec {fake} --agent '{agent}' --record '{}' \"$@\"",
                 self.dir.join("sent.jsonl").display()
             ),
         );

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/env -S python3 -S
 """A scripted fake of the codex, claude and pi CLIs for council tests.
 
 One script, several names: symlinks called `codex`, `claude` and `pi` point
@@ -33,6 +33,8 @@ Scenario: {"agents": {"codex" | "codex:MODEL" | "*": {STAGE: [STEP, ...]}}}
                      claude is_error exit 1, pi stopReason error exit 0)
   hang: true         sleep until killed (after logging the call)
   delay_ms: N        sleep N ms, then answer
+  gate: NAME         wait until the file $FAKE_DIR/NAME exists, then answer (a
+                     test holds a stage for as long as it looks, no longer)
   progress: TEXT     before a hang or delay, print TEXT as a command starting
                      (codex `item.started`, claude stream-json `tool_use`; pi: nothing)
   inject: TEXT       append TEXT to the prose, or to every top-level string
@@ -54,12 +56,15 @@ resume (the session id a resume named, else null), session, schema (the text
 of claude's --json-schema or codex's --output-schema file, else null), pid. The log is
 locked while the round is counted and the line written, so parallel members
 get distinct rounds.
+
+It runs as `python3 -S` (the shebang): stdlib only, no site import, which
+is a third of a start-up on the test machine, and a council test starts it
+dozens of times.
 """
 
 import fcntl
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -182,6 +187,13 @@ def session_id(agent, stage, rnd, resume, step):
     return f"{agent}-{stage}-{rnd}-session"
 
 
+def wait_gate(step):
+    if step.get("gate"):
+        gate = os.path.join(os.environ.get("FAKE_DIR", "."), step["gate"])
+        while not os.path.exists(gate):
+            time.sleep(0.02)
+
+
 def apply_edits(step, cwd):
     done = []
     for e in step.get("edits", []):
@@ -190,6 +202,10 @@ def apply_edits(step, cwd):
         with open(path, "w", encoding="utf-8") as f:
             f.write(e["content"])
         done.append(e["path"])
+    if not step.get("git") and not step.get("sh"):
+        return done
+    import subprocess  # only here: most calls run nothing, and start-up counts
+
     for args in step.get("git", []):
         subprocess.run(["git", *args], cwd=cwd, stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
@@ -365,6 +381,7 @@ def main():
     if step.get("hang"):
         while True:
             time.sleep(3600)
+    wait_gate(step)
     if step.get("delay_ms"):
         time.sleep(step["delay_ms"] / 1000.0)
     edited = apply_edits(step, cwd)

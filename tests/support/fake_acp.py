@@ -21,11 +21,17 @@ Argv: the recording, then optional switches:
   --record FILE      append every line the client sent to FILE
   --any-answer       accept any answer to a permission request (an allowed
                      edit is still written): shows what a client allowed
+
+The line protocol is acp_wire.py's (shared with fake_acp_council.py); tests
+write both files with `support::acp::fake_acp` and start this with
+`python3 -S`.
 """
 import json
 import os
 import sys
 import time
+
+from acp_wire import out_line as out, read_client as _read_client, reply
 
 RECORDED_CWD = "/home/user/proj"
 
@@ -42,20 +48,8 @@ pending_edits = {}
 recorded_diffs = {}
 
 
-def out(line):
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
-
-
 def read_client():
-    line = sys.stdin.readline()
-    if not line:
-        sys.stderr.write("fake_acp: the client closed stdin\n")
-        sys.exit(0)
-    if record_to:
-        with open(record_to, "a") as f:
-            f.write(line)
-    return json.loads(line)
+    return _read_client(record_to, lambda: sys.stderr.write("fake_acp: the client closed stdin\n"))
 
 
 def kind_of(msg, options):
@@ -79,7 +73,7 @@ for raw in open(recording):
         # A mode switch the recording lacks (the agent replayed under
         # another agent's profile) is accepted.
         while got.get("method") == "session/set_mode" and want.get("method") != "session/set_mode":
-            out(json.dumps({"jsonrpc": "2.0", "id": got["id"], "result": {}}))
+            reply(got["id"], {})
             got = read_client()
         if want.get("method"):
             if got.get("method") != want["method"]:

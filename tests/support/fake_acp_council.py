@@ -22,8 +22,8 @@ session per process:
                             agent_message_chunk; end_turn with the step's usage.
 A rejected edit does not end the turn (the answer still follows, as an
 adviser that tried an edit and then answered would). A step's `fail` is
-copilot's own shape, "Error: TEXT" as the final message; `exit`, `hang` and
-`delay_ms` act as in council_fake.py.
+copilot's own shape, "Error: TEXT" as the final message; `exit`, `hang`,
+`gate` and `delay_ms` act as in council_fake.py.
 
 Every permission answer is appended to $FAKE_DIR/council/permissions.jsonl:
 agent, stage, round, path (absolute), option the client picked, written.
@@ -40,6 +40,8 @@ import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 import council_fake as cf  # noqa: E402
+from acp_wire import out, reply  # noqa: E402
+from acp_wire import read_client as _read_client  # noqa: E402
 
 args = sys.argv[1:]
 agent = cf.flag_value(args, "--agent") or os.path.basename(sys.argv[0])
@@ -67,19 +69,8 @@ OPTIONS = [
 ]
 
 
-def out(msg):
-    sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
-    sys.stdout.flush()
-
-
 def read_client():
-    line = sys.stdin.readline()
-    if not line:
-        sys.exit(0)  # the real agents exit when their input ends
-    if record_to:
-        with open(record_to, "a", encoding="utf-8") as f:
-            f.write(line)
-    return json.loads(line)
+    return _read_client(record_to)
 
 
 def update(session, u):
@@ -148,6 +139,7 @@ def prompt_turn(msg, session, cwd, resumed):
     if step.get("hang"):
         while True:
             time.sleep(3600)
+    cf.wait_gate(step)
     if step.get("delay_ms"):
         time.sleep(step["delay_ms"] / 1000.0)
     if "exit" in step:
@@ -181,17 +173,17 @@ def main():
         msg = read_client()
         method, rid = msg.get("method"), msg.get("id")
         if method == "initialize":
-            out({"jsonrpc": "2.0", "id": rid, "result": INIT})
+            reply(rid, INIT)
         elif method == "session/new":
             cwd = msg["params"].get("cwd", cwd)
             session = str(uuid.uuid4())
-            out({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": session, "modes": MODES}})
+            reply(rid, {"sessionId": session, "modes": MODES})
         elif method == "session/load":
             cwd = msg["params"].get("cwd", cwd)
             session = resumed = msg["params"]["sessionId"]
-            out({"jsonrpc": "2.0", "id": rid, "result": {"modes": MODES}})
+            reply(rid, {"modes": MODES})
         elif method == "session/set_mode":
-            out({"jsonrpc": "2.0", "id": rid, "result": {}})
+            reply(rid, {})
         elif method == "session/prompt":
             prompt_turn(msg, session, cwd, resumed)
         elif method == "session/cancel":

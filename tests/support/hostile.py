@@ -21,6 +21,8 @@ import sys
 import time
 
 CFG = json.loads(sys.argv[1])
+# A run's private tmp is only known inside it: "$TMPDIR" names it.
+CFG["tmp"] = os.path.expandvars(CFG.get("tmp", "$TMPDIR"))
 ONLY = set(sys.argv[2:])
 LIBC = ctypes.CDLL(None, use_errno=True)
 OUT = {}
@@ -143,6 +145,21 @@ def _():
     return "SECRET" in data, f"read {len(data)} bytes"
 
 
+@attempt("read_other_logins")
+def _():
+    # Other agents' credential files (a run names them; tests/sandbox.rs
+    # does not): readable means a peer could spend or leak another login.
+    read = []
+    for path in CFG.get("other_logins", []):
+        try:
+            with open(path) as f:
+                if "SECRET" in f.read():
+                    read.append(path)
+        except OSError:
+            pass
+    return bool(read), f"read {read}" if read else "none readable"
+
+
 @attempt("read_environ")
 def _():
     with open(f"/proc/{CFG['victim_pid']}/environ", "rb") as f:
@@ -231,17 +248,26 @@ def _():
 @attempt("outlive")
 def _():
     # setsid + double fork; the grandchild holds a lock (the test sees it
-    # die by taking the lock) and writes `late` after a delay if it lives.
-    lock, late = CFG["outlive_lock"], CFG["outlive_late"]
+    # die by taking the lock) and, if it lives, writes `late` once the test
+    # says the run has ended (the file `outlive_go`): never during the run,
+    # however slowly a loaded machine runs it, and no fixed wait in the test.
+    lock, late, go = CFG["outlive_lock"], CFG["outlive_late"], CFG["outlive_go"]
     r, w = os.pipe()
     if os.fork() == 0:
         os.setsid()
         if os.fork() == 0:
+            # Detached as a daemon is: the run's pipes are not held open (a
+            # run waits for them), only the lock is.
+            null = os.open(os.devnull, os.O_RDWR)
+            for std in (0, 1, 2):
+                os.dup2(null, std)
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
             fcntl.flock(fd, fcntl.LOCK_EX)
             os.write(fd, str(os.getpid()).encode())
             os.write(w, b"1")
-            time.sleep(CFG.get("outlive_delay", 2))
+            give_up = time.monotonic() + 120
+            while not os.path.exists(go) and time.monotonic() < give_up:
+                time.sleep(0.02)
             write(late, "outlived the run\n")
             os._exit(0)
         os._exit(0)

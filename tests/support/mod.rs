@@ -9,6 +9,7 @@
 
 #![allow(dead_code)]
 
+pub mod acp;
 pub mod council;
 pub mod names;
 pub mod schema;

@@ -136,7 +136,13 @@ impl Policy {
             return Verdict::Allow;
         }
         let mode = self.access.as_str();
-        if kind == Kind::Execute && self.access == Access::Workspace && self.confined {
+        if kind == Kind::Execute && self.confined {
+            return Verdict::Allow;
+        }
+        // Read-only under baton's sandbox is held by the file system (the
+        // agent writes its files itself: baton offers no fs capability), so
+        // an edit is let through to fail by the kernel, not by a tool list.
+        if kind.changes_files() && self.access == Access::ReadOnly && self.confined {
             return Verdict::Allow;
         }
         if !kind.changes_files() {
@@ -267,6 +273,11 @@ impl Policy {
                 "allow_inside_workspace": ["edit", "delete", "move"],
                 "reject": ["fetch", "switch_mode", "other",
                     "a change outside the workspace, inside .git, or naming no path"],
+            }),
+            Access::ReadOnly if confined => serde_json::json!({
+                "allow": ["read", "search", "think", "execute (confined by baton's sandbox)",
+                    "edit, delete, move (the sandbox's read-only file system refuses the write)"],
+                "reject": ["fetch", "switch_mode", "other"],
             }),
             Access::ReadOnly => serde_json::json!({
                 "allow": ["read", "search", "think"],
@@ -485,6 +496,24 @@ mod tests {
         }
         assert_eq!(p.judge(Kind::Read, &[]), Verdict::Allow);
         assert_eq!(p.judge(Kind::Search, &[]), Verdict::Allow);
+    }
+
+    #[test]
+    fn read_only_under_the_sandbox_lets_the_file_system_refuse() {
+        let d = tempfile::tempdir().unwrap();
+        let p = policy(Access::ReadOnly, d.path()).confined(true);
+        let inside = d.path().join("a.txt").display().to_string();
+        for k in [Kind::Edit, Kind::Delete, Kind::Move, Kind::Execute] {
+            assert_eq!(
+                p.judge(k, std::slice::from_ref(&inside)),
+                Verdict::Allow,
+                "{k:?}"
+            );
+        }
+        // What no file system can hold stays refused.
+        for k in [Kind::Fetch, Kind::SwitchMode, Kind::Other] {
+            assert!(matches!(p.judge(k, &[]), Verdict::Reject(_)), "{k:?}");
+        }
     }
 
     #[test]

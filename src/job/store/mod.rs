@@ -29,7 +29,7 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, IdOf, Result};
 use crate::result::{RunResult, Status};
 use crate::{fsutil, ids, process};
 
@@ -56,7 +56,8 @@ pub fn first_line(s: &str, max: usize) -> String {
 pub fn check_id(raw: &OsStr) -> Result<String> {
     match raw.to_str() {
         Some(s) if ids::is_valid(s) => Ok(s.to_string()),
-        _ => Err(Error::InvalidJobId {
+        _ => Err(Error::InvalidId {
+            what: IdOf::Job,
             id: raw.to_string_lossy().escape_debug().to_string(),
         }),
     }
@@ -115,8 +116,8 @@ impl Store {
         }
     }
 
-    /// The job `raw` names: `InvalidJobId` (exit 2) if malformed,
-    /// `JobNotFound` (exit 4) if not in this store.
+    /// The job `raw` names: `InvalidId` (exit 2) if malformed,
+    /// `NotFound` (exit 4) if not in this store.
     pub fn open(&self, raw: &OsStr) -> Result<Job> {
         let id = check_id(raw)?;
         let job = self.job(&id);
@@ -136,7 +137,8 @@ impl Store {
             });
         }
         if !meta.is_ok_and(|m| m.is_dir()) {
-            return Err(Error::JobNotFound {
+            return Err(Error::NotFound {
+                what: IdOf::Job,
                 id,
                 store: self.dir.clone(),
             });

@@ -5,7 +5,7 @@
 //! selection and the detail pane treat them as they treat jobs; `app`
 //! keeps a group together when it sorts.
 
-use crate::view::council::CouncilView;
+use crate::view::group::GroupView;
 use crate::view::watch::{JobView, Row};
 
 /// What a fan-out's header row shows as its agent (and how it is told from
@@ -24,7 +24,7 @@ pub fn run_id(council: &str, name: &str) -> String {
 }
 
 /// The council's rows at `now`: its header, then its runs.
-pub fn rows(c: &CouncilView, now: u64) -> Vec<JobView> {
+pub fn rows(c: &GroupView, now: u64) -> Vec<JobView> {
     let running = c.status == "running";
     // The header's "last" is its freshest run's; an ended council's is
     // since it stopped (what decides for how long a failure needs attention).
@@ -105,9 +105,9 @@ pub fn label(v: &JobView) -> String {
 pub(crate) mod tests {
     use super::*;
     use crate::result::Usage;
-    use crate::view::council::RunView;
+    use crate::view::group::RunView;
 
-    pub(crate) fn council() -> CouncilView {
+    pub(crate) fn council() -> GroupView {
         let run = |name: &str, who: &str, status: &'static str, doing: Option<&str>| RunView {
             name: name.into(),
             stage: "proposing".into(),
@@ -123,7 +123,7 @@ pub(crate) mod tests {
             log: None,
             round: None,
         };
-        CouncilView {
+        GroupView {
             council_id: "1m8q4fhzzzzzz".into(),
             kind: "plan".into(),
             stage: "proposing",

@@ -48,7 +48,7 @@ use self::tracker::Tracker;
 use self::wake::{Wake, Watcher};
 use crate::error::{Error, Result};
 use crate::job::store::{Store, now_ms};
-use crate::view::council_watch::Councils;
+use crate::view::group_watch::Groups;
 use crate::view::watch::Row;
 
 /// Wakes closer together than this are handled as one refresh. A frame of
@@ -84,7 +84,7 @@ pub fn run(opts: Options) -> Result<i32> {
     store.create()?;
     let (tx, rx) = mpsc::channel();
     let root = store.root().map(std::path::Path::to_path_buf);
-    let councils = Councils::groups(crate::view::council::group_dirs(&store));
+    let councils = Groups::in_folders(crate::view::group::group_dirs(&store));
     let tracker = Tracker::new(store, tx.clone());
     let watcher = Watcher::start(tx.clone());
     let mut term = enter().map_err(|e| Error::io("preparing the terminal", e))?;
@@ -112,7 +112,7 @@ struct Loop {
     app: App,
     tracker: Tracker,
     /// The project's councils, shown as groups of their runs.
-    councils: Councils,
+    councils: Groups,
     /// The project (where a council is looked up to be cancelled).
     root: Option<std::path::PathBuf>,
     watcher: Watcher,

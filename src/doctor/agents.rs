@@ -1,4 +1,5 @@
 //! `baton agents`: what is supported, what is installed, and with which options.
+//! It lists the CLIs that `doctor` (`agent.rs`) judges; it judges nothing.
 
 use std::sync::mpsc;
 
@@ -7,7 +8,7 @@ use serde::Serialize;
 
 use crate::agent::Agent;
 use crate::agent::models;
-use crate::output::render::table;
+use crate::output::render::{Render, table};
 use crate::output::{self, Mode};
 use crate::process;
 use crate::spend::prices;
@@ -41,7 +42,7 @@ pub struct AgentInfo {
     pub version: Option<String>,
     pub default_model: Option<&'static str>,
     /// `[alias, model]` pairs.
-    #[schemars(schema_with = "crate::agents_cmd::pairs")]
+    #[schemars(schema_with = "crate::doctor::agents::pairs")]
     pub model_aliases: Vec<(&'static str, &'static str)>,
     pub default_effort: Option<&'static str>,
     pub efforts: &'static [&'static str],
@@ -76,9 +77,8 @@ pub fn list(mode: Mode) -> crate::error::Result<i32> {
     let mut infos: Vec<(usize, AgentInfo)> = rx.iter().collect();
     infos.sort_by_key(|(i, _)| *i);
     let infos: Vec<AgentInfo> = infos.into_iter().map(|(_, a)| a).collect();
-    match mode {
-        Mode::Text => output::text(&format!("{}{}", text(&infos), price_text(&infos)))?,
-        Mode::Json => output::json_line(&Listing {
+    output::emit(
+        &Listing {
             schema_version: crate::result::SCHEMA_VERSION,
             agents: infos,
             prices: Prices {
@@ -91,9 +91,20 @@ pub fn list(mode: Mode) -> crate::error::Result<i32> {
                     .cloned()
                     .collect(),
             },
-        })?,
+        },
+        mode,
+    )
+}
+
+impl Render for Listing {
+    /// A listing: a CLI that is missing is a row, not a failure (`doctor` judges).
+    fn exit_code(&self) -> i32 {
+        0
     }
-    Ok(0)
+
+    fn text(&self) -> String {
+        format!("{}{}", text(&self.agents), price_text(&self.agents))
+    }
 }
 
 /// A list of two-string arrays (a tuple's `prefixItems`, said plainly).
@@ -298,8 +309,9 @@ fn info(a: Agent) -> AgentInfo {
                 .into(),
         ),
         Agent::GeminiCli => notes.push(
-            "workspace under baton's sandbox is yolo, confined (shell commands run); with \
-             --sandbox off auto_edit (edits, no shell commands)"
+            "under baton's sandbox yolo, confined (shell commands run; read-only held by the \
+             file system); with --sandbox off read-only is default, workspace auto_edit (edits, \
+             no shell commands)"
                 .into(),
         ),
         Agent::Opencode => notes.push(
@@ -309,9 +321,9 @@ fn info(a: Agent) -> AgentInfo {
                 .into(),
         ),
         Agent::Qwen => notes.push(
-            "read-only is --approval-mode plan; workspace under baton's sandbox is yolo, \
-             confined (shell commands run), with --sandbox off auto-edit (no shell commands); \
-             full is yolo"
+            "under baton's sandbox yolo, confined (shell commands run; read-only held by the \
+             file system); with --sandbox off read-only is --approval-mode plan, workspace \
+             auto-edit (no shell commands); full is yolo"
                 .into(),
         ),
         Agent::Kilo => notes.push(

@@ -16,16 +16,19 @@ use super::routes::{App, blocking};
 use super::sse::{self, Source};
 use crate::agent::Agent;
 use crate::council::store::Record;
-use crate::error::{Error, Result};
+use crate::error::{Error, IdOf, Result};
 use crate::group::runs;
 use crate::job::store::Store;
-use crate::view::council as view;
+use crate::view::group as view;
 
 /// The folder of group `id` (a council or a fan-out) of this project,
 /// checked to exist, and which kind it is.
 fn group_dir(store: &Store, id: &str) -> Result<(view::GroupKind, std::path::PathBuf)> {
     if !crate::ids::is_valid(id) {
-        return Err(Error::InvalidJobId { id: id.into() });
+        return Err(Error::InvalidId {
+            what: IdOf::Group,
+            id: id.into(),
+        });
     }
     let folders = view::group_dirs(store);
     store
@@ -33,7 +36,8 @@ fn group_dir(store: &Store, id: &str) -> Result<(view::GroupKind, std::path::Pat
         .and_then(|root| crate::store::find(root, std::ffi::OsStr::new(id)))
         .filter(|f| f.kind != view::GroupKind::Job)
         .map(|f| (f.kind, f.dir))
-        .ok_or_else(|| Error::JobNotFound {
+        .ok_or_else(|| Error::NotFound {
+            what: IdOf::Group,
             id: id.into(),
             store: folders
                 .first()

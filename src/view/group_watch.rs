@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::council::{self, CouncilView, Follow, GroupKind, Head};
+use super::group::{self, Follow, GroupKind, GroupView, Head};
 use crate::group::runs::{self, RunRecord};
 
 /// Most of one running run's log read per look.
@@ -32,7 +32,7 @@ struct Entry {
     rec: Head,
     runs: Vec<RunRecord>,
     alive: bool,
-    view: CouncilView,
+    view: GroupView,
     /// When `view`'s clocks were read (serve advances them from here).
     at_ms: u64,
 }
@@ -44,7 +44,7 @@ impl Entry {
 }
 
 /// What changes from one look to the next without anything happening.
-fn timeless(v: &CouncilView) -> CouncilView {
+fn timeless(v: &GroupView) -> GroupView {
     let mut v = v.clone();
     v.elapsed_ms = 0;
     for r in &mut v.runs {
@@ -54,7 +54,7 @@ fn timeless(v: &CouncilView) -> CouncilView {
     v
 }
 
-pub struct Councils {
+pub struct Groups {
     /// The project's groups folders, each with its stamp when last listed
     /// (none: a store outside a project).
     dirs: Vec<(GroupKind, PathBuf, Option<SystemTime>)>,
@@ -62,15 +62,15 @@ pub struct Councils {
     follow: Follow,
 }
 
-impl Councils {
+impl Groups {
     /// The councils in `dir` (the project's councils folder).
-    pub fn new(dir: Option<PathBuf>) -> Councils {
-        Councils::groups(dir.into_iter().map(|d| (GroupKind::Council, d)).collect())
+    pub fn new(dir: Option<PathBuf>) -> Groups {
+        Groups::in_folders(dir.into_iter().map(|d| (GroupKind::Council, d)).collect())
     }
 
-    /// Every group in these folders (`council::group_dirs`).
-    pub fn groups(dirs: Vec<(GroupKind, PathBuf)>) -> Councils {
-        Councils {
+    /// Every group in these folders (`group::group_dirs`).
+    pub fn in_folders(dirs: Vec<(GroupKind, PathBuf)>) -> Groups {
+        Groups {
             dirs: dirs.into_iter().map(|(k, d)| (k, d, None)).collect(),
             entries: HashMap::new(),
             follow: Follow::new(READ_PER_LOOK),
@@ -88,7 +88,7 @@ impl Councils {
                 continue;
             }
             self.dirs[k].2 = ds;
-            let ids = council::ids(&dir);
+            let ids = group::ids(&dir);
             let before = self.entries.len();
             self.entries
                 .retain(|id, e| e.kind != kind || ids.contains(id));
@@ -109,20 +109,20 @@ impl Councils {
                 continue;
             }
             let stamps = (stamp(&e.dir.join("state.json")), stamp(&e.dir.join("runs")));
-            let alive = council::head_alive(&e.dir);
+            let alive = group::head_alive(&e.dir);
             let moved = stamps != e.stamps || alive != e.alive;
             if moved {
                 e.stamps = stamps;
-                if let Some(r) = council::load_head(e.kind, &e.dir) {
+                if let Some(r) = group::load_head(e.kind, &e.dir) {
                     e.rec = r;
                 }
-                e.alive = council::head_alive(&e.dir);
+                e.alive = group::head_alive(&e.dir);
                 e.runs = runs::list(&e.dir);
             } else if !was_running {
                 // An ended group whose files did not move: nothing to redo.
                 continue;
             }
-            let v = council::view_head(&e.rec, &e.runs, e.alive, now, &mut self.follow);
+            let v = group::view_head(&e.rec, &e.runs, e.alive, now, &mut self.follow);
             changed |= timeless(&v) != timeless(&e.view);
             e.view = v;
             e.at_ms = now;
@@ -136,10 +136,10 @@ impl Councils {
 
     fn read(&mut self, kind: GroupKind, dir: &Path, now: u64) -> Option<Entry> {
         let stamps = (stamp(&dir.join("state.json")), stamp(&dir.join("runs")));
-        let rec = council::load_head(kind, dir)?;
+        let rec = group::load_head(kind, dir)?;
         let runs = runs::list(dir);
-        let alive = council::head_alive(dir);
-        let view = council::view_head(&rec, &runs, alive, now, &mut self.follow);
+        let alive = group::head_alive(dir);
+        let view = group::view_head(&rec, &runs, alive, now, &mut self.follow);
         Some(Entry {
             kind,
             dir: dir.to_path_buf(),
@@ -153,15 +153,15 @@ impl Councils {
     }
 
     /// Every council, running first, then newest.
-    pub fn views(&self) -> Vec<CouncilView> {
-        let mut v: Vec<CouncilView> = self.entries.values().map(|e| e.view.clone()).collect();
-        council::sort(&mut v);
+    pub fn views(&self) -> Vec<GroupView> {
+        let mut v: Vec<GroupView> = self.entries.values().map(|e| e.view.clone()).collect();
+        group::sort(&mut v);
         v
     }
 
     /// Every council as `views` orders them, each with the time its
     /// clocks were read (an ended council is not re-read on every look).
-    pub fn views_read_at(&self) -> Vec<(CouncilView, u64)> {
+    pub fn views_read_at(&self) -> Vec<(GroupView, u64)> {
         self.views()
             .into_iter()
             .map(|v| {
@@ -194,7 +194,7 @@ impl Councils {
     }
 
     /// The group `id` as last seen.
-    pub fn get(&self, id: &str) -> Option<&CouncilView> {
+    pub fn get(&self, id: &str) -> Option<&GroupView> {
         self.entries.get(id).map(|e| &e.view)
     }
 
@@ -233,7 +233,7 @@ mod tests {
         write(&c, "proposing", me);
         // The runner's lock, held as a runner holds it.
         let _runner = crate::store::lock::hold(&c).unwrap();
-        let mut w = Councils::new(Some(d.path().to_path_buf()));
+        let mut w = Groups::new(Some(d.path().to_path_buf()));
         assert!(w.refresh(5000, false), "a new council");
         assert_eq!(w.views()[0].status, "running");
         assert!(w.views()[0].runs.is_empty());

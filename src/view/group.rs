@@ -1,6 +1,6 @@
 //! A group of peer runs — a council, or a fan-out (`view::fanout`) — seen
 //! as its runs: its record (as a `Head`) and run records (`group::runs`)
-//! turned into `CouncilView`s for every face.
+//! turned into `GroupView`s for every face.
 //!
 //! The group's status comes from its record and its runner's lock, never
 //! guessed: `running` while the runner lives and the stage is not one it
@@ -96,7 +96,7 @@ pub fn head(rec: &Record) -> Head {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CouncilView {
+pub struct GroupView {
     /// The group's id (a council's, or a fan-out's).
     pub council_id: String,
     /// `discuss` or `plan` (a council), `fanout`.
@@ -282,7 +282,7 @@ pub fn view(
     alive: bool,
     now: u64,
     follow: &mut Follow,
-) -> CouncilView {
+) -> GroupView {
     view_head(&head(rec), records, alive, now, follow)
 }
 
@@ -293,7 +293,7 @@ pub fn view_head(
     alive: bool,
     now: u64,
     follow: &mut Follow,
-) -> CouncilView {
+) -> GroupView {
     let status = head_status(h, alive);
     let running = status == "running";
     let idle_ms = h.idle_ms;
@@ -310,7 +310,7 @@ pub fn view_head(
     } else {
         h.updated_ms.max(h.created_ms)
     };
-    CouncilView {
+    GroupView {
         council_id: h.id.clone(),
         kind: h.kind.clone(),
         stage: h.stage,
@@ -356,7 +356,7 @@ pub fn ids(councils: &Path) -> Vec<String> {
 }
 
 /// Running first, then the rest; newest first within each.
-pub fn sort(v: &mut [CouncilView]) {
+pub fn sort(v: &mut [GroupView]) {
     v.sort_by(|a, b| {
         (a.status != "running")
             .cmp(&(b.status != "running"))
@@ -366,14 +366,14 @@ pub fn sort(v: &mut [CouncilView]) {
 }
 
 /// Every council in `councils` at `now` (`watch --once`, `serve`'s first look).
-pub fn all(councils: &Path, now: u64) -> Vec<CouncilView> {
+pub fn all(councils: &Path, now: u64) -> Vec<GroupView> {
     all_groups(&[(GroupKind::Council, councils.to_path_buf())], now)
 }
 
 /// Every group in these folders at `now`, running first, then newest.
-pub fn all_groups(folders: &[(GroupKind, PathBuf)], now: u64) -> Vec<CouncilView> {
+pub fn all_groups(folders: &[(GroupKind, PathBuf)], now: u64) -> Vec<GroupView> {
     let mut follow = Follow::new(usize::MAX);
-    let mut out: Vec<CouncilView> = folders
+    let mut out: Vec<GroupView> = folders
         .iter()
         .flat_map(|(kind, base)| ids(base).into_iter().map(move |id| (*kind, base.join(id))))
         .filter_map(|(kind, dir)| {
@@ -554,7 +554,7 @@ mod tests {
 
     #[test]
     fn running_councils_first_then_newest() {
-        let mk = |id: &str, status: &'static str, created: u64| CouncilView {
+        let mk = |id: &str, status: &'static str, created: u64| GroupView {
             council_id: id.into(),
             kind: "plan".into(),
             stage: "proposing",
