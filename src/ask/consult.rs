@@ -10,7 +10,7 @@ use crate::agent::{Agent, qwen};
 use crate::error::Result;
 use crate::fsutil;
 use crate::process::Interrupts;
-use crate::result::{ErrorInfo, RunResult, Status};
+use crate::result::{ErrorInfo, RunResult, Status, Warning};
 use crate::run::{self};
 
 use super::Shared;
@@ -41,30 +41,30 @@ pub(super) fn consult(
         &advice::extract,
         &repair_with,
     )?;
-    result.warnings.extend(not_saved);
+    result.warnings.extend(not_saved.map(Warning::from));
     if let Some(w) = &p.workdir {
         result
             .warnings
-            .retain(|w| !w.starts_with("cwd is not in a git repository"));
+            .retain(|w| !matches!(w, Warning::NotInGit(_)));
         let left = w.leftovers();
         if !left.is_empty() {
-            result.warnings.push(format!(
+            result.warnings.push(Warning::Text(format!(
                 "the adviser left files in its empty directory despite read-only access: {}",
                 left.join(", ")
-            ));
+            )));
         }
     } else if !result.changed_files.is_empty() {
-        result.warnings.push(format!(
+        result.warnings.push(Warning::Text(format!(
             "the adviser changed files despite read-only access: {}",
             result.changed_files.join(", ")
-        ));
+        )));
     }
 
     let took = format!("{:.1}s", result.duration_ms as f64 / 1000.0);
     let mut advice_value = Value::Null;
     match verdict {
         Verdict::Valid(Checked { advice, notes }) => {
-            result.warnings.extend(notes);
+            result.warnings.extend(notes.into_iter().map(Warning::from));
             result.summary = format!(
                 "{} advised in {took} (confidence {}): {}",
                 result.agent,
@@ -206,7 +206,7 @@ pub fn answer<T>(
         interrupts,
         &mut |_| {},
     )?;
-    second.warnings.extend(unsafe_session);
+    second.warnings.extend(unsafe_session.map(Warning::from));
     run::save_result(rdir.as_deref(), &mut second);
     let repair = serde_json::to_value(RepairReport {
         mode: how,

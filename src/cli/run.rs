@@ -378,7 +378,9 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
         p.stop();
     }
     let mut result = result?;
-    result.warnings.extend(not_saved);
+    result
+        .warnings
+        .extend(not_saved.map(crate::result::Warning::from));
     run::save_result(dir.as_deref(), &mut result);
     output::print_result(&result, mode)?;
     Ok(result.status.exit_code())

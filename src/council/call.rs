@@ -9,13 +9,14 @@ use crate::agent::Agent;
 use crate::ask::AskRequest;
 use crate::ask::advice::Scope;
 use crate::ask::adviser::{AdviserSpec, prepare_with};
-use crate::ask::consult::{Repair, Verdict, answer, schema_repair_fresh, schema_repair_in_session};
+use crate::ask::consult::Verdict;
 use crate::ask::packet::redact_value;
 use crate::error::{Error, Result};
 use crate::failure::Failure;
+use crate::group::{self, call::Structured};
 use crate::process::Interrupts;
 use crate::redact::{Counts, Redactor};
-use crate::result::{Denial, Status, Usage};
+use crate::result::{Denial, Usage};
 use crate::{fsutil, run};
 
 /// What became of one call, as persisted (and reused by `resume`).
@@ -264,33 +265,32 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
         Some(d) => (Scope::Repo, d),
         None => (Scope::Packet, rec.cwd.as_path()),
     };
-    let p = prepare_with(
-        &spec,
-        &req,
-        scope,
-        cwd,
-        &rec.root,
-        &a.prompt,
-        (a.schema.text, &schema_path),
-    )?;
-    let (dir, _) = run::run_dir_or_warning(&rec.root)?;
-    let repair = Repair {
-        in_session: &|errs| schema_repair_in_session(errs, a.schema.id, a.schema.text),
-        fresh: &|errs, raw| schema_repair_fresh(errs, raw, a.schema.id, a.schema.text),
-    };
-    let log = dir.as_ref().map(|d| d.join("stdout.log"));
     run::observe::set_stage(Some(format!("council: {}", a.stage)));
-    let started =
-        crate::group::runs::start(&rec.dir()?, a.stage, &a.who, a.member.who(), log.as_deref());
-    let (r, verdict, _) = match answer(&p, dir.as_deref(), interrupts, a.extract, &repair) {
-        Ok(x) => x,
-        Err(e) => {
-            if let Some(s) = started {
-                s.end("error", &Usage::default(), None);
-            }
-            return Err(e);
-        }
-    };
+    let group_dir = rec.dir()?;
+    let mut done = group::call::call(
+        &Structured {
+            spec,
+            req,
+            scope,
+            cwd,
+            root: &rec.root,
+            prompt: &a.prompt,
+            schema: group::call::Schema {
+                id: a.schema.id,
+                text: a.schema.text,
+                path: &schema_path,
+            },
+            extract: a.extract,
+            record: group::call::Record {
+                dir: &group_dir,
+                stage: a.stage,
+                who: &a.who,
+                peer: a.member.who(),
+            },
+        },
+        interrupts,
+    )?;
+    let r = &done.run;
     let mut c = Call {
         outcome: "ok".into(),
         reason: None,
@@ -304,37 +304,22 @@ fn attempt<T: Serialize>(a: &Ask<'_, T>, interrupts: &mut Interrupts) -> Result<
         redactions: Counts::new(),
         denials: r.denials.clone(),
     };
-    match verdict {
+    match &done.verdict {
         Verdict::Valid(t) => {
-            c.answer = Some(serde_json::to_value(&t).map_err(|e| Error::Internal(e.to_string()))?)
+            c.answer = Some(serde_json::to_value(t).map_err(|e| Error::Internal(e.to_string()))?)
         }
         Verdict::Invalid(errs) => c.abstain(format!(
             "its answer did not follow the schema, even after one repair round: {}",
             errs.join("; ")
         )),
         Verdict::RunFailed => {
-            c.outcome = match r.status {
-                Status::Timeout => "timeout",
-                _ => "error",
-            }
-            .into();
-            c.reason = Some(
-                r.error
-                    .as_ref()
-                    .map(|e| format!("{}: {}", e.kind, e.message))
-                    .unwrap_or_else(|| r.summary.clone()),
-            );
+            let (outcome, reason) = group::call::failed(r);
+            c.outcome = outcome.into();
+            c.reason = Some(reason);
             c.kind = r.error.as_ref().map(|e| e.kind.clone());
         }
     }
-    if let Some(s) = started {
-        // A run stopped by a cancel or a signal is no error of the peer's.
-        let outcome = match interrupts.fired() {
-            Some(_) => "cancelled",
-            None => c.outcome.as_str(),
-        };
-        s.end(outcome, &c.usage, c.model.as_deref());
-    }
+    done.end(&c.outcome, &c.usage, c.model.as_deref(), interrupts);
     Ok(c)
 }
 

@@ -1,12 +1,16 @@
 //! The council's result: `run`'s envelope (schema_version, status, summary,
 //! error, warnings, duration_ms, usage) plus every stage's record, built from disk.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use super::call::Call;
 use super::critique::CriticCall;
 use super::deliberate::Synthesis;
 use super::machine::Stage;
+use super::result::{
+    Blinding, CouncilError, CouncilResult, CritiqueResult, Labels, MemberResult, Outcome, Outcomes,
+    PlanResult, ProposalResult, RevisionResult, Shown, StopKind,
+};
 use super::revise::Revision;
 use super::store::Record;
 use crate::error::Result;
@@ -58,14 +62,12 @@ fn add(usage: &mut Usage, calls: &[&Call]) {
     }
 }
 
-fn outcome(c: Option<&Call>) -> Value {
-    match c {
-        Some(c) => json!({"outcome": c.outcome, "reason": c.reason, "kind": c.kind}),
-        None => Value::Null,
-    }
+pub fn build(rec: &Record) -> Result<Value> {
+    Ok(serde_json::to_value(result(rec)?).unwrap_or(Value::Null))
 }
 
-pub fn build(rec: &Record) -> Result<Value> {
+/// The council's result from its record and the artifacts its stages stored.
+pub fn result(rec: &Record) -> Result<CouncilResult> {
     let proposals: Vec<Option<Call>> = rec.artifact("proposals.json")?.unwrap_or_default();
     let critiques: Vec<CriticCall> = rec.artifact("critiques.json")?.unwrap_or_default();
     let revisions: Vec<Revision> = rec.artifact("revisions.json")?.unwrap_or_default();
@@ -81,37 +83,34 @@ pub fn build(rec: &Record) -> Result<Value> {
     };
     let mut by_stage = Map::new();
     let mut total = Usage::default();
-    let mut u = Usage::default();
-    add(&mut u, &proposals.iter().flatten().collect::<Vec<_>>());
-    by_stage.insert("proposing".into(), json!(u));
-    total.add(&u);
-    let mut u = Usage::default();
-    add(
-        &mut u,
+    let mut stage_usage = |name: &str, calls: &[&Call]| {
+        let mut u = Usage::default();
+        add(&mut u, calls);
+        by_stage.insert(name.into(), serde_json::to_value(&u).unwrap_or(Value::Null));
+        total.add(&u);
+    };
+    stage_usage("proposing", &proposals.iter().flatten().collect::<Vec<_>>());
+    stage_usage(
+        "critiquing",
         &critiques.iter().map(|c| &c.call).collect::<Vec<_>>(),
     );
-    by_stage.insert("critiquing".into(), json!(u));
-    total.add(&u);
     if rec.settings.depth == "deep" {
-        let mut u = Usage::default();
-        add(
-            &mut u,
+        stage_usage(
+            "revising",
             &revisions.iter().map(|r| &r.call).collect::<Vec<_>>(),
         );
-        by_stage.insert("revising".into(), json!(u));
-        total.add(&u);
     }
-    let mut u = Usage::default();
-    if let Some(s) = &synthesis {
-        add(&mut u, &s.calls.iter().collect::<Vec<_>>());
-    }
-    by_stage.insert("synthesizing".into(), json!(u));
-    total.add(&u);
-    if let Some(stages) = execution
-        .as_ref()
-        .and_then(|e| e.get("usage_by_stage"))
-        .and_then(Value::as_object)
-    {
+    stage_usage(
+        "synthesizing",
+        &synthesis
+            .iter()
+            .flat_map(|s| s.calls.iter())
+            .collect::<Vec<_>>(),
+    );
+    // What stages 6–9 stored is shown as stored (a council of an older
+    // baton prints as it did).
+    let executed = |k: &str| execution.as_ref().and_then(|e| e.get(k));
+    if let Some(stages) = executed("usage_by_stage").and_then(Value::as_object) {
         for (k, v) in stages {
             if let Ok(u) = serde_json::from_value::<Usage>(v.clone()) {
                 total.add(&u);
@@ -120,77 +119,102 @@ pub fn build(rec: &Record) -> Result<Value> {
         }
     }
 
-    let members: Vec<Value> = rec
+    let members = rec
         .members
         .iter()
         .enumerate()
         .map(|(i, m)| {
             let crit = critiques.iter().find(|c| c.critic == i).map(|c| &c.call);
-            let mut stages = json!({
-                "proposing": outcome(proposals.get(i).and_then(Option::as_ref)),
-                "critiquing": outcome(crit),
+            let revising = revisions.iter().find(|r| r.member == i).map(|r| Outcome {
+                outcome: r.call.outcome.clone(),
+                reason: r.kept_original.clone().or(r.call.reason.clone()),
+                kind: r.call.kind.clone(),
+                kept_original: Some(r.kept_original.is_some()),
             });
-            if let Some(r) = revisions.iter().find(|r| r.member == i) {
-                stages["revising"] = json!({"outcome": r.call.outcome,
-                    "reason": r.kept_original.clone().or(r.call.reason.clone()),
-                    "kind": r.call.kind,
-                    "kept_original": r.kept_original.is_some()});
+            MemberResult {
+                agent: m.agent.clone(),
+                model: m.model.clone(),
+                vendor: m.vendor.clone(),
+                label: label_of(i),
+                outcomes: Outcomes {
+                    proposing: proposals.get(i).and_then(Option::as_ref).map(Outcome::of),
+                    critiquing: crit.map(Outcome::of),
+                    revising,
+                    reviewing: executed("member_outcomes")
+                        .and_then(|o| o.get(i.to_string()))
+                        .cloned(),
+                },
             }
-            if let Some(r) = execution
-                .as_ref()
-                .and_then(|e| e.get("member_outcomes"))
-                .and_then(|o| o.get(i.to_string()))
-            {
-                stages["reviewing"] = r.clone();
-            }
-            json!({"agent": m.agent, "model": m.model, "vendor": m.vendor,
-                "label": label_of(i), "outcomes": stages})
         })
         .collect();
-    let label_map: Map<String, Value> = synthesis
-        .as_ref()
-        .map(|s| {
-            s.label_map
-                .iter()
-                .map(|(l, i)| {
-                    let m = &rec.members[*i];
-                    (
-                        l.clone(),
-                        json!({"agent": m.agent, "model": m.model, "vendor": m.vendor}),
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    let proposals_out: Vec<Value> = proposals
+    let label_map = Labels(
+        synthesis
+            .as_ref()
+            .map(|s| {
+                s.label_map
+                    .iter()
+                    .map(|(l, i)| (l.clone(), rec.members[*i].clone()))
+                    .collect()
+            })
+            .unwrap_or_default(),
+    );
+    let proposals_out = proposals
         .iter()
         .enumerate()
         .filter_map(|(i, c)| {
-            c.as_ref().map(|c| {
-                json!({"label": label_of(i), "agent": rec.members[i].agent, "outcome": c.outcome,
-                    "reason": c.reason, "kind": c.kind, "proposal": c.answer})
+            c.as_ref().map(|c| ProposalResult {
+                label: label_of(i),
+                agent: rec.members[i].agent.clone(),
+                outcome: c.outcome.clone(),
+                reason: c.reason.clone(),
+                kind: c.kind.clone(),
+                proposal: c.answer.clone(),
             })
         })
         .collect();
-    let critiques_out: Vec<Value> = critiques
+    let critiques_out = critiques
         .iter()
-        .map(|c| {
-            json!({"critic": label_of(c.critic), "agent": rec.members[c.critic].agent,
-                "shown": c.shown.iter().map(|(l, i)| json!({"label": l, "is": label_of(*i)})).collect::<Vec<_>>(),
-                "outcome": c.call.outcome, "reason": c.call.reason, "kind": c.call.kind,
-                "critique": c.call.answer})
+        .map(|c| CritiqueResult {
+            critic: label_of(c.critic),
+            agent: rec.members[c.critic].agent.clone(),
+            shown: c
+                .shown
+                .iter()
+                .map(|(l, i)| Shown {
+                    label: l.clone(),
+                    is: label_of(*i),
+                })
+                .collect(),
+            outcome: c.call.outcome.clone(),
+            reason: c.call.reason.clone(),
+            kind: c.call.kind.clone(),
+            critique: c.call.answer.clone(),
+        })
+        .collect();
+    let revisions_out = revisions
+        .iter()
+        .map(|r| RevisionResult {
+            label: label_of(r.member),
+            agent: rec.members[r.member].agent.clone(),
+            outcome: r.call.outcome.clone(),
+            kept_original: r.kept_original.clone(),
+            proposal: r.call.answer.clone(),
         })
         .collect();
     let plan = synthesis.as_ref().and_then(|s| s.plan.as_ref());
     let plan_path = rec.dir()?.join("plan.json");
     // Once executed, the plan shown is the one executed, with the hash of
     // the bytes it was parsed from (the approval refused any other).
-    let executed = |k: &str| execution.as_ref().and_then(|e| e.get(k)).cloned();
-    let plan_out = plan.map(|p| {
-        json!({"path": plan_path.exists().then(|| plan_path.display().to_string()),
-            "sha256": executed("plan_sha256").unwrap_or_else(|| json!(rec.plan_sha256)),
-            "by": synthesis.as_ref().map(|s| s.by.clone()),
-            "content": executed("plan").unwrap_or_else(|| json!(p))})
+    let plan_out = plan.map(|p| PlanResult {
+        path: plan_path.exists().then(|| plan_path.display().to_string()),
+        sha256: match executed("plan_sha256") {
+            Some(v) => v.as_str().map(String::from),
+            None => rec.plan_sha256.clone(),
+        },
+        by: synthesis.as_ref().map(|s| s.by.clone()),
+        content: executed("plan")
+            .cloned()
+            .unwrap_or_else(|| serde_json::to_value(p).unwrap_or(Value::Null)),
     });
     let redactions = redactions(
         &proposals,
@@ -199,64 +223,38 @@ pub fn build(rec: &Record) -> Result<Value> {
         synthesis.as_ref(),
         execution.as_ref(),
     );
-    let unresolved: Vec<Value> = plan
-        .map(|p| p.disagreements.iter().map(|d| json!(d)).collect())
-        .unwrap_or_default();
+    let stop = |kind, message: String, hint: Option<&str>| {
+        Some(CouncilError {
+            kind,
+            message,
+            hint: hint.map(String::from),
+        })
+    };
+    let reason = |or: &str| rec.reason.clone().unwrap_or_else(|| or.into());
     let error = match rec.stage {
-        Stage::NeedsHuman if rec.stop_kind.as_deref() == Some("budget_exceeded") => {
-            Some(json!({"kind": "budget_exceeded",
-            "message": rec.reason.clone().unwrap_or_default(),
-            "hint": "raise --max-usd / --budget-tokens and `baton council resume ID`, or read \
-                     `baton council report ID`: usage_by_stage says what was spent where"}))
-        }
-        Stage::NeedsHuman => Some(json!({"kind": "needs_human",
-            "message": rec.reason.clone().unwrap_or_else(|| "the council needs a person".into()),
-            "hint": "read `baton council report ID`: what each member said and why the council stopped"})),
-        Stage::Failed => Some(json!({"kind": "council_failed",
-            "message": rec.reason.clone().unwrap_or_else(|| "the council failed".into()),
-            "hint": "fix what the message says, then `baton council resume ID`"})),
-        Stage::Cancelled => Some(json!({"kind": "cancelled",
-            "message": rec.reason.clone().unwrap_or_else(|| "cancelled".into()), "hint": null})),
+        Stage::NeedsHuman if rec.stop_kind.as_deref() == Some("budget_exceeded") => stop(
+            StopKind::BudgetExceeded,
+            reason(""),
+            Some(
+                "raise --max-usd / --budget-tokens and `baton council resume ID`, or read \
+                 `baton council report ID`: usage_by_stage says what was spent where",
+            ),
+        ),
+        Stage::NeedsHuman => stop(
+            StopKind::NeedsHuman,
+            reason("the council needs a person"),
+            Some(
+                "read `baton council report ID`: what each member said and why the council stopped",
+            ),
+        ),
+        Stage::Failed => stop(
+            StopKind::CouncilFailed,
+            reason("the council failed"),
+            Some("fix what the message says, then `baton council resume ID`"),
+        ),
+        Stage::Cancelled => stop(StopKind::Cancelled, reason("cancelled"), None),
         _ => None,
     };
-    let mut v = json!({
-        "schema_version": SCHEMA_VERSION,
-        "council_id": rec.council_id,
-        "kind": rec.kind,
-        "status": rec.stage.as_str(),
-        "stage": rec.stage.as_str(),
-        "summary": summary(rec, plan.map(|p| p.summary.as_str())),
-        "error": error,
-        "warnings": rec.warnings,
-        "duration_ms": rec.updated_ms.saturating_sub(rec.created_ms),
-        "usage": total,
-        "usage_by_stage": by_stage,
-        "task": rec.task,
-        "seed": rec.seed,
-        "packet_sha256": rec.packet_sha256,
-        "base_commit": rec.base_commit,
-        "depth": rec.settings.depth,
-        "quorum": rec.settings.quorum,
-        "chair": rec.chair,
-        "members": members,
-        "label_map": label_map,
-        "proposals": proposals_out,
-        "critiques": critiques_out,
-        "revisions": revisions.iter().map(|r| json!({"label": label_of(r.member),
-            "agent": rec.members[r.member].agent, "outcome": r.call.outcome,
-            "kept_original": r.kept_original, "proposal": r.call.answer})).collect::<Vec<_>>(),
-        "blinding": {"strips": synthesis.as_ref().map_or(0, |s| s.strips)},
-        "redacted_total": redactions.values().sum::<usize>(),
-        "redactions": redactions,
-        "plan": plan_out,
-        "approval": rec.approval,
-        "disagreements_unresolved": unresolved,
-        "worktree": Value::Null,
-        "verification": Value::Null,
-        "reviews": [],
-        "repair_rounds": 0,
-        "merge_hint": Value::Null,
-    });
     let deliberation: Vec<&Call> = proposals
         .iter()
         .flatten()
@@ -264,24 +262,54 @@ pub fn build(rec: &Record) -> Result<Value> {
         .chain(revisions.iter().map(|r| &r.call))
         .chain(synthesis.iter().flat_map(|s| s.calls.iter()))
         .collect();
-    if let Some(sp) = spending(rec, &total, &deliberation) {
-        v["spending"] = json!(sp);
-    }
-    if let Some(Value::Object(e)) = execution {
-        for k in [
-            "worktree",
-            "verification",
-            "reviews",
-            "repair_rounds",
-            "merge_hint",
-            "findings",
-        ] {
-            if let Some(x) = e.get(k) {
-                v[k] = x.clone();
-            }
-        }
-    }
-    Ok(v)
+    let spending = spending(rec, &total, &deliberation);
+    Ok(CouncilResult {
+        schema_version: SCHEMA_VERSION,
+        council_id: rec.council_id.clone(),
+        kind: rec.kind.clone(),
+        status: rec.stage,
+        stage: rec.stage,
+        summary: summary(rec, plan.map(|p| p.summary.as_str())),
+        error,
+        warnings: rec.warnings.clone(),
+        duration_ms: rec.updated_ms.saturating_sub(rec.created_ms),
+        usage: total,
+        usage_by_stage: by_stage,
+        task: rec.task.clone(),
+        seed: rec.seed,
+        packet_sha256: rec.packet_sha256.clone(),
+        base_commit: rec.base_commit.clone(),
+        depth: rec.settings.depth.clone(),
+        quorum: rec.settings.quorum,
+        chair: rec.chair.clone(),
+        members,
+        label_map,
+        proposals: proposals_out,
+        critiques: critiques_out,
+        revisions: revisions_out,
+        blinding: Blinding {
+            strips: synthesis.as_ref().map_or(0, |s| s.strips),
+        },
+        redacted_total: redactions.values().sum::<usize>(),
+        redactions,
+        plan: plan_out,
+        approval: rec.approval.clone(),
+        disagreements_unresolved: plan.map(|p| p.disagreements.clone()).unwrap_or_default(),
+        worktree: executed("worktree").cloned(),
+        verification: executed("verification").cloned(),
+        reviews: executed("reviews")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default(),
+        repair_rounds: executed("repair_rounds")
+            .and_then(Value::as_u64)
+            .map_or(0, |n| n as u32),
+        merge_hint: executed("merge_hint")
+            .and_then(Value::as_str)
+            .map(String::from),
+        spending,
+        findings: executed("findings").cloned(),
+    })
 }
 
 /// The limits asked for and what every call spent (`usage_by_stage` says

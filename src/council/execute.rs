@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
 
 use super::call::{self, Ask, Call, Schema, parallel};
 use super::deliberate::Deliberation;
@@ -12,6 +11,7 @@ use super::gate::{self, Gate, Repair};
 use super::implement::{self, Implemented, WriteRequest};
 use super::lock::CouncilLock;
 use super::machine::{self, Event, Stage};
+use super::result::{Execution, ExecutionUsage, Outcome, ReviewResult, Worktree};
 use super::review;
 use super::schema::{Plan, Review};
 use super::store::{Member, Record, read_json, write_json};
@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::process::Interrupts;
 use crate::redact::Counts;
-use crate::result::Usage;
+use crate::result::{Usage, Warning};
 use crate::worktree::oracle::{self as verify, TestCmd, Verification};
 use crate::worktree::verify::Stop;
 
@@ -95,17 +95,11 @@ fn served(w: &Member, imp: &Implemented) -> Member {
 fn writer_warnings(imp: &Implemented) -> Vec<String> {
     imp.warnings
         .iter()
-        .filter_map(|w| match w.strip_prefix("fell_back: ") {
-            Some(rest) => Some(format!("fell_back: the writer {rest}")),
-            None => [
-                "not retried",
-                "did not fall back",
-                "an earlier attempt's",
-                "an interrupted earlier attempt",
-            ]
-            .iter()
-            .any(|p| w.starts_with(p))
-            .then(|| format!("writer: {w}")),
+        .filter_map(|w| match w {
+            Warning::FellBack(rest) => Some(format!("fell_back: the writer {rest}")),
+            Warning::InterruptedAttemptLeft(_) => Some(format!("writer: {w}")),
+            w if w.from_the_chain() => Some(format!("writer: {w}")),
+            _ => None,
         })
         .collect()
 }
@@ -467,34 +461,33 @@ fn save(
     round: u32,
     tally: &Tally<'_>,
 ) -> Result<()> {
-    let mut outcomes = Map::new();
-    for r in reviews {
-        outcomes.insert(
-            r.member.to_string(),
-            json!({"outcome": r.call.outcome, "reason": r.call.reason, "kind": r.call.kind}),
-        );
-    }
-    let branch = &imp.branch;
-    let v = json!({
-        "worktree": {"path": imp.worktree_path, "branch": branch, "base": imp.base, "commit": imp.commit,
-            "changed_files": imp.changed_files, "reverted": imp.reverted, "writer": imp.run_plan.agent.name(),
-            "writer_requested": tally.writer_requested, "attempts": tally.attempts,
-            "writer_summary": imp.summary},
-        "verification": ver,
-        "reviews": reviews.iter().map(|r| json!({"reviewer": rec.members[r.member].agent,
-            "vendor": rec.members[r.member].vendor, "outcome": r.call.outcome, "reason": r.call.reason,
-            "kind": r.call.kind,
-            "review": r.call.answer})).collect::<Vec<Value>>(),
-        "findings": merged,
-        "repair_rounds": round,
+    let member = |r: &ReviewCall| &rec.members[r.member];
+    let v = Execution {
+        worktree: Worktree::of(imp, &tally.writer_requested, &tally.attempts),
+        verification: ver,
+        reviews: reviews.iter().map(|r| ReviewResult::of(member(r), &r.call)).collect(),
+        findings: merged,
+        repair_rounds: round,
         // Nothing to merge when baton's check of the writer's work failed.
         // The commit, not the branch: a branch can be moved (`branch_moved`).
-        "merge_hint": (!ver.is_some_and(check_failed)).then(|| { let c = imp.commit.as_deref().unwrap_or(branch); format!("nothing was merged: review with `git diff {}...{c}`, then `git merge {c}` if you agree", imp.base) }),
-        "usage_by_stage": {"implementing": tally.usage_impl, "reviewing": tally.usage_rev},
-        "member_outcomes": outcomes,
-        "plan": tally.plan,
-        "plan_sha256": tally.plan_sha256,
-        "redactions": tally.redactions,
-    });
+        merge_hint: (!ver.is_some_and(check_failed)).then(|| {
+            let c = imp.commit.as_deref().unwrap_or(&imp.branch);
+            format!(
+                "nothing was merged: review with `git diff {}...{c}`, then `git merge {c}` if you agree",
+                imp.base
+            )
+        }),
+        usage_by_stage: ExecutionUsage {
+            implementing: &tally.usage_impl,
+            reviewing: &tally.usage_rev,
+        },
+        member_outcomes: reviews
+            .iter()
+            .map(|r| (r.member.to_string(), Outcome::of(&r.call)))
+            .collect(),
+        plan: tally.plan,
+        plan_sha256: tally.plan_sha256,
+        redactions: &tally.redactions,
+    };
     write_json(&rec.dir()?.join("execution.json"), &v)
 }

@@ -21,6 +21,7 @@ use std::path::Path;
 
 use crate::error::{Error, Result};
 use crate::process::Interrupts;
+use crate::result::Warning;
 use crate::run;
 use crate::worktree::attempt::{self, Attempt};
 use crate::worktree::verify::Stop;
@@ -212,7 +213,7 @@ pub fn implement(
 /// writer's `wid`, and any fallback writer's `wid-aN`. The stage restarts
 /// from the base, as an uninterrupted council would have run it; each old
 /// tip is named so its work can still be recovered.
-fn discard_interrupted(root: &Path, wid: &str) -> Result<Vec<String>> {
+fn discard_interrupted(root: &Path, wid: &str) -> Result<Vec<Warning>> {
     let mut ids = vec![wid.to_string()];
     ids.extend(
         worktree::store::list(root)?
@@ -223,15 +224,14 @@ fn discard_interrupted(root: &Path, wid: &str) -> Result<Vec<String>> {
     let mut out = Vec::new();
     for id in ids {
         match worktree::store::remove(root, &id, true, true) {
-            Ok(r) => out.push(format!(
-                "an interrupted earlier attempt of this stage left worktree {} on {}{}; it was \
-                 discarded and the stage started over",
+            Ok(r) => out.push(Warning::InterruptedAttemptLeft(format!(
+                "worktree {} on {}{}; it was discarded and the stage started over",
                 r.path.display(),
                 r.branch,
                 r.head
                     .map(|h| format!(" (its tip {h} is recoverable: `git branch <name> {h}`)"))
                     .unwrap_or_default()
-            )),
+            ))),
             Err(Error::WorktreeNotFound { .. }) => {}
             Err(e) => return Err(e),
         }

@@ -50,7 +50,6 @@ pub mod call;
 pub mod chair;
 pub mod check;
 pub mod critique;
-pub mod envelope_schema;
 pub mod gate;
 pub mod implement;
 pub mod lock;
@@ -58,6 +57,7 @@ pub mod proposal;
 pub mod prune;
 pub mod report;
 pub mod request;
+pub mod result;
 pub mod review;
 pub mod schema;
 

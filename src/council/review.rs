@@ -386,7 +386,7 @@ pub fn normalize_path(p: &str) -> String {
 pub const LINE_SLACK: u32 = 3;
 
 /// Findings of several reviewers that are one problem.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MergedFinding {
     /// The most severe report of the problem (the first of equals).
     #[serde(flatten)]

@@ -1,6 +1,7 @@
 //! The structured answers a council exchanges between its stages: the plan
 //! the chair returns (`baton.council.plan/1`) and a review (`baton.council.review/1`).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The chair's plan (`baton.council.plan/1`), as validated by baton. The
@@ -39,7 +40,7 @@ pub struct Evidence {
     pub check: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Disagreement {
     pub topic: String,
     pub ruling: String,
@@ -71,7 +72,7 @@ pub enum Verdict {
 
 /// One finding of a critique or a review. Ordered by severity so the
 /// deduplication can keep the highest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
     pub severity: Severity,
     /// correctness, security, tests, design, style, …
@@ -81,7 +82,9 @@ pub struct Finding {
     pub description: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     Nit,

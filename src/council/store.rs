@@ -13,7 +13,7 @@ pub use crate::group::{now_ms, read_json, write_json};
 use crate::{fsutil, ids, state_dir};
 
 /// One member as resolved at preflight.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Member {
     pub agent: String,
     pub model: Option<String>,
@@ -50,7 +50,7 @@ pub struct Settings {
     pub scope: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Approval {
     /// `explicit` (`approve`) or `auto` (`plan --yes`).
     pub mode: String,

@@ -16,15 +16,16 @@ use serde::{Deserialize, Serialize};
 use crate::agent::{Access, Agent};
 use crate::ask::AskRequest;
 use crate::ask::advice::Scope;
-use crate::ask::adviser::{AdviserSpec, prepare_with};
-use crate::ask::consult::{Repair, Verdict, answer, schema_repair_fresh, schema_repair_in_session};
+use crate::ask::adviser::AdviserSpec;
+use crate::ask::consult::Verdict;
 use crate::error::{Error, Result};
+use crate::fsutil;
 use crate::group::blind::{Rng, Stripper, label};
-use crate::group::parallel;
-use crate::group::runs::{self, Who};
+use crate::group::call::Structured;
+use crate::group::runs::Who;
+use crate::group::{self, parallel};
 use crate::process::Interrupts;
-use crate::result::{Status, Usage};
-use crate::{fsutil, run};
+use crate::result::Usage;
 
 use super::preflight::{Candidate, peer_judges};
 use super::request::{Judge, Settings};
@@ -207,40 +208,32 @@ fn call(
             })
         }),
     };
-    let p = prepare_with(
-        &spec,
-        &req,
-        Scope::Packet,
-        ctx.cwd,
-        ctx.root,
-        prompt,
-        (review::SCHEMA, schema_path),
-    )?;
-    let (dir, _) = run::run_dir_or_warning(ctx.root)?;
     let labels: Vec<String> = shown.iter().map(|s| s.0.clone()).collect();
     let extract = |t: &str| review::extract(t, &labels);
-    let repair = Repair {
-        in_session: &|errs| schema_repair_in_session(errs, review::ID, review::SCHEMA),
-        fresh: &|errs, raw| schema_repair_fresh(errs, raw, review::ID, review::SCHEMA),
-    };
-    let log = dir.as_ref().map(|d| d.join("stdout.log"));
-    let started = runs::start(
-        ctx.dir,
-        "judging",
-        &who,
-        Who { agent, model },
-        log.as_deref(),
-    );
-    let answered = answer(&p, dir.as_deref(), ints, &extract, &repair);
-    let (r, verdict, _) = match answered {
-        Ok(x) => x,
-        Err(e) => {
-            if let Some(st) = started {
-                st.end("error", &Usage::default(), None);
-            }
-            return Err(e);
-        }
-    };
+    let mut done = group::call::call(
+        &Structured {
+            spec,
+            req,
+            scope: Scope::Packet,
+            cwd: ctx.cwd,
+            root: ctx.root,
+            prompt,
+            schema: group::call::Schema {
+                id: review::ID,
+                text: review::SCHEMA,
+                path: schema_path,
+            },
+            extract: &extract,
+            record: group::call::Record {
+                dir: ctx.dir,
+                stage: "judging",
+                who: &who,
+                peer: Who { agent, model },
+            },
+        },
+        ints,
+    )?;
+    let r = &done.run;
     let mut c = JudgeCall {
         who,
         agent: agent.to_string(),
@@ -254,8 +247,8 @@ fn call(
         duration_ms: r.duration_ms,
         log_path: r.log_path.clone(),
     };
-    match verdict {
-        Verdict::Valid(review) => c.review = Some(review),
+    match &done.verdict {
+        Verdict::Valid(review) => c.review = Some(review.clone()),
         Verdict::Invalid(errs) => {
             c.outcome = "abstained".into();
             c.reason = Some(format!(
@@ -265,27 +258,12 @@ fn call(
             ));
         }
         Verdict::RunFailed => {
-            c.outcome = if r.status == Status::Timeout {
-                "timeout"
-            } else {
-                "error"
-            }
-            .into();
-            c.reason = Some(
-                r.error
-                    .as_ref()
-                    .map(|e| format!("{}: {}", e.kind, e.message))
-                    .unwrap_or_else(|| r.summary.clone()),
-            );
+            let (outcome, reason) = group::call::failed(r);
+            c.outcome = outcome.into();
+            c.reason = Some(reason);
         }
     }
-    if let Some(st) = started {
-        let outcome = match ints.fired() {
-            Some(_) => "cancelled",
-            None => c.outcome.as_str(),
-        };
-        st.end(outcome, &c.usage, c.model.as_deref());
-    }
+    done.end(&c.outcome, &c.usage, c.model.as_deref(), ints);
     if let Some(sig) = ints.fired() {
         return Err(Error::Interrupted {
             signal: crate::process::signal_name(sig),

@@ -52,17 +52,11 @@ fn round(r: &Round) -> RoundResult {
 /// people (the judges are shown no warning, only the diffs, blind); and a
 /// test log cut short, and a diff too long for a judge to see whole.
 pub fn warnings(c: &Candidate, o: &Outcome) -> Vec<String> {
-    const SAID: [&str; 4] = [
-        "fell_back:",
-        "not retried",
-        "did not fall back",
-        "an earlier attempt's",
-    ];
     let mut out: Vec<String> = o
         .rounds
         .iter()
         .flat_map(|x| &x.attempt.warnings)
-        .filter(|w| SAID.iter().any(|p| w.starts_with(p)))
+        .filter(|w| w.from_the_chain())
         .map(|w| format!("{}: {w}", c.id))
         .collect();
     for x in &o.rounds {

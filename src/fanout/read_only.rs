@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::group::parallel;
 use crate::group::runs::{self, Who};
 use crate::process::Interrupts;
-use crate::result::{ErrorInfo, RunResult, Status, Usage};
+use crate::result::{ErrorInfo, RunResult, Status, Usage, Warning};
 use crate::run::{Hooks, chain, save_result};
 
 use super::preflight::Candidate;
@@ -59,7 +59,7 @@ pub fn run(rec: &Record, cands: &[Candidate], ints: &Interrupts) -> Result<Fanou
             out.warnings.extend(
                 r.warnings
                     .iter()
-                    .filter(|w| w.starts_with("fell_back:"))
+                    .filter(|w| matches!(w, Warning::FellBack(_)))
                     .map(|w| format!("{}: {w}", c.id)),
             );
         }

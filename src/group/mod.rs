@@ -2,6 +2,8 @@
 //! both features use, below both of them.
 //!
 //! - `parallel`: one thread per member or candidate; an interrupt stops all.
+//! - `call`: one structured call of a peer (a member, a judge): prompt,
+//!   run, answer parsed against a schema with one repair round, recorded.
 //! - `runs`: a record per run of the group (`<group>/runs/*.json`), written
 //!   at its start and end, from which `watch` and `serve` show the group.
 //! - `files`: the group's JSON files (atomic, private) and its clock.
@@ -12,6 +14,7 @@
 
 pub mod background;
 pub mod blind;
+pub mod call;
 pub mod files;
 pub mod parallel;
 pub mod runs;

@@ -106,8 +106,10 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
                 claim_worktree(s, &job, pid);
             }
             let mut r = job.running_result(&state);
-            r.warnings.extend(crate::state_dir::fallback_note());
-            r.warnings.extend(crate::sandbox::host::job_note());
+            r.warnings
+                .extend(crate::state_dir::fallback_note().map(crate::result::Warning::from));
+            r.warnings
+                .extend(crate::sandbox::host::job_note().map(crate::result::Warning::from));
             Ok(r)
         }
         Err(e) => {

@@ -140,8 +140,10 @@ fn adopt_lock(job: &Job, fd: Option<i32>) -> Result<File> {
 /// I/O error of baton's own): still a well-formed, final result.
 fn failed(spec: &Spec, job: &Job, e: &Error) -> RunResult {
     let p = &spec.plan;
-    let mut warnings = p.warnings.clone();
-    warnings.extend(spec.command.warnings.iter().cloned());
+    let warnings = (p.warnings.iter())
+        .chain(&spec.command.warnings)
+        .map(|w| crate::result::Warning::from(w.as_str()))
+        .collect();
     RunResult {
         schema_version: SCHEMA_VERSION,
         status: Status::Failed,

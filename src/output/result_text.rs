@@ -69,7 +69,7 @@ impl Render for RunResult {
             s.push_str(&format!("log:      {}\n", one(p)));
         }
         for w in &r.warnings {
-            s.push_str(&format!("warning:  {}\n", one(w)));
+            s.push_str(&format!("warning:  {}\n", one(&w.to_string())));
         }
         for d in &r.denials {
             s.push_str(&format!("denied:   {} {}\n", one(&d.tool), one(&d.detail)));

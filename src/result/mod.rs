@@ -12,6 +12,10 @@ use serde_json::Value;
 
 use crate::error::{Error, exit};
 
+mod warning;
+
+pub use warning::Warning;
+
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// How the delegation ended.
@@ -323,7 +327,7 @@ pub struct RunResult {
     pub exit_code: Option<i32>,
     /// The peer's raw output stream (stderr sits beside it in `stderr.log`).
     pub log_path: Option<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
     /// Tool calls the peer's CLI refused (permission denials, missing tools, sandbox).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub denials: Vec<Denial>,

@@ -30,7 +30,7 @@ use crate::agent::{Agent, CommandSpec, Extra};
 use crate::error::Result;
 use crate::failure::Failure;
 use crate::process::{self, Interrupts};
-use crate::result::{Attempt, RunResult, Usage};
+use crate::result::{Attempt, RunResult, Usage, Warning};
 
 /// Moves a fallback attempt's plan to a fresh place (see `Hooks::fresh`).
 pub type Fresh<'a> = &'a mut dyn FnMut(&Plan) -> Result<Plan>;
@@ -71,7 +71,7 @@ enum Next {
     Fallback,
     /// This attempt's result is the run's; with a note when a rule stopped
     /// a retry or a fallback that would otherwise have come.
-    Done(Option<String>),
+    Done(Option<Warning>),
 }
 
 /// The wait before retry number `n` (from 0) when the provider named none.
@@ -100,18 +100,18 @@ fn next(r: &RunResult, retries_left: bool, more_agents: bool, fresh: bool, left:
             .map(Duration::from_secs);
         match wait {
             _ if changed => {
-                note = Some(format!(
-                    "not retried: {} changed files before it failed ({})",
+                note = Some(Warning::NotRetried(format!(
+                    "{} changed files before it failed ({})",
                     r.agent,
                     r.changed_files.join(", ")
-                ));
+                )));
             }
             Some(w) if w >= left => {
-                note = Some(format!(
-                    "not retried: the provider asked to wait {}s, more than the {}s --timeout leaves",
+                note = Some(Warning::NotRetried(format!(
+                    "the provider asked to wait {}s, more than the {}s --timeout leaves",
                     w.as_secs(),
                     left.as_secs()
-                ));
+                )));
             }
             Some(w) => return Next::Retry(w),
             None => return Next::Retry(Duration::ZERO),
@@ -119,12 +119,12 @@ fn next(r: &RunResult, retries_left: bool, more_agents: bool, fresh: bool, left:
     }
     if failure.falls_back() && more_agents {
         if changed && !fresh {
-            return Next::Done(Some(format!(
-                "did not fall back: {} changed files before it failed ({}), and the next agent \
+            return Next::Done(Some(Warning::DidNotFallBack(format!(
+                "{} changed files before it failed ({}), and the next agent \
                  would start from its half-done work; run again with --worktree, or look at them",
                 r.agent,
                 r.changed_files.join(", ")
-            )));
+            ))));
         }
         return Next::Fallback;
     }
@@ -183,7 +183,7 @@ pub fn run(
     let mut link = 0;
     let mut tries = 0;
     let mut attempts: Vec<Attempt> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
+    let mut notes: Vec<Warning> = Vec::new();
     loop {
         // Later attempts get what is left of --timeout, which bounds the
         // whole chain (the first gets all of it).
@@ -231,10 +231,10 @@ pub fn run(
                     asked
                 };
                 if wait >= left {
-                    notes.push(format!(
-                        "not retried: waiting {}s would pass --timeout",
+                    notes.push(Warning::NotRetried(format!(
+                        "waiting {}s would pass --timeout",
                         wait.as_secs()
-                    ));
+                    )));
                     if !attempts.is_empty() {
                         attempts.push(a);
                     }
@@ -249,10 +249,10 @@ pub fn run(
                     // Stopped while waiting: the last attempt's result,
                     // saying so.
                     let mut r = r;
-                    r.warnings.push(format!(
+                    r.warnings.push(Warning::Text(format!(
                         "the retry was not started: stopped by {} while waiting",
                         process::signal_name(sig)
-                    ));
+                    )));
                     return Ok(finish(r, attempts, notes, started));
                 }
             }
@@ -313,7 +313,7 @@ pub fn served(plan: &Plan, r: &RunResult) -> Plan {
 fn finish(
     mut r: RunResult,
     attempts: Vec<Attempt>,
-    notes: Vec<String>,
+    notes: Vec<Warning>,
     started: Instant,
 ) -> RunResult {
     r.warnings.extend(notes);
@@ -335,11 +335,11 @@ fn finish(
             .collect();
         r.warnings.insert(
             0,
-            format!(
-                "fell_back: {} could not answer; {} served the run",
+            Warning::FellBack(format!(
+                "{} could not answer; {} served the run",
                 why.join(", then "),
                 r.agent
-            ),
+            )),
         );
     }
     r.attempts = attempts;

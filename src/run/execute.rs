@@ -11,7 +11,7 @@ use crate::agent::{Agent, CommandSpec, Outcome, Transport};
 use crate::error::{Error, Result};
 use crate::failure::Failure;
 use crate::process::{self, EndReason, Interrupts, LogFiles, Watch};
-use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage};
+use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status, Usage, Warning};
 use crate::spend::{Live, Meter, Spent, prices};
 use crate::{fsutil, git};
 
@@ -110,9 +110,8 @@ pub fn execute(
     warnings.extend(not_saved);
     warnings.extend(crate::state_dir::fallback_note());
     warnings.extend(finished.warnings);
-    if before.is_none() {
-        warnings.push("cwd is not in a git repository: changed_files is not tracked".into());
-    }
+    // Where `Warning::NotInGit` goes among them (the others are text).
+    let not_in_git = before.is_none().then_some(warnings.len());
     if finished.pipes_left_open {
         warnings.push(
             "a process outside the peer's process group kept its output open; baton stopped reading"
@@ -289,7 +288,7 @@ pub fn execute(
             .stdout
             .filter(|p| p.exists())
             .map(|p| p.display().to_string()),
-        warnings,
+        warnings: typed(warnings, not_in_git),
         denials: o.denials,
         error,
         verification: None,
@@ -331,8 +330,10 @@ fn not_started(plan: &Plan, meter: &Meter, why: String) -> RunResult {
         why,
         &Failure::BudgetExceeded.hint(plan.agent.name()),
     );
-    let mut warnings = plan.warnings.clone();
-    warnings.extend(meter.unpriced_warning());
+    let warnings = (plan.warnings.iter().cloned())
+        .chain(meter.unpriced_warning())
+        .map(Warning::from)
+        .collect();
     let mut r = RunResult {
         schema_version: SCHEMA_VERSION,
         status: Status::Failed,
@@ -382,7 +383,7 @@ pub fn save_result(dir: Option<&Path>, r: &mut RunResult) {
         .and_then(|json| fsutil::replace_file(&dir.join("result.json"), &json));
     if let Err(e) = saved {
         r.warnings
-            .push(format!("could not save the result's copy: {e}"));
+            .push(format!("could not save the result's copy: {e}").into());
     }
 }
 
@@ -430,4 +431,12 @@ pub fn summarize(
         ),
         (s, None) => format!("{} {} after {took}", agent.name(), s.as_str()),
     }
+}
+/// The run's warnings: text, with `NotInGit` at `not_in_git`.
+fn typed(text: Vec<String>, not_in_git: Option<usize>) -> Vec<Warning> {
+    let mut out: Vec<Warning> = text.into_iter().map(Warning::from).collect();
+    if let Some(at) = not_in_git {
+        out.insert(at, Warning::NotInGit("changed_files is not tracked".into()));
+    }
+    out
 }

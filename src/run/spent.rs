@@ -28,7 +28,7 @@ pub(super) fn record(plan: &Plan, r: &mut RunResult) {
     .of_usage(&r.usage);
     if let Err(e) = ledger::append(&plan.root, &e) {
         r.warnings
-            .push(format!("this call is missing from `baton usage`: {e}"));
+            .push(format!("this call is missing from `baton usage`: {e}").into());
     }
 }
 

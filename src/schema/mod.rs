@@ -57,7 +57,8 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         Some("jobs") => Some(typed::<crate::job::Listing>("jobs")),
         Some("agents") => Some(typed::<crate::doctor::agents::Listing>("agents")),
         Some("doctor") => Some(typed::<crate::doctor::Report>("doctor")),
-        Some(n) => crate::council::envelope_schema::named(n),
+        Some("council") => Some(council()),
+        Some(n) => crate::council::result::named(n),
     }
 }
 
@@ -95,6 +96,11 @@ pub fn fanout() -> Value {
         .root_schema_for::<crate::fanout::result::FanoutResult>()
         .to_value();
     with_id(s, "fanout")
+}
+
+/// A council's result (docs/council.md).
+pub fn council() -> Value {
+    typed::<crate::council::result::CouncilResult>("council")
 }
 
 /// A command's JSON whose type is `T`, published as `name`.

@@ -56,7 +56,7 @@ pub struct Attempt {
     pub session: Option<String>,
     pub duration_ms: u64,
     pub log_path: Option<String>,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<crate::result::Warning>,
     /// Every path that differs between base and branch (all rounds so far).
     pub changed_files: Vec<String>,
     /// Paths changed outside `--allow` in this round, reverted.
@@ -132,12 +132,13 @@ pub fn first(
         }
     };
     for s in &left_behind {
-        result.warnings.push(format!(
-            "an earlier attempt's worktree {} (branch {}) stays: its peer changed files there \
-             before it failed",
-            s.path.display(),
-            s.branch
-        ));
+        result
+            .warnings
+            .push(crate::result::Warning::EarlierAttemptStays(format!(
+                "{} (branch {}) stays: its peer changed files there before it failed",
+                s.path.display(),
+                s.branch
+            )));
     }
     finish(session, wplan, &mut result, dir, stop);
     let mut a = Attempt::from_run(0, result, session.clone(), wplan.clone());

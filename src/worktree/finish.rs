@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::error::Error;
-use crate::result::{ErrorInfo, RunResult, Status, Verification};
+use crate::result::{ErrorInfo, RunResult, Status, Verification, Warning};
 use crate::run::{self, Plan};
 use crate::{fsutil, process};
 
@@ -93,7 +93,9 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
         Ok(settled) => {
             let report = settled.report;
             head = Some(report.head.clone());
-            result.warnings.extend(settled.notes);
+            result
+                .warnings
+                .extend(settled.notes.into_iter().map(Warning::from));
             // What the peer changed is what is on disk against where it
             // started (reverted paths gone), and the summary counts that
             // same list.
@@ -128,10 +130,10 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
             // its work (it could not, or will not from a worktree whose git
             // metadata the peer rewired).
             if let Some(prev) = result.error.take() {
-                result.warnings.push(format!(
+                result.warnings.push(Warning::Text(format!(
                     "the peer's run had also ended with `{}`: {}",
                     prev.kind, prev.message
-                ));
+                )));
             }
             result.status = Status::Failed;
             let mut object = json!({
@@ -197,7 +199,7 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
         if let Err(e) = store::save(&s.root, &r) {
             result
                 .warnings
-                .push(format!("worktree: could not update its record: {e}"));
+                .push(format!("worktree: could not update its record: {e}").into());
         }
     }
     match serde_json::to_vec(&*result) {
@@ -205,12 +207,12 @@ pub fn finish(s: &Session, plan: &Plan, result: &mut RunResult, dir: &Path, stop
             if let Err(e) = fsutil::write_atomic(&dir.join("result.json"), &json) {
                 result
                     .warnings
-                    .push(format!("could not save result.json: {e}"));
+                    .push(format!("could not save result.json: {e}").into());
             }
         }
         Err(e) => result
             .warnings
-            .push(format!("could not save result.json: {e}")),
+            .push(format!("could not save result.json: {e}").into()),
     }
 }
 
@@ -224,10 +226,10 @@ pub(super) fn verify_run(
     head: Option<&str>,
 ) {
     let Some(head) = head.filter(|_| result.status == Status::Success) else {
-        result.warnings.push(format!(
+        result.warnings.push(Warning::Text(format!(
             "--test-cmd was not run: the peer's run ended with status `{}`",
             result.status.as_str()
-        ));
+        )));
         return;
     };
     let log = dir.join("test.log");
@@ -253,7 +255,7 @@ pub(super) fn verify_run(
                 stop,
             )
         });
-        result.warnings.extend(c.remove());
+        result.warnings.extend(c.remove().map(Warning::from));
         checked
     });
     let checked = match ran {
@@ -285,7 +287,9 @@ pub(super) fn verify_run(
                 .map_or("no exit code".to_string(), |c| format!("exit {c}"))
         )
     });
-    result.warnings.extend(checked.log_warning(&log));
+    result
+        .warnings
+        .extend(checked.log_warning(&log).map(Warning::from));
     if let Some(sig) = checked.interrupted {
         result.status = Status::Cancelled;
         result.error = Some(ErrorInfo {

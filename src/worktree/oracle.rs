@@ -26,7 +26,7 @@ use super::verify::{self as wverify, Stop};
 
 /// What the oracle said. `command: None`: there is no test command, so
 /// nothing was run and `passed` is false (nothing proves the change works).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verification {
     pub command: Option<String>,
     pub exit_code: Option<i32>,

@@ -116,7 +116,7 @@ impl Job {
             duration_ms: s.duration_ms(now),
             exit_code: None,
             log_path: Some(self.stdout_log().display().to_string()),
-            warnings: s.warnings.clone(),
+            warnings: s.warnings.iter().map(|w| w.as_str().into()).collect(),
             denials: Vec::new(),
             error: None,
             verification: None,
