@@ -56,3 +56,49 @@ fn sha2_and_signal_hook_are_built_in_one_version() {
         );
     }
 }
+
+/// The release profile builds the glue for size (`"*"` at "z") but every
+/// crate on redaction's and the pump's hot path keeps the level its speed was
+/// measured at (docs/benchmarks.md, docs/redaction.md): a named entry wins
+/// over `"*"`, so losing one would silently build that crate at "z".
+#[test]
+fn hot_crates_keep_their_opt_level_beside_the_size_default() {
+    let manifest = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml"))
+        .expect("Cargo.toml");
+    // Section header -> its `opt-level` value, as written.
+    let mut levels: BTreeMap<String, String> = BTreeMap::new();
+    let mut section = String::new();
+    for line in manifest.lines() {
+        if let Some(h) = line.strip_prefix('[') {
+            section = h.trim_end_matches(']').to_string();
+        } else if let Some(v) = line.strip_prefix("opt-level = ") {
+            levels.insert(section.clone(), v.trim().to_string());
+        }
+    }
+    let level = |package: &str| {
+        let key = if package.is_empty() {
+            "profile.release".to_string()
+        } else {
+            format!("profile.release.package.{package}")
+        };
+        levels
+            .get(&key)
+            .cloned()
+            .unwrap_or_else(|| panic!("no opt-level in [{key}]"))
+    };
+    assert_eq!(level(""), "\"s\"", "baton itself");
+    assert_eq!(level("\"*\""), "\"z\"");
+    for hot in [
+        "aho-corasick",
+        "memchr",
+        "regex-automata",
+        "serde_json",
+        "ratatui-core",
+        "ratatui-widgets",
+    ] {
+        assert_eq!(level(hot), "3", "{hot}");
+    }
+    for rules in ["regex", "regex-syntax"] {
+        assert_eq!(level(rules), "\"s\"", "{rules}");
+    }
+}
