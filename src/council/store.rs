@@ -10,6 +10,7 @@ use super::machine::{Event, Stage};
 use crate::error::{Error, Result};
 use crate::group::runs::Who;
 pub use crate::group::{now_ms, read_json, write_json};
+use crate::store::ending;
 use crate::{fsutil, ids, state_dir};
 
 /// One member as resolved at preflight.
@@ -165,10 +166,22 @@ impl Record {
         )
     }
 
+    /// Write the record. A council that stops here (a terminal stage, or
+    /// one that waits for a person) has its result envelope stored first
+    /// (`store::ending`: with the runner's reserve on a full disk, which is
+    /// then freed so the state has room), so a reader that sees the stage
+    /// finds the result beside it.
     pub fn save(&mut self) -> Result<()> {
         self.updated_ms = now_ms();
         let d = self.dir()?;
         fsutil::ensure_private_dir(&d)?;
+        if self.stage.is_terminal() || self.stage.is_waiting() {
+            // An envelope that cannot be built (an artifact that does not
+            // parse) is the reader's to report, as before.
+            if let Ok(v) = super::envelope::build(self) {
+                ending::store_result(&d, v, ending::Encoding::Pretty, |v, e| unstored(v, e));
+            }
+        }
         write_json(&d.join("state.json"), self)
     }
 
@@ -233,6 +246,21 @@ impl Record {
     }
 }
 
+/// What is left of a council's envelope that could not be stored (the disk
+/// is full): where it stands and why the rest is missing. The commands that
+/// read a council build its envelope again from its record and artifacts.
+fn unstored(v: serde_json::Value, e: &Error) -> serde_json::Value {
+    serde_json::json!({
+        "council_id": v["council_id"],
+        "status": v["status"],
+        "stage": v["stage"],
+        "error": {
+            "kind": "result_not_stored",
+            "message": format!("baton could not store the council's result: {e}"),
+        },
+    })
+}
+
 /// Every council of the project, newest first.
 pub fn list(root: &Path) -> Result<Vec<Record>> {
     let mut out = Vec::new();
@@ -249,4 +277,59 @@ pub fn list(root: &Path) -> Result<Vec<Record>> {
     }
     out.sort_by(|a, b| b.council_id.cmp(&a.council_id));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(root: &Path) -> Record {
+        Record {
+            council_id: ids::new_id(),
+            kind: "discuss".into(),
+            stage: Stage::Proposing,
+            created_ms: now_ms(),
+            root: root.to_path_buf(),
+            cwd: root.to_path_buf(),
+            task: "the task".into(),
+            settings: Settings::default(),
+            members: Vec::new(),
+            chair: None,
+            writer: None,
+            seed: 1,
+            packet_sha256: String::new(),
+            base_commit: None,
+            warnings: Vec::new(),
+            approval: None,
+            plan_sha256: None,
+            reason: None,
+            pid: None,
+            execute: false,
+            updated_ms: 0,
+            background: true,
+            cancelled_in: None,
+            stop_kind: None,
+        }
+    }
+
+    #[test]
+    fn a_stage_that_stops_the_council_is_written_after_its_result() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        state_dir::TEST_BASE.with(|b| *b.borrow_mut() = Some(root.join("state")));
+        let mut rec = record(&root);
+        rec.save().unwrap();
+        let dir = rec.dir().unwrap();
+        assert!(!dir.join(ending::RESULT).exists(), "a running council");
+        // Its runner's reserve, freed when the end is written.
+        let runner = ending::Runner::hold(&dir).unwrap().unwrap();
+        rec.stop(Event::Fail, "it broke").unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join(ending::RESULT)).unwrap()).unwrap();
+        assert_eq!(v["status"], "failed", "{v}");
+        assert_eq!(v["council_id"], rec.council_id.as_str());
+        assert!(!ending::reserve_path(&dir).exists());
+        drop(runner);
+        state_dir::TEST_BASE.with(|b| *b.borrow_mut() = None);
+    }
 }
