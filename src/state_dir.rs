@@ -231,9 +231,17 @@ pub fn project(root: &Path) -> Result<PathBuf> {
     let repos = base.join("repos");
     check(&repos, Follow::No)?;
     let dir = repos.join(key(root));
-    check(&dir, Follow::No)?;
-    for sub in SUBS {
-        check(&dir.join(sub), Follow::No)?;
+    if check(&dir, Follow::No)? {
+        // One listing rather than an `lstat` per folder baton may keep
+        // there: only those present are looked at.
+        let rd = std::fs::read_dir(&dir)
+            .map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+        for e in rd {
+            let e = e.map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+            if e.file_name().to_str().is_some_and(|n| SUBS.contains(&n)) {
+                check(&e.path(), Follow::No)?;
+            }
+        }
     }
     CHECKED
         .lock()
