@@ -166,21 +166,19 @@ impl Record {
         )
     }
 
-    /// Write the record. A council that stops here (a terminal stage, or
-    /// one that waits for a person) has its result envelope stored first
-    /// (`store::ending`: with the runner's reserve on a full disk, which is
-    /// then freed so the state has room), so a reader that sees the stage
-    /// finds the result beside it.
+    /// Write the record. A council's result is its envelope, built from
+    /// this record and the artifacts each stage wrote before it advanced,
+    /// so a reader that sees a stage can always build the result of it.
+    /// When the council stops here (a terminal stage, or one that waits for
+    /// a person), the runner's reserve (`store::ending`) is freed first, so
+    /// this write has room on a full disk and the council never reads as
+    /// running, or lost, because its end could not be recorded.
     pub fn save(&mut self) -> Result<()> {
         self.updated_ms = now_ms();
         let d = self.dir()?;
         fsutil::ensure_private_dir(&d)?;
         if self.stage.is_terminal() || self.stage.is_waiting() {
-            // An envelope that cannot be built (an artifact that does not
-            // parse) is the reader's to report, as before.
-            if let Ok(v) = super::envelope::build(self) {
-                ending::store_result(&d, v, ending::Encoding::Pretty, |v, e| unstored(v, e));
-            }
+            ending::free_reserve(&d);
         }
         write_json(&d.join("state.json"), self)
     }
@@ -246,21 +244,6 @@ impl Record {
     }
 }
 
-/// What is left of a council's envelope that could not be stored (the disk
-/// is full): where it stands and why the rest is missing. The commands that
-/// read a council build its envelope again from its record and artifacts.
-fn unstored(v: serde_json::Value, e: &Error) -> serde_json::Value {
-    serde_json::json!({
-        "council_id": v["council_id"],
-        "status": v["status"],
-        "stage": v["stage"],
-        "error": {
-            "kind": "result_not_stored",
-            "message": format!("baton could not store the council's result: {e}"),
-        },
-    })
-}
-
 /// Every council of the project, newest first.
 pub fn list(root: &Path) -> Result<Vec<Record>> {
     let mut out = Vec::new();
@@ -313,22 +296,24 @@ mod tests {
     }
 
     #[test]
-    fn a_stage_that_stops_the_council_is_written_after_its_result() {
+    fn a_stage_that_stops_the_council_frees_the_reserve_before_it_is_written() {
         let d = tempfile::tempdir().unwrap();
         let root = d.path().canonicalize().unwrap();
         state_dir::TEST_BASE.with(|b| *b.borrow_mut() = Some(root.join("state")));
         let mut rec = record(&root);
         rec.save().unwrap();
         let dir = rec.dir().unwrap();
-        assert!(!dir.join(ending::RESULT).exists(), "a running council");
-        // Its runner's reserve, freed when the end is written.
+        // Its runner's reserve stays while the council runs...
         let runner = ending::Runner::hold(&dir).unwrap().unwrap();
+        rec.save().unwrap();
+        assert!(ending::reserve_path(&dir).exists());
+        // ...and is freed for the write that stops it (the runner holds on).
         rec.stop(Event::Fail, "it broke").unwrap();
-        let v: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.join(ending::RESULT)).unwrap()).unwrap();
-        assert_eq!(v["status"], "failed", "{v}");
-        assert_eq!(v["council_id"], rec.council_id.as_str());
         assert!(!ending::reserve_path(&dir).exists());
+        assert_eq!(
+            Record::load(&root, &rec.council_id).unwrap().stage,
+            Stage::Failed
+        );
         drop(runner);
         state_dir::TEST_BASE.with(|b| *b.borrow_mut() = None);
     }

@@ -70,7 +70,7 @@ pub fn drive_locked(rec: &mut Record, checked: Option<&Checked>) -> Result<Fanou
     if rec.background {
         r.job_id = Some(rec.fanout_id.clone());
     }
-    rec.end(r)
+    super::result::end(rec, r)
 }
 
 fn write(

@@ -9,14 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::group::{now_ms, read_json, write_json};
-use crate::result::{ErrorInfo, Status};
 use crate::run::Plan;
-use crate::store::ending;
 use crate::{fsutil, ids, state_dir};
 
 use super::preflight::Preflight;
 use super::request::Settings;
-use super::result::FanoutResult;
 
 /// Where a fan-out stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,59 +178,10 @@ impl Record {
         })
     }
 
-    /// Record the end: the result first, then the terminal stage (the
-    /// guarantees of `store::ending`: a reader that sees the stage finds the
-    /// result; on a full disk the reserve makes room, else a smaller result
-    /// says what was lost). Returns the result as stored.
-    pub fn end(&mut self, r: FanoutResult) -> Result<FanoutResult> {
-        let r = ending::store_result(&self.dir()?, r, ending::Encoding::Pretty, unstored);
-        self.stage = match r.status {
-            Status::Success => Stage::Done,
-            Status::Cancelled => Stage::Cancelled,
-            _ => Stage::Failed,
-        };
-        self.reason = r.error.as_ref().map(|e| e.message.clone());
-        self.pid = None;
-        // A record `cancel` marked meanwhile stays cancelled.
-        if let Ok(disk) = Record::load(&self.root, &self.fanout_id)
-            && disk.stage == Stage::Cancelled
-        {
-            self.stage = Stage::Cancelled;
-        }
-        self.save()?;
-        Ok(r)
-    }
-
     /// The result, once the fan-out ended (`None` before).
     pub fn result(&self) -> Result<Option<serde_json::Value>> {
         read_json(&self.dir()?.join("result.json"))
     }
-}
-
-/// What is left of a fan-out's result that could not be stored (the disk
-/// is full): it failed, the reason said, the bulky parts (answers, each round,
-/// the judges' reviews) dropped.
-fn unstored(mut r: FanoutResult, e: &Error) -> FanoutResult {
-    r.status = Status::Failed;
-    r.summary = format!(
-        "fan-out {} failed: its result could not be stored ({e})",
-        r.fanout_id
-    );
-    for c in &mut r.candidates {
-        c.rounds.clear();
-        c.message = None;
-    }
-    r.judge = None;
-    r.error = Some(ErrorInfo {
-        retry_after_s: None,
-        kind: "result_not_stored".into(),
-        message: format!("baton could not store the fan-out's result: {e}"),
-        hint: Some(
-            "free disk space and run the task again; each candidate's output so far is in its log"
-                .into(),
-        ),
-    });
-    r
 }
 
 /// Every fan-out of the project at `root`, oldest first (a project with
