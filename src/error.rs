@@ -25,6 +25,8 @@ pub enum IdOf {
     Fanout,
     /// A council or a fan-out (the page's group routes).
     Group,
+    /// A `baton bench` run's record (`benches/<id>/`).
+    Bench,
 }
 
 impl IdOf {
@@ -35,6 +37,7 @@ impl IdOf {
             IdOf::Council => "council",
             IdOf::Fanout => "fan-out",
             IdOf::Group => "council or fan-out",
+            IdOf::Bench => "bench run",
         }
     }
 
@@ -42,7 +45,7 @@ impl IdOf {
     fn lister(self) -> &'static str {
         match self {
             IdOf::Council => "baton council list",
-            IdOf::Job | IdOf::Fanout | IdOf::Group => "baton jobs --all",
+            IdOf::Job | IdOf::Fanout | IdOf::Group | IdOf::Bench => "baton jobs --all",
         }
     }
 }

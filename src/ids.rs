@@ -5,7 +5,6 @@
 //! from outside is validated against exactly this alphabet and length, so no
 //! path traversal or odd character can reach the file system.
 
-use std::io::Read;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const ALPHABET: &[u8; 32] = b"0123456789abcdefghjkmnpqrstvwxyz";
@@ -32,26 +31,34 @@ pub fn new_id() -> String {
     s
 }
 
+/// `n` characters of the id alphabet, different at every call. Uniqueness,
+/// not secrecy, is what matters (ids and temp-file names): they come from
+/// std's per-thread random hash keys (read from the kernel once per
+/// thread) with a counter and the time, rather than from opening,
+/// reading and closing `/dev/urandom` at every call (three system calls,
+/// four times in every run).
 pub fn random_suffix(n: usize) -> String {
-    let mut bytes = vec![0u8; n];
-    let filled = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut bytes))
-        .is_ok();
-    if !filled {
-        // Fall back to time and pid: uniqueness, not secrecy, is what matters.
-        let seed = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0)
-            ^ std::process::id().rotate_left(16);
-        for (i, b) in bytes.iter_mut().enumerate() {
-            *b = (seed >> ((i % 4) * 8)) as u8 ^ i as u8;
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut out = String::with_capacity(n);
+    let mut word = 0u64;
+    for i in 0..n {
+        // 12 characters of 5 bits from each 64-bit hash.
+        if i % 12 == 0 {
+            let mut h = std::hash::RandomState::new().build_hasher();
+            h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+            h.write_u64(nanos);
+            word = h.finish();
         }
+        out.push(ALPHABET[(word & 31) as usize] as char);
+        word >>= 5;
     }
-    bytes
-        .iter()
-        .map(|b| ALPHABET[(*b & 31) as usize] as char)
-        .collect()
+    out
 }
 
 pub fn is_valid(id: &str) -> bool {

@@ -197,6 +197,7 @@ const SUBS: &[&str] = &[
     "jobs",
     "councils",
     "fanouts",
+    "benches",
     "worktrees",
     "checks",
     "sessions",
@@ -209,17 +210,63 @@ pub const UNSAFE: &str = "unsafe_state_dir";
 
 /// The record folder of the project whose root is `root`, without creating
 /// it; refused (`unsafe_state_dir`) when others could change it.
+///
+/// The whole chain (base, `repos`, the project's folder, its sub-folders,
+/// the project's key) is checked once per process: a foreground run asked
+/// for it three times (its folder, the session file, the ledger), some 60
+/// system calls. Checked once is as safe: a folder that passed is ours and
+/// writable by no one else, so only we (or root) could swap it after the
+/// check, which a second check in the same process would not stop either
+/// (it would race the swap). Where a folder is made or written into
+/// (`ensure_project`, `ensure_sub`), the project's folder and that
+/// sub-folder are looked at again (one `lstat` each): a link or a foreign
+/// folder found there is still refused. Every baton command is a new
+/// process, and checks again.
 pub fn project(root: &Path) -> Result<PathBuf> {
     let base = base()?;
+    if let Some(dir) = checked(&base, root) {
+        return Ok(dir);
+    }
     check(&base, Follow::Yes)?;
     let repos = base.join("repos");
     check(&repos, Follow::No)?;
     let dir = repos.join(key(root));
-    check(&dir, Follow::No)?;
-    for sub in SUBS {
-        check(&dir.join(sub), Follow::No)?;
+    if check(&dir, Follow::No)? {
+        // One listing rather than an `lstat` per folder baton may keep
+        // there: only those present are looked at.
+        let rd = std::fs::read_dir(&dir)
+            .map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+        for e in rd {
+            let e = e.map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+            if e.file_name().to_str().is_some_and(|n| SUBS.contains(&n)) {
+                check(&e.path(), Follow::No)?;
+            }
+        }
     }
+    CHECKED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push((base, root.to_path_buf(), dir.clone()));
     Ok(dir)
+}
+
+/// The projects checked in this process: (base, root as asked, folder).
+static CHECKED: std::sync::Mutex<Vec<(PathBuf, PathBuf, PathBuf)>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn checked(base: &Path, root: &Path) -> Option<PathBuf> {
+    CHECKED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|(b, r, _)| b == base && r == root)
+        .map(|(_, _, d)| d.clone())
+}
+
+/// What a new process would do: check everything again (tests only).
+#[cfg(test)]
+pub fn forget_checks() {
+    CHECKED.lock().unwrap_or_else(|e| e.into_inner()).clear();
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -231,7 +278,8 @@ enum Follow {
 /// `path`, if it exists, is a directory that only we can change: owned by
 /// us (or root), not writable by group or others, and (`Follow::No`) not
 /// a symlink.
-fn check(path: &Path, follow: Follow) -> Result<()> {
+/// Whether it exists.
+fn check(path: &Path, follow: Follow) -> Result<bool> {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let meta = match follow {
         Follow::Yes => std::fs::metadata(path),
@@ -239,7 +287,7 @@ fn check(path: &Path, follow: Follow) -> Result<()> {
     };
     let meta = match meta {
         Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
         Err(e) => return Err(Error::io(format!("checking {}", path.display()), e)),
     };
     let shown = path.display();
@@ -296,13 +344,14 @@ fn check(path: &Path, follow: Follow) -> Result<()> {
             format!("chmod 700 {shown}"),
         ));
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The same, created private (0700), with its `root` file.
 pub fn ensure_project(root: &Path) -> Result<PathBuf> {
     let dir = project(root)?;
-    if !dir.is_dir() {
+    // Looked at again where records are made (see `project`).
+    if !check(&dir, Follow::No)? {
         fsutil::ensure_private_dir(&dir)?;
         let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
         let mut text = canonical.display().to_string();
@@ -316,8 +365,9 @@ pub fn ensure_project(root: &Path) -> Result<PathBuf> {
 /// `<sub>` of the project's record folder, created private.
 pub fn ensure_sub(root: &Path, sub: &str) -> Result<PathBuf> {
     let d = ensure_project(root)?.join(sub);
-    check(&d, Follow::No)?;
-    fsutil::ensure_private_dir(&d)?;
+    if !check(&d, Follow::No)? {
+        fsutil::ensure_private_dir(&d)?;
+    }
     Ok(d)
 }
 
@@ -395,10 +445,11 @@ mod tests {
             let dir = ensure_project(&root).unwrap();
             for sub in ["runs", "jobs", "councils", "fanouts", "worktrees"] {
                 symlink(&elsewhere, dir.join(sub)).unwrap();
-                for e in [
-                    project(&root).unwrap_err(),
-                    ensure_sub(&root, sub).unwrap_err(),
-                ] {
+                // Where a folder is used to write in, at once; anywhere, in
+                // the next process (checks are made once per process).
+                let made = ensure_sub(&root, sub).unwrap_err();
+                forget_checks();
+                for e in [made, project(&root).unwrap_err()] {
                     assert_eq!(e.kind(), UNSAFE, "{sub}: {e}");
                     assert!(e.to_string().contains("is a symlink"), "{e}");
                     assert!(e.hint().unwrap().contains("rm "), "{e:?}");
@@ -412,6 +463,7 @@ mod tests {
             std::fs::remove_file(&dir).unwrap();
             std::fs::remove_dir_all(base.join("repos")).unwrap();
             symlink(&elsewhere, base.join("repos")).unwrap();
+            forget_checks();
             assert_eq!(project(&root).unwrap_err().kind(), UNSAFE);
             assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
         });
@@ -434,6 +486,8 @@ mod tests {
                 (&dir, 0o777, "group and others"),
             ] {
                 std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+                // In a new process (checks are made once per process).
+                forget_checks();
                 let e = project(&root).unwrap_err();
                 assert_eq!(e.kind(), UNSAFE);
                 assert!(e.to_string().contains(&format!("writable by {who}")), "{e}");

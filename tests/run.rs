@@ -1244,8 +1244,9 @@ fn state_is_private_and_ignored_by_git() {
         files += 1;
     }
     assert_eq!(
-        files, 5,
-        "prompt.txt, stdout.log, stderr.log, result.json, lock (held while the run lasts)"
+        files, 4,
+        "prompt.txt, stdout.log, stderr.log, result.json (the run's lock is an flock on the \
+         folder itself: no file)"
     );
     let saved: serde_json::Value =
         serde_json::from_slice(&fs::read(run_dir.join("result.json")).unwrap()).unwrap();

@@ -211,6 +211,62 @@ exit $rc"#,
     assert!(temp_files(&listing(&env)).is_empty(), "{}", listing(&env));
 }
 
+/// The one store's guarantees hold for a fan-out as for a job: its runner
+/// keeps a reserve, and the end is recorded (result first, then a terminal
+/// stage) even when a peer filled the disk: never left to read as `lost`.
+#[test]
+fn a_fanout_whose_result_cannot_be_stored_ends_failed_not_lost() {
+    let env = Env::new();
+    let big = "y".repeat(600_000);
+    let transcript = format!(
+        "{}\n{}\n",
+        serde_json::json!({"type":"thread.started","thread_id":"t-full"}),
+        serde_json::json!({"type":"item.completed","item":{"id":"i","type":"agent_message","text": big}}),
+    ) + "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}\n";
+    fs::write(env.fake_dir.join("answer.jsonl"), transcript).unwrap();
+    env.fake(
+        "codex",
+        "cat > /dev/null\nhead -c 100000000 /dev/zero > \"$BATON_STATE_DIR/filler\" 2>/dev/null || true\ncat \"$FAKE_DIR/answer.jsonl\"",
+    );
+    env.replay("claude", "claude/claude-stream.jsonl", 0);
+    let Some(mut c) = env.in_small_tmpfs(
+        1024,
+        r#""$BATON" run --agents codex,claude --read-only --async "fill it" > "$FAKE_DIR/start.json" || exit 98
+id=$(sed 's/.*"fanout_id":"\([0-9a-z]*\)".*/\1/' "$FAKE_DIR/start.json")
+"$BATON" wait "$id" --timeout 30s > "$FAKE_DIR/wait.json"; rc=$?
+find "$BATON_STATE_DIR" > "$FAKE_DIR/listing"
+cat "$BATON_STATE_DIR"/repos/*/fanouts/*/state.json > "$FAKE_DIR/state.json"
+exit $rc"#,
+    ) else {
+        return;
+    };
+    let r = Run::from(c.output().unwrap());
+    let start = fs::read_to_string(env.fake_dir.join("start.json")).unwrap_or_default();
+    let wait = fs::read_to_string(env.fake_dir.join("wait.json")).unwrap_or_default();
+    assert_eq!(
+        r.code, 1,
+        "start: {start}\nwait: {wait}\nstderr {}",
+        r.stderr
+    );
+    let j: Value = serde_json::from_str(wait.trim()).unwrap_or_else(|e| panic!("{e}: {wait}"));
+    assert_eq!(j["status"], "failed", "{j}");
+    assert_eq!(j["error"]["kind"], "result_not_stored", "{j}");
+    assert!(
+        j["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("No space left on device"),
+        "{j}"
+    );
+    let state: Value =
+        serde_json::from_str(&fs::read_to_string(env.fake_dir.join("state.json")).unwrap())
+            .unwrap();
+    assert_eq!(state["stage"], "failed", "{state}");
+    let l = listing(&env);
+    assert!(!l.contains("/reserve"), "the reserve is freed:\n{l}");
+    assert!(temp_files(&l).is_empty(), "{l}");
+}
+
 /// The job directory of `id` (the parent of its log).
 fn job_dir(env: &Env, id: &str) -> PathBuf {
     let r = env.run(&["status", id]);

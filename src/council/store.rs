@@ -10,6 +10,7 @@ use super::machine::{Event, Stage};
 use crate::error::{Error, IdOf, Result};
 use crate::group::runs::Who;
 pub use crate::group::{now_ms, read_json, write_json};
+use crate::store::ending;
 use crate::{fsutil, ids, state_dir};
 
 /// One member as resolved at preflight.
@@ -168,10 +169,20 @@ impl Record {
         )
     }
 
+    /// Write the record. A council's result is its envelope, built from
+    /// this record and the artifacts each stage wrote before it advanced,
+    /// so a reader that sees a stage can always build the result of it.
+    /// When the council stops here (a terminal stage, or one that waits for
+    /// a person), the runner's reserve (`store::ending`) is freed first, so
+    /// this write has room on a full disk and the council never reads as
+    /// running, or lost, because its end could not be recorded.
     pub fn save(&mut self) -> Result<()> {
         self.updated_ms = now_ms();
         let d = self.dir()?;
         fsutil::ensure_private_dir(&d)?;
+        if self.stage.is_terminal() || self.stage.is_waiting() {
+            ending::free_reserve(&d);
+        }
         write_json(&d.join("state.json"), self)
     }
 
@@ -253,4 +264,61 @@ pub fn list(root: &Path) -> Result<Vec<Record>> {
     }
     out.sort_by(|a, b| b.council_id.cmp(&a.council_id));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(root: &Path) -> Record {
+        Record {
+            council_id: ids::new_id(),
+            kind: "discuss".into(),
+            stage: Stage::Proposing,
+            created_ms: now_ms(),
+            root: root.to_path_buf(),
+            cwd: root.to_path_buf(),
+            task: "the task".into(),
+            settings: Settings::default(),
+            members: Vec::new(),
+            chair: None,
+            writer: None,
+            seed: 1,
+            packet_sha256: String::new(),
+            base_commit: None,
+            warnings: Vec::new(),
+            approval: None,
+            plan_sha256: None,
+            reason: None,
+            pid: None,
+            execute: false,
+            updated_ms: 0,
+            background: true,
+            cancelled_in: None,
+            stop_kind: None,
+        }
+    }
+
+    #[test]
+    fn a_stage_that_stops_the_council_frees_the_reserve_before_it_is_written() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        state_dir::TEST_BASE.with(|b| *b.borrow_mut() = Some(root.join("state")));
+        let mut rec = record(&root);
+        rec.save().unwrap();
+        let dir = rec.dir().unwrap();
+        // Its runner's reserve stays while the council runs...
+        let runner = ending::Runner::hold(&dir).unwrap().unwrap();
+        rec.save().unwrap();
+        assert!(ending::reserve_path(&dir).exists());
+        // ...and is freed for the write that stops it (the runner holds on).
+        rec.stop(Event::Fail, "it broke").unwrap();
+        assert!(!ending::reserve_path(&dir).exists());
+        assert_eq!(
+            Record::load(&root, &rec.council_id).unwrap().stage,
+            Stage::Failed
+        );
+        drop(runner);
+        state_dir::TEST_BASE.with(|b| *b.borrow_mut() = None);
+    }
 }

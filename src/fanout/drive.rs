@@ -70,22 +70,7 @@ pub fn drive_locked(rec: &mut Record, checked: Option<&Checked>) -> Result<Fanou
     if rec.background {
         r.job_id = Some(rec.fanout_id.clone());
     }
-    rec.stage = match r.status {
-        Status::Success => Stage::Done,
-        Status::Cancelled => Stage::Cancelled,
-        _ => Stage::Failed,
-    };
-    rec.reason = r.error.as_ref().map(|e| e.message.clone());
-    rec.pid = None;
-    // A record `cancel` marked meanwhile stays cancelled.
-    if let Ok(disk) = Record::load(&rec.root, &rec.fanout_id)
-        && disk.stage == Stage::Cancelled
-    {
-        rec.stage = Stage::Cancelled;
-    }
-    crate::group::write_json(&rec.dir()?.join("result.json"), &r)?;
-    rec.save()?;
-    Ok(r)
+    super::result::end(rec, r)
 }
 
 fn write(

@@ -12,7 +12,9 @@ use crate::output::render::Render;
 use crate::result::{Attempt, ErrorInfo, SCHEMA_VERSION, Spending, Status, Usage};
 
 use super::review::Review;
-use super::store::Record;
+use super::store::{Record, Stage};
+use crate::error::{Error, Result};
+use crate::store::ending;
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -393,4 +395,53 @@ impl Render for FanoutResult {
         }
         s
     }
+}
+
+/// Record a fan-out's end: the result first, then the terminal stage (the
+/// guarantees of `store::ending`: a reader that sees the stage finds the
+/// result; on a full disk the reserve makes room, else a smaller result
+/// says what was lost). Returns the result as stored.
+pub fn end(rec: &mut Record, r: FanoutResult) -> Result<FanoutResult> {
+    let r = ending::store_result(&rec.dir()?, r, ending::Encoding::Pretty, unstored);
+    rec.stage = match r.status {
+        Status::Success => Stage::Done,
+        Status::Cancelled => Stage::Cancelled,
+        _ => Stage::Failed,
+    };
+    rec.reason = r.error.as_ref().map(|e| e.message.clone());
+    rec.pid = None;
+    // A record `cancel` marked meanwhile stays cancelled.
+    if let Ok(disk) = Record::load(&rec.root, &rec.fanout_id)
+        && disk.stage == Stage::Cancelled
+    {
+        rec.stage = Stage::Cancelled;
+    }
+    rec.save()?;
+    Ok(r)
+}
+
+/// What is left of a fan-out's result that could not be stored (the disk
+/// is full): it failed, the reason said, the bulky parts (answers, each round,
+/// the judges' reviews) dropped.
+fn unstored(mut r: FanoutResult, e: &Error) -> FanoutResult {
+    r.status = Status::Failed;
+    r.summary = format!(
+        "fan-out {} failed: its result could not be stored ({e})",
+        r.fanout_id
+    );
+    for c in &mut r.candidates {
+        c.rounds.clear();
+        c.message = None;
+    }
+    r.judge = None;
+    r.error = Some(ErrorInfo {
+        retry_after_s: None,
+        kind: "result_not_stored".into(),
+        message: format!("baton could not store the fan-out's result: {e}"),
+        hint: Some(
+            "free disk space and run the task again; each candidate's output so far is in its log"
+                .into(),
+        ),
+    });
+    r
 }

@@ -49,13 +49,14 @@ pub fn spawn_runner(command: &str, id: &str, root: &Path, cwd: &Path, dir: &Path
 }
 
 /// Take the runner's lock of the group record in `dir` for this process,
-/// which drives it from now on: while the returned file lives, the record
-/// reads as running (`store::runner_alive`); once this process is gone,
-/// however it goes, as ended or lost. Another process driving it already
-/// is a usage error (two drivers would write the same record).
-pub fn hold_runner_lock(dir: &Path, what: &str, id: &str) -> Result<std::fs::File> {
+/// which drives it from now on, and set its reserve aside
+/// (`store::ending`): while the returned runner lives, the record reads as
+/// running (`store::runner_alive`); once this process is gone, however it
+/// goes, as ended or lost. Another process driving it already is a usage
+/// error (two drivers would write the same record).
+pub fn hold_runner_lock(dir: &Path, what: &str, id: &str) -> Result<crate::store::ending::Runner> {
     fsutil::ensure_private_dir(dir)?;
-    crate::store::lock::hold(dir)?.ok_or_else(|| {
+    crate::store::ending::Runner::hold(dir)?.ok_or_else(|| {
         Error::usage_hint(
             format!("{what} `{id}` is being driven by another baton process now"),
             format!("wait for it (`baton wait {id}`) or stop it (`baton cancel {id}`)"),

@@ -142,7 +142,12 @@ impl Started {
 }
 
 fn warn(path: &Path, e: &crate::error::Error) {
-    eprintln!(
+    use std::io::Write;
+    // Not `eprintln!`, which panics when stderr cannot be written: a
+    // background runner's stderr is its `runner.log`, on the disk that is
+    // full right now, and the panic took the candidate's thread with it.
+    let _ = writeln!(
+        std::io::stderr(),
         "baton: warning: the run record {} could not be written ({e}); \
          `watch` and `serve` will not show this run",
         path.display()

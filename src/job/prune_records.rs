@@ -163,12 +163,13 @@ pub(super) fn runs(
     (doomed, running)
 }
 
-/// Whether the process that made the run still holds its lock.
+/// Whether the process that made the run still holds its lock: on the run
+/// folder itself, or (a run of baton 0.3.2) on its `lock` file.
 fn lock_held(dir: &Path) -> bool {
-    let Ok(f) = File::open(dir.join(crate::run::RUN_LOCK)) else {
-        return false;
+    let held = |p: &Path| {
+        File::open(p).is_ok_and(|f| matches!(f.try_lock_shared(), Err(TryLockError::WouldBlock)))
     };
-    matches!(f.try_lock_shared(), Err(TryLockError::WouldBlock))
+    held(dir) || held(&dir.join(crate::run::RUN_LOCK))
 }
 
 /// When a run ended: its `result.json` was written then; without one (a
@@ -248,6 +249,37 @@ mod tests {
         assert!(runs_in(&runs, now - 60_000).0.is_empty());
         drop(lock);
         assert_eq!(runs_in(&runs, now + 1000).0.len(), 3);
+        // As runs hold it now: on the run folder itself.
+        let lock = File::open(runs.join(live)).unwrap();
+        lock.lock().unwrap();
+        assert_eq!(runs_in(&runs, now + 1000).1, 1, "a live run");
+        drop(lock);
+    }
+
+    #[test]
+    fn a_bench_run_is_pruned_like_a_council_or_a_fanout() {
+        use crate::store::Kind;
+        let d = tempfile::tempdir().unwrap();
+        let entry = |kind: Kind, ended_ms| GroupEntry {
+            kind: kind.name(),
+            id: crate::ids::new_id(),
+            dir: d.path().join(kind.folder()),
+            stage: Some("done".into()),
+            task: String::new(),
+            ended_ms,
+            runs: vec![d.path().join(format!("runs/{}", kind.name()))],
+            worktrees: Vec::new(),
+        };
+        let now = super::super::store::now_ms();
+        let all: Vec<GroupEntry> = [Kind::Council, Kind::Fanout, Kind::Bench]
+            .into_iter()
+            .flat_map(|k| [entry(k, Some(now - 10)), entry(k, None)])
+            .collect();
+        let (doomed, keep, not_ended) = groups(&all, now, now);
+        let gone: Vec<&str> = doomed.iter().map(|(_, p)| p.kind).collect();
+        assert_eq!(gone, ["council", "fanout", "bench"]);
+        assert_eq!(not_ended, 3);
+        assert_eq!(keep.len(), 3, "the runs of those that stay: {keep:?}");
     }
 
     fn runs_in(dir: &Path, cutoff: u64) -> (Vec<(PathBuf, PrunedRun)>, usize) {

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::{fsutil, ids};
 
 /// A fresh run directory under `runs/` in the project's state folder,
-/// marked as in use by this process (`RUN_LOCK`).
+/// marked as in use by this process (`hold_run_lock`).
 pub fn new_run_dir(root: &Path) -> Result<(String, PathBuf)> {
     let runs = crate::state_dir::ensure_sub(root, "runs")?;
     let id = ids::new_id();
@@ -17,25 +17,20 @@ pub fn new_run_dir(root: &Path) -> Result<(String, PathBuf)> {
     Ok((id, dir))
 }
 
-/// `runs/<id>/lock`: held (flock) by the process that made the run for the
-/// rest of its life, which for a foreground run is the run's; the kernel
-/// drops it however the process ends. `baton prune` leaves a run whose lock
-/// is held alone: a run in progress has no other sign of life (its logs may
-/// stay unchanged for as long as its timeout allows).
+/// The run's lock: an flock on the run folder itself (its own descriptor,
+/// no file made), held by the process that made the run for the rest of
+/// its life, which for a foreground run is the run's; the kernel drops it
+/// however the process ends. `baton prune` leaves a run whose lock is held
+/// alone: a run in progress has no other sign of life (its logs may stay
+/// unchanged for as long as its timeout allows). Runs of baton 0.3.2 held
+/// the same lock on the file `runs/<id>/lock` (`RUN_LOCK`): prune reads both.
 pub const RUN_LOCK: &str = "lock";
 
 fn hold_run_lock(dir: &Path) {
-    use std::os::unix::fs::OpenOptionsExt;
     static HELD: std::sync::Mutex<Vec<std::fs::File>> = std::sync::Mutex::new(Vec::new());
     // Best effort, like the rest of a run's records: a run without its lock
     // is judged by its files' age.
-    let Ok(f) = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(dir.join(RUN_LOCK))
-    else {
+    let Ok(f) = std::fs::File::open(dir) else {
         return;
     };
     if f.try_lock().is_ok() {

@@ -16,11 +16,14 @@
 //!   cancel|logs`, `serve`, `watch`);
 //! - one header (`header::Header`: id, kind, where it stands, created and
 //!   ended, its folder) that every kind's record reads as;
+//! - one way to record the end (`ending`): the result before the terminal
+//!   state, a reserve against a full disk;
 //! - one clock (`now_ms`, from `ids`).
 //!
 //! The kinds keep their payload types (`job::store`, `council::store`,
 //! `fanout::store`); this module sits below them all and knows no feature.
 
+pub mod ending;
 pub mod header;
 pub mod lock;
 pub mod lookup;
@@ -42,12 +45,15 @@ pub enum Kind {
     Council,
     /// A fan-out (`run --agents … [--async]`).
     Fanout,
+    /// A bench run (the `bench` command to come): found and pruned like
+    /// the others, nothing writes one yet.
+    Bench,
 }
 
 impl Kind {
     /// The order an id is looked up in: the groups first (their records
     /// were made by the features above the job store), then the jobs.
-    pub const LOOKUP: [Kind; 3] = [Kind::Council, Kind::Fanout, Kind::Job];
+    pub const LOOKUP: [Kind; 4] = [Kind::Council, Kind::Fanout, Kind::Bench, Kind::Job];
 
     /// The folder of this kind in the project's state folder.
     pub fn folder(self) -> &'static str {
@@ -55,6 +61,17 @@ impl Kind {
             Kind::Job => "jobs",
             Kind::Council => "councils",
             Kind::Fanout => "fanouts",
+            Kind::Bench => "benches",
+        }
+    }
+
+    /// Its name in results and `prune`'s report (`<name>_id`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Job => "job",
+            Kind::Council => "council",
+            Kind::Fanout => "fanout",
+            Kind::Bench => "bench",
         }
     }
 }
@@ -68,6 +85,7 @@ pub fn record_dir(root: &Path, kind: Kind, id: &str) -> Result<PathBuf> {
             Kind::Job => IdOf::Job,
             Kind::Council => IdOf::Council,
             Kind::Fanout => IdOf::Fanout,
+            Kind::Bench => IdOf::Bench,
         };
         return Err(Error::InvalidId {
             what,

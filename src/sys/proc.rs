@@ -81,8 +81,11 @@ pub fn become_subreaper() {
 
 /// The effective user id.
 pub fn euid() -> u32 {
+    // Asked once per process: baton never changes its ids, and the state
+    // folder's checks ask for it at every folder they look at.
+    static EUID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     // SAFETY: geteuid(2) cannot fail and touches no memory.
-    unsafe { libc::geteuid() }
+    *EUID.get_or_init(|| unsafe { libc::geteuid() })
 }
 
 /// The parent's pid.

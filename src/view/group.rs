@@ -334,7 +334,7 @@ pub fn load_head(kind: GroupKind, dir: &Path) -> Option<Head> {
     match kind {
         GroupKind::Council => load(dir).map(|r| head(&r)),
         GroupKind::Fanout => super::fanout::load(dir),
-        GroupKind::Job => None,
+        GroupKind::Job | GroupKind::Bench => None,
     }
 }
 

@@ -4,17 +4,13 @@
 //! Each still ends in a state a reader can act on: `lost`, `corrupt_job`
 //! (which `prune` removes), or `failed` with the reason, never `running`.
 
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::fsutil;
 use crate::result::{ErrorInfo, RunResult, Status};
+use crate::store::ending;
 
 use super::{Ending, Job, JobState, STORE_VERSION, State};
-
-/// What the runner sets aside, freed to record the end on a full disk.
-const RESERVE: usize = 64 << 10;
 
 /// Whether `e` says `state.json` is missing (a launch cut short), as
 /// opposed to unreadable.
@@ -31,10 +27,6 @@ pub fn id_time_ms(id: &str) -> u64 {
 }
 
 impl Job {
-    fn reserve_path(&self) -> PathBuf {
-        self.dir.join("reserve")
-    }
-
     /// A file of this job that does not parse: not a bug in baton.
     pub(super) fn corrupt(&self, p: &Path, e: serde_json::Error) -> Error {
         Error::CorruptJob {
@@ -61,43 +53,18 @@ impl Job {
     }
 
     /// Set room aside (the runner, at its start) to record the end when the
-    /// disk is full. Best effort: a disk already full gets none.
+    /// disk is full (`store::ending`, as every kind of background work).
     pub fn make_reserve(&self) {
-        let p = self.reserve_path();
-        if fsutil::replace_file(&p, &[0u8; RESERVE]).is_err() {
-            let _ = fs::remove_file(&p);
-        }
+        ending::make_reserve(&self.dir);
     }
 
-    fn free_reserve(&self) {
-        let _ = fs::remove_file(self.reserve_path());
-    }
-
-    fn store_result(&self, r: &RunResult) -> Result<()> {
-        let b = serde_json::to_vec(r).map_err(|e| Error::Internal(e.to_string()))?;
-        fsutil::write_atomic(&self.result_path(), &b)
-    }
-
-    /// Store `result` as `result.json`; on a full disk, again with the
-    /// reserve freed, then a small result that says what was lost. Returns
-    /// what was stored (or, if nothing could be, what the state should say).
+    /// Store `result` as `result.json`, with the reserve if need be, else a
+    /// small result that says what was lost (`store::ending`). Returns what
+    /// was stored (or, if nothing could be, what the state should say).
     pub(super) fn store_result_or_less(&self, result: RunResult) -> RunResult {
-        let stored = match self.store_result(&result) {
-            Ok(()) => result,
-            Err(e) => {
-                self.free_reserve();
-                match self.store_result(&result) {
-                    Ok(()) => result,
-                    Err(_) => {
-                        let small = unstored(result, &e);
-                        let _ = self.store_result(&small);
-                        small
-                    }
-                }
-            }
-        };
-        self.free_reserve();
-        stored
+        ending::store_result(&self.dir, result, ending::Encoding::Compact, |r, e| {
+            unstored(r, e)
+        })
     }
 
     /// A job directory without `state.json`: a launch in progress (its

@@ -281,6 +281,21 @@ impl Job {
         crate::store::runner_alive(&self.dir)
     }
 
+    /// The job as every record of background work reads (`store::Header`:
+    /// id, kind, where it stands, created and ended), from its state as
+    /// recorded, 0.3.2's included: stopped once terminal, else running while
+    /// its runner holds the lock, else lost (`refresh` records that).
+    pub fn header(&self, s: &State) -> crate::store::Header {
+        crate::store::Header::read(
+            crate::store::Kind::Job,
+            &self.id,
+            self.dir.clone(),
+            s.created_ms,
+            s.status.is_terminal(),
+            s.ended_ms.unwrap_or(s.created_ms),
+        )
+    }
+
     /// Exclusive guard for a read-modify-write of `state.json`.
     fn guard(&self) -> Result<File> {
         let p = self.dir.join("state.lock");
@@ -622,6 +637,34 @@ mod tests {
         assert_eq!(job.refresh().unwrap().status, JobState::Running);
         drop(lock);
         assert!(!job.runner_alive());
+    }
+
+    #[test]
+    fn a_job_of_0_3_2_reads_as_the_one_header() {
+        use crate::store::{Kind, Standing};
+        let jobs = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/store-0.3.2/jobs");
+        let job = Store::in_dir(&jobs)
+            .open(OsStr::new("1m97bjbnnttax"))
+            .unwrap();
+        let h = job.header(&job.read_state().unwrap());
+        assert_eq!((h.kind, h.standing), (Kind::Job, Standing::Stopped));
+        assert_eq!(h.id, "1m97bjbnnttax");
+        assert_eq!(
+            (h.created_ms, h.ended_ms),
+            (1796617088693, Some(1796617088828))
+        );
+        assert_eq!(h.duration_ms(u64::MAX), 135);
+        // Not ended, its runner gone: lost, as councils and fan-outs read.
+        let d = tempfile::tempdir().unwrap();
+        let (job, _) = new_job(d.path());
+        let h = job.header(&job.read_state().unwrap());
+        assert_eq!((h.standing, h.dir), (Standing::Lost, job.dir.clone()));
+        let lock = crate::store::lock::hold(&job.dir).unwrap().unwrap();
+        assert_eq!(
+            job.header(&job.read_state().unwrap()).standing,
+            Standing::Running
+        );
+        drop(lock);
     }
 
     #[test]
