@@ -55,7 +55,14 @@ try:
     h, p = os.environ["HTTPS_PROXY"].split("//", 1)[1].rstrip("/").rsplit(":", 1)
     s = socket.create_connection((h, int(p)), 5)
     s.sendall(b"CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n")
-    out.append("connect=" + s.recv(64).decode().split("\r\n")[0])
+    got = b""
+    # The answer may come in pieces: read its status line whole.
+    while b"\r\n" not in got:
+        chunk = s.recv(64)
+        if not chunk:
+            break
+        got += chunk
+    out.append("connect=" + got.decode().split("\r\n")[0])
 except Exception as e:
     out.append("connect=fail %r" % e)
 try:
@@ -260,6 +267,34 @@ fn provider_is_refused_where_batons_sandbox_does_not_confine_the_peer() {
             ],
             "needs baton's sandbox",
         ),
+        // A fallback agent baton does not confine would run with every
+        // address: refused before anything starts, the chain named.
+        (
+            vec![
+                "run",
+                "--agent",
+                "pi",
+                "--fallback",
+                "codex",
+                "--network",
+                "provider",
+                "x",
+            ],
+            "does not confine codex",
+        ),
+        (
+            vec![
+                "run",
+                "--agent",
+                "pi",
+                "--fallback",
+                "opencode,codex",
+                "--network",
+                "none",
+                "x",
+            ],
+            "does not confine codex",
+        ),
         (
             vec!["run", "--agent", "pi", "--network-host", "a.example", "x"],
             "is for --network provider",
@@ -288,6 +323,15 @@ fn provider_is_refused_where_batons_sandbox_does_not_confine_the_peer() {
             j["error"]["message"].as_str().unwrap().contains(says),
             "{args:?}: {j}"
         );
+        if args.contains(&"--fallback") {
+            assert!(
+                j["error"]["hint"]
+                    .as_str()
+                    .unwrap()
+                    .contains("in the fallback chain"),
+                "{args:?}: {j}"
+            );
+        }
     }
     assert!(!env.called("codex") && !env.called("pi"));
 }

@@ -166,6 +166,17 @@ impl Plan {
         p
     }
 
+    /// `--network none|provider` holds for this plan's agent.
+    fn network_held(&self) -> Result<()> {
+        super::network::held(
+            &self.network,
+            self.agent,
+            self.transport,
+            self.access,
+            self.sandbox,
+        )
+    }
+
     /// Each fallback agent's plan and exact command: an agent that cannot
     /// enforce the access asked for, access over the cap a parent set
     /// (`BATON_MAX_ACCESS`), or a value the argv check refuses, is an error
@@ -176,6 +187,7 @@ impl Plan {
             .map(|l| {
                 let p = self.for_link(l);
                 check_access_cap(p.access).map_err(|e| fallback_refusal(l, e))?;
+                p.network_held().map_err(|e| fallback_refusal(l, e))?;
                 let spec = p.command().map_err(|e| fallback_refusal(l, e))?;
                 Ok((p, spec))
             })
@@ -193,6 +205,7 @@ impl Plan {
         for l in links {
             let p = self.for_link(&l);
             let checked = check_access_cap(p.access)
+                .and_then(|_| p.network_held())
                 .and_then(|_| p.command())
                 .and_then(|spec| p.program(&spec).map(|_| ()));
             match checked {
@@ -241,6 +254,10 @@ fn fallback_refusal(l: &Link, e: Error) -> Error {
             access,
             reason,
             hint: format!("{hint}; {why}"),
+        },
+        Error::Usage { message, hint } => Error::Usage {
+            message,
+            hint: Some(hint.map_or(why.clone(), |h| format!("{h}; {why}"))),
         },
         e => e,
     }

@@ -89,11 +89,26 @@ pub fn resolve(
             "add --network provider, or drop --network-host",
         ));
     }
-    if net != PeerNetwork::All
+    held(&net, agent, transport, access, want)?;
+    Ok(net)
+}
+
+/// `none` and `provider` hold only where baton's sandbox confines `agent`:
+/// checked for the first agent and for every agent of its fallback chain
+/// (a chain that ends at codex would otherwise run it with every address).
+pub fn held(
+    net: &PeerNetwork,
+    agent: Agent,
+    transport: Transport,
+    access: Access,
+    want: Want,
+) -> Result<()> {
+    if *net != PeerNetwork::All
         && (!super::confine::needs_ours(agent, transport)
             || access == Access::Full
             || want == Want::Off)
     {
+        let mode = net.as_str();
         return Err(Error::usage_hint(
             format!(
                 "--network {mode} needs baton's sandbox, which does not confine {} here",
@@ -105,7 +120,7 @@ pub fn resolve(
             ),
         ));
     }
-    Ok(net)
+    Ok(())
 }
 
 /// The hosts an agent's provider answers on (port 443, or 80), as far as

@@ -171,11 +171,13 @@ fn accept_loop<S: Duplex>(mut accept: impl FnMut() -> io::Result<S>, shared: &Ar
 
 fn reply<S: Write>(client: &mut S, status: &str, why: &str) {
     let body = format!("baton: {why}\n");
-    let _ = write!(
-        client,
+    // One write: `write!` on the socket would send each piece of the
+    // format apart (a client reading the status line once got half of it).
+    let head = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     );
+    let _ = client.write_all(head.as_bytes());
 }
 
 /// One client: read its head, decide, relay.
