@@ -3,6 +3,7 @@
 
 pub mod agent;
 pub mod ask;
+pub mod bench;
 pub mod cli;
 pub mod config;
 pub mod council;

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// Feature modules: they take plain requests and never see the command line.
 const FEATURES: &[&str] = &[
-    "run", "job", "ask", "worktree", "council", "fanout", "group", "view", "doctor", "setup",
+    "run", "job", "ask", "worktree", "council", "fanout", "group", "view", "doctor", "setup", "bench",
     "config", "schema", "spend",
     // A surface beside `cli`, not a feature, but held to the same rule: it
     // gets each command's flags from `cli` as plain data and never sees clap.
@@ -206,7 +206,7 @@ fn graph() -> BTreeMap<String, BTreeMap<String, String>> {
 
 /// Feature folders whose files must not import each other in a circle:
 /// the driver sits at the top, what several files share below them.
-const NO_CYCLE_INSIDE: &[&str] = &["council", "fanout", "group"];
+const NO_CYCLE_INSIDE: &[&str] = &["council", "fanout", "group", "bench"];
 
 /// The module of `folder` a file belongs to (`council/flow.rs` → `flow`,
 /// `ask/packet/diff.rs` → `packet`), and how deep below it the file is;

@@ -1,0 +1,15 @@
+//! `baton bench`: which peer, model and setting work best on *this*
+//! repository, measured on its own history (docs/bench.md).
+//!
+//! - [`task`]: the task set on disk (one JSON file per task), its checks;
+//! - [`trial`]: one trial's record, what `bench run` writes and `bench
+//!   report` reads.
+//!
+//! A task's hidden tests and reference commit are never shown to a peer:
+//! the trial's repository holds the base tree alone (one root commit, no
+//! other refs, no reflog, no remotes), and the hidden test files are
+//! written only after the peer is gone.
+
+pub mod outcomes;
+pub mod task;
+pub mod trial;
