@@ -69,9 +69,7 @@ pub struct TestCmd {
 }
 
 /// The test runners whose per-test outcomes baton reads.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Runner {
     /// libtest's `test NAME ... ok|FAILED|ignored` lines (`cargo test`).
@@ -114,7 +112,9 @@ pub fn valid_id(id: &str) -> bool {
 
 /// 40 lowercase hex digits.
 pub fn valid_sha(s: &str) -> bool {
-    s.len() == 40 && s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    s.len() == 40
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// A path inside the repository: relative, no `..`, nothing under `.git`.
@@ -170,7 +170,10 @@ impl Task {
             ))
         };
         if self.format != FORMAT {
-            return bad(format!("format {} (this baton reads {FORMAT})", self.format));
+            return bad(format!(
+                "format {} (this baton reads {FORMAT})",
+                self.format
+            ));
         }
         if !valid_id(&self.id) {
             return bad("the id must be 1-64 of a-z, 0-9 and -".into());
@@ -294,10 +297,22 @@ mod tests {
             ("id", Box::new(|t| t.id = "../x".into())),
             ("base", Box::new(|t| t.base = "HEAD".into())),
             ("commit", Box::new(|t| t.commit = "--upload-pack=x".into())),
-            ("path", Box::new(|t| t.test_files = vec!["../../etc/passwd".into()])),
-            ("path", Box::new(|t| t.test_files = vec!["/etc/passwd".into()])),
-            ("path", Box::new(|t| t.source_files = vec![".git/hooks/pre-commit".into()])),
-            ("test name", Box::new(|t| t.fail_to_pass = vec!["a\nb".into()])),
+            (
+                "path",
+                Box::new(|t| t.test_files = vec!["../../etc/passwd".into()]),
+            ),
+            (
+                "path",
+                Box::new(|t| t.test_files = vec!["/etc/passwd".into()]),
+            ),
+            (
+                "path",
+                Box::new(|t| t.source_files = vec![".git/hooks/pre-commit".into()]),
+            ),
+            (
+                "test name",
+                Box::new(|t| t.fail_to_pass = vec!["a\nb".into()]),
+            ),
             ("nothing to solve", Box::new(|t| t.fail_to_pass.clear())),
             ("format", Box::new(|t| t.format = 2)),
         ];
@@ -306,7 +321,10 @@ mod tests {
             edit(&mut t);
             let e = t.check().unwrap_err();
             assert_eq!(e.kind(), "usage", "{says}");
-            assert!(e.to_string().contains(says) || says == "path", "{says}: {e}");
+            assert!(
+                e.to_string().contains(says) || says == "path",
+                "{says}: {e}"
+            );
         }
         sample().check().unwrap();
     }

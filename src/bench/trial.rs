@@ -48,9 +48,53 @@ pub struct Trial {
 pub fn file_name(task: &str, setting: &str, repeat: u32) -> String {
     let s: String = setting
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     format!("{task}.{s}.{repeat}.json")
+}
+
+/// Every trial stored in `dir` (files ending `.json`), sorted by task,
+/// setting and repeat. A file that does not read as a trial is an error
+/// naming it: a report must not quietly leave trials out.
+pub fn read_dir(dir: &std::path::Path) -> crate::error::Result<Vec<Trial>> {
+    use crate::error::Error;
+    let mut out = Vec::new();
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(Error::io(format!("reading {}", dir.display()), e)),
+    };
+    for e in rd {
+        let e = e.map_err(|e| Error::io(format!("reading {}", dir.display()), e))?;
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p)
+            .map_err(|e| Error::io(format!("reading {}", p.display()), e))?;
+        let t: Trial = serde_json::from_str(&text).map_err(|e| {
+            Error::usage_hint(
+                format!("{}: not a trial record: {e}", p.display()),
+                "remove it, or run the trial again (`baton bench run --resume`)",
+            )
+        })?;
+        out.push(t);
+    }
+    out.sort_by(|a, b| (&a.task, &a.setting, a.repeat).cmp(&(&b.task, &b.setting, b.repeat)));
+    Ok(out)
+}
+
+/// Store a trial in `dir` under its `file_name`, atomically.
+pub fn write(dir: &std::path::Path, t: &Trial) -> crate::error::Result<()> {
+    let b =
+        serde_json::to_vec_pretty(t).map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+    crate::fsutil::write_atomic(&dir.join(file_name(&t.task, &t.setting, t.repeat)), &b)
 }
 
 #[cfg(test)]
@@ -63,5 +107,36 @@ mod tests {
             file_name("0123456789ab", "claude:opus/4.7", 2),
             "0123456789ab.claude_opus_4_7.2.json"
         );
+    }
+
+    #[test]
+    fn trials_written_read_back_sorted_and_a_bad_file_is_named() {
+        let d = tempfile::tempdir().unwrap();
+        let t = |task: &str, setting: &str, repeat| Trial {
+            task: task.into(),
+            setting: setting.into(),
+            repeat,
+            solved: repeat == 0,
+            still_failing: vec![],
+            broken: vec![],
+            tampered_tests: vec![],
+            status: "ok".into(),
+            failure_kind: None,
+            tokens: Some(10),
+            cost_usd: None,
+            wall_ms: 5,
+            diff_lines: 2,
+            started_at_ms: 1,
+            ended_at_ms: 6,
+        };
+        let all = vec![t("a", "codex", 0), t("a", "codex", 1), t("b", "pi:glm", 0)];
+        for x in all.iter().rev() {
+            write(d.path(), x).unwrap();
+        }
+        assert_eq!(read_dir(d.path()).unwrap(), all);
+        assert!(read_dir(&d.path().join("none")).unwrap().is_empty());
+        std::fs::write(d.path().join("x.json"), "{}").unwrap();
+        let e = read_dir(d.path()).unwrap_err();
+        assert!(e.to_string().contains("x.json"), "{e}");
     }
 }
