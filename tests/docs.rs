@@ -303,6 +303,7 @@ fn pages_of(command: &str) -> &'static [&'static str] {
         "serve" => &["docs/serve.md"],
         "attach" => &["docs/attach.md"],
         "mcp" => &["docs/mcp.md"],
+        "bench" => &["docs/bench.md"],
         "setup" | "completions" | "man" => &["docs/setup.md"],
         _ => &[],
     }
