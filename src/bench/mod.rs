@@ -11,5 +11,6 @@
 //! written only after the peer is gone.
 
 pub mod outcomes;
+pub mod spec;
 pub mod task;
 pub mod trial;
