@@ -575,6 +575,31 @@ fn ask_takes_the_sandbox_flag() {
     };
     assert_ne!(by("require", "off"), "none");
     assert_eq!(by("off", "require"), "none");
+    // An adviser keeps its CLI's read-only tool switches under baton's
+    // sandbox too (`Plan::adviser`), where `run --read-only` drops them.
+    let argv = |args: &[&str]| {
+        let (r, j) = run(&env, &home, "require", args);
+        assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+        assert!(
+            j.to_string().contains("baton-"),
+            "not under baton's sandbox: {j}"
+        );
+        j.to_string()
+    };
+    let repo = argv(&[
+        "ask",
+        "--agent",
+        "pi",
+        "--scope",
+        "repo",
+        "--dry-run",
+        "why",
+    ]);
+    assert!(repo.contains(r#""--tools","read,grep,find,ls""#), "{repo}");
+    let packet = argv(&["ask", "--agent", "pi", "--dry-run", "why"]);
+    assert!(packet.contains(r#""--no-tools""#), "{packet}");
+    let ro = argv(&["run", "--agent", "pi", "--read-only", "--dry-run", "why"]);
+    assert!(!ro.contains(r#""--tools""#), "{ro}");
     let (r, j) = run(
         &env,
         &home,

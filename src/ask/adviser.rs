@@ -218,6 +218,7 @@ pub fn prepare_with(
     // State (run logs, codex usage records) stays in the caller's project,
     // never in the adviser's empty directory.
     plan.root = root.to_path_buf();
+    plan.adviser = true;
     let extra = extra_with(a.agent, scope, schema.0, schema.1);
     let spec = plan.command_with(extra.clone())?;
     let program = plan.program(&spec)?;

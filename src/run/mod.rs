@@ -139,6 +139,14 @@ pub struct Plan {
     /// `--network`: what the peer under baton's sandbox may reach.
     #[serde(default)]
     pub network: network::PeerNetwork,
+    /// An adviser (`ask`, a council member's read-only stages): its CLI's
+    /// read-only tool switches and ACP policy are kept even under baton's
+    /// sandbox, which holds the file system as well. It needs no shell or
+    /// edit tool to advise, and every tool declared costs tokens on each
+    /// request. A plain `run --read-only` under the sandbox drops them
+    /// instead (its shell runs; a write fails by the kernel).
+    #[serde(default)]
+    pub adviser: bool,
 }
 
 /// What the caller asks of one run, as given (the command line, `ask`, or
@@ -334,6 +342,7 @@ pub fn plan(args: &RunRequest, task: String) -> Result<Plan> {
         origins,
         sandbox,
         network,
+        adviser: false,
     };
     // Refuse `--max-usd` that counts nothing, unenforceable access and unsafe
     // values now, not after the job started: for every agent of the chain.
@@ -378,6 +387,11 @@ impl Plan {
         let dirs = std::mem::take(&mut req.extra.writable_dirs);
         let protected = std::mem::take(&mut req.extra.protected_paths);
         req.extra = extra;
+        // An adviser keeps its CLI's read-only tool switches (the sandbox
+        // still wraps the process: `confined` here only picks the argv).
+        if self.adviser {
+            req.confined = false;
+        }
         req.extra.writable_dirs.extend(dirs);
         req.extra.protected_paths.extend(protected);
         let mut spec = self.agent.command(&req)?;
@@ -501,6 +515,7 @@ impl Plan {
             origins: Default::default(),
             sandbox: crate::sandbox::Want::Off,
             network: network::PeerNetwork::All,
+            adviser: false,
         }
     }
 }

@@ -58,12 +58,16 @@ impl Plan {
                 &self.writable_dirs,
                 &self.protected_paths,
             )
-            .confined(super::confine::will_confine(
-                self.agent,
-                self.transport,
-                self.access,
-                self.sandbox,
-            )),
+            // An adviser's policy stays the tool-level one (`Plan::adviser`).
+            .confined(
+                !self.adviser
+                    && super::confine::will_confine(
+                        self.agent,
+                        self.transport,
+                        self.access,
+                        self.sandbox,
+                    ),
+            ),
             prompt: self.prompt.clone(),
             resume: self.resume.clone(),
         }

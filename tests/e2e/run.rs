@@ -239,8 +239,11 @@ fn assert_refused(p: &Peer, run: &str, o: &crate::support::Outcome) {
     let t = main_turns(p.agent, run);
     // Copilot and qwen (over ACP) end the turn when a tool call is rejected
     // (copilot: "Info: Operation cancelled by user"): the model is not asked
-    // again (measured).
-    let expected = if matches!(p.agent, Agent::Copilot | Agent::QwenAcp | Agent::Kilo) {
+    // again (measured). Under baton's sandbox nothing is rejected: the write
+    // fails by the file system and the tool's error goes back to the model.
+    let confined = o.confined_by_baton();
+    let expected = if !confined && matches!(p.agent, Agent::Copilot | Agent::QwenAcp | Agent::Kilo)
+    {
         1
     } else {
         2
@@ -251,8 +254,10 @@ fn assert_refused(p: &Peer, run: &str, o: &crate::support::Outcome) {
         "the model asked to write and got an answer back\n{}",
         o.dump()
     );
+    // A CLI that holds read-only itself says so in denials; under baton's
+    // sandbox the kernel refused the write (no file, no change, above).
     assert!(
-        !o.denials().is_empty(),
+        confined || !o.denials().is_empty(),
         "the result must say the write was refused (denials)\n{}",
         o.dump()
     );

@@ -841,6 +841,16 @@ impl Outcome {
     }
 
     /// `denials` (left out of the JSON when empty).
+    /// The peer ran under baton's sandbox: read-only is held by the file
+    /// system (its tools and shell run; a write fails by the kernel, so it
+    /// is no CLI's denial).
+    pub fn confined_by_baton(&self) -> bool {
+        matches!(
+            self.json["sandbox"]["by"].as_str(),
+            Some("baton-bwrap" | "baton-landlock")
+        )
+    }
+
     pub fn denials(&self) -> Vec<Value> {
         self.json["denials"].as_array().cloned().unwrap_or_default()
     }
