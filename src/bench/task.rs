@@ -291,30 +291,23 @@ mod tests {
         assert_eq!(read_set(d.path()).unwrap(), vec![t]);
     }
 
+    /// What a case expects in the error, and the edit that makes it.
+    type Case = (&'static str, fn(&mut Task));
+
     #[test]
     fn a_hand_edited_task_is_checked_field_by_field() {
-        let cases: Vec<(&str, Box<dyn Fn(&mut Task)>)> = vec![
-            ("id", Box::new(|t| t.id = "../x".into())),
-            ("base", Box::new(|t| t.base = "HEAD".into())),
-            ("commit", Box::new(|t| t.commit = "--upload-pack=x".into())),
-            (
-                "path",
-                Box::new(|t| t.test_files = vec!["../../etc/passwd".into()]),
-            ),
-            (
-                "path",
-                Box::new(|t| t.test_files = vec!["/etc/passwd".into()]),
-            ),
-            (
-                "path",
-                Box::new(|t| t.source_files = vec![".git/hooks/pre-commit".into()]),
-            ),
-            (
-                "test name",
-                Box::new(|t| t.fail_to_pass = vec!["a\nb".into()]),
-            ),
-            ("nothing to solve", Box::new(|t| t.fail_to_pass.clear())),
-            ("format", Box::new(|t| t.format = 2)),
+        let cases: Vec<Case> = vec![
+            ("id", |t| t.id = "../x".into()),
+            ("base", |t| t.base = "HEAD".into()),
+            ("commit", |t| t.commit = "--upload-pack=x".into()),
+            ("path", |t| t.test_files = vec!["../../etc/passwd".into()]),
+            ("path", |t| t.test_files = vec!["/etc/passwd".into()]),
+            ("path", |t| {
+                t.source_files = vec![".git/hooks/pre-commit".into()]
+            }),
+            ("test name", |t| t.fail_to_pass = vec!["a\nb".into()]),
+            ("nothing to solve", |t| t.fail_to_pass.clear()),
+            ("format", |t| t.format = 2),
         ];
         for (says, edit) in cases {
             let mut t = sample();
