@@ -300,7 +300,7 @@ pub fn run_bench(root: &Path, req: &BenchRequest) -> Result<BenchRun> {
         .and_then(|v| v.as_str())
         .map(crate::duration::parse)
         .transpose()?
-        .unwrap_or(Duration::from_secs(3600));
+        .unwrap_or(Duration::from_millis(plans[0].timeout_ms));
     let ctx = Ctx {
         root,
         record: &record,
