@@ -351,6 +351,11 @@ fn a_resumed_run_ends_with_exactly_the_full_trial_set() {
         (k["run"].as_u64(), k["skipped"].as_u64()),
         (Some(1), Some(3))
     );
+    let state: Value = serde_json::from_str(
+        &fs::read_to_string(Path::new(k["record"].as_str().unwrap()).join("state.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(state["stage"], "done", "{state}");
     let again: Vec<Value> = b.trials(&k).iter().map(timeless).collect();
     assert_eq!(again, full);
 }

@@ -251,3 +251,79 @@ impl Grader {
         Ok(n)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh_git(dir: &Path, args: &[&str]) -> (bool, String) {
+        let o = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@e")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@e")
+            .output()
+            .unwrap();
+        (
+            o.status.success(),
+            String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        )
+    }
+
+    #[test]
+    fn a_trial_repository_holds_the_base_tree_and_nothing_of_the_history() {
+        let d = tempfile::tempdir().unwrap();
+        let u = d.path();
+        sh_git(u, &["init", "-q"]);
+        std::fs::write(u.join("a.txt"), "one\n").unwrap();
+        std::fs::create_dir(u.join("tests")).unwrap();
+        std::fs::write(u.join("tests/old.sh"), "old\n").unwrap();
+        sh_git(u, &["add", "."]);
+        sh_git(u, &["commit", "-qm", "first"]);
+        std::fs::write(u.join("a.txt"), "two\n").unwrap();
+        sh_git(u, &["commit", "-qam", "second"]);
+        let base = sh_git(u, &["rev-parse", "HEAD"]).1;
+        std::fs::write(u.join("a.txt"), "fixed\n").unwrap();
+        std::fs::write(u.join("tests/old.sh"), "new\n").unwrap();
+        std::fs::write(u.join("tests/hidden.sh"), "hidden\n").unwrap();
+        sh_git(u, &["add", "."]);
+        sh_git(u, &["commit", "-qm", "fix"]);
+        let commit = sh_git(u, &["rev-parse", "HEAD"]).1;
+        sh_git(u, &["tag", "v1"]);
+        sh_git(u, &["remote", "add", "origin", "https://example.invalid/x"]);
+
+        let p = make(u, &base).unwrap();
+        let t = &p.top;
+        assert_eq!(
+            sh_git(t, &["log", "--all", "--oneline"]).1.lines().count(),
+            1
+        );
+        assert!(!sh_git(t, &["cat-file", "-e", &base]).0);
+        assert!(!sh_git(t, &["cat-file", "-e", &commit]).0);
+        assert_eq!(sh_git(t, &["reflog"]).1, "");
+        assert_eq!(sh_git(t, &["remote"]).1, "");
+        assert_eq!(sh_git(t, &["tag"]).1, "");
+        assert_eq!(
+            sh_git(t, &["for-each-ref", "--format=%(refname)"]).1,
+            "refs/heads/main"
+        );
+        assert_eq!(sh_git(t, &["status", "--porcelain"]).1, "");
+        assert_eq!(std::fs::read_to_string(t.join("a.txt")).unwrap(), "two\n");
+        assert_eq!(
+            std::fs::read_to_string(t.join("tests/old.sh")).unwrap(),
+            "old\n"
+        );
+        assert!(!t.join("tests/hidden.sh").exists());
+        // Only the base tree's objects: its tree, two blobs, one subtree,
+        // and the root commit.
+        let objects = sh_git(t, &["cat-file", "--batch-all-objects", "--batch-check"]).1;
+        assert_eq!(objects.lines().count(), 5, "{objects}");
+        let tmp = p.tmp.clone();
+        drop(p);
+        assert!(!tmp.exists());
+        assert!(make(u, &"f".repeat(40)).is_err());
+    }
+}

@@ -150,6 +150,7 @@ pub fn merge(root: &Path, records: &[String], into: Option<&str>) -> Result<Merg
         ..specs[0].clone()
     };
     spec::write(&out, &merged)?;
+    super::state::write(&out, &id, super::state::Stage::Done, None)?;
     for t in trials.values() {
         trial::write(&out.join(TRIALS_DIR), t)?;
     }

@@ -4,7 +4,7 @@
 //! - [`task`]: the task set on disk (one JSON file per task), its checks;
 //! - [`trial`]: one trial's record, what `bench run` writes and `bench
 //!   report` reads;
-//! - [`run`]: `bench run` (the driver) over [`isolate`] (the trial's
+//! - [`run`]: `bench run` (the driver, from [`start`]) over [`isolate`] (the trial's
 //!   repository without history) and [`score`] (the hidden tests after the
 //!   peer); [`merge`]: shards joined into one record.
 //!
@@ -19,5 +19,7 @@ pub mod outcomes;
 pub mod run;
 pub mod score;
 pub mod spec;
+pub mod start;
+pub mod state;
 pub mod task;
 pub mod trial;
