@@ -420,3 +420,44 @@ fn the_trial_record_follows_its_published_schema() {
         v.validate(&t).unwrap_or_else(|e| panic!("{t}: {e:?}"));
     }
 }
+
+#[test]
+fn a_set_kept_in_batons_state_is_named_and_a_broken_task_is_an_error_not_a_trial() {
+    let b = setup();
+    let first = b.bench(&["--agents", "codex:nothing"]);
+    // The project's state folder holds `benches/`; a set `bench mine`
+    // keeps sits beside it under `bench-sets/<NAME>/`.
+    let project = Path::new(first["record"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let named = project.join("bench-sets/mine");
+    fs::create_dir_all(&named).unwrap();
+    let mut task: Value =
+        serde_json::from_str(&fs::read_to_string(b.set.join("task-add.json")).unwrap()).unwrap();
+    fs::write(named.join("task-add.json"), task.to_string()).unwrap();
+    // A task whose base commit this repository lacks.
+    task["id"] = "task-gone".into();
+    task["base"] = "f".repeat(40).into();
+    fs::write(named.join("task-gone.json"), task.to_string()).unwrap();
+    let r = b.run(&["bench", "run", "mine", "--agents", "codex:fix"]);
+    assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    assert_eq!(j["set"], named.canonicalize().unwrap().to_str().unwrap());
+    assert_eq!(j["run"], 1, "{j}");
+    let errors = j["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 1, "{j}");
+    assert_eq!(errors[0]["trial"], "task-gone.codex_fix.0");
+    assert!(
+        errors[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not in the repository"),
+        "{j}"
+    );
+    assert_eq!(b.trials(&j).len(), 1);
+    let r = b.run(&["bench", "run", "nope", "--agents", "codex"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+}
