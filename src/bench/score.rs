@@ -49,10 +49,18 @@ pub fn is_infra(path: &str) -> bool {
     })
 }
 
-/// Each hidden test file's base and commit versions (`None`: absent).
+/// One hidden test file's base and commit versions (`None`: absent).
+#[derive(Debug)]
+pub struct HiddenFile {
+    pub path: String,
+    pub base: Option<Vec<u8>>,
+    pub commit: Option<Vec<u8>>,
+}
+
+/// The hidden test files of a task.
 #[derive(Debug)]
 pub struct Hidden {
-    pub files: Vec<(String, Option<Vec<u8>>, Option<Vec<u8>>)>,
+    pub files: Vec<HiddenFile>,
 }
 
 impl Hidden {
@@ -96,7 +104,11 @@ impl Hidden {
             .test_files
             .iter()
             .zip(base)
-            .map(|(p, b)| (p.clone(), b, std::fs::read(scratch.join(p)).ok()))
+            .map(|(p, b)| HiddenFile {
+                path: p.clone(),
+                base: b,
+                commit: std::fs::read(scratch.join(p)).ok(),
+            })
             .collect();
         let _ = std::fs::remove_dir_all(&scratch);
         let _ = std::fs::remove_file(&patch);
@@ -165,13 +177,13 @@ fn now(top: &Path, rel: &str) -> Option<Vec<u8>> {
 /// Write the hidden tests over the peer's work; the files it had changed.
 pub fn restore_tests(top: &Path, hidden: &Hidden) -> Result<Vec<String>> {
     let mut tampered = Vec::new();
-    for (p, base, commit) in &hidden.files {
-        if now(top, p) != *base {
-            tampered.push(p.clone());
+    for f in &hidden.files {
+        if now(top, &f.path) != f.base {
+            tampered.push(f.path.clone());
         }
-        match commit {
-            Some(b) => put(top, p, b)?,
-            None => remove(top, p)?,
+        match &f.commit {
+            Some(b) => put(top, &f.path, b)?,
+            None => remove(top, &f.path)?,
         }
     }
     Ok(tampered)
@@ -223,7 +235,7 @@ pub fn revert_infra(g: &Grader, top: &Path, hidden: &Hidden) -> Result<Vec<Strin
     paths.dedup();
     let mut tampered = Vec::new();
     for p in paths {
-        if hidden.files.iter().any(|(h, _, _)| *h == p) {
+        if hidden.files.iter().any(|f| f.path == p) {
             continue;
         }
         let base = g.base_blob(&p);

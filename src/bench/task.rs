@@ -292,6 +292,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)]
     fn a_hand_edited_task_is_checked_field_by_field() {
         let cases: Vec<(&str, Box<dyn Fn(&mut Task)>)> = vec![
             ("id", Box::new(|t| t.id = "../x".into())),
