@@ -461,3 +461,51 @@ fn a_set_kept_in_batons_state_is_named_and_a_broken_task_is_an_error_not_a_trial
     let r = b.run(&["bench", "run", "nope", "--agents", "codex"]);
     assert_eq!(r.code, 2, "{}", r.stdout);
 }
+
+#[test]
+fn ctrl_c_loses_only_the_trial_in_flight_and_resume_runs_it() {
+    let b = setup();
+    let child = b
+        .cmd(&[
+            "bench",
+            "run",
+            b.set.to_str().unwrap(),
+            "--agents",
+            "codex:fix,codex:slow",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = b.env.fake_dir.join("started");
+    assert!(wait_for(Duration::from_secs(60), || started.exists()));
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    let r = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 130, "{}\n{}", r.stdout, r.stderr);
+    assert_eq!(r.json()["error"]["kind"], "interrupted");
+    let record = fs::read_dir(b.env.records("benches"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let state: Value =
+        serde_json::from_str(&fs::read_to_string(record.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["stage"], "interrupted");
+    let trials: Vec<_> = fs::read_dir(record.join("trials")).unwrap().collect();
+    assert_eq!(trials.len(), 1, "only the finished trial: {trials:?}");
+    // The interrupted trial's folder went with it.
+    assert!(fs::read_dir(&b.tmp).unwrap().next().is_none());
+    fs::write(b.env.fake_dir.join("go"), "").unwrap();
+    let id = record.file_name().unwrap().to_str().unwrap();
+    let k = b.run(&["bench", "run", "--resume", id]).json();
+    assert_eq!(
+        (k["run"].as_u64(), k["skipped"].as_u64()),
+        (Some(1), Some(1))
+    );
+}
