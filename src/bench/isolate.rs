@@ -6,8 +6,9 @@
 //! can read the hidden tests knows what to aim at. So a trial starts in a
 //! private temporary folder holding a fresh repository (`make`): the base
 //! commit's tree copied in as a pack of exactly that tree's objects (`git
-//! rev-list --objects <tree>` → `pack-objects` in the user's repository →
-//! `index-pack` in the new one), one root commit of it on `main` with a
+//! rev-list --objects <tree>` → `pack-objects` in the user's repository,
+//! once per tree for the whole run (`Packs`), the pack and its index copied
+//! into each trial), one root commit of it on `main` with a
 //! fixed author and date, no other ref, no reflog, no remote, no tag. The
 //! hidden test files are absent there (added by the test patch) or at their
 //! base version (changed by it): the base tree is what it holds.
@@ -19,9 +20,11 @@
 //! them can leak to a peer that is gone) and whose index starts at the base
 //! tree.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Result};
 
@@ -93,9 +96,68 @@ pub fn base_tree(user: &Path, base: &str) -> Result<String> {
     })
 }
 
+/// The base trees' objects, each packed once (`pack-objects` writes the
+/// pack and its index) for every trial of a run that starts from it, in a
+/// private temporary folder removed with this. A trial gets a copy, never
+/// a link: a peer could rewrite a shared file.
+pub struct Packs {
+    dir: PathBuf,
+    made: Mutex<HashMap<String, Arc<OnceLock<std::result::Result<PathBuf, String>>>>>,
+}
+
+impl Drop for Packs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Packs {
+    pub fn new() -> Result<Packs> {
+        Ok(Packs {
+            dir: private_tmp("baton-packs")?,
+            made: Mutex::default(),
+        })
+    }
+
+    /// The folder holding `tree`'s pack and index (made on first ask; the
+    /// threads asking for the same tree meanwhile wait for it).
+    fn get(&self, user: &Path, tree: &str) -> Result<PathBuf> {
+        let cell = {
+            let mut m = self
+                .made
+                .lock()
+                .map_err(|_| Error::Internal("the pack cache's lock is poisoned".into()))?;
+            m.entry(tree.to_string()).or_default().clone()
+        };
+        cell.get_or_init(|| self.pack(user, tree).map_err(|e| e.to_string()))
+            .clone()
+            .map_err(Error::Internal)
+    }
+
+    fn pack(&self, user: &Path, tree: &str) -> Result<PathBuf> {
+        let dir = self.dir.join(tree);
+        crate::fsutil::ensure_private_dir(&dir)?;
+        let list = dir.join("objects.list");
+        let file = File::create(&list)
+            .map_err(|e| Error::io(format!("creating {}", list.display()), e))?;
+        let mut c = crate::git::git(user);
+        c.args(["rev-list", "--objects", tree]).stdout(file);
+        run(c, "listing the base tree's objects")?;
+        let open =
+            File::open(&list).map_err(|e| Error::io(format!("reading {}", list.display()), e))?;
+        let mut c = crate::git::git(user);
+        c.args(["pack-objects", "-q"])
+            .arg(dir.join("pack"))
+            .stdin(open);
+        run(c, "packing the base tree")?;
+        let _ = std::fs::remove_file(&list);
+        Ok(dir)
+    }
+}
+
 /// The trial's repository for base commit `base` of the user's repository
-/// at `user` (see the module comment).
-pub fn make(user: &Path, base: &str) -> Result<Place> {
+/// at `user` (see the module comment), its objects from `packs`.
+pub fn make(user: &Path, base: &str, packs: &Packs) -> Result<Place> {
     let tree = base_tree(user, base)?;
     let tmp = private_tmp("baton-trial")?;
     let mut place = Place {
@@ -104,21 +166,7 @@ pub fn make(user: &Path, base: &str) -> Result<Place> {
         tree,
         root: String::new(),
     };
-    let list = place.tmp.join("objects.list");
-    let pack = place.tmp.join("base.pack");
-    let file =
-        |p: &Path| File::create(p).map_err(|e| Error::io(format!("creating {}", p.display()), e));
-    let open =
-        |p: &Path| File::open(p).map_err(|e| Error::io(format!("reading {}", p.display()), e));
-    let mut c = crate::git::git(user);
-    c.args(["rev-list", "--objects", &place.tree])
-        .stdout(file(&list)?);
-    run(c, "listing the base tree's objects")?;
-    let mut c = crate::git::git(user);
-    c.args(["pack-objects", "--stdout", "-q"])
-        .stdin(open(&list)?)
-        .stdout(file(&pack)?);
-    run(c, "packing the base tree")?;
+    let packed = packs.get(user, &place.tree)?;
     let mut c = crate::git::git(&place.tmp);
     c.args(["init", "-q", "--template=", "repo"]);
     run(c, "making the trial's repository")?;
@@ -127,9 +175,14 @@ pub fn make(user: &Path, base: &str) -> Result<Place> {
     let mut c = g();
     c.args(["symbolic-ref", "HEAD", "refs/heads/main"]);
     run(c, "naming the trial's branch")?;
-    let mut c = g();
-    c.args(["index-pack", "--stdin"]).stdin(open(&pack)?);
-    run(c, "copying the base tree")?;
+    let into = top.join(".git/objects/pack");
+    crate::fsutil::ensure_private_dir(&into)?;
+    let rd = std::fs::read_dir(&packed)
+        .map_err(|e| Error::io(format!("reading {}", packed.display()), e))?;
+    for e in rd.flatten() {
+        std::fs::copy(e.path(), into.join(e.file_name()))
+            .map_err(|e| Error::io("copying the base tree's pack", e))?;
+    }
     let mut c = g();
     c.args(["commit-tree", &place.tree, "-m", "base"]);
     for (k, v) in WHO {
@@ -148,8 +201,6 @@ pub fn make(user: &Path, base: &str) -> Result<Place> {
     let mut c = g();
     c.args(["read-tree", "--reset", "-u", &place.root]);
     run(c, "checking the base tree out")?;
-    let _ = std::fs::remove_file(&list);
-    let _ = std::fs::remove_file(&pack);
     Ok(place)
 }
 
@@ -295,7 +346,8 @@ mod tests {
         sh_git(u, &["tag", "v1"]);
         sh_git(u, &["remote", "add", "origin", "https://example.invalid/x"]);
 
-        let p = make(u, &base).unwrap();
+        let packs = Packs::new().unwrap();
+        let p = make(u, &base, &packs).unwrap();
         let t = &p.top;
         assert_eq!(
             sh_git(t, &["log", "--all", "--oneline"]).1.lines().count(),
@@ -324,6 +376,9 @@ mod tests {
         let tmp = p.tmp.clone();
         drop(p);
         assert!(!tmp.exists());
-        assert!(make(u, &"f".repeat(40)).is_err());
+        assert!(make(u, &"f".repeat(40), &packs).is_err());
+        // A second trial of the same base reuses the pack.
+        let again = make(u, &base, &packs).unwrap();
+        assert_eq!(again.root, sh_git(&again.top, &["rev-parse", "HEAD"]).1);
     }
 }

@@ -123,6 +123,7 @@ struct Ctx<'a> {
     spec: &'a Spec,
     plans: &'a [Plan],
     timeout: Duration,
+    packs: &'a isolate::Packs,
 }
 
 pub fn command(req: BenchRequest, mode: crate::output::Mode) -> Result<i32> {
@@ -162,6 +163,7 @@ pub fn run_bench(root: &Path, req: &BenchRequest) -> Result<BenchRun> {
         .map(crate::duration::parse)
         .transpose()?
         .unwrap_or(Duration::from_millis(plans[0].timeout_ms));
+    let packs = isolate::Packs::new()?;
     let ctx = Ctx {
         root,
         record: &record,
@@ -169,6 +171,7 @@ pub fn run_bench(root: &Path, req: &BenchRequest) -> Result<BenchRun> {
         spec: &spec,
         plans: &plans,
         timeout,
+        packs: &packs,
     };
     let mut all = Vec::new();
     for (t, task) in tasks.iter().enumerate() {
@@ -308,7 +311,7 @@ impl Ctx<'_> {
         let task = &self.tasks[s.task];
         let setting = &self.spec.settings[s.setting];
         let started_at_ms = store::now_ms();
-        let place = isolate::make(self.root, &task.base)?;
+        let place = isolate::make(self.root, &task.base, self.packs)?;
         let hidden = Hidden::prepare(task, self.root, &place.tree, &place.tmp)?;
         let logs = self
             .record
