@@ -96,13 +96,17 @@ pub fn base_tree(user: &Path, base: &str) -> Result<String> {
     })
 }
 
+/// One tree's pack: its folder, or why it could not be made (an error is
+/// told to every trial of that tree, not made again).
+type Packed = OnceLock<std::result::Result<PathBuf, String>>;
+
 /// The base trees' objects, each packed once (`pack-objects` writes the
 /// pack and its index) for every trial of a run that starts from it, in a
 /// private temporary folder removed with this. A trial gets a copy, never
 /// a link: a peer could rewrite a shared file.
 pub struct Packs {
     dir: PathBuf,
-    made: Mutex<HashMap<String, Arc<OnceLock<std::result::Result<PathBuf, String>>>>>,
+    made: Mutex<HashMap<String, Arc<Packed>>>,
 }
 
 impl Drop for Packs {
