@@ -408,6 +408,9 @@ fn a_runner_killed_mid_trial_resumes_with_the_trials_it_lacked() {
         names(&record),
         ["task-add.codex_fix.0.json", "task-add.codex_slow.0.json"]
     );
+    // The folders the killed runner left (its trial's, its packs) are gone.
+    let left: Vec<_> = fs::read_dir(&b.tmp).unwrap().collect();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]

@@ -57,6 +57,31 @@ impl Drop for Place {
     }
 }
 
+/// Name the temporary folder `dir` in `marker` (a file of the record), so
+/// that a runner killed outright, whose folders stay, is cleaned up after
+/// by the next one (`sweep`).
+pub fn mark(marker: &Path, dir: &Path) {
+    let _ = crate::fsutil::replace_file(marker, dir.display().to_string().as_bytes());
+}
+
+/// Remove the folder `marker` names (only one of baton's temporary
+/// folders: absolute, named `baton-trial-*` or `baton-packs-*`), and the
+/// marker.
+pub fn sweep(marker: &Path) {
+    let Ok(text) = std::fs::read_to_string(marker) else {
+        return;
+    };
+    let p = PathBuf::from(text.trim());
+    let ours = p.is_absolute()
+        && p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("baton-trial-") || n.starts_with("baton-packs-"));
+    if ours {
+        let _ = std::fs::remove_dir_all(&p);
+    }
+    let _ = std::fs::remove_file(marker);
+}
+
 /// Run a git command, its stdout as text; the error says what it was for.
 pub fn run(mut c: std::process::Command, what: &str) -> Result<String> {
     let out = c
@@ -121,6 +146,10 @@ impl Packs {
             dir: private_tmp("baton-packs")?,
             made: Mutex::default(),
         })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The folder holding `tree`'s pack and index (made on first ask; the

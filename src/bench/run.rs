@@ -163,7 +163,10 @@ pub fn run_bench(root: &Path, req: &BenchRequest) -> Result<BenchRun> {
         .map(crate::duration::parse)
         .transpose()?
         .unwrap_or(Duration::from_millis(plans[0].timeout_ms));
+    let packs_marker = record.join("packs.tmp");
+    isolate::sweep(&packs_marker);
     let packs = isolate::Packs::new()?;
+    isolate::mark(&packs_marker, packs.dir());
     let ctx = Ctx {
         root,
         record: &record,
@@ -249,6 +252,7 @@ pub fn run_bench(root: &Path, req: &BenchRequest) -> Result<BenchRun> {
             });
         }
     });
+    isolate::sweep(&packs_marker);
     if let Some(sig) = ints.fired() {
         let _ = state::write(&record, &spec.id, Stage::Interrupted, None);
         return Err(Error::Interrupted {
@@ -308,16 +312,32 @@ impl Ctx<'_> {
     /// One trial; `None` when a signal stopped it (it is not recorded, so
     /// `--resume` runs it again).
     fn trial(&self, s: Slot, ints: &mut Interrupts) -> Result<Option<Trial>> {
-        let task = &self.tasks[s.task];
-        let setting = &self.spec.settings[s.setting];
-        let started_at_ms = store::now_ms();
-        let place = isolate::make(self.root, &task.base, self.packs)?;
-        let hidden = Hidden::prepare(task, self.root, &place.tree, &place.tmp)?;
         let logs = self
             .record
             .join("logs")
             .join(self.file(s).trim_end_matches(".json"));
         crate::fsutil::ensure_private_dir(&logs)?;
+        // The folder of this trial's earlier run, if a killed runner left it.
+        let marker = logs.join("folder.tmp");
+        isolate::sweep(&marker);
+        let r = self.trial_in(s, ints, &logs, &marker);
+        isolate::sweep(&marker);
+        r
+    }
+
+    fn trial_in(
+        &self,
+        s: Slot,
+        ints: &mut Interrupts,
+        logs: &Path,
+        marker: &Path,
+    ) -> Result<Option<Trial>> {
+        let task = &self.tasks[s.task];
+        let setting = &self.spec.settings[s.setting];
+        let started_at_ms = store::now_ms();
+        let place = isolate::make(self.root, &task.base, self.packs)?;
+        isolate::mark(marker, &place.tmp);
+        let hidden = Hidden::prepare(task, self.root, &place.tree, &place.tmp)?;
         let mut p = self.plans[s.setting].clone();
         p.cwd = place.top.clone();
         p.writable_dirs = vec![place.top.join(".git")];
@@ -325,7 +345,7 @@ impl Ctx<'_> {
         p.prompt = crate::prompt::brief(&task.task, p.access, &place.top.display().to_string());
         p.run_id = crate::ids::new_id();
         let mut on_spawn = |_| {};
-        let r = run::chain::run(&p, Some(&logs), ints, run::Hooks::new(&mut on_spawn))?;
+        let r = run::chain::run(&p, Some(logs), ints, run::Hooks::new(&mut on_spawn))?;
         if r.status == Status::Cancelled || ints.fired().is_some() {
             return Ok(None);
         }
