@@ -19,9 +19,11 @@ const LIB_BUGGY: &str = "add() { echo $(($1 - $2)); }\nsub() { echo $(($1 - $2))
 const LIB_FIXED: &str = "add() { echo $(($1 + $2)); }\nsub() { echo $(($1 - $2)); }\n";
 const LIB_WRONG: &str = "add() { echo $(($1 * $2 + 1)); }\nsub() { echo $(($1 - $2)); }\n";
 
-/// libtest lines for each test named; any `conftest.py` fails everything
-/// (so a solved trial proves the one a peer added was gone).
+/// libtest lines for each test named; any `conftest.py`, or pytest
+/// settings in a `pyproject.toml`, fails everything (so a solved trial
+/// proves the ones a peer added were gone).
 const RUN_TESTS: &str = r#"if [ -e conftest.py ]; then echo "conftest.py present"; exit 1; fi
+if grep -qs pytest pyproject.toml; then echo "pytest settings present"; exit 1; fi
 . ./lib.sh
 for f in tests/*.sh; do . "./$f"; done
 for t in "$@"; do
@@ -139,6 +141,12 @@ tests)
 conftest)
   printf '%s' '{LIB_FIXED}' > lib.sh
   echo 'collect_ignore = ["tests"]' > conftest.py ;;
+pyproject)
+  printf '%s' '{LIB_FIXED}' > lib.sh
+  printf '[tool.pytest.ini_options]\naddopts = "-p no:x"\n' > pyproject.toml ;;
+deps)
+  printf '%s' '{LIB_FIXED}' > lib.sh
+  printf '[project]\nname = "x"\n' > pyproject.toml ;;
 slow)
   touch "$FAKE_DIR/started"
   while [ ! -e "$FAKE_DIR/go" ]; do sleep 0.05; done ;;
@@ -207,16 +215,17 @@ fn timeless(t: &Value) -> Value {
 #[test]
 fn the_real_fix_solves_a_wrong_one_or_none_does_not_and_cheats_never_count() {
     let b = setup();
-    let settings = "codex:fix,codex:wrong,codex:nothing,codex:peek,codex:tests,codex:conftest";
+    let settings = "codex:fix,codex:wrong,codex:nothing,codex:peek,codex:tests,codex:conftest,\
+                    codex:pyproject,codex:deps";
     let j = b.bench(&["--agents", settings, "--jobs", "3"]);
-    assert_eq!(j["trials"], 6, "{j}");
+    assert_eq!(j["trials"], 8, "{j}");
     assert_eq!(
         (j["run"].as_u64(), j["skipped"].as_u64()),
-        (Some(6), Some(0))
+        (Some(8), Some(0))
     );
     assert!(j["errors"].as_array().unwrap().is_empty(), "{j}");
     let ts = b.trials(&j);
-    assert_eq!(ts.len(), 6);
+    assert_eq!(ts.len(), 8);
 
     let fix = trial(&ts, "codex:fix");
     assert_eq!(fix["solved"], true, "{fix}");
@@ -264,6 +273,16 @@ fn the_real_fix_solves_a_wrong_one_or_none_does_not_and_cheats_never_count() {
         serde_json::json!(["conftest.py"])
     );
     assert_eq!(conftest["solved"], true, "{conftest}");
+
+    // pytest settings in a pyproject.toml are reverted and reported; a
+    // pyproject.toml without them is the peer's to change.
+    let py = trial(&ts, "codex:pyproject");
+    assert_eq!(py["tampered_tests"], serde_json::json!(["pyproject.toml"]));
+    assert_eq!(py["solved"], true, "{py}");
+    let deps = trial(&ts, "codex:deps");
+    assert_eq!(deps["tampered_tests"], serde_json::json!([]));
+    assert_eq!(deps["solved"], true, "{deps}");
+    assert_eq!(deps["diff_lines"], 4);
 
     let counts: Vec<(String, u64)> = j["settings"]
         .as_array()

@@ -22,9 +22,8 @@ use crate::process::Stop;
 /// Test infrastructure a peer may not change: reverted to the base after
 /// it, and reported. A file name matches at any depth; a `dir/name` entry
 /// matches those two components at any depth; a name ending in `.*`
-/// matches any extension. (`pyproject.toml` is not in the list: baton
-/// cannot revert only its test sections, and reverting the whole file
-/// would undo dependency changes a fix may need. See docs/bench.md.)
+/// matches any extension. (`pyproject.toml` is judged by its test
+/// sections alone: `PYPROJECT`.)
 pub const INFRA: &[&str] = &[
     "conftest.py",
     "pytest.ini",
@@ -35,6 +34,58 @@ pub const INFRA: &[&str] = &[
     ".cargo/config.toml",
     ".cargo/config",
 ];
+
+/// A file whose test sections only are infrastructure: `[tool.pytest*]`.
+/// When the peer changed those, the whole file is reverted (and reported);
+/// other changes to it stay.
+pub const PYPROJECT: &str = "pyproject.toml";
+
+/// The `[tool.pytest*]` tables of a pyproject.toml, written out in a form
+/// that compares by content (`None`: not TOML, which differs from any
+/// parsed file).
+pub fn pytest_sections(bytes: &[u8]) -> Option<String> {
+    use toml::de::{DeTable, DeValue};
+    fn canon(v: &DeValue, out: &mut String) {
+        match v {
+            DeValue::Table(t) => {
+                let mut kv: Vec<_> = t.iter().collect();
+                kv.sort_by(|a, b| a.0.get_ref().cmp(b.0.get_ref()));
+                out.push('{');
+                for (k, v) in kv {
+                    out.push_str(&format!("{:?}=", k.get_ref()));
+                    canon(v.get_ref(), out);
+                    out.push(',');
+                }
+                out.push('}');
+            }
+            DeValue::Array(a) => {
+                out.push('[');
+                for v in a {
+                    canon(v.get_ref(), out);
+                    out.push(',');
+                }
+                out.push(']');
+            }
+            DeValue::String(x) => out.push_str(&format!("{x:?}")),
+            other => out.push_str(&format!("{other:?}")),
+        }
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    let doc = DeTable::parse(text).ok()?;
+    let mut out = String::new();
+    if let Some(DeValue::Table(tool)) = doc.get_ref().get("tool").map(|v| v.get_ref()) {
+        let mut kv: Vec<_> = tool
+            .iter()
+            .filter(|(k, _)| k.get_ref().starts_with("pytest"))
+            .collect();
+        kv.sort_by(|a, b| a.0.get_ref().cmp(b.0.get_ref()));
+        for (k, v) in kv {
+            out.push_str(k.get_ref());
+            canon(v.get_ref(), &mut out);
+        }
+    }
+    Some(out)
+}
 
 /// Whether `path` (relative, `/`-separated) is test infrastructure.
 pub fn is_infra(path: &str) -> bool {
@@ -209,7 +260,7 @@ fn infra_files(top: &Path) -> Vec<String> {
             if is_dir && (r == ".git" || name == "node_modules") {
                 continue;
             }
-            if is_infra(&r) {
+            if is_infra(&r) || name == PYPROJECT {
                 out.push(r.clone());
             }
             if is_dir {
@@ -225,10 +276,11 @@ fn infra_files(top: &Path) -> Vec<String> {
 /// Revert test infrastructure the peer added, changed or removed; the
 /// paths it touched (hidden test files left to `restore_tests`).
 pub fn revert_infra(g: &Grader, top: &Path, hidden: &Hidden) -> Result<Vec<String>> {
+    let is_pyproject = |p: &str| p.rsplit('/').next() == Some(PYPROJECT);
     let mut paths: Vec<String> = g
         .base_paths()?
         .into_iter()
-        .filter(|p| is_infra(p))
+        .filter(|p| is_infra(p) || is_pyproject(p))
         .collect();
     paths.extend(infra_files(top));
     paths.sort();
@@ -239,8 +291,20 @@ pub fn revert_infra(g: &Grader, top: &Path, hidden: &Hidden) -> Result<Vec<Strin
             continue;
         }
         let base = g.base_blob(&p);
-        if now(top, &p) == base {
+        let current = now(top, &p);
+        if current == base {
             continue;
+        }
+        if is_pyproject(&p) {
+            let sections = |b: &Option<Vec<u8>>| b.as_deref().map(pytest_sections);
+            let same = match (sections(&base), sections(&current)) {
+                // Added, or removed: only a file with pytest sections counts.
+                (None, Some(Some(s))) | (Some(Some(s)), None) => s.is_empty(),
+                (a, b) => a == b,
+            };
+            if same {
+                continue;
+            }
         }
         match &base {
             Some(b) => put(top, &p, b)?,
@@ -332,6 +396,17 @@ mod tests {
         ] {
             assert!(!is_infra(no), "{no}");
         }
+    }
+
+    #[test]
+    fn only_the_pytest_sections_of_a_pyproject_count() {
+        let base = b"[project]\nname = \"x\"\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
+        let deps = b"[project]\nname = \"x\"\ndependencies = [\"y\"]\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
+        let cheat = b"[project]\nname = \"x\"\n[tool.pytest.ini_options]\naddopts = \"-q --deselect t.py::a\"\n";
+        assert_eq!(pytest_sections(base), pytest_sections(deps));
+        assert_ne!(pytest_sections(base), pytest_sections(cheat));
+        assert_eq!(pytest_sections(b"[project]\n").as_deref(), Some(""));
+        assert_eq!(pytest_sections(b"not = = toml"), None);
     }
 
     #[test]
