@@ -3,14 +3,23 @@
 //!
 //! - [`task`]: the task set on disk (one JSON file per task), its checks;
 //! - [`trial`]: one trial's record, what `bench run` writes and `bench
-//!   report` reads.
+//!   report` reads;
+//! - [`run`]: `bench run` (the driver, from [`start`]) over [`isolate`] (the trial's
+//!   repository without history) and [`score`] (the hidden tests after the
+//!   peer); [`merge`]: shards joined into one record.
 //!
 //! A task's hidden tests and reference commit are never shown to a peer:
 //! the trial's repository holds the base tree alone (one root commit, no
 //! other refs, no reflog, no remotes), and the hidden test files are
 //! written only after the peer is gone.
 
+pub mod isolate;
+pub mod merge;
 pub mod outcomes;
+pub mod run;
+pub mod score;
 pub mod spec;
+pub mod start;
+pub mod state;
 pub mod task;
 pub mod trial;

@@ -24,7 +24,8 @@ pub struct Trial {
     /// Test files and test infrastructure the peer changed, reverted before
     /// the tests ran.
     pub tampered_tests: Vec<String>,
-    /// The peer's result status (`ok`, `error`, `timeout`, …).
+    /// The peer's result status as `baton run` prints it (`success`,
+    /// `failed`, `timeout`, `cancelled`, `error`).
     pub status: String,
     /// The failure kind of a peer that did not finish (`rate_limited`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,6 +7,7 @@
 
 pub mod ask;
 pub mod attach;
+pub mod bench;
 pub mod completions;
 pub mod council;
 pub mod doctor;
@@ -104,6 +105,9 @@ pub enum Command {
     Agents,
     /// What peers spent: tokens, cost and runs (ok, failed by kind, fell back), from baton's records.
     Usage(usage::UsageArgs),
+    /// Which agent and model work best on this repository, measured on its own history.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// Several peers propose, critique each other blind, a chair plans, one writes, the others review.
     #[command(subcommand)]
     Council(council::CouncilCommand),
@@ -321,6 +325,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
             output::json_line(&v)?;
             Ok(0)
         }
+        Some(Command::Bench(c)) => bench::command(c, mode),
         Some(Command::Council(c)) => council::command(c, mode),
         Some(Command::CouncilRunner(a)) => council::runner(a),
         Some(Command::FanoutRunner(a)) => crate::fanout::runner(&a.id, &a.root),

@@ -40,6 +40,7 @@ pub const NAMES: &[&str] = &[
     "jobs",
     "agents",
     "doctor",
+    "bench-trial",
 ];
 
 /// The schema called `name` (`None`: the result's).
@@ -58,6 +59,7 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         Some("agents") => Some(typed::<crate::doctor::agents::Listing>("agents")),
         Some("doctor") => Some(typed::<crate::doctor::Report>("doctor")),
         Some("council") => Some(council()),
+        Some("bench-trial") => Some(typed::<crate::bench::trial::Trial>("bench-trial")),
         Some(n) => crate::council::result::named(n),
     }
 }

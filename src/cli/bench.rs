@@ -1,0 +1,89 @@
+//! `baton bench run|merge`: their flags, turned into `bench::run::BenchRequest`
+//! and `bench::merge::merge` calls. The bench itself lives in `bench`.
+
+use clap::{Args, Subcommand};
+
+use crate::bench;
+use crate::error::{Error, Result};
+use crate::output::Mode;
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// Hand every task of a set to each setting in a repository without history; score by the hidden tests.
+    Run(RunArgs),
+    /// Join the records of shards (`--shard I/N`) into one record.
+    Merge(MergeArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The task set: its folder, or the name of a set of this repository.
+    #[arg(value_name = "SET", required_unless_present = "resume")]
+    pub set: Option<String>,
+    /// The settings, comma-separated: AGENT or AGENT:MODEL (e.g. codex,claude:opus,pi).
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        required_unless_present = "resume"
+    )]
+    pub agents: Vec<String>,
+    /// How many times each task goes to each setting.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub repeat: u32,
+    /// The peer's access in its trial: workspace or read-only.
+    #[arg(long, value_name = "workspace|read-only")]
+    pub access: Option<String>,
+    /// The most one trial's peer (and then its tests) may take, e.g. 20m [default: 60m].
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+    /// Dollars each trial's peer may spend.
+    #[arg(long, value_name = "USD")]
+    pub max_usd: Option<f64>,
+    /// Trials run at a time.
+    #[arg(long, value_name = "J", default_value_t = 1)]
+    pub jobs: u32,
+    /// Run only slice I of N of the sorted trials (join the slices with `bench merge`).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// Go on with bench run ID: only the trials it has not recorded.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["set", "agents", "repeat", "access", "timeout", "max_usd", "shard"])]
+    pub resume: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// The records to join: bench run ids, or their folders.
+    #[arg(value_name = "ID_OR_DIR", required = true)]
+    pub records: Vec<String>,
+    /// Write into this record (a new id when left out).
+    #[arg(long, value_name = "ID")]
+    pub into: Option<String>,
+}
+
+pub fn command(c: BenchCommand, mode: Mode) -> Result<i32> {
+    crate::config::install(crate::config::Config::load(None)?);
+    match c {
+        BenchCommand::Run(a) => bench::run::command(
+            bench::run::BenchRequest {
+                set: a.set,
+                agents: a.agents,
+                repeat: a.repeat,
+                access: a.access,
+                timeout: a.timeout,
+                max_usd: a.max_usd,
+                jobs: a.jobs,
+                shard: a.shard,
+                resume: a.resume,
+            },
+            mode,
+        ),
+        BenchCommand::Merge(a) => {
+            let cwd =
+                std::env::current_dir().map_err(|e| Error::io("reading the current folder", e))?;
+            let root = crate::fsutil::project_root(&cwd);
+            let m = bench::merge::merge(&root, &a.records, a.into.as_deref())?;
+            crate::output::emit(&m, mode)
+        }
+    }
+}
