@@ -3,7 +3,8 @@
 //!
 //! - [`task`]: the task set on disk (one JSON file per task), its checks;
 //! - [`trial`]: one trial's record, what `bench run` writes and `bench
-//!   report` reads.
+//!   report` reads;
+//! - [`report`] (with [`stats`]): what `bench report` makes of the trials.
 //!
 //! A task's hidden tests and reference commit are never shown to a peer:
 //! the trial's repository holds the base tree alone (one root commit, no
@@ -11,6 +12,8 @@
 //! written only after the peer is gone.
 
 pub mod outcomes;
+pub mod report;
 pub mod spec;
+pub mod stats;
 pub mod task;
 pub mod trial;
