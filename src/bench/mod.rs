@@ -13,6 +13,7 @@
 
 pub mod outcomes;
 pub mod report;
+pub mod report_text;
 pub mod spec;
 pub mod stats;
 pub mod task;
