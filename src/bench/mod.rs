@@ -11,6 +11,7 @@
 //! other refs, no reflog, no remotes), and the hidden test files are
 //! written only after the peer is gone.
 
+pub mod html;
 pub mod outcomes;
 pub mod report;
 pub mod report_text;
