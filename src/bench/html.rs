@@ -61,7 +61,7 @@ code{font:0.92em ui-monospace,monospace;background:#f0f0f0;padding:0 .25em;borde
 .rec{font-size:1.1rem;padding:.8rem 1rem;border-left:4px solid #3b6ea5;background:#f3f7fb}
 .meta{color:#555}.note{color:#8a5a00}
 table{border-collapse:collapse;margin:.5rem 0}th,td{padding:.25rem .6rem;text-align:left;border-bottom:1px solid #ddd;vertical-align:top}
-td.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 td.yes{background:#e3f3e3}td.no{background:#f8e5e5}td.none{color:#999}
 svg{max-width:100%;height:auto}svg text{font:12px system-ui,sans-serif;fill:#1b1b1b}
 .bar{fill:#3b6ea5}.cost{fill:#c27c2c}.grid{stroke:#ddd}.whisker{stroke:#1b1b1b;stroke-width:1.5}.unknown{fill:#888}

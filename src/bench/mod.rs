@@ -4,7 +4,8 @@
 //! - [`task`]: the task set on disk (one JSON file per task), its checks;
 //! - [`trial`]: one trial's record, what `bench run` writes and `bench
 //!   report` reads;
-//! - [`report`] (with [`stats`]): what `bench report` makes of the trials.
+//! - [`report`] (with [`stats`]): what `bench report` makes of the trials,
+//!   shown by [`report_text`] and [`html`]; [`report_cmd`] reads a record.
 //!
 //! A task's hidden tests and reference commit are never shown to a peer:
 //! the trial's repository holds the base tree alone (one root commit, no
@@ -14,6 +15,7 @@
 pub mod html;
 pub mod outcomes;
 pub mod report;
+pub mod report_cmd;
 pub mod report_text;
 pub mod spec;
 pub mod stats;

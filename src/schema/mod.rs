@@ -40,6 +40,7 @@ pub const NAMES: &[&str] = &[
     "jobs",
     "agents",
     "doctor",
+    "bench-report",
 ];
 
 /// The schema called `name` (`None`: the result's).
@@ -57,6 +58,7 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         Some("jobs") => Some(typed::<crate::job::Listing>("jobs")),
         Some("agents") => Some(typed::<crate::doctor::agents::Listing>("agents")),
         Some("doctor") => Some(typed::<crate::doctor::Report>("doctor")),
+        Some("bench-report") => Some(typed::<crate::bench::report::Report>("bench-report")),
         Some("council") => Some(council()),
         Some(n) => crate::council::result::named(n),
     }
