@@ -16,6 +16,7 @@ pub mod html;
 pub mod outcomes;
 pub mod report;
 pub mod report_cmd;
+pub mod report_json;
 pub mod report_text;
 pub mod spec;
 pub mod stats;
