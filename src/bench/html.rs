@@ -122,10 +122,10 @@ const WIDTH: f64 = 800.0;
 
 fn chart_open(h: &mut String, rows: usize, label: &str) {
     let height = rows as f64 * ROW_H + 30.0;
-    let _ = write!(
+    let _ = writeln!(
         h,
         "<svg role=\"img\" aria-label=\"{label}\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" \
-         height=\"{height}\">\n"
+         height=\"{height}\">"
     );
 }
 

@@ -197,7 +197,7 @@ fn pair(a: &str, b: &str, trials: &[Trial], repeated: bool) -> PairReport {
     }
     let paired = both + only_a + only_b + neither;
     let p_value = stats::mcnemar_exact(only_a, only_b);
-    let better = (p_value < ALPHA).then(|| if only_a > only_b { a } else { b });
+    let better = (p_value < ALPHA).then_some(if only_a > only_b { a } else { b });
     let what = if repeated { "trials" } else { "tasks" };
     let verdict = match better {
         _ if paired == 0 => format!("`{a}` and `{b}` ran none of the same {what}: not compared"),
