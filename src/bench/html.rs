@@ -256,7 +256,11 @@ fn settings_table(r: &Report) -> String {
         );
         let cps = match (s.cost_per_solved_usd, &s.cost_note) {
             (Some(c), _) => usd(c),
-            (None, Some(n)) => format!("- <span class=\"note\">({})</span>", esc(n)),
+            (None, Some(n)) => format!(
+                "- <span class=\"note\" title=\"{}\">({})</span>",
+                esc(n),
+                esc(&short_note(n))
+            ),
             (None, None) => dash(),
         };
         let _ = writeln!(
@@ -298,7 +302,7 @@ fn pairs_table(r: &Report) -> String {
         let _ = writeln!(
             h,
             "<tr><td><code>{}</code></td><td><code>{}</code></td><td class=\"n\">{}</td>\
-             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
+             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
             esc(&p.a),
             esc(&p.b),
             p.both_solved,
