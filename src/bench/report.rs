@@ -73,6 +73,12 @@ pub fn build(spec: &Spec, trials: &[Trial], set: Result<&[Task], String>) -> Rep
     ids.extend(titles.keys());
     ids.sort();
     ids.dedup();
+    // (trials, solved) per (task, setting), counted in one pass.
+    let mut cells: BTreeMap<(&str, &str), (u64, u64)> = BTreeMap::new();
+    for t in trials {
+        let c = cells.entry((&t.task, &t.setting)).or_default();
+        *c = (c.0 + 1, c.1 + t.solved as u64);
+    }
     let tasks = ids
         .into_iter()
         .map(|id| TaskRow {
@@ -81,9 +87,10 @@ pub fn build(spec: &Spec, trials: &[Trial], set: Result<&[Task], String>) -> Rep
             results: names
                 .iter()
                 .map(|n| {
-                    let mine = trials.iter().filter(|t| &t.task == id && &t.setting == n);
-                    let (trials, solved) =
-                        mine.fold((0, 0), |(k, s), t| (k + 1, s + t.solved as u64));
+                    let (trials, solved) = cells
+                        .get(&(id.as_str(), n.as_str()))
+                        .copied()
+                        .unwrap_or_default();
                     TaskResult {
                         setting: n.clone(),
                         trials,

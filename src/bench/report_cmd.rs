@@ -110,4 +110,34 @@ mod tests {
         let e = locate(d.path(), "no such").unwrap_err();
         assert_eq!(e.kind(), "invalid_job_id");
     }
+
+    #[test]
+    fn a_damaged_set_or_no_trials_folder_still_reports() {
+        let d = tempfile::tempdir().unwrap();
+        let set = d.path().join("set");
+        std::fs::create_dir_all(&set).unwrap();
+        std::fs::write(set.join("t1.json"), "{}").unwrap();
+        let s = spec::Spec {
+            format: 1,
+            id: "0k1m2n3p4q5r6".into(),
+            set: set.clone(),
+            settings: vec!["a".into()],
+            repeat: 1,
+            shard: None,
+            created_at_ms: 0,
+            options: Default::default(),
+        };
+        spec::write(d.path(), &s).unwrap();
+        let r = read(d.path()).unwrap();
+        assert_eq!(r.trials, 0);
+        assert_eq!(r.set_tasks, None);
+        let note = r.set_note.unwrap();
+        assert!(
+            note.starts_with("the set could not be read: ") && note.contains("t1.json"),
+            "{note}"
+        );
+        std::fs::remove_file(set.join("t1.json")).unwrap();
+        let r = read(d.path()).unwrap();
+        assert_eq!((r.set_tasks, r.set_note), (Some(0), None));
+    }
 }
