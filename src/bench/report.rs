@@ -283,28 +283,27 @@ fn recommend(settings: &[SettingReport], pairs: &[PairReport]) -> Recommendation
                     .is_some_and(|p| p.paired > 0 && p.better.is_none())
         }))
         .collect();
-    let unknown: Vec<String> = as_good
+    // The others as good whose cost is unknown (the best's own is said
+    // where it matters).
+    let unknown: Vec<String> = as_good[1..]
         .iter()
         .filter(|s| s.cost_per_solved_usd.is_none())
         .map(|s| format!("`{}`", s.setting))
         .collect();
-    let unknown_note = |leave: &str| {
-        let u: Vec<&String> = unknown.iter().filter(|u| *u != leave).collect();
-        match u.as_slice() {
-            [] => String::new(),
-            [one] => format!(
-                "; {one} may be as good, but its cost per solved task is unknown, so it cannot \
+    let unknown_note = || match unknown.as_slice() {
+        [] => String::new(),
+        [one] => format!(
+            "; {one} may be as good, but its cost per solved task is unknown, so it cannot \
                  be called cheaper"
-            ),
-            many => format!(
-                "; {} may be as good, but their cost per solved task is unknown, so they cannot \
+        ),
+        many => format!(
+            "; {} may be as good, but their cost per solved task is unknown, so they cannot \
                  be called cheaper",
-                many.iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        }
+            many.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     let cheapest = as_good
         .iter()
@@ -317,15 +316,15 @@ fn recommend(settings: &[SettingReport], pairs: &[PairReport]) -> Recommendation
             best: Some(best.setting.clone()),
             cost_ratio: None,
             text: format!(
-                "for this repository: `{}` solves the most ({}); no setting as good has a known \
-                 cost per solved task, so none can be called cheapest{}",
+                "for this repository: `{}` solves the most ({}); its cost per solved task is \
+                 unknown ({}), so no setting can be called cheapest{}",
                 best.setting,
                 fraction(best),
-                unknown_note("")
+                best.cost_note.as_deref().unwrap_or("unpriced"),
+                unknown_note()
             ),
         };
     };
-    let picked = format!("`{}`", pick.setting);
     if pick.setting == best.setting {
         let others = as_good.len() - 1;
         let tail = if others == 0 {
@@ -345,7 +344,7 @@ fn recommend(settings: &[SettingReport], pairs: &[PairReport]) -> Recommendation
                 best.setting,
                 fraction(best),
                 usd(cost),
-                unknown_note(&picked)
+                unknown_note()
             ),
         };
     }
@@ -371,7 +370,7 @@ fn recommend(settings: &[SettingReport], pairs: &[PairReport]) -> Recommendation
             fraction(pick),
             fraction(best),
             p_text(p),
-            unknown_note(&format!("`{}`", best.setting))
+            unknown_note()
         ),
     }
 }
@@ -617,9 +616,31 @@ pub(crate) mod tests {
         let r = build(&spec(&["a", "b"]), &trials, no_set());
         assert_eq!(
             r.recommendation.text,
-            "for this repository: `a` solves the most (4/4); no setting as good has a known cost \
-             per solved task, so none can be called cheapest; `a`, `b` may be as good, but their \
-             cost per solved task is unknown, so they cannot be called cheaper"
+            "for this repository: `a` solves the most (4/4); its cost per solved task is unknown \
+             (4 of 4 trials unpriced: the CLI reported no cost and baton has no price for the \
+             model), so no setting can be called cheapest; `b` may be as good, but its cost per \
+             solved task is unknown, so it cannot be called cheaper"
+        );
+    }
+
+    #[test]
+    fn several_unpriced_settings_are_named_together() {
+        let mut trials = split(("a", Some(1.0)), ("b", None), [3, 0, 0, 0]);
+        let c: Vec<Trial> = trials
+            .iter()
+            .filter(|t| t.setting == "b")
+            .map(|t| Trial {
+                setting: "c".into(),
+                ..t.clone()
+            })
+            .collect();
+        trials.extend(c);
+        let r = build(&spec(&["a", "b", "c"]), &trials, no_set());
+        assert_eq!(
+            r.recommendation.text,
+            "for this repository: `a` solves the most (3/3) at $1.00 per solved task, the lowest \
+             cost among the 3 settings the paired test cannot tell apart; `b`, `c` may be as good, \
+             but their cost per solved task is unknown, so they cannot be called cheaper"
         );
     }
 
