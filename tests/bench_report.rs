@@ -359,3 +359,32 @@ fn errors_name_what_is_wrong() {
             .contains("has no bench.json")
     );
 }
+
+/// `baton serve`'s bench panel reads `GET /api/benches`: every bench run
+/// of the project, each what `baton bench report ID` prints, a damaged
+/// record listed with why; behind the session like every route.
+#[test]
+fn serve_lists_each_bench_run_as_its_report() {
+    let (env, record) = setup();
+    // A second record, damaged: listed with its error, the first still read.
+    let bad = record.parent().unwrap().join(UNKNOWN);
+    fs::create_dir_all(&bad).unwrap();
+    fs::write(bad.join("bench.json"), "{").unwrap();
+    let cli = env.run(&["bench", "report", ID]).json();
+    let srv = crate::serve::Server::start(&env);
+    let r = srv.req("GET", "/api/benches", &[], None);
+    assert_eq!(r.code, 401, "{}", r.body);
+    let session = srv.login();
+    let r = srv.get("/api/benches", &session);
+    assert_eq!(r.code, 200, "{}", r.body);
+    let j = r.json();
+    assert_eq!(j["benches"], json!([cli]));
+    assert_eq!(j["unreadable"][0]["id"], UNKNOWN);
+    assert!(
+        j["unreadable"][0]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not a bench run's spec"),
+        "{j}"
+    );
+}

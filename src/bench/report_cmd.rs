@@ -78,6 +78,48 @@ pub fn locate(cwd: &Path, target: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// Every bench run of the project at `root`, newest first, as `baton
+/// serve`'s bench panel shows them (`GET /api/benches`): a record that
+/// cannot be read is listed with why, never dropped and never fatal.
+pub fn all(root: &Path) -> Result<Listing> {
+    let dir = crate::state_dir::project(root)?.join(Kind::Bench.folder());
+    let mut ids: Vec<String> = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| crate::ids::is_valid(n))
+            .collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io(format!("listing {}", dir.display()), e)),
+    };
+    // Ids sort by the time they were made.
+    ids.sort_by(|a, b| b.cmp(a));
+    let mut out = Listing::default();
+    for id in ids {
+        match read(&dir.join(&id)) {
+            Ok(r) => out.benches.push(r),
+            Err(e) => out.unreadable.push(Unreadable {
+                id,
+                error: e.to_string(),
+            }),
+        }
+    }
+    Ok(out)
+}
+
+/// What `all` found.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Listing {
+    pub benches: Vec<report::Report>,
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A record `all` could not read, and why.
+#[derive(Debug, serde::Serialize)]
+pub struct Unreadable {
+    pub id: String,
+    pub error: String,
+}
+
 /// The report of the record in `record`.
 pub fn read(record: &Path) -> Result<report::Report> {
     let s = spec::read(record)?;
