@@ -5,14 +5,18 @@
 // that the page asks for nothing but itself, runs nothing, turns no record
 // string into an element, and that both SVG charts render: a solve-rate bar
 // with its interval whisker per setting, a cost bar per priced one, each
-// with a size on screen. Saves a screenshot.
+// with a size on screen. Saves a screenshot. Then the same record in a
+// project's state, and `baton serve`'s bench panel shows it (the same
+// numbers, the markup still text).
 //
 // Environment: as serve.mjs (BATON, BATON_E2E_BROWSER_DIR,
 // BATON_E2E_BROWSER_OUT, CHROMIUM).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import os from 'node:os';
+import readline from 'node:readline';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -108,6 +112,49 @@ try {
   if (await page.evaluate(() => window.pwned)) fail('a setting name ran as HTML');
   if (await page.locator('img, script, link, iframe').count() !== 0) fail('a record string became an element');
   if (!(await page.textContent('body')).includes(EVIL)) fail('the setting name is not shown as text');
+  if (problems.length) fail(`page problems: ${problems.join('; ')}`);
+
+  // --- serve's bench panel: the record in a project's state ---------------
+  const work = path.join(tmp, 'work');
+  fs.mkdirSync(work);
+  if (spawnSync('git', ['init', '-q', work]).status !== 0) fail('git init');
+  const canon = fs.realpathSync(work);
+  const key = `${path.basename(canon)}-${crypto.createHash('sha256').update(canon).digest('hex').slice(0, 16)}`;
+  const state = path.join(tmp, 'state');
+  const benches = path.join(state, 'repos', key, 'benches');
+  fs.mkdirSync(benches, { recursive: true, mode: 0o700 });
+  for (let d = benches; d !== tmp; d = path.dirname(d)) fs.chmodSync(d, 0o700);
+  fs.cpSync(record, path.join(benches, '0k1m2n3p4q5r6'), { recursive: true });
+  const srv = spawn(BATON, ['serve'], {
+    cwd: work, stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BATON_STATE_DIR: state, BATON_CONFIG: path.join(tmp, 'no-config.toml') },
+  });
+  try {
+    const line = await new Promise((resolve, reject) => {
+      readline.createInterface({ input: srv.stdout }).once('line', resolve);
+      srv.once('exit', (c) => reject(new Error(`baton serve exited ${c}`)));
+    });
+    const { url: served } = JSON.parse(line);
+    await ctx.setOffline(false);
+    const p2 = await ctx.newPage();
+    p2.on('pageerror', (e) => problems.push(String(e)));
+    p2.on('request', (q) => { if (!q.url().startsWith('http://127.0.0.1:')) problems.push(`request to ${q.url()}`); });
+    await p2.goto(served);
+    await p2.locator('#bench').waitFor({ state: 'visible', timeout: 15000 });
+    const runs = p2.locator('#b-runs .bench');
+    if (await runs.count() !== 1) fail(`${await runs.count()} bench runs in the panel, not 1`);
+    const panel = await p2.textContent('#bench');
+    for (const want of ['bench 0k1m2n3p4q5r6', '15/20', '53–89 %', '$0.90', '1/9 the cost', EVIL]) {
+      if (!panel.includes(want)) fail(`the bench panel lacks ${want}: ${panel}`);
+    }
+    if (await p2.locator('#bench img').count() !== 0) fail('a setting name became an element in the panel');
+    if (await p2.evaluate(() => window.pwned)) fail('a setting name ran in the panel');
+    fs.mkdirSync(OUT, { recursive: true });
+    await p2.locator('#bench').screenshot({ path: path.join(OUT, 'bench-panel.png') });
+    say('serve\'s bench panel shows the run: its numbers, its verdicts, the markup as text');
+  } finally {
+    srv.kill('SIGTERM');
+  }
   if (problems.length) fail(`page problems: ${problems.join('; ')}`);
 
   fs.mkdirSync(OUT, { recursive: true });
