@@ -393,7 +393,8 @@ pub fn percent_range(i: Interval) -> String {
     format!("{:.0}–{:.0} %", i.low * 100.0, i.high * 100.0)
 }
 
-/// `p = 0.02`, `p = 1.0`, `p = 0.004`, `p < 0.001`.
+/// `p = 0.02`, `p = 1.0`, `p = 0.004`, `p < 0.001`; `p < 0.05` for a p
+/// just under the threshold that two decimals would show as 0.05.
 pub fn p_text(p: f64) -> String {
     if p < 0.001 {
         return "p < 0.001".into();
@@ -403,6 +404,10 @@ pub fn p_text(p: f64) -> String {
     } else {
         format!("{p:.2}")
     };
+    // Rounded up to the threshold, a significant p would read as not.
+    if p < ALPHA && s.parse::<f64>().is_ok_and(|shown| shown >= ALPHA) {
+        return format!("p < {ALPHA}");
+    }
     let s = s.trim_end_matches('0');
     let s = if s.ends_with('.') {
         format!("{s}0")
@@ -806,6 +811,9 @@ pub(crate) mod tests {
         assert_eq!(p_text(0.02), "p = 0.02");
         assert_eq!(p_text(0.0078125), "p = 0.008");
         assert_eq!(p_text(0.0004), "p < 0.001");
+        assert_eq!(p_text(0.0496), "p < 0.05");
+        assert_eq!(p_text(0.05), "p = 0.05");
+        assert_eq!(p_text(0.0549), "p = 0.05");
         assert_eq!(usd(0.9), "$0.90");
         assert_eq!(usd(12.3), "$12.30");
         assert_eq!(usd(0.0042), "$0.0042");
