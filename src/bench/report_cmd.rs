@@ -47,11 +47,12 @@ fn cwd_join(path: &Path) -> Result<PathBuf> {
     Ok(here.join(path))
 }
 
-/// The record folder `target` names: a path when it has a `/` in it or is
-/// not an id but a folder that exists, else a bench run's id in the store
-/// of the repository at `cwd`.
+/// The record folder `target` names: a path (from the current directory,
+/// as `--html`'s, whatever `--cwd` says) when it has a `/` in it or is not
+/// an id but a folder that exists, else a bench run's id in the store of
+/// the repository at `cwd`.
 pub fn locate(cwd: &Path, target: &str) -> Result<PathBuf> {
-    let as_path = cwd.join(target);
+    let as_path = cwd_join(Path::new(target))?;
     if target.contains('/') || (!crate::ids::is_valid(target) && as_path.is_dir()) {
         if !as_path.join(spec::SPEC_FILE).is_file() {
             return Err(Error::usage_hint(
@@ -143,11 +144,12 @@ mod tests {
     #[test]
     fn a_folder_without_a_spec_is_not_a_record() {
         let d = tempfile::tempdir().unwrap();
-        let e = locate(d.path(), "./").unwrap_err();
+        let dir = format!("{}/", d.path().display());
+        let e = locate(d.path(), &dir).unwrap_err();
         assert_eq!(e.kind(), "usage");
         assert!(e.to_string().contains("bench.json"), "{e}");
         std::fs::write(d.path().join("bench.json"), "{}").unwrap();
-        assert_eq!(locate(d.path(), "./").unwrap(), d.path().join("./"));
+        assert_eq!(locate(d.path(), &dir).unwrap(), PathBuf::from(&dir));
         // Not an id and no such folder: an invalid id.
         let e = locate(d.path(), "no such").unwrap_err();
         assert_eq!(e.kind(), "invalid_job_id");
