@@ -230,6 +230,20 @@ fn a_record_folder_reads_as_its_id_does_and_without_its_set() {
         .run(&["bench", "report", record.to_str().unwrap()])
         .json();
     assert_eq!(by_id, by_dir);
+    // From elsewhere: `--cwd` names the repository whose runs an id is of.
+    let out = env
+        .baton()
+        .current_dir(env.tmp.path())
+        .args(["bench", "report", ID, "--cwd", env.work.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let elsewhere: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(elsewhere, by_id);
     // Copied elsewhere, its set gone: the numbers stay, the titles go.
     let copy = env.tmp.path().join("copied");
     fs::create_dir_all(copy.join("trials")).unwrap();
