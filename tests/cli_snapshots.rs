@@ -26,6 +26,7 @@ const COMMANDS: &[&[&str]] = &[
     &["council", "approve"],
     &["council", "execute"],
     &["council", "list"],
+    &["bench", "report"],
     &["worktree"],
     &["worktree", "list"],
     &["worktree", "remove"],

@@ -7,19 +7,27 @@
 //! - [`run`]: `bench run` (the driver, from [`start`]) over [`isolate`] (the trial's
 //!   repository without history) and [`score`] (the hidden tests after the
 //!   peer); [`merge`]: shards joined into one record.
+//! - [`report`] (with [`stats`]): what `bench report` makes of the trials,
+//!   shown by [`report_text`] and [`html`]; [`report_cmd`] reads a record.
 //!
 //! A task's hidden tests and reference commit are never shown to a peer:
 //! the trial's repository holds the base tree alone (one root commit, no
 //! other refs, no reflog, no remotes), and the hidden test files are
 //! written only after the peer is gone.
 
+pub mod html;
 pub mod isolate;
 pub mod merge;
 pub mod outcomes;
+pub mod report;
+pub mod report_cmd;
+pub mod report_json;
+pub mod report_text;
 pub mod run;
 pub mod score;
 pub mod spec;
 pub mod start;
 pub mod state;
+pub mod stats;
 pub mod task;
 pub mod trial;

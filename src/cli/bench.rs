@@ -1,9 +1,12 @@
-//! `baton bench run|merge`: their flags, turned into `bench::run::BenchRequest`
-//! and `bench::merge::merge` calls. The bench itself lives in `bench`.
+//! `baton bench …`: its subcommands and flags, turned into the plain
+//! requests of `bench` (which never sees clap).
+
+use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
 use crate::bench;
+use crate::bench::report_cmd::{self, ReportRequest};
 use crate::error::{Error, Result};
 use crate::output::Mode;
 
@@ -13,6 +16,8 @@ pub enum BenchCommand {
     Run(RunArgs),
     /// Join the records of shards (`--shard I/N`) into one record.
     Merge(MergeArgs),
+    /// Who solved what, at what cost: solve rates with 95 % intervals, paired tests, a recommendation.
+    Report(ReportArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -61,6 +66,19 @@ pub struct MergeArgs {
     pub into: Option<String>,
 }
 
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// A bench run's id, or the folder of its record (a path with a `/`).
+    #[arg(value_name = "ID|DIR")]
+    pub target: String,
+    /// Also write the report as one self-contained HTML page (SVG charts, no script, opens offline).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// The repository whose bench runs an id names (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
 pub fn command(c: BenchCommand, mode: Mode) -> Result<i32> {
     crate::config::install(crate::config::Config::load(None)?);
     match c {
@@ -85,5 +103,13 @@ pub fn command(c: BenchCommand, mode: Mode) -> Result<i32> {
             let m = bench::merge::merge(&root, &a.records, a.into.as_deref())?;
             crate::output::emit(&m, mode)
         }
+        BenchCommand::Report(a) => report_cmd::command(
+            ReportRequest {
+                target: a.target,
+                html: a.html,
+                cwd: a.cwd,
+            },
+            mode,
+        ),
     }
 }

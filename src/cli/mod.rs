@@ -105,12 +105,12 @@ pub enum Command {
     Agents,
     /// What peers spent: tokens, cost and runs (ok, failed by kind, fell back), from baton's records.
     Usage(usage::UsageArgs),
-    /// Which agent and model work best on this repository, measured on its own history.
-    #[command(subcommand)]
-    Bench(bench::BenchCommand),
     /// Several peers propose, critique each other blind, a chair plans, one writes, the others review.
     #[command(subcommand)]
     Council(council::CouncilCommand),
+    /// Which peer works best on this repository: tasks from its history, trials, a report with error bars.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// Print the JSON Schema of the result, or of another output (`baton schema --help` names them).
     Schema(SchemaArgs),
     /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
@@ -325,8 +325,8 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
             output::json_line(&v)?;
             Ok(0)
         }
-        Some(Command::Bench(c)) => bench::command(c, mode),
         Some(Command::Council(c)) => council::command(c, mode),
+        Some(Command::Bench(c)) => bench::command(c, mode),
         Some(Command::CouncilRunner(a)) => council::runner(a),
         Some(Command::FanoutRunner(a)) => crate::fanout::runner(&a.id, &a.root),
         Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),

@@ -41,6 +41,7 @@ pub const NAMES: &[&str] = &[
     "agents",
     "doctor",
     "bench-trial",
+    "bench-report",
 ];
 
 /// The schema called `name` (`None`: the result's).
@@ -58,6 +59,7 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         Some("jobs") => Some(typed::<crate::job::Listing>("jobs")),
         Some("agents") => Some(typed::<crate::doctor::agents::Listing>("agents")),
         Some("doctor") => Some(typed::<crate::doctor::Report>("doctor")),
+        Some("bench-report") => Some(typed::<crate::bench::report::Report>("bench-report")),
         Some("council") => Some(council()),
         Some("bench-trial") => Some(typed::<crate::bench::trial::Trial>("bench-trial")),
         Some(n) => crate::council::result::named(n),

@@ -1,5 +1,6 @@
 //! The routes: the embedded page, the token exchange, the fleet and one
-//! job's transcript, what was spent (`baton usage`), and the two actions
+//! job's transcript, what was spent (`baton usage`), the bench runs' reports
+//! (`baton bench report`), and the two actions
 //! (`cancel`, `continue`); a council's run transcript and cancel are in
 //! `councils`.
 //!
@@ -58,6 +59,7 @@ pub fn router(app: App) -> Router {
         .route("/api/session", post(session))
         .route("/api/jobs", get(jobs))
         .route("/api/usage", get(usage))
+        .route("/api/benches", get(benches))
         .route("/api/events", get(fleet_events))
         .route("/api/jobs/{id}/events", get(job_events))
         .route("/api/jobs/{id}/cancel", post(cancel))
@@ -134,6 +136,20 @@ async fn usage() -> Response {
     };
     match blocking(move || crate::spend::usage::report(&req)).await {
         Ok(r) => Json(r).into_response(),
+        Err(r) => r,
+    }
+}
+
+/// `GET /api/benches`: every bench run of this project, each what `baton
+/// bench report ID` prints (newest first), for the page's bench panel.
+async fn benches(State(app): State<App>) -> Response {
+    let root = app.store.root().map(std::path::Path::to_path_buf);
+    let listed = blocking(move || match root {
+        Some(root) => crate::bench::report_cmd::all(&root),
+        None => Ok(Default::default()),
+    });
+    match listed.await {
+        Ok(l) => Json(l).into_response(),
         Err(r) => r,
     }
 }

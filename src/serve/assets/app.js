@@ -269,12 +269,62 @@ async function loadUsage() {
   $('usage').hidden = t.calls === 0;
 }
 
-// Again shortly after a job ends (its call is in the ledger then), and once a minute.
+// Again shortly after a job ends (its call is in the ledger then), and once a
+// minute; the bench runs' reports with it.
 function refreshUsage(delay) {
   clearTimeout(usageTimer);
   usageTimer = setTimeout(() => {
+    loadBenches().catch(() => {});
     loadUsage().catch(() => {}).finally(() => refreshUsage(60000));
   }, delay);
+}
+
+// --- bench runs: what `baton bench report ID` says of each ---------------------
+
+function el(tag, text, cls) {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  if (cls) e.className = cls;
+  return e;
+}
+
+const pct = (x) => (x * 100).toFixed(0) + ' %';
+
+function benchRun(b) {
+  const box = el('div', undefined, 'bench');
+  box.appendChild(el('h3', 'bench ' + b.bench_id + ' · ' + b.trials + ' trials on '
+    + b.tasks_run + ' tasks · repeat ' + b.repeat));
+  const table = el('table');
+  const head = table.appendChild(el('thead')).appendChild(el('tr'));
+  ['setting', 'solved', 'rate', '95 % interval', '$/solved'].forEach((h, i) => {
+    head.appendChild(el('th', h, i ? 'num' : undefined));
+  });
+  const body = table.appendChild(el('tbody'));
+  for (const s of b.settings) {
+    const tr = body.appendChild(el('tr'));
+    const cells = [s.setting, s.solved + '/' + s.trials,
+      s.solve_rate === null ? '-' : pct(s.solve_rate),
+      s.interval ? (s.interval.low * 100).toFixed(0) + '–' + pct(s.interval.high) : '-',
+      s.cost_per_solved_usd === null ? '-' : '$' + s.cost_per_solved_usd.toFixed(2)];
+    cells.forEach((text, i) => {
+      const td = tr.appendChild(el('td', text, i ? 'num' : undefined));
+      if (i === 4 && s.cost_note) td.title = s.cost_note;
+    });
+  }
+  box.appendChild(table);
+  for (const p of b.pairs) box.appendChild(el('p', p.a + ' vs ' + p.b + ': ' + p.verdict, 'b-pair'));
+  box.appendChild(el('p', b.recommendation.text, 'b-rec'));
+  return box;
+}
+
+async function loadBenches() {
+  const r = await fetch('/api/benches', { headers: authed({}), cache: 'no-store' });
+  if (!r.ok) return;
+  const l = await r.json();
+  const runs = l.benches.map(benchRun);
+  for (const u of l.unreadable) runs.push(el('p', 'bench ' + u.id + ': ' + u.error, 'b-bad'));
+  $('b-runs').replaceChildren(...runs);
+  $('bench').hidden = runs.length === 0;
 }
 
 // --- the session and the API ---------------------------------------------------
