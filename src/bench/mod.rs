@@ -3,14 +3,23 @@
 //!
 //! - [`task`]: the task set on disk (one JSON file per task), its checks;
 //! - [`trial`]: one trial's record, what `bench run` writes and `bench
-//!   report` reads.
+//!   report` reads;
+//! - [`mine`]: `bench mine`, commits → tasks: [`history`] walks the
+//!   first-parent history, [`classify`] tells tests from code, [`validate`]
+//!   runs the tests at the parent and at the commit; [`sets`] keeps the
+//!   sets and answers `bench list` and `bench show`.
 //!
 //! A task's hidden tests and reference commit are never shown to a peer:
 //! the trial's repository holds the base tree alone (one root commit, no
 //! other refs, no reflog, no remotes), and the hidden test files are
 //! written only after the peer is gone.
 
+pub mod classify;
+pub mod history;
+pub mod mine;
 pub mod outcomes;
+pub mod sets;
 pub mod spec;
 pub mod task;
 pub mod trial;
+pub mod validate;

@@ -7,6 +7,7 @@
 
 pub mod ask;
 pub mod attach;
+pub mod bench;
 pub mod completions;
 pub mod council;
 pub mod doctor;
@@ -107,6 +108,9 @@ pub enum Command {
     /// Several peers propose, critique each other blind, a chair plans, one writes, the others review.
     #[command(subcommand)]
     Council(council::CouncilCommand),
+    /// Which peer works best on this repository, measured on its own history (see docs/bench.md).
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
     /// Print the JSON Schema of the result, or of another output (`baton schema --help` names them).
     Schema(SchemaArgs),
     /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
@@ -322,6 +326,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
             Ok(0)
         }
         Some(Command::Council(c)) => council::command(c, mode),
+        Some(Command::Bench(c)) => bench::command(c, mode),
         Some(Command::CouncilRunner(a)) => council::runner(a),
         Some(Command::FanoutRunner(a)) => crate::fanout::runner(&a.id, &a.root),
         Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
