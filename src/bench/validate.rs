@@ -5,7 +5,11 @@
 //! commit's tree. fail_to_pass are the tests that did not pass in A and
 //! pass in B (at least one is needed); pass_to_pass those that passed in
 //! both; a test that passed in A and does not pass in B rejects the
-//! candidate (the commit broke it, or it is flaky).
+//! candidate (the commit broke it, or it is flaky). A candidate that passes
+//! runs A once more: a fail_to_pass test that passes then failed by chance
+//! and is dropped (no fail_to_pass left: `flaky`), as is a pass_to_pass
+//! test that fails then. One rerun catches a test that fails at random,
+//! not one that fails once in a hundred runs.
 //!
 //! Each checkout is a fresh repository in baton's state directory
 //! (`checks/bench-*`, private, removed afterwards) that borrows the user's
@@ -54,6 +58,9 @@ pub enum Reason {
     /// A test that passed at the parent (with the test patch) does not
     /// pass at the commit.
     BreaksPassing,
+    /// Every fail_to_pass test passed when the parent's tests ran again:
+    /// they fail by chance, not for want of the fix.
+    Flaky,
     /// Mining was interrupted (Ctrl-C) before this candidate was judged.
     Interrupted,
 }
@@ -111,7 +118,7 @@ impl Setup {
 }
 
 /// Validate the candidate `commit` (first parent `parent`) whose hidden
-/// tests are `patch`.
+/// tests are `patch`: A, B, and for a task A again (flaky tests out).
 pub fn validate(
     s: &Setup,
     parent: &str,
@@ -130,7 +137,42 @@ pub fn validate(
         Side::NoPatch(why) => return Ok(Verdict::Rejected(Reason::PatchDoesNotApply, why)),
         Side::Stopped => return Ok(Verdict::Rejected(Reason::Interrupted, String::new())),
     };
-    Ok(judge(&a, &b))
+    let (fail_to_pass, pass_to_pass) = match judge(&a, &b) {
+        Verdict::Task {
+            fail_to_pass,
+            pass_to_pass,
+        } => (fail_to_pass, pass_to_pass),
+        rejected => return Ok(rejected),
+    };
+    // Once more at the parent: a test that fails there only by chance
+    // (the commonest false task) passes now.
+    let again = match side(s, &format!("{name}-c"), parent, Some(patch), stop)? {
+        Side::Ran(o) => o,
+        Side::NoPatch(why) => return Ok(Verdict::Rejected(Reason::PatchDoesNotApply, why)),
+        Side::Stopped => return Ok(Verdict::Rejected(Reason::Interrupted, String::new())),
+    };
+    Ok(steady(fail_to_pass, pass_to_pass, &again))
+}
+
+/// A task's lists without the tests that ran otherwise at the parent the
+/// second time (`again`); `Flaky` when no fail_to_pass test is left.
+pub fn steady(fail_to_pass: Vec<String>, pass_to_pass: Vec<String>, again: &Outcomes) -> Verdict {
+    let passed = |t: &String| again.get(t) == Some(&Outcome::Passed);
+    let (flaky, steady): (Vec<String>, Vec<String>) = fail_to_pass.into_iter().partition(passed);
+    if steady.is_empty() {
+        let names: Vec<&String> = flaky.iter().collect();
+        return Verdict::Rejected(
+            Reason::Flaky,
+            format!(
+                "failed at the parent once, then passed there: {}",
+                list(&names)
+            ),
+        );
+    }
+    Verdict::Task {
+        fail_to_pass: steady,
+        pass_to_pass: pass_to_pass.into_iter().filter(passed).collect(),
+    }
 }
 
 /// The verdict from the outcomes at the parent (`a`) and the commit (`b`).
@@ -337,6 +379,31 @@ mod tests {
         assert!(matches!(
             judge(&a, &Outcomes::new()),
             Verdict::Rejected(Reason::TestCmdFailedToRun, _)
+        ));
+    }
+
+    #[test]
+    fn a_test_that_passes_at_the_parent_the_second_time_is_flaky() {
+        use Outcome::*;
+        let f2p = vec!["fixed".to_string(), "lucky".to_string()];
+        let p2p = vec!["old".to_string(), "shaky".to_string()];
+        let again = o(&[
+            ("fixed", Failed),
+            ("lucky", Passed),
+            ("old", Passed),
+            ("shaky", Failed),
+        ]);
+        assert_eq!(
+            steady(f2p.clone(), p2p.clone(), &again),
+            Verdict::Task {
+                fail_to_pass: vec!["fixed".into()],
+                pass_to_pass: vec!["old".into()],
+            }
+        );
+        let all_lucky = o(&[("fixed", Passed), ("lucky", Passed)]);
+        assert!(matches!(
+            steady(f2p, p2p, &all_lucky),
+            Verdict::Rejected(Reason::Flaky, m) if m.contains("lucky")
         ));
     }
 }
