@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::output::render::{self, Render};
 
 use super::classify::{Kind, Patterns};
+use super::detect;
 use super::history::{self, Commit, Range};
 use super::sets;
 use super::task::{self, FORMAT, Runner, SetInfo, Task, TestCmd};
@@ -87,7 +88,7 @@ struct Candidate {
 
 pub fn mine(req: &MineRequest) -> Result<MineReport> {
     let top = toplevel(&req.cwd)?;
-    let test_cmd = test_cmd(&top, req.test_cmd.as_deref(), req.runner)?;
+    let test_cmd = detect::test_cmd(&top, req.test_cmd.as_deref(), req.runner)?;
     let patterns = Patterns::new(&req.tests)?;
     let (name, dir) = sets::place(&top, req.set.as_deref(), req.dir.as_deref())?;
     let commits = history::scan(&top, &req.range)?;
@@ -375,101 +376,6 @@ fn toplevel(cwd: &Path) -> Result<PathBuf> {
         ));
     }
     Ok(PathBuf::from(top))
-}
-
-/// The test command: `--test-cmd` with `--runner` (or the detected
-/// runner), else the one detected from the repository's files.
-pub fn test_cmd(top: &Path, given: Option<&str>, runner: Option<Runner>) -> Result<TestCmd> {
-    let detected = detect(top);
-    let hint = "give the command that runs the tests and the format it prints, e.g. \
-                --test-cmd 'cargo test --no-fail-fast' --runner cargo (runners: cargo, pytest, go, jest)";
-    match (given, runner, detected) {
-        (Some(c), _, _) if c.trim().is_empty() => {
-            Err(Error::usage_hint("--test-cmd is empty", hint))
-        }
-        (Some(c), Some(r), _) => Ok(TestCmd {
-            runner: r,
-            command: c.to_string(),
-        }),
-        (Some(c), None, Some(d)) => Ok(TestCmd {
-            runner: d.runner,
-            command: c.to_string(),
-        }),
-        (Some(_), None, None) => Err(Error::usage_hint(
-            "--test-cmd needs --runner here: baton cannot tell which format its output is in",
-            hint,
-        )),
-        (None, Some(r), _) => Ok(TestCmd {
-            runner: r,
-            command: default_command(r, top).to_string(),
-        }),
-        (None, None, Some(d)) => Ok(d),
-        (None, None, None) => Err(Error::usage_hint(
-            "no test command: baton found no Cargo.toml, pytest setup, go.mod or jest/vitest package.json",
-            hint,
-        )),
-    }
-}
-
-fn default_command(r: Runner, top: &Path) -> &'static str {
-    match r {
-        Runner::Cargo => "cargo test --no-fail-fast",
-        Runner::Pytest => "python3 -m pytest -rA",
-        Runner::Go => "go test -v ./...",
-        Runner::Jest => {
-            let pkg = std::fs::read_to_string(top.join("package.json")).unwrap_or_default();
-            if pkg.contains("vitest") {
-                "npx vitest run --reporter=json"
-            } else {
-                "npx jest --json"
-            }
-        }
-    }
-}
-
-/// The runner the repository's files point at (at its top), if one.
-fn detect(top: &Path) -> Option<TestCmd> {
-    let has = |f: &str| top.join(f).is_file();
-    let read = |f: &str| std::fs::read_to_string(top.join(f)).unwrap_or_default();
-    let runner = if has("Cargo.toml") {
-        Runner::Cargo
-    } else if has("pytest.ini")
-        || has("conftest.py")
-        || read("pyproject.toml").contains("[tool.pytest")
-        || read("setup.cfg").contains("[tool:pytest]")
-        || read("tox.ini").contains("[pytest]")
-        || any_py_test(top)
-    {
-        Runner::Pytest
-    } else if has("go.mod") {
-        Runner::Go
-    } else if has("package.json") && {
-        let p = read("package.json");
-        p.contains("\"jest\"") || p.contains("\"vitest\"")
-    } {
-        Runner::Jest
-    } else {
-        return None;
-    };
-    Some(TestCmd {
-        runner,
-        command: default_command(runner, top).to_string(),
-    })
-}
-
-/// A `test_*.py` at the top or in `tests/`.
-fn any_py_test(top: &Path) -> bool {
-    [top.to_path_buf(), top.join("tests")].iter().any(|d| {
-        std::fs::read_dir(d)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .any(|e| {
-                let n = e.file_name();
-                let n = n.to_string_lossy();
-                n.starts_with("test_") && n.ends_with(".py")
-            })
-    })
 }
 
 /// The options recorded in `set.json`.

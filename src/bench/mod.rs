@@ -5,7 +5,8 @@
 //! - [`trial`]: one trial's record, what `bench run` writes and `bench
 //!   report` reads;
 //! - [`mine`]: `bench mine`, commits → tasks: [`history`] walks the
-//!   first-parent history, [`classify`] tells tests from code, [`validate`]
+//!   first-parent history, [`classify`] tells tests from code, [`detect`]
+//!   finds the test command, [`validate`]
 //!   runs the tests at the parent and at the commit; [`sets`] keeps the
 //!   sets and answers `bench list` and `bench show`.
 //!
@@ -15,6 +16,7 @@
 //! written only after the peer is gone.
 
 pub mod classify;
+pub mod detect;
 pub mod history;
 pub mod mine;
 pub mod outcomes;

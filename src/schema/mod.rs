@@ -40,6 +40,11 @@ pub const NAMES: &[&str] = &[
     "jobs",
     "agents",
     "doctor",
+    "bench-task",
+    "bench-set",
+    "bench-mine",
+    "bench-list",
+    "bench-show",
 ];
 
 /// The schema called `name` (`None`: the result's).
@@ -57,6 +62,11 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         Some("jobs") => Some(typed::<crate::job::Listing>("jobs")),
         Some("agents") => Some(typed::<crate::doctor::agents::Listing>("agents")),
         Some("doctor") => Some(typed::<crate::doctor::Report>("doctor")),
+        Some("bench-task") => Some(typed::<crate::bench::task::Task>("bench-task")),
+        Some("bench-set") => Some(typed::<crate::bench::task::SetInfo>("bench-set")),
+        Some("bench-mine") => Some(typed::<crate::bench::mine::MineReport>("bench-mine")),
+        Some("bench-list") => Some(typed::<crate::bench::sets::Listing>("bench-list")),
+        Some("bench-show") => Some(typed::<crate::bench::sets::Shown>("bench-show")),
         Some("council") => Some(council()),
         Some(n) => crate::council::result::named(n),
     }
