@@ -11,7 +11,19 @@ use std::process::Command;
 
 use serde_json::Value;
 
+use crate::support::schema::Validator;
 use crate::support::{Env, Run, git};
+
+/// `v` matches `baton schema NAME`, unknown fields forbidden.
+fn conforms(env: &Env, name: &str, v: &Value) {
+    let mut s = Validator::new(env.run(&["schema", name]).json());
+    if let Err(e) = s.validate(v) {
+        panic!(
+            "{name}: {e:?}
+{v}"
+        );
+    }
+}
 
 const RUNNER: &str = r#"for t in tests/*.rs; do
   name=$(basename "$t" .rs)
@@ -301,11 +313,19 @@ fn mining_keeps_exactly_the_valid_tasks_and_leaves_the_checkout_alone() {
         .mode();
     assert_eq!(mode & 0o777, 0o600);
 
+    conforms(&env, "bench-mine", &report);
+    conforms(&env, "bench-task", &fix);
+    let info: Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("set.json")).unwrap()).unwrap();
+    conforms(&env, "bench-set", &info);
+
     // list and show.
     let list = env.run(&["bench", "list"]).json();
+    conforms(&env, "bench-list", &list);
     assert_eq!(list["sets"][0]["name"], "default");
     assert_eq!(list["sets"][0]["tasks"], 2);
     let shown = env.run(&["bench", "show", "default"]).json();
+    conforms(&env, "bench-show", &shown);
     assert_eq!(shown["tasks"].as_array().unwrap().len(), 2);
     assert_eq!(shown["set"]["name"], "default");
     let one = env.run(&["bench", "show", "default", &h.fix[..12]]).json();
