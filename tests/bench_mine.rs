@@ -362,6 +362,29 @@ fn without_validation_candidates_are_listed_and_nothing_is_written() {
     let paths = mine(&env, &["--no-validate", "--paths", "tests/two.rs"]);
     assert_eq!(paths["scanned"], 1);
     assert_eq!(paths["unvalidated"], serde_json::json!([h.fix]));
+    // The config's test patterns replace the conventions; `--tests` them.
+    fs::write(
+        env.tmp.path().join("user-config.toml"),
+        "[bench]\ntest_patterns = [\"tests/two.rs\"]\n",
+    )
+    .unwrap();
+    let configured = mine(&env, &["--no-validate"]);
+    assert_eq!(configured["unvalidated"], serde_json::json!([h.fix]));
+    let flagged = mine(&env, &["--no-validate", "--tests", "tests/*.rs"]);
+    assert_eq!(flagged["candidates"], h.candidates);
+    let text = env.run(&[
+        "bench",
+        "mine",
+        "--no-validate",
+        "--runner",
+        "cargo",
+        "--text",
+    ]);
+    assert!(
+        text.stdout.contains("1 candidate(s) not validated") && text.stdout.contains("no_tests "),
+        "{}",
+        text.stdout
+    );
 }
 
 #[test]

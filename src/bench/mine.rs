@@ -34,7 +34,7 @@ pub struct MineRequest {
     pub range: Range,
     pub test_cmd: Option<String>,
     pub runner: Option<Runner>,
-    /// `--tests GLOB`…: replace the conventions.
+    /// `--tests GLOB`…: replace the conventions (and `bench.test_patterns`).
     pub tests: Vec<String>,
     pub jobs: usize,
     pub set: Option<String>,
@@ -89,7 +89,15 @@ struct Candidate {
 pub fn mine(req: &MineRequest) -> Result<MineReport> {
     let top = toplevel(&req.cwd)?;
     let test_cmd = detect::test_cmd(&top, req.test_cmd.as_deref(), req.runner)?;
-    let patterns = Patterns::new(&req.tests)?;
+    // `--tests`, else the config's `bench.test_patterns`, else conventions.
+    let globs = if req.tests.is_empty() {
+        crate::config::active()
+            .list("bench.test_patterns")
+            .unwrap_or_default()
+    } else {
+        req.tests.clone()
+    };
+    let patterns = Patterns::new(&globs)?;
     let (name, dir) = sets::place(&top, req.set.as_deref(), req.dir.as_deref())?;
     let commits = history::scan(&top, &req.range)?;
     let scanned = commits.len();
@@ -179,7 +187,7 @@ pub fn mine(req: &MineRequest) -> Result<MineReport> {
         repo: top.display().to_string(),
         mined_at_ms: now,
         mined_by: mined_by(),
-        options: options(req, &test_cmd),
+        options: options(req, &globs, &test_cmd),
     };
     sets::write_info(&dir, &info)?;
     rejected.sort_by_key(|r| r.0);
@@ -379,12 +387,16 @@ fn toplevel(cwd: &Path) -> Result<PathBuf> {
 }
 
 /// The options recorded in `set.json`.
-fn options(req: &MineRequest, t: &TestCmd) -> serde_json::Map<String, serde_json::Value> {
+fn options(
+    req: &MineRequest,
+    globs: &[String],
+    t: &TestCmd,
+) -> serde_json::Map<String, serde_json::Value> {
     let mut m = serde_json::Map::new();
     m.insert("since".into(), serde_json::json!(req.range.since));
     m.insert("max".into(), serde_json::json!(req.range.max));
     m.insert("paths".into(), serde_json::json!(req.range.paths));
-    m.insert("tests".into(), serde_json::json!(req.tests));
+    m.insert("tests".into(), serde_json::json!(globs));
     m.insert("test_cmd".into(), serde_json::json!(t));
     m
 }
