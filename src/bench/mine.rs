@@ -211,11 +211,10 @@ fn mined_by() -> String {
 }
 
 /// The candidates, and the commits that are not (with their place).
-fn split(
-    top: &Path,
-    commits: Vec<Commit>,
-    patterns: &Patterns,
-) -> Result<(Vec<Candidate>, Vec<(usize, Rejected)>)> {
+type Split = (Vec<Candidate>, Vec<(usize, Rejected)>);
+
+/// Sort `commits` into `Split`.
+fn split(top: &Path, commits: Vec<Commit>, patterns: &Patterns) -> Result<Split> {
     let mut kinds: Vec<(Vec<String>, Vec<String>)> = Vec::new();
     let mut unit_wanted = BTreeMap::new();
     for c in &commits {

@@ -293,7 +293,8 @@ mod tests {
 
     #[test]
     fn a_hand_edited_task_is_checked_field_by_field() {
-        let cases: Vec<(&str, Box<dyn Fn(&mut Task)>)> = vec![
+        type Edit = Box<dyn Fn(&mut Task)>;
+        let cases: Vec<(&str, Edit)> = vec![
             ("id", Box::new(|t| t.id = "../x".into())),
             ("base", Box::new(|t| t.base = "HEAD".into())),
             ("commit", Box::new(|t| t.commit = "--upload-pack=x".into())),
