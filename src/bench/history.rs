@@ -5,8 +5,9 @@
 //! Rust unit tests live inside the file they test (`#[cfg(test)] mod
 //! tests`), so no path says they are tests. The rule, kept simple: in a
 //! commit that changes no conventional test file, a changed `.rs` file
-//! whose every diff hunk lies after its `#[cfg(test)]` line (in the old
-//! and the new version) is a test file. It costs two more git processes
+//! whose every diff hunk lies in its test module (from its first
+//! `#[cfg(test)]` line, or the blank lines right above it, to the end of the
+//! file; in the old and the new version) is a test file. It costs two more git processes
 //! for the whole scan (`git log --no-walk --stdin -U0` over those commits,
 //! `git cat-file --batch` for the versions), never one per commit.
 
@@ -193,7 +194,7 @@ pub fn unit_test_files(
     let input: String = wanted.keys().map(|s| format!("{s}\n")).collect();
     let diff = piped(g, input, "reading the Rust diffs")?;
     let hunks = parse_hunks(&String::from_utf8_lossy(&diff));
-    // The `#[cfg(test)]` line of each file's old and new version.
+    // Where the test module starts in each file's old and new version.
     let mut names = Vec::new();
     for (sha, (parent, files)) in wanted {
         for f in files {
@@ -225,17 +226,23 @@ pub fn unit_test_files(
     Ok(out)
 }
 
-/// Whether a hunk lies after the `#[cfg(test)]` lines (`old`: the old
-/// version's; `None` when it had none: then only an addition from the new
-/// `#[cfg(test)]` line on counts, the module being added).
+/// Whether a hunk lies in the test module: at or after its first line
+/// (`#[cfg(test)]`, or the blank lines just above it) in the old version
+/// (`old`; `None` when it had none: then only an addition counts, the module
+/// being added) and in the new one (`new`).
 fn in_tests((a, b, c, d): Hunk, old: Option<u64>, new: u64) -> bool {
-    match old {
-        None => b == 0 && c >= new,
-        Some(o) => {
-            let new_ok = if d == 0 { c >= new } else { c > new };
-            let old_ok = if b == 0 { a >= o } else { a > o };
-            new_ok && old_ok
+    // A hunk without lines on one side (`-a,0`, `+c,0`) sits after line
+    // `a` (`c`) of that side.
+    let after = |start: u64, len: u64, region: u64| {
+        if len == 0 {
+            start + 1 >= region
+        } else {
+            start >= region
         }
+    };
+    match old {
+        None => b == 0 && after(c, d, new),
+        Some(o) => after(a, b, o) && after(c, d, new),
     }
 }
 
@@ -270,7 +277,7 @@ fn parse_hunks(diff: &str) -> BTreeMap<(String, String), Vec<Hunk>> {
     out
 }
 
-/// `name → line of its first `#[cfg(test)]`` from the `git cat-file
+/// `name → first line of its test module` from the `git cat-file
 /// --batch` answers to `names` (a missing object: `None`). The answers come
 /// in the order asked, each `<oid> blob <size>\n…\n` or `<name> missing\n`.
 fn cfg_test_lines(out: &[u8], names: &[String]) -> BTreeMap<String, Option<u64>> {
@@ -299,10 +306,20 @@ fn cfg_test_lines(out: &[u8], names: &[String]) -> BTreeMap<String, Option<u64>>
             break;
         }
         let text = String::from_utf8_lossy(&body[..size]);
-        let at = text
-            .lines()
+        let lines: Vec<&str> = text.lines().collect();
+        // The module's first line: `#[cfg(test)]`, or the blank lines
+        // right above it (1-based).
+        let at = lines
+            .iter()
             .position(|l| l.trim() == "#[cfg(test)]")
-            .map(|n| n as u64 + 1);
+            .map(|n| {
+                let blank = lines[..n]
+                    .iter()
+                    .rev()
+                    .take_while(|l| l.trim().is_empty())
+                    .count();
+                (n - blank) as u64 + 1
+            });
         found.insert(i, at);
         i += 1;
     }
@@ -394,10 +411,15 @@ mod tests {
 
     #[test]
     fn a_hunk_counts_as_a_test_only_after_the_cfg_test_line() {
-        // cfg(test) at line 10 in both versions.
+        // The module from line 10 in both versions.
         assert!(in_tests((12, 1, 12, 2), Some(10), 10));
+        assert!(in_tests((10, 1, 10, 1), Some(10), 10));
+        assert!(!in_tests((9, 1, 9, 1), Some(10), 10));
         assert!(!in_tests((5, 1, 5, 1), Some(10), 10));
         assert!(!in_tests((12, 1, 5, 1), Some(10), 10));
+        // Lines deleted after line 9 of the new version: at the module's start.
+        assert!(in_tests((10, 2, 9, 0), Some(10), 10));
+        assert!(!in_tests((9, 2, 8, 0), Some(10), 10));
         // A test module added at the end of a file that had none.
         assert!(in_tests((20, 0, 21, 8), None, 21));
         assert!(!in_tests((3, 1, 3, 1), None, 21));
@@ -405,5 +427,72 @@ mod tests {
             "\x01abc\ndiff --git a/src/x.rs b/src/x.rs\n--- a/src/x.rs\n+++ b/src/x.rs\n@@ -12 +12,2 @@ mod tests {\n-a\n+b\n+c\n",
         );
         assert_eq!(h[&("abc".into(), "src/x.rs".into())], [(12, 1, 12, 2)]);
+    }
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = crate::git::git(dir)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn commit_file(dir: &Path, path: &str, text: &str) -> String {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-qm", path]);
+        git(dir, &["rev-parse", "HEAD"])
+    }
+
+    #[test]
+    fn a_rust_file_changed_only_in_its_test_module_is_a_test_file() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        git(r, &["init", "-q"]);
+        let lib = |f: u32, t: u32| {
+            format!(
+                "pub fn f() -> u32 {{\n    {f}\n}}\n\n#[cfg(test)]\nmod tests {{\n    #[test]\n    fn t() {{\n        assert_eq!(super::f(), {t});\n    }}\n}}\n"
+            )
+        };
+        let c0 = commit_file(r, "src/a.rs", &lib(1, 1));
+        let test_only = commit_file(r, "src/a.rs", &lib(1, 2));
+        let code_only = commit_file(r, "src/a.rs", &lib(3, 2));
+        let both = commit_file(r, "src/a.rs", &lib(4, 4));
+        // A test module added to a file that had none.
+        let plain = commit_file(r, "src/b.rs", "pub fn g() {}\n");
+        let added = commit_file(
+            r,
+            "src/b.rs",
+            "pub fn g() {}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {}\n}\n",
+        );
+        let scanned = scan(
+            r,
+            &Range {
+                max: 10,
+                ..Range::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(scanned.len(), 6);
+        let wanted: BTreeMap<String, (String, Vec<String>)> = scanned
+            .iter()
+            .filter_map(|c| Some((c.sha.clone(), (c.parent.clone()?, c.files.clone()))))
+            .collect();
+        let found = unit_test_files(r, &wanted).unwrap();
+        let tests: Vec<&String> = found.keys().collect();
+        let mut want = vec![&test_only, &added];
+        want.sort();
+        assert_eq!(
+            tests, want,
+            "code_only {code_only}, both {both}, plain {plain}, root {c0}"
+        );
+        assert_eq!(found[&test_only], ["src/a.rs"]);
     }
 }

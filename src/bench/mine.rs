@@ -159,17 +159,18 @@ pub fn mine(req: &MineRequest) -> Result<MineReport> {
                     mined_by: mined_by(),
                     described_by: None,
                 };
-                if let Err(e) = task::write(&dir, &t) {
+                if let Err(e) = t.check() {
                     rejected.push((
                         c.at,
                         Rejected {
                             commit: at,
-                            reason: Reason::BadPath,
+                            reason: Reason::BadTask,
                             detail: e.to_string(),
                         },
                     ));
                     continue;
                 }
+                task::write(&dir, &t)?;
                 report.rows.push(vec![
                     t.id.clone(),
                     t.fail_to_pass.len().to_string(),

@@ -61,6 +61,9 @@ pub enum Reason {
     /// Every fail_to_pass test passed when the parent's tests ran again:
     /// they fail by chance, not for want of the fix.
     Flaky,
+    /// The task fails its own checks (`task::Task::check`: an empty
+    /// message, say).
+    BadTask,
     /// Mining was interrupted (Ctrl-C) before this candidate was judged.
     Interrupted,
 }
