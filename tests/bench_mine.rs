@@ -212,9 +212,18 @@ fn mine(env: &Env, extra: &[&str]) -> Value {
         "cargo",
     ];
     args.extend(extra);
+    // A user whose git colours everything and drops the a/ b/ prefixes:
+    // the test patch must apply all the same.
+    let gitconfig = env.tmp.path().join("gitconfig");
+    fs::write(
+        &gitconfig,
+        "[color]\n\tui = always\n[diff]\n\tnoprefix = true\n",
+    )
+    .unwrap();
     let r = Run::from(
         env.baton()
             .args(&args)
+            .env("GIT_CONFIG_GLOBAL", &gitconfig)
             .env("FLAKY_COUNTER", env.tmp.path().join("flaky-counter"))
             .output()
             .unwrap(),

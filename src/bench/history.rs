@@ -52,6 +52,7 @@ pub fn scan(top: &Path, range: &Range) -> Result<Vec<Commit>> {
         "--name-status",
         "--no-renames",
         "-z",
+        "--no-color",
         "--format=%x01%H %P%x00%B%x00",
     ])
     .arg(format!("--max-count={}", range.max));
@@ -187,6 +188,10 @@ pub fn unit_test_files(
         "--diff-merges=first-parent",
         "--no-renames",
         "-U0",
+        "--no-color",
+        // Whatever `diff.noprefix` or `diff.mnemonicPrefix` say.
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
         "--format=%x01%H",
     ])
     .args(crate::git::DIFF)

@@ -347,10 +347,15 @@ fn one(
     let mut g = crate::git::git(top);
     g.arg("diff")
         .args(crate::git::DIFF)
+        // A patch `git apply` reads, whatever the user's diff settings
+        // (colour, prefixes) are.
         .args([
             "--binary",
             "--full-index",
             "--no-renames",
+            "--no-color",
+            "--src-prefix=a/",
+            "--dst-prefix=b/",
             &c.parent,
             &c.commit.sha,
             "--",
