@@ -381,6 +381,25 @@ fn without_validation_candidates_are_listed_and_nothing_is_written() {
     assert_eq!(configured["unvalidated"], serde_json::json!([h.fix]));
     let flagged = mine(&env, &["--no-validate", "--tests", "tests/*.rs"]);
     assert_eq!(flagged["candidates"], h.candidates);
+    // `--dir`: the set where the user says; `--max 3`: the three newest.
+    let dir = env.tmp.path().join("my-set");
+    let to_dir = mine(
+        &env,
+        &[
+            "--max",
+            "3",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--tests",
+            "tests/*.rs",
+        ],
+    );
+    assert_eq!(to_dir["tasks"], serde_json::json!([&h.merge[..12]]));
+    assert_eq!(to_dir["set"], "my-set");
+    assert!(dir.join(format!("{}.json", &h.merge[..12])).is_file());
+    let info: Value =
+        serde_json::from_str(&fs::read_to_string(dir.join("set.json")).unwrap()).unwrap();
+    assert_eq!(info["options"]["tests"], serde_json::json!(["tests/*.rs"]));
     let text = env.run(&[
         "bench",
         "mine",
