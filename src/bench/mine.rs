@@ -423,7 +423,7 @@ impl Render for MineReport {
         let mut s = format!(
             "set {} ({}): {} task(s) from {} candidate(s), {} commit(s) looked at\n",
             self.set,
-            self.dir,
+            render::clean(&self.dir, render::Shape::Line),
             self.tasks.len(),
             self.candidates,
             self.scanned

@@ -245,11 +245,11 @@ impl Render for Shown {
     fn text(&self) -> String {
         let mut s = format!(
             "set {} ({}): {} task(s), mined {} from {}\n",
-            self.set.name,
-            self.dir,
+            render::clean(&self.set.name, render::Shape::Line),
+            render::clean(&self.dir, render::Shape::Line),
             self.tasks.len(),
             when(self.set.mined_at_ms),
-            self.set.repo
+            render::clean(&self.set.repo, render::Shape::Line)
         );
         let mut rows = vec![
             ["TASK", "FAIL→PASS", "PASS→PASS", "TEXT"]
@@ -274,25 +274,73 @@ impl Render for Task {
         0
     }
 
+    /// Everything here came from the repository (a commit message, file
+    /// and test names): cleaned of control characters before a terminal
+    /// sees it.
     fn text(&self) -> String {
+        use render::{Shape, clean};
+        let line = |x: &str| clean(x, Shape::Line).into_owned();
         let mut s = format!(
             "task {} (base {}, commit {})\n\n{}\n\nfail_to_pass:\n",
             self.id,
             &self.base[..12],
             &self.commit[..12],
-            self.task.trim()
+            clean(self.task.trim(), Shape::Block)
         );
         for t in &self.fail_to_pass {
-            s.push_str(&format!("  {t}\n"));
+            s.push_str(&format!("  {}\n", line(t)));
         }
         s.push_str(&format!(
             "pass_to_pass: {} test(s)\ntest files: {}\nsource files: {}\ntest command ({:?}): {}\n",
             self.pass_to_pass.len(),
-            self.test_files.join(", "),
-            self.source_files.join(", "),
+            line(&self.test_files.join(", ")),
+            line(&self.source_files.join(", ")),
             self.test_cmd.runner,
-            self.test_cmd.command
+            line(&self.test_cmd.command)
         ));
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::task::{FORMAT, Runner, TestCmd};
+
+    #[test]
+    fn a_task_shown_to_people_carries_no_control_characters() {
+        let t = Task {
+            format: FORMAT,
+            id: "0123456789ab".into(),
+            base: "a".repeat(40),
+            commit: "b".repeat(40),
+            task: "Fix it\x1b]0;owned\x07\n\nbody\x1b[2J".into(),
+            source_files: vec!["src/\x1b[31mx.rs".into()],
+            test_files: vec!["tests/x.rs".into()],
+            test_patch: "diff".into(),
+            test_cmd: TestCmd {
+                runner: Runner::Cargo,
+                command: "sh t.sh".into(),
+            },
+            fail_to_pass: vec!["x\x1b[1m".into()],
+            pass_to_pass: vec![],
+            mined_at_ms: 0,
+            mined_by: "baton".into(),
+            described_by: None,
+        };
+        let text = t.text();
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+        assert!(text.contains("body"), "{text}");
+    }
+
+    #[test]
+    fn a_set_name_is_checked_before_it_names_a_folder() {
+        let d = tempfile::tempdir().unwrap();
+        for bad in ["../x", "A", "", "-x", "a/b"] {
+            let e = place(d.path(), Some(bad), None).unwrap_err();
+            assert_eq!(e.kind(), "usage", "{bad}");
+        }
+        let (name, dir) = place(d.path(), None, Some(&d.path().join("s"))).unwrap();
+        assert_eq!((name.as_str(), dir), ("s", d.path().join("s")));
     }
 }
