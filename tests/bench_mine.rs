@@ -429,3 +429,46 @@ fn without_a_test_command_mining_says_how_to_give_one() {
     let r = env.run(&["bench", "mine", "--set", "../x", "--runner", "cargo"]);
     assert_eq!(r.code, 2, "{}", r.stdout);
 }
+
+#[test]
+fn a_peer_describes_a_task_unless_it_quotes_the_fix() {
+    let env = Env::new();
+    let h = history(&env);
+    // A fake codex: for the pull request it quotes the fix (`six = 6`);
+    // for the other task it writes an issue.
+    env.fake(
+        "codex",
+        r#"input="$*$(cat)"
+case "$input" in
+*"Support six"*) text='Six is missing. Add six = 6 to the library.' ;;
+*) text='Two is wrong\n\nAsking for two gives 3.' ;;
+esac
+printf '{"type":"thread.started","thread_id":"t"}\n{"type":"turn.started"}\n'
+printf '{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"%s"}}\n' "$text"
+printf '{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens":0,"output_tokens":1,"reasoning_output_tokens":0}}\n'"#,
+    );
+    let report = mine(&env, &["--describe", "codex", "--set", "described"]);
+    assert_eq!(
+        report["tasks"],
+        serde_json::json!([&h.merge[..12], &h.fix[..12]])
+    );
+    let dir = Path::new(report["dir"].as_str().unwrap());
+    let read = |sha: &str| -> Value {
+        serde_json::from_str(&fs::read_to_string(dir.join(format!("{}.json", &sha[..12]))).unwrap())
+            .unwrap()
+    };
+    let fix = read(&h.fix);
+    assert_eq!(fix["task"], "Two is wrong\n\nAsking for two gives 3.");
+    assert_eq!(fix["described_by"], "codex");
+    let merge = read(&h.merge);
+    assert_eq!(merge["task"], "Support six\n\nSix was missing.");
+    assert!(merge.get("described_by").is_none(), "{merge}");
+    let warnings = report["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    let w = warnings[0].as_str().unwrap();
+    assert!(
+        w.contains(&h.merge[..12]) && w.contains("quoted the fix") && w.contains("six = 6"),
+        "{w}"
+    );
+    conforms(&env, "bench-mine", &report);
+}

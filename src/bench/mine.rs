@@ -21,11 +21,11 @@ use crate::error::{Error, Result};
 use crate::output::render::{self, Render};
 
 use super::classify::{Kind, Patterns};
-use super::detect;
 use super::history::{self, Commit, Range};
 use super::sets;
 use super::task::{self, FORMAT, Runner, SetInfo, Task, TestCmd};
 use super::validate::{self, Reason, Setup, Verdict};
+use super::{describe, detect};
 
 /// What `bench mine` was asked.
 #[derive(Debug, Clone)]
@@ -41,6 +41,8 @@ pub struct MineRequest {
     pub dir: Option<PathBuf>,
     pub validate: bool,
     pub test_timeout: Duration,
+    /// `--describe AGENT`: a peer writes each task's text.
+    pub describe: Option<String>,
 }
 
 /// What `bench mine` prints.
@@ -61,6 +63,10 @@ pub struct MineReport {
     /// Every commit looked at that is not a task, and why.
     pub rejected: Vec<Rejected>,
     pub test_cmd: TestCmd,
+    /// What people should know: a description refused or not written
+    /// (`--describe`), the commit message kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// For `--text`: a line per task.
     #[serde(skip)]
     rows: Vec<Vec<String>>,
@@ -111,6 +117,7 @@ pub fn mine(req: &MineRequest) -> Result<MineReport> {
         unvalidated: Vec::new(),
         rejected: Vec::new(),
         test_cmd: test_cmd.clone(),
+        warnings: Vec::new(),
         rows: Vec::new(),
     };
     if !req.validate {
@@ -143,7 +150,7 @@ pub fn mine(req: &MineRequest) -> Result<MineReport> {
                     pass_to_pass,
                 },
             ) => {
-                let t = Task {
+                let mut t = Task {
                     format: FORMAT,
                     id: at[..12].to_string(),
                     base: c.parent.clone(),
@@ -169,6 +176,9 @@ pub fn mine(req: &MineRequest) -> Result<MineReport> {
                         },
                     ));
                     continue;
+                }
+                if let Some(agent) = &req.describe {
+                    describe::apply(&top, agent, &mut t, &mut report.warnings)?;
                 }
                 task::write(&dir, &t)?;
                 report.rows.push(vec![

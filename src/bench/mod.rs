@@ -8,7 +8,8 @@
 //!   first-parent history, [`classify`] tells tests from code, [`detect`]
 //!   finds the test command, [`validate`]
 //!   runs the tests at the parent and at the commit; [`sets`] keeps the
-//!   sets and answers `bench list` and `bench show`.
+//!   sets and answers `bench list` and `bench show`; [`describe`] has a
+//!   peer write a task's text (`--describe`).
 //!
 //! A task's hidden tests and reference commit are never shown to a peer:
 //! the trial's repository holds the base tree alone (one root commit, no
@@ -16,6 +17,7 @@
 //! written only after the peer is gone.
 
 pub mod classify;
+pub mod describe;
 pub mod detect;
 pub mod history;
 pub mod mine;

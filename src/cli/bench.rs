@@ -57,6 +57,9 @@ pub struct MineArgs {
     /// Only list the candidates: run no tests, write nothing.
     #[arg(long)]
     pub no_validate: bool,
+    /// Have this agent write each task's text from the failing tests and the diff (refused if it quotes the fix).
+    #[arg(long, value_name = "AGENT", conflicts_with = "no_validate")]
+    pub describe: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -121,6 +124,7 @@ fn request(a: MineArgs, cwd: PathBuf) -> Result<MineRequest> {
         dir: a.dir,
         validate: !a.no_validate,
         test_timeout,
+        describe: a.describe,
     })
 }
 
