@@ -472,3 +472,51 @@ printf '{"type":"turn.completed","usage":{"input_tokens":1,"cached_input_tokens"
     );
     conforms(&env, "bench-mine", &report);
 }
+
+#[test]
+fn ctrl_c_stops_the_tests_and_leaves_no_checkout() {
+    let env = Env::new();
+    let h = history(&env);
+    let mark = env.tmp.path().join("started");
+    let child = env
+        .baton()
+        .args([
+            "bench",
+            "mine",
+            "--max",
+            "1",
+            "--runner",
+            "cargo",
+            "--test-cmd",
+            &format!("touch '{}'; sleep 30", mark.display()),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(crate::support::wait_for(
+        std::time::Duration::from_secs(20),
+        || mark.exists()
+    ));
+    let started = std::time::Instant::now();
+    interrupt(child.id());
+    let r = Run::from(child.wait_with_output().unwrap());
+    assert!(started.elapsed() < std::time::Duration::from_secs(15));
+    assert_eq!(r.code, 130, "{}\n{}", r.stdout, r.stderr);
+    let report = r.json();
+    assert_eq!(
+        reasons(&report),
+        vec![(h.reasons[0].0.clone(), "interrupted".to_string())]
+    );
+    let checks = env.records("checks");
+    assert_eq!(fs::read_dir(&checks).unwrap().count(), 0, "{checks:?}");
+}
+
+/// SIGINT to `pid`, by the `kill` program (tests use no `unsafe`).
+fn interrupt(pid: u32) {
+    let ok = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+}
