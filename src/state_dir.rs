@@ -198,6 +198,7 @@ const SUBS: &[&str] = &[
     "councils",
     "fanouts",
     "benches",
+    "bench-sets",
     "worktrees",
     "checks",
     "sessions",

@@ -95,6 +95,8 @@ pub(super) enum Kind {
     Fallback,
     /// `run.network_hosts`: a list of `HOST[:PORT]` (the user file only).
     NetworkHosts,
+    /// `bench.test_patterns`: a list of path globs.
+    Globs,
 }
 
 const AGENT_KEYS: &[(&str, Kind)] = &[
@@ -114,6 +116,7 @@ const RUN_KEYS: &[(&str, Kind)] = &[
     ("network_hosts", Kind::NetworkHosts),
     ("retry", Kind::Count),
 ];
+const BENCH_KEYS: &[(&str, Kind)] = &[("test_patterns", Kind::Globs)];
 const ASK_KEYS: &[(&str, Kind)] = &[
     ("agent", Kind::Adviser),
     ("budget", Kind::Count),
@@ -208,6 +211,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
             }
             "run" => section(&cx, "run", v, RUN_KEYS, None, &mut values, &mut pending)?,
             "ask" => section(&cx, "ask", v, ASK_KEYS, None, &mut values, &mut pending)?,
+            "bench" => section(&cx, "bench", v, BENCH_KEYS, None, &mut values, &mut pending)?,
             "prices" => prices = super::prices::section(&cx, v)?,
             "council" => {
                 return Err(cx.err(
@@ -223,7 +227,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
                     &cx,
                     at,
                     other,
-                    &["agent", "agents", "run", "ask", "prices"],
+                    &["agent", "agents", "run", "ask", "bench", "prices"],
                 ));
             }
         }

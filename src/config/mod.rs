@@ -175,6 +175,7 @@ pub fn all_keys() -> Vec<String> {
         "ask.budget",
         "ask.max_chars",
         "ask.scope",
+        "bench.test_patterns",
     ]
     .iter()
     .map(|s| s.to_string())

@@ -14,6 +14,7 @@ fn want(kind: Kind) -> &'static str {
         Kind::Fallback => "a list of agent names (\"claude\", \"pi:glm-5.2\")",
         Kind::Command => "a list of strings",
         Kind::NetworkHosts => "a list of hosts (\"api.example.com\", \"127.0.0.1:8080\")",
+        Kind::Globs => "a list of globs (\"tests/**\", \"**/*_spec.rb\")",
         Kind::Duration => "a duration (\"90s\", \"45m\") or a number of seconds",
         _ => "a string",
     }
@@ -81,6 +82,20 @@ pub(super) fn check(
         }
         return Ok(Val::List(list));
     }
+    if let Kind::Globs = kind {
+        let DeValue::Array(items) = v else {
+            return Err(wrong(want(kind)));
+        };
+        let mut list = Vec::new();
+        for item in items.iter() {
+            let Some(s) = item.get_ref().as_str() else {
+                return Err(wrong(want(kind)));
+            };
+            globset::Glob::new(s).map_err(|e| bad(e.to_string(), "see docs/bench.md"))?;
+            list.push(s.to_string());
+        }
+        return Ok(Val::List(list));
+    }
     if let (Kind::Command, DeValue::Array(items)) = (kind, v) {
         if cx.scope == Scope::Project {
             return Err(bad(
@@ -126,7 +141,12 @@ pub(super) fn check(
     let Some(s) = v.as_str().filter(|_| {
         !matches!(
             kind,
-            Kind::Count | Kind::PositiveCount | Kind::Command | Kind::Fallback | Kind::NetworkHosts
+            Kind::Count
+                | Kind::PositiveCount
+                | Kind::Command
+                | Kind::Fallback
+                | Kind::NetworkHosts
+                | Kind::Globs
         )
     }) else {
         return Err(wrong(want(kind)));
@@ -230,8 +250,11 @@ pub(super) fn check(
             "packet" | "repo" => Val::Str(s.to_string()),
             _ => return Err(bad(format!("unknown scope `{s}`"), "use packet or repo")),
         },
-        Kind::Count | Kind::PositiveCount | Kind::Command | Kind::Fallback | Kind::NetworkHosts => {
-            unreachable!("handled above")
-        }
+        Kind::Count
+        | Kind::PositiveCount
+        | Kind::Command
+        | Kind::Fallback
+        | Kind::NetworkHosts
+        | Kind::Globs => unreachable!("handled above"),
     })
 }
