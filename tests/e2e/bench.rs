@@ -179,8 +179,9 @@ fn run(p: &Peer) -> (Outcome, Value) {
 }
 
 /// What the mock saw of the trial: the task text in the brief, a trial
-/// folder that is not the user's checkout, the scenario's two steps (so the
-/// write's result came back), never the hidden test.
+/// folder that is not the user's checkout (and is gone now), the
+/// scenario's two steps (so the write's result came back), never the
+/// hidden test.
 fn mock_saw_the_task_alone(p: &Peer, id: &str, scenario: &str) {
     let reqs = mock().requests_for(id);
     let turns: Vec<_> = reqs.iter().filter(|r| !r.helper).collect();
@@ -197,6 +198,15 @@ fn mock_saw_the_task_alone(p: &Peer, id: &str, scenario: &str) {
         .collect();
     assert_eq!(steps, [(scenario, 0), (scenario, 1)]);
     let work = p.work.display().to_string();
+    let brief = &turns[0].prompt;
+    let folder = brief
+        .lines()
+        .find_map(|l| l.strip_prefix("Work in this directory: "))
+        .unwrap_or_else(|| panic!("no folder in the brief: {brief}"));
+    assert!(
+        !Path::new(folder).exists(),
+        "the trial folder {folder} was left behind"
+    );
     for r in &reqs {
         assert!(
             !r.raw_body.contains(HIDDEN),
