@@ -39,6 +39,7 @@ mod support;
 
 mod ask;
 mod attach;
+mod bench;
 mod claude_sandbox;
 mod council;
 mod doctor;
