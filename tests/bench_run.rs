@@ -377,6 +377,31 @@ fn a_resumed_run_ends_with_exactly_the_full_trial_set() {
     assert_eq!(state["stage"], "done", "{state}");
     let again: Vec<Value> = b.trials(&k).iter().map(timeless).collect();
     assert_eq!(again, full);
+
+    // The job commands know a bench id: status counts the trials against
+    // those planned, result is its report, wait and cancel say it runs in
+    // the foreground.
+    let r = b.run(&["status", id]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let s = r.json();
+    assert_eq!(
+        (
+            s["status"].as_str(),
+            s["trials"].as_u64(),
+            s["planned"].as_u64(),
+            s["solved"].as_u64()
+        ),
+        (Some("done"), Some(4), Some(4), Some(2)),
+        "{s}"
+    );
+    let r = b.run(&["result", id]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("codex:fix"), "{}", r.stdout);
+    for verb in ["wait", "cancel", "logs"] {
+        let r = b.run(&[verb, id]);
+        assert_eq!(r.code, 2, "{verb}: {}\n{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("is a bench run"), "{verb}: {}", r.stdout);
+    }
 }
 
 #[test]

@@ -41,6 +41,7 @@ pub mod spec;
 pub mod start;
 pub mod state;
 pub mod stats;
+pub mod status;
 pub mod task;
 pub mod trial;
 pub mod validate;

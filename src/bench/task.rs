@@ -257,7 +257,7 @@ pub fn write(dir: &Path, t: &Task) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     pub fn sample() -> Task {

@@ -89,6 +89,8 @@ enum Target {
     // Boxed: the records are large, the job arm is empty.
     Council(Box<council::store::Record>),
     Fanout(Box<fanout::store::Record>),
+    /// A bench run's record folder and id.
+    Bench(std::path::PathBuf, String),
     Job,
 }
 
@@ -101,6 +103,7 @@ fn target(raw: &std::ffi::OsStr) -> Target {
             .map_or(Target::Job, |r| Target::Council(Box::new(r))),
         Some(f) if f.kind == Kind::Fanout => fanout::store::Record::load(&root, &f.id)
             .map_or(Target::Job, |r| Target::Fanout(Box::new(r))),
+        Some(f) if f.kind == Kind::Bench => Target::Bench(f.dir, f.id),
         _ => Target::Job,
     }
 }
@@ -110,6 +113,7 @@ pub fn wait(a: WaitArgs, mode: Mode) -> Result<i32> {
     match target(&a.id) {
         Target::Council(rec) => as_job::wait(*rec, timeout, mode),
         Target::Fanout(rec) => fanout_job::wait(*rec, timeout, mode),
+        Target::Bench(_, id) => Err(crate::bench::status::foreground_only("wait", &id)),
         Target::Job => job::wait(&a.id, timeout, mode),
     }
 }
@@ -118,6 +122,9 @@ pub fn status(a: IdArgs, mode: Mode) -> Result<i32> {
     match target(&a.id) {
         Target::Council(rec) => as_job::status(&rec, mode),
         Target::Fanout(rec) => fanout_job::status(&rec, mode),
+        Target::Bench(dir, id) => {
+            crate::output::emit(&crate::bench::status::status(&dir, &id)?, mode)
+        }
         Target::Job => job::status(&a.id, mode),
     }
 }
@@ -126,6 +133,7 @@ pub fn result(a: IdArgs, mode: Mode) -> Result<i32> {
     match target(&a.id) {
         Target::Council(rec) => as_job::result(&rec, mode),
         Target::Fanout(rec) => fanout_job::result(&rec, mode),
+        Target::Bench(dir, _) => crate::output::emit(&crate::bench::report_cmd::read(&dir)?, mode),
         Target::Job => job::result(&a.id, mode),
     }
 }
@@ -134,6 +142,7 @@ pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
     match target(&a.id) {
         Target::Council(rec) => as_job::cancel(*rec, mode),
         Target::Fanout(rec) => fanout_job::cancel(*rec, mode),
+        Target::Bench(_, id) => Err(crate::bench::status::foreground_only("cancel", &id)),
         Target::Job => job::cancel(&a.id, mode),
     }
 }
@@ -148,6 +157,13 @@ pub fn logs(a: LogsArgs, mode: Mode) -> Result<i32> {
     match target(&a.id) {
         Target::Council(rec) => as_job::logs(&rec),
         Target::Fanout(rec) => fanout_job::logs(&rec),
+        Target::Bench(dir, id) => Err(Error::usage_hint(
+            format!("{id} is a bench run: its logs are one folder per trial"),
+            format!(
+                "read {}/logs/<trial>/ (the peer's output, prompt.txt, test.log)",
+                dir.display()
+            ),
+        )),
         Target::Job => crate::view::logs::logs(&a.id, a.follow, a.raw, mode),
     }
 }
