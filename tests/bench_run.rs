@@ -402,6 +402,19 @@ fn a_resumed_run_ends_with_exactly_the_full_trial_set() {
         assert_eq!(r.code, 2, "{verb}: {}\n{}", r.stdout, r.stderr);
         assert!(r.stdout.contains("is a bench run"), "{verb}: {}", r.stdout);
     }
+
+    // `prune` removes an ended bench run's record whole, as a fan-out's.
+    let record = Path::new(k["record"].as_str().unwrap()).to_path_buf();
+    let r = b.run(&["prune", "--older-than", "0", "--dry-run"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let p = r.json();
+    assert_eq!(p["benches_removed"][0]["bench_id"], id, "{p}");
+    assert_eq!(p["counts"]["benches"], 1, "{p}");
+    assert!(record.is_dir());
+    let r = b.run(&["prune", "--older-than", "0"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    assert!(!record.exists(), "{}", r.stdout);
+    assert_eq!(b.run(&["status", id]).code, 4);
 }
 
 #[test]

@@ -30,6 +30,7 @@ pub mod isolate;
 pub mod merge;
 pub mod mine;
 pub mod outcomes;
+pub mod prune;
 pub mod report;
 pub mod report_cmd;
 pub mod report_json;

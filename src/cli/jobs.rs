@@ -180,6 +180,7 @@ pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {
     let root = crate::fsutil::project_root(&cwd);
     let mut groups = crate::council::prune::entries(&root)?;
     groups.extend(crate::fanout::prune::entries(&root)?);
+    groups.extend(crate::bench::prune::entries(&root)?);
     job::prune(older_than, a.dry_run, mode, groups)
 }
 

@@ -45,6 +45,7 @@ struct Counts {
     council_runs: usize,
     fanouts: usize,
     fanout_runs: usize,
+    benches: usize,
     worktrees: usize,
 }
 
@@ -165,7 +166,8 @@ pub fn prune(
     let of = |kind: &str| -> Vec<&PrunedGroup> {
         groups_removed.iter().filter(|g| g.kind == kind).collect()
     };
-    let (councils_removed, fanouts_removed) = (of("council"), of("fanout"));
+    let (councils_removed, fanouts_removed, benches_removed) =
+        (of("council"), of("fanout"), of("bench"));
     let counts = Counts {
         jobs: removed.len(),
         runs: runs_removed.len(),
@@ -173,6 +175,7 @@ pub fn prune(
         council_runs: councils_removed.iter().map(|c| c.runs).sum(),
         fanouts: fanouts_removed.len(),
         fanout_runs: fanouts_removed.iter().map(|c| c.runs).sum(),
+        benches: benches_removed.len(),
         worktrees: worktrees_removed.len(),
     };
     let freed: u64 = removed.iter().map(|p| p.bytes).sum::<u64>()
@@ -187,12 +190,14 @@ pub fn prune(
             "runs_removed": runs_removed,
             "councils_removed": councils_removed.iter().map(|g| g.to_json()).collect::<Vec<_>>(),
             "fanouts_removed": fanouts_removed.iter().map(|g| g.to_json()).collect::<Vec<_>>(),
+            "benches_removed": benches_removed.iter().map(|g| g.to_json()).collect::<Vec<_>>(),
             "counts": counts,
             "freed_bytes": freed,
             "running_kept": running,
             "runs_running_kept": more.runs_running,
             "councils_not_ended_kept": more.councils_not_ended,
             "fanouts_not_ended_kept": more.fanouts_not_ended,
+            "benches_not_ended_kept": more.benches_not_ended,
             "worktrees_removed": worktrees_removed,
             "worktrees_kept": worktrees_kept,
         }))?,
@@ -214,10 +219,10 @@ pub fn prune(
                 t.push_str(&format!("kept worktree {}: {}\n", k.id, k.reason));
             }
             for c in &groups_removed {
-                let what = if c.kind == "fanout" {
-                    "fan-out"
-                } else {
-                    "council"
+                let what = match c.kind {
+                    "fanout" => "fan-out",
+                    "bench" => "bench run",
+                    _ => "council",
                 };
                 t.push_str(&format!(
                     "{verb} {what} {}  {:<10}  {} run(s)  {}\n",
@@ -232,19 +237,22 @@ pub fn prune(
             }
             t.push_str(&format!(
                 "{verb} {} job(s), {} run record(s), {} council(s) with {} run(s), {} fan-out(s) \
-                 with {} run(s), {} worktree(s): {} KiB; kept {running} running job(s), {} running \
-                 run(s), {} council(s) and {} fan-out(s) not ended\n",
+                 with {} run(s), {} bench run(s), {} worktree(s): {} KiB; kept {running} running \
+                 job(s), {} running run(s), {} council(s) and {} fan-out(s) not ended, {} bench \
+                 run(s) not ended\n",
                 counts.jobs,
                 counts.runs,
                 counts.councils,
                 counts.council_runs,
                 counts.fanouts,
                 counts.fanout_runs,
+                counts.benches,
                 counts.worktrees,
                 freed.div_ceil(1024),
                 more.runs_running,
                 more.councils_not_ended,
                 more.fanouts_not_ended,
+                more.benches_not_ended,
             ));
             output::text(&t)?;
         }
@@ -257,6 +265,7 @@ struct Kept {
     runs_running: usize,
     councils_not_ended: usize,
     fanouts_not_ended: usize,
+    benches_not_ended: usize,
 }
 
 /// The worktrees removed and kept so far (jobs', then groups').
@@ -276,8 +285,8 @@ fn prune_others(
 ) -> Result<(Vec<PrunedGroup>, Vec<PrunedRun>, Kept)> {
     let mut doomed = Vec::new();
     let mut keep_runs: HashSet<PathBuf> = HashSet::new();
-    let mut not_ended = [0, 0];
-    for (i, kind) in ["council", "fanout"].into_iter().enumerate() {
+    let mut not_ended = [0, 0, 0];
+    for (i, kind) in ["council", "fanout", "bench"].into_iter().enumerate() {
         let of_kind: Vec<GroupEntry> = groups.iter().filter(|g| g.kind == kind).cloned().collect();
         let (d, keep, n) = prune_records::groups(&of_kind, now, cutoff);
         doomed.extend(d.into_iter().map(|(g, p)| (g.clone(), p)));
@@ -328,6 +337,7 @@ fn prune_others(
         runs_running,
         councils_not_ended: not_ended[0],
         fanouts_not_ended: not_ended[1],
+        benches_not_ended: not_ended[2],
     };
     let Some(root) = store.root() else {
         return Ok((removed, Vec::new(), kept(0)));

@@ -21,7 +21,7 @@ use super::store::id_time_ms;
 /// A council or a fan-out as `prune` needs to know it.
 #[derive(Debug, Clone)]
 pub struct GroupEntry {
-    /// `council` or `fanout`.
+    /// `council`, `fanout` or `bench`.
     pub kind: &'static str,
     pub id: String,
     pub dir: PathBuf,
