@@ -60,7 +60,10 @@ fn mined(env: &Env) -> String {
     );
     commit(
         w,
-        &[("tests/one.rs", "check one 1\n"), ("tests/old.rs", "check one 1\n")],
+        &[
+            ("tests/one.rs", "check one 1\n"),
+            ("tests/old.rs", "check one 1\n"),
+        ],
         "Test it",
     );
     fs::remove_file(w.join("tests/old.rs")).unwrap();
@@ -83,7 +86,12 @@ fn mined(env: &Env) -> String {
         "recent",
     ]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    assert_eq!(r.json()["tasks"], serde_json::json!([&fix[..12]]), "{}", r.stdout);
+    assert_eq!(
+        r.json()["tasks"],
+        serde_json::json!([&fix[..12]]),
+        "{}",
+        r.stdout
+    );
     fix[..12].to_string()
 }
 
@@ -105,7 +113,10 @@ fn sh(script: &Path, app: &Path, logs: &Path) -> String {
 }
 
 fn reward(logs: &Path) -> String {
-    fs::read_to_string(logs.join("reward.txt")).unwrap().trim().to_string()
+    fs::read_to_string(logs.join("reward.txt"))
+        .unwrap()
+        .trim()
+        .to_string()
 }
 
 #[test]
@@ -151,7 +162,10 @@ fn each_task_becomes_a_harbor_task_whose_verifier_and_oracle_work() {
         "Fix two\n\ntwo was 3.\n"
     );
     let docker = fs::read_to_string(t.join("environment/Dockerfile")).unwrap();
-    assert!(docker.contains("FROM rust:") && docker.contains("repo.tar"), "{docker}");
+    assert!(
+        docker.contains("FROM rust:") && docker.contains("repo.tar"),
+        "{docker}"
+    );
     assert_eq!(
         fs::read_to_string(t.join("tests/expected.txt")).unwrap(),
         "two\none\n"
@@ -183,7 +197,10 @@ fn each_task_becomes_a_harbor_task_whose_verifier_and_oracle_work() {
     write(&logs, "reward.txt", "1\n");
     let said = sh(&t.join("tests/test.sh"), &app, &logs);
     assert_eq!(reward(&logs), "0", "{said}");
-    assert!(said.contains("not passed:") && said.contains("two"), "{said}");
+    assert!(
+        said.contains("not passed:") && said.contains("two"),
+        "{said}"
+    );
     assert_eq!(
         fs::read_to_string(app.join("tests/two.rs")).unwrap(),
         "check two 2\n"
@@ -226,7 +243,10 @@ fn a_folder_that_is_not_empty_is_refused_unless_forced() {
     write(&out, &format!("{id}/stale"), "old\n");
     let r = export(&env, &["--force"]);
     assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
-    assert!(!out.join(&id).join("stale").exists(), "the task's folder is replaced");
+    assert!(
+        !out.join(&id).join("stale").exists(),
+        "the task's folder is replaced"
+    );
     assert!(out.join(&id).join("task.toml").is_file());
     assert_eq!(fs::read_to_string(out.join("keep.txt")).unwrap(), "mine\n");
 
@@ -266,7 +286,12 @@ fn the_verifiers_parsers_read_what_bench_run_reads() {
         fs::write(&p, script).unwrap();
         let log = d.path().join("test.log");
         fs::write(&log, output).unwrap();
-        let o = Command::new("awk").arg("-f").arg(&p).arg(&log).output().unwrap();
+        let o = Command::new("awk")
+            .arg("-f")
+            .arg(&p)
+            .arg(&log)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{o:?}");
         let mut got: Vec<String> = String::from_utf8_lossy(&o.stdout)
             .lines()

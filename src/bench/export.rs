@@ -152,8 +152,16 @@ fn one(top: &Path, t: &Task, dir: &Path, set: &str, by: &str, tmp: &Path) -> Res
     }
     .map_err(|e| Error::io(format!("replacing {}", root.display()), e))?;
     mkdir(&root)?;
-    file(&root.join("task.toml"), harbor::task_toml(t, set, by).as_bytes(), false)?;
-    file(&root.join("instruction.md"), harbor::instruction(t).as_bytes(), false)?;
+    file(
+        &root.join("task.toml"),
+        harbor::task_toml(t, set, by).as_bytes(),
+        false,
+    )?;
+    file(
+        &root.join("instruction.md"),
+        harbor::instruction(t).as_bytes(),
+        false,
+    )?;
 
     let env = root.join("environment");
     mkdir(&env)?;
@@ -162,7 +170,11 @@ fn one(top: &Path, t: &Task, dir: &Path, set: &str, by: &str, tmp: &Path) -> Res
         .arg(env.join("repo.tar"))
         .arg(&tree);
     isolate::run(c, "writing the base tree's tarball")?;
-    file(&env.join("Dockerfile"), harbor::dockerfile(t).as_bytes(), false)?;
+    file(
+        &env.join("Dockerfile"),
+        harbor::dockerfile(t).as_bytes(),
+        false,
+    )?;
 
     let tests = root.join("tests");
     let hidden = score::Hidden::prepare(t, top, &tree, tmp)?;
@@ -176,8 +188,16 @@ fn one(top: &Path, t: &Task, dir: &Path, set: &str, by: &str, tmp: &Path) -> Res
             None => steps.push(Hidden::Remove(&h.path)),
         }
     }
-    file(&tests.join("test.sh"), harbor::test_sh(t, &steps).as_bytes(), true)?;
-    file(&tests.join("expected.txt"), harbor::expected(t).as_bytes(), false)?;
+    file(
+        &tests.join("test.sh"),
+        harbor::test_sh(t, &steps).as_bytes(),
+        true,
+    )?;
+    file(
+        &tests.join("expected.txt"),
+        harbor::expected(t).as_bytes(),
+        false,
+    )?;
     let (name, parser) = harbor::parser(t.test_cmd.runner);
     file(&tests.join(name), parser.as_bytes(), false)?;
 
@@ -282,7 +302,11 @@ mod tests {
         file(&d.path().join("s/t.sh"), b"x", true).unwrap();
         file(&d.path().join("s/t.txt"), b"x", false).unwrap();
         let mode = |p: &str| {
-            std::fs::metadata(d.path().join(p)).unwrap().permissions().mode() & 0o7777
+            std::fs::metadata(d.path().join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o7777
         };
         // The umask may narrow these, never widen them.
         assert_eq!(mode("s/t.sh") & !0o755, 0);

@@ -338,9 +338,15 @@ mod tests {
         let doc = task_toml(&t, "recent", "baton 9");
         let g = |p: &[&str]| get(&doc, p);
         assert_eq!(g(&["schema_version"]).as_deref(), Some(SCHEMA_VERSION));
-        assert_eq!(g(&["metadata", "baton_task"]).as_deref(), Some("0123456789ab"));
+        assert_eq!(
+            g(&["metadata", "baton_task"]).as_deref(),
+            Some("0123456789ab")
+        );
         assert_eq!(g(&["metadata", "base_commit"]), Some(t.base.clone()));
-        assert_eq!(g(&["metadata", "test_cmd"]), Some(t.test_cmd.command.clone()));
+        assert_eq!(
+            g(&["metadata", "test_cmd"]),
+            Some(t.test_cmd.command.clone())
+        );
         assert_eq!(g(&["environment", "workdir"]).as_deref(), Some(APP));
         assert!(g(&["verifier", "timeout_sec"]).is_some());
     }
@@ -350,7 +356,10 @@ mod tests {
         let t = task();
         let s = test_sh(
             &t,
-            &[Hidden::Put("tests/two.rs"), Hidden::Remove("tests/old's.rs")],
+            &[
+                Hidden::Put("tests/two.rs"),
+                Hidden::Remove("tests/old's.rs"),
+            ],
         );
         // The whole command is one shell word; inside it each test is quoted.
         let inner = t.test_cmd.for_tests(&["two".into(), "it's one".into()]);

@@ -334,7 +334,10 @@ mod tests {
         assert!(export(&["s", "out"]).is_err(), "--format is required");
         assert!(export(&["s", "out", "--format", "swebench"]).is_err());
         let e = export(&["s", "out", "--format", "harbor", "--force"]).unwrap();
-        assert_eq!((e.set.as_str(), e.format, e.force), ("s", Format::Harbor, true));
+        assert_eq!(
+            (e.set.as_str(), e.format, e.force),
+            ("s", Format::Harbor, true)
+        );
         assert_eq!(e.dir, PathBuf::from("out"));
         let e = request(mine_args(&["--max", "0"]), PathBuf::from("/r")).unwrap_err();
         assert_eq!(e.kind(), "usage");
