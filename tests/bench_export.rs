@@ -377,4 +377,14 @@ fn harbors_own_loader_reads_every_exported_task() {
     assert_eq!(t["dockerfile"], true);
     assert_eq!(t["test"], "tests/test.sh");
     assert_eq!(t["solve"], "solution/solve.sh");
+    // Harbor's linter asks for what baton cannot know (the image's digest)
+    // and for a verifier in a container of its own, which would not see the
+    // agent's work: nothing else.
+    let rules: Vec<&str> = t["lint"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap().split(':').next().unwrap())
+        .collect();
+    assert_eq!(rules, ["unpinned-image", "shared-verifier"], "{stdout}");
 }

@@ -30,6 +30,11 @@ pub const SCHEMA_VERSION: &str = "1.4";
 /// WORKDIR; `BATON_APP` overrides it in the scripts, for tests).
 pub const APP: &str = "/app";
 
+/// The user the agent runs as (`[agent] user`; the Dockerfile makes it
+/// and gives it `/app`): not root, as Harbor's linter asks. The verifier
+/// runs as the image's user (root).
+pub const AGENT_USER: &str = "agent";
+
 /// A TOML basic string: quoted, `\` and `"` escaped, control characters
 /// as `\uXXXX`.
 pub fn toml_str(s: &str) -> String {
@@ -73,7 +78,9 @@ pub fn task_toml(t: &Task, set: &str, by: &str) -> String {
     s += &kv("runner", runner_name(t.test_cmd.runner));
     s += &kv("test_cmd", &t.test_cmd.command);
     s += &kv("exported_by", by);
-    s += "\n[verifier]\ntimeout_sec = 1800.0\n\n[agent]\ntimeout_sec = 3600.0\n\n";
+    s += "\n[verifier]\ntimeout_sec = 1800.0\n\n[agent]\ntimeout_sec = 3600.0\n";
+    s += &kv("user", AGENT_USER);
+    s += "\n";
     s += &format!(
         "[environment]\nbuild_timeout_sec = 1200.0\nworkdir = {}\n",
         toml_str(APP)
@@ -114,7 +121,8 @@ pub fn dockerfile(t: &Task) -> String {
          {known}\
          WORKDIR {APP}\n\
          COPY repo.tar /tmp/baton-repo.tar\n\
-         RUN tar -xf /tmp/baton-repo.tar -C {APP} && rm /tmp/baton-repo.tar\n",
+         RUN tar -xf /tmp/baton-repo.tar -C {APP} && rm /tmp/baton-repo.tar \\\n\
+         \x20   && useradd --create-home {AGENT_USER} && chown -R {AGENT_USER}: {APP}\n",
         id = t.id,
         base = t.base,
         runner = runner_name(t.test_cmd.runner),
@@ -348,6 +356,7 @@ mod tests {
             Some(t.test_cmd.command.clone())
         );
         assert_eq!(g(&["environment", "workdir"]).as_deref(), Some(APP));
+        assert_eq!(g(&["agent", "user"]).as_deref(), Some(AGENT_USER));
         assert!(g(&["verifier", "timeout_sec"]).is_some());
     }
 
@@ -386,6 +395,10 @@ mod tests {
             t.test_cmd.runner = r;
             let d = dockerfile(&t);
             assert!(d.contains(from) && d.contains("WORKDIR /app"), "{d}");
+            assert!(
+                d.contains("useradd --create-home agent && chown -R agent: /app"),
+                "{d}"
+            );
             assert_eq!(parser(r).0, file);
             assert!(test_sh(&t, &[]).contains(file));
         }

@@ -2,13 +2,15 @@
 
 Run by tests/bench_export.rs with the Python that BATON_HARBOR_PYTHON names
 (one with the `harbor` package installed; `make harbor-test`). Prints one
-JSON object per task: what Harbor read. Any task Harbor refuses raises.
+JSON object per task: what Harbor read, and what Harbor's task linter
+(`harbor.lint.task.lint_task`) finds. Any task Harbor refuses raises.
 """
 
 import json
 import sys
 from pathlib import Path
 
+from harbor.lint.task import lint_task
 from harbor.models.task.task import Task
 
 
@@ -33,6 +35,7 @@ def main(root: Path) -> None:
                     "dockerfile": (t.paths.environment_dir / "Dockerfile").is_file(),
                     "test": str(test.relative_to(t.task_dir)) if test else None,
                     "solve": str(solve.relative_to(t.task_dir)) if solve else None,
+                    "lint": [f"{f.rule}: {f.message}" for f in lint_task(d)],
                 }
             )
         )
