@@ -220,7 +220,10 @@ fn fix_patch(top: &Path, t: &Task) -> Result<Vec<u8>> {
         return Ok(Vec::new());
     }
     let mut g = crate::git::git(top);
-    g.arg("diff")
+    // A hand-edited task's path is a file name, never pathspec magic
+    // (`:(glob)…`, `:/`, which would let the tests into the fix).
+    g.env("GIT_LITERAL_PATHSPECS", "1")
+        .arg("diff")
         .args(crate::git::DIFF)
         .args([
             "--binary",
