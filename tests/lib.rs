@@ -12,6 +12,7 @@ mod agents;
 mod argv;
 mod ask;
 mod attach;
+mod bench_export;
 mod bench_mine;
 mod bench_report;
 mod bench_run;

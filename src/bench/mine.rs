@@ -386,7 +386,7 @@ fn one(
 }
 
 /// The repository's top directory.
-fn toplevel(cwd: &Path) -> Result<PathBuf> {
+pub fn toplevel(cwd: &Path) -> Result<PathBuf> {
     let out = crate::git::git(cwd)
         .args(["rev-parse", "--show-toplevel"])
         .output()

@@ -15,6 +15,8 @@
 //!   peer); [`merge`]: shards joined into one record.
 //! - [`report`] (with [`stats`]): what `bench report` makes of the trials,
 //!   shown by [`report_text`] and [`html`]; [`report_cmd`] reads a record.
+//! - [`export`]: `bench export`, the set in Harbor's task layout
+//!   ([`harbor`] makes each task's files).
 //!
 //! A task's hidden tests and reference commit are never shown to a peer:
 //! the trial's repository holds the base tree alone (one root commit, no
@@ -24,6 +26,8 @@
 pub mod classify;
 pub mod describe;
 pub mod detect;
+pub mod export;
+pub mod harbor;
 pub mod history;
 pub mod html;
 pub mod isolate;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use crate::bench;
+use crate::bench::export::{ExportRequest, Format};
 use crate::bench::history::Range;
 use crate::bench::mine::{self, MineRequest};
 use crate::bench::report_cmd::{self, ReportRequest};
@@ -28,6 +29,8 @@ pub enum BenchCommand {
     Merge(MergeArgs),
     /// Who solved what, at what cost: solve rates with 95 % intervals, paired tests, a recommendation.
     Report(ReportArgs),
+    /// Write a task set in another harness's task layout (Harbor's), to run it there.
+    Export(ExportArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -68,6 +71,29 @@ pub struct MineArgs {
     /// Have this agent write each task's text from the failing tests and the diff (refused if it quotes the fix).
     #[arg(long, value_name = "AGENT", conflicts_with = "no_validate")]
     pub describe: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// A set's name (`baton bench list`) or its folder.
+    #[arg(value_name = "SET")]
+    pub set: String,
+    /// The folder to write the tasks into, one folder each (created when missing).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// The layout: harbor (task.toml, instruction.md, environment/, tests/, solution/).
+    #[arg(long, value_name = "harbor", value_parser = parse_format)]
+    pub format: Format,
+    /// Write into a DIR that is not empty, replacing the folders of the tasks exported.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn parse_format(s: &str) -> std::result::Result<Format, String> {
+    match s {
+        "harbor" => Ok(Format::Harbor),
+        other => Err(format!("unknown format `{other}`: use harbor")),
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -188,6 +214,16 @@ pub fn command(c: BenchCommand, mode: Mode) -> Result<i32> {
             },
             mode,
         ),
+        BenchCommand::Export(a) => output::emit(
+            &bench::export::export(&ExportRequest {
+                cwd,
+                set: a.set,
+                format: a.format,
+                dir: a.dir,
+                force: a.force,
+            })?,
+            mode,
+        ),
     }
 }
 
@@ -287,6 +323,22 @@ mod tests {
         };
         assert!(bad(&["--runner", "maven"]));
         assert!(bad(&["--set", "a", "--dir", "b"]));
+        let export = |v: &[&str]| {
+            let mut a = vec!["t", "export"];
+            a.extend(v);
+            T::try_parse_from(a).map(|t| match t.c {
+                BenchCommand::Export(e) => e,
+                _ => unreachable!(),
+            })
+        };
+        assert!(export(&["s", "out"]).is_err(), "--format is required");
+        assert!(export(&["s", "out", "--format", "swebench"]).is_err());
+        let e = export(&["s", "out", "--format", "harbor", "--force"]).unwrap();
+        assert_eq!(
+            (e.set.as_str(), e.format, e.force),
+            ("s", Format::Harbor, true)
+        );
+        assert_eq!(e.dir, PathBuf::from("out"));
         let e = request(mine_args(&["--max", "0"]), PathBuf::from("/r")).unwrap_err();
         assert_eq!(e.kind(), "usage");
         let e = request(mine_args(&["--test-timeout", "soon"]), PathBuf::from("/r")).unwrap_err();

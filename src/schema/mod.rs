@@ -45,6 +45,7 @@ pub const NAMES: &[&str] = &[
     "bench-mine",
     "bench-list",
     "bench-show",
+    "bench-export",
     "bench-trial",
     "bench-report",
 ];
@@ -69,6 +70,7 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         Some("bench-mine") => Some(typed::<crate::bench::mine::MineReport>("bench-mine")),
         Some("bench-list") => Some(typed::<crate::bench::sets::Listing>("bench-list")),
         Some("bench-show") => Some(typed::<crate::bench::sets::Shown>("bench-show")),
+        Some("bench-export") => Some(typed::<crate::bench::export::Exported>("bench-export")),
         Some("bench-report") => Some(typed::<crate::bench::report::Report>("bench-report")),
         Some("council") => Some(council()),
         Some("bench-trial") => Some(typed::<crate::bench::trial::Trial>("bench-trial")),
