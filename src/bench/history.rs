@@ -434,18 +434,7 @@ mod tests {
         assert_eq!(h[&("abc".into(), "src/x.rs".into())], [(12, 1, 12, 2)]);
     }
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = crate::git::git(dir)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
+    use crate::git::test_git as git;
 
     fn commit_file(dir: &Path, path: &str, text: &str) -> String {
         let p = dir.join(path);

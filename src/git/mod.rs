@@ -301,6 +301,22 @@ pub fn changed_since(before: &Snapshot) -> Vec<String> {
     changed.into_iter().collect()
 }
 
+/// `git ARGS` in `dir` for unit tests, with a fixed author: its trimmed
+/// stdout, or a panic naming the call that failed.
+#[cfg(test)]
+pub fn test_git(dir: &Path, args: &[&str]) -> String {
+    let out = git(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -452,18 +452,7 @@ mod tests {
         Pin::record(&wt, &gd, &d.join("repo/.git"), "t").unwrap()
     }
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = crate::git::git(dir)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
+    use crate::git::test_git as git;
 
     #[test]
     fn a_recorded_and_a_derived_pin_agree_and_pin_git_to_the_worktree() {

@@ -125,18 +125,7 @@ fn fetch(top: &Path, dir: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = crate::git::git(dir)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
+    use crate::git::test_git as git;
 
     /// CVE-2024-32004/32465: a repository someone else wrote can make git
     /// run programs when fetched from as a repository. The writer's

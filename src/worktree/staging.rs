@@ -154,18 +154,7 @@ mod tests {
     use super::*;
     use std::fs;
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = crate::git::git(dir)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
+    use crate::git::test_git as git;
 
     #[test]
     fn the_private_index_sees_the_disk_whatever_the_peers_index_says() {
