@@ -372,6 +372,67 @@ pub fn ensure_sub(root: &Path, sub: &str) -> Result<PathBuf> {
     Ok(d)
 }
 
+/// One project baton keeps records for, found in the state directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repo {
+    /// Its record folder (`<base>/repos/<name>-<hash>`).
+    pub dir: PathBuf,
+    /// The project's root as its `root` file names it (`None`: no such
+    /// file, a folder made by a baton older than that file or damaged).
+    pub root: Option<PathBuf>,
+    /// Whether that root is still a directory on this machine: a deleted
+    /// or moved project is shown as such, never looked into.
+    pub exists: bool,
+}
+
+impl Repo {
+    /// What people read for it: the root, or the folder's name.
+    pub fn label(&self) -> String {
+        match &self.root {
+            Some(r) => r.display().to_string(),
+            None => self
+                .dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// Every project in the state directory, sorted by label. Nothing is
+/// created; a base or `repos` folder that is missing gives none, one that
+/// is unsafe (`check`) is refused as `project` refuses it. Entries that
+/// are not private folders of ours (a link, a file) are skipped: the views
+/// across repositories must never follow what someone planted there.
+pub fn repos() -> Result<Vec<Repo>> {
+    let base = base()?;
+    if !check(&base, Follow::Yes)? {
+        return Ok(Vec::new());
+    }
+    let dir = base.join("repos");
+    if !check(&dir, Follow::No)? {
+        return Ok(Vec::new());
+    }
+    let rd =
+        std::fs::read_dir(&dir).map_err(|e| Error::io(format!("listing {}", dir.display()), e))?;
+    let mut out: Vec<Repo> = rd
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| check(&e.path(), Follow::No).unwrap_or(false))
+        .map(|e| {
+            let dir = e.path();
+            let root = std::fs::read_to_string(dir.join("root"))
+                .ok()
+                .map(|s| PathBuf::from(s.trim_end_matches('\n')))
+                .filter(|p| p.is_absolute());
+            let exists = root.as_ref().is_some_and(|r| r.is_dir());
+            Repo { dir, root, exists }
+        })
+        .collect();
+    out.sort_by_key(|r| r.label());
+    Ok(out)
+}
+
 /// `<name>-<16 hex digits of the path's SHA-256>`: readable in a listing,
 /// unique per directory, never more than one path component.
 fn key(root: &Path) -> String {
@@ -404,6 +465,41 @@ fn key(root: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repos_lists_every_project_and_says_which_are_gone() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().join("state");
+        TEST_BASE.with(|b| *b.borrow_mut() = Some(base.clone()));
+        assert_eq!(repos().unwrap(), Vec::new(), "no base yet: no projects");
+        let here = d.path().join("here");
+        let gone = d.path().join("gone");
+        std::fs::create_dir_all(&here).unwrap();
+        std::fs::create_dir_all(&gone).unwrap();
+        ensure_project(&here).unwrap();
+        ensure_project(&gone).unwrap();
+        std::fs::remove_dir(&gone).unwrap();
+        // Planted: a link among the projects is skipped, never followed.
+        std::os::unix::fs::symlink(&here, base.join("repos").join("planted")).unwrap();
+        let found = repos().unwrap();
+        TEST_BASE.with(|b| *b.borrow_mut() = None);
+        let seen: Vec<(String, bool)> = found
+            .iter()
+            .map(|r| {
+                (
+                    r.root
+                        .as_ref()
+                        .unwrap()
+                        .file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                    r.exists,
+                )
+            })
+            .collect();
+        assert_eq!(seen, vec![("gone".into(), false), ("here".into(), true)]);
+    }
 
     #[test]
     fn keys_are_one_readable_component_per_directory() {

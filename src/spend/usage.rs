@@ -160,19 +160,15 @@ fn ledgers(repo: Option<&Path>) -> Result<Vec<Ledger>> {
             root: root.display().to_string(),
         }]);
     }
-    let repos = state_dir::base()?.join("repos");
-    let Ok(rd) = std::fs::read_dir(&repos) else {
-        return Ok(Vec::new());
-    };
-    let mut out: Vec<Ledger> = rd
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join(ledger::FILE).is_file())
-        .map(|p| Ledger {
-            root: std::fs::read_to_string(p.join("root"))
-                .map(|s| s.trim_end().to_string())
-                .unwrap_or_else(|_| p.display().to_string()),
-            path: p.join(ledger::FILE),
+    let mut out: Vec<Ledger> = state_dir::repos()?
+        .into_iter()
+        .filter(|r| r.dir.join(ledger::FILE).is_file())
+        .map(|r| Ledger {
+            root: r
+                .root
+                .as_ref()
+                .map_or_else(|| r.dir.display().to_string(), |p| p.display().to_string()),
+            path: r.dir.join(ledger::FILE),
         })
         .collect();
     out.sort_by(|a, b| a.root.cmp(&b.root));
