@@ -19,6 +19,7 @@ pub mod group;
 pub mod ids;
 pub mod job;
 pub mod mcp;
+pub mod notify;
 pub mod output;
 pub mod process;
 pub mod prompt;

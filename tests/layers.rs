@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// Feature modules: they take plain requests and never see the command line.
 const FEATURES: &[&str] = &[
     "run", "job", "ask", "worktree", "council", "fanout", "group", "view", "doctor", "setup",
-    "bench", "config", "schema", "spend",
+    "bench", "config", "schema", "spend", "notify",
     // A surface beside `cli`, not a feature, but held to the same rule: it
     // gets each command's flags from `cli` as plain data and never sees clap.
     "mcp",
