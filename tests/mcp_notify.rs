@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::mcp::Client;
-use crate::support::{Env, record};
+use crate::support::{Env, record, wait_for};
 
 const LONG: Duration = Duration::from_secs(20);
 /// A token-shaped secret the peer prints in its last message.
@@ -140,4 +140,55 @@ fn set_level_above_info_silences_the_announcements() {
         c.notes
     );
     assert_eq!(announcements(&c)[0]["data"]["job_id"], json!(next));
+}
+
+/// The `state.json` of job `id` in `env`'s state directory.
+fn state_of(env: &Env, id: &str) -> Option<Value> {
+    fn find(dir: &std::path::Path, id: &str) -> Option<std::path::PathBuf> {
+        for e in fs::read_dir(dir).ok()?.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n == id) && p.join("state.json").is_file() {
+                    return Some(p.join("state.json"));
+                }
+                if let Some(f) = find(&p, id) {
+                    return Some(f);
+                }
+            }
+        }
+        None
+    }
+    let p = find(&env.state, id)?;
+    serde_json::from_str(&fs::read_to_string(p).ok()?).ok()
+}
+
+/// A runner killed outright writes no end: the kernel closing its lock wakes
+/// the server (well before its 30 s look), which records and announces the
+/// job `lost`.
+#[test]
+fn a_job_whose_runner_dies_is_announced_lost() {
+    let env = Env::new();
+    noisy_codex(&env);
+    let mut c = Client::start(&env, &[]);
+    c.initialize();
+    let id = start_job(&mut c);
+    let mut pid = 0;
+    assert!(wait_for(LONG, || {
+        pid = state_of(&env, &id)
+            .and_then(|s| s["runner_pid"].as_i64())
+            .unwrap_or(0);
+        pid > 0
+    }));
+    // The peer has started (the gate is never opened).
+    assert!(wait_for(LONG, || env.called("codex")));
+    // SAFETY: a plain signal to the runner this test's server started.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+    assert!(
+        c.wait_note("notifications/message", Duration::from_secs(10)),
+        "no announcement: {:?}",
+        c.notes
+    );
+    let d = &announcements(&c)[0]["data"];
+    assert_eq!(d["job_id"], json!(id), "{d}");
+    assert_eq!(d["status"], "lost", "{d}");
 }

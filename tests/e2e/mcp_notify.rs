@@ -177,10 +177,9 @@ fn claude_code_and_an_ended_jobs_announcement() {
     assert_eq!(seen, want, "claude code");
 }
 
-#[test]
-#[ignore = "e2e: needs the real CLIs (make e2e)"]
-fn codex_and_an_ended_jobs_announcement() {
-    let w = World::new(Agent::Codex, "mcp-notify", "E2E-MCP-HOST-NOTIFY");
+/// The Codex host with baton behind the wrapper, `RUST_LOG` as given.
+fn codex_measure(name: &str, rust_log: Option<&str>) -> Seen {
+    let w = World::new(Agent::Codex, name, "E2E-MCP-HOST-NOTIFY");
     let (cfg, _, _) = codex_registers_baton(&w);
     let toml = fs::read_to_string(&cfg).unwrap();
     let quoted = Value::from(BATON).to_string();
@@ -194,8 +193,16 @@ fn codex_and_an_ended_jobs_announcement() {
     )
     .unwrap();
     let mut c = codex_host(&w);
-    c.env("RUST_LOG", "info");
-    let seen = measure(&w, "codex-mcp-notify", c, codex_answer);
+    if let Some(l) = rust_log {
+        c.env("RUST_LOG", l);
+    }
+    measure(&w, &format!("codex-{name}"), c, codex_answer)
+}
+
+#[test]
+#[ignore = "e2e: needs the real CLIs (make e2e)"]
+fn codex_and_an_ended_jobs_announcement() {
+    let seen = codex_measure("mcp-notify", Some("info"));
     // Its MCP client logs every server log message at its own level, in its
     // tracing log on stderr (`codex_rmcp_client::logging_client_handler: MCP
     // server log message …`), which RUST_LOG=info shows.
@@ -205,6 +212,18 @@ fn codex_and_an_ended_jobs_announcement() {
         ..Seen::default()
     };
     assert_eq!(seen, want, "codex");
+}
+
+#[test]
+#[ignore = "e2e: needs the real CLIs (make e2e)"]
+fn codex_shows_an_ended_jobs_announcement_nowhere_by_default() {
+    // Without RUST_LOG its log filter leaves `info` out: nothing anywhere.
+    let seen = codex_measure("mcp-notify-quiet", None);
+    let want = Seen {
+        protocol: "2025-06-18".into(),
+        ..Seen::default()
+    };
+    assert_eq!(seen, want, "codex without RUST_LOG");
 }
 
 #[test]
