@@ -89,8 +89,8 @@ pub fn list(scope: &Scope, here: Option<&Path>) -> Result<Vec<RepoInfo>> {
     match scope {
         Scope::All { pattern } => {
             for r in &mut out {
-                r.shown = r.store.is_some()
-                    && pattern.as_deref().is_none_or(|p| r.label.contains(p));
+                r.shown =
+                    r.store.is_some() && pattern.as_deref().is_none_or(|p| r.label.contains(p));
                 if !r.shown {
                     r.store = None;
                 }
@@ -113,7 +113,11 @@ pub fn list(scope: &Scope, here: Option<&Path>) -> Result<Vec<RepoInfo>> {
                     label: root.display().to_string(),
                     exists: true,
                     shown: true,
-                    dir: store.dir.parent().map(Path::to_path_buf).unwrap_or_default(),
+                    dir: store
+                        .dir
+                        .parent()
+                        .map(Path::to_path_buf)
+                        .unwrap_or_default(),
                     store: Some(Arc::new(store)),
                 }),
             }
@@ -195,7 +199,10 @@ pub fn any<'a>(listing: &'a [RepoInfo], key: &str) -> Result<&'a RepoInfo> {
 
 fn not_listed(key: &str, why: String) -> Error {
     Error::usage_hint(
-        format!("repository `{}` cannot be acted on here: {why}", key.escape_debug()),
+        format!(
+            "repository `{}` cannot be acted on here: {why}",
+            key.escape_debug()
+        ),
         "use a `repo` key from `/api/repos` (the page lists them)",
     )
 }
@@ -228,7 +235,12 @@ mod tests {
             let e = pick(&l, Some(bad)).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{bad}: {e}");
         }
-        assert!(pick(&l, Some("gone-3")).unwrap_err().to_string().contains("no longer exists"));
+        assert!(
+            pick(&l, Some("gone-3"))
+                .unwrap_err()
+                .to_string()
+                .contains("no longer exists")
+        );
         // Several shown: a request must say which.
         assert_eq!(pick(&l, None).unwrap_err().exit_code(), 2);
         // One shown (plain `baton serve`): no key needed.
