@@ -473,7 +473,7 @@ function connect() {
     },
     job: (d) => {
       const v = JSON.parse(d).job;
-      const was = jobs.get(v.job_id);
+      const was = jobs.get(keyOf(v.repo, v.job_id));
       put(v);
       if (was && isLive(was.view.status) && !isLive(v.status)) refreshUsage(500);
       queue();
