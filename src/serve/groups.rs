@@ -13,7 +13,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use super::routes::{App, Which, blocking};
+use super::routes::{App, Which, blocking, error};
 use super::sse::{self, Source};
 use crate::agent::Agent;
 use crate::council::store::Record;
@@ -72,7 +72,7 @@ pub async fn run_events(
 ) -> Response {
     let store = match app.store(&which) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(e) => return error(e),
     };
     let (cid, wanted) = (id.clone(), name.clone());
     let found = blocking(move || {
@@ -133,7 +133,7 @@ pub async fn cancel(
 ) -> Response {
     let store = match app.store(&which) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(e) => return error(e),
     };
     let r = blocking(move || {
         let (kind, _) = group_dir(&store, &id)?;

@@ -56,18 +56,16 @@ impl App {
     }
 
     /// The repository `which` names, as the server lists it now.
-    pub(super) fn repo(&self, which: &Which) -> Result<RepoInfo, Response> {
+    pub(super) fn repo(&self, which: &Which) -> crate::error::Result<RepoInfo> {
         let f = self.fleet.borrow().clone();
-        repos::pick(&f.repos, which.repo.as_deref())
-            .cloned()
-            .map_err(error)
+        repos::pick(&f.repos, which.repo.as_deref()).cloned()
     }
 
     /// The store of the repository `which` names.
-    pub(super) fn store(&self, which: &Which) -> Result<Arc<Store>, Response> {
-        let r = self.repo(which)?;
-        r.store
-            .ok_or_else(|| error(Error::Internal("a shown repository has no store".into())))
+    pub(super) fn store(&self, which: &Which) -> crate::error::Result<Arc<Store>> {
+        self.repo(which)?
+            .store
+            .ok_or_else(|| Error::Internal("a shown repository has no store".into()))
     }
 }
 
@@ -168,7 +166,7 @@ async fn jobs(State(app): State<App>, Query(which): Query<Which>) -> Response {
     } else {
         match app.repo(&which) {
             Ok(r) => r.store.map(|s| (r.repo, s)).into_iter().collect(),
-            Err(r) => return r,
+            Err(e) => return error(e),
         }
     };
     let all = app.all() && which.repo.is_none();
@@ -217,9 +215,11 @@ async fn usage(State(app): State<App>, Query(which): Query<Which>) -> Response {
 
 /// `GET /api/benches`: every bench run of the shown repositories, each what
 /// `baton bench report ID` prints (newest first), for the page's bench
-/// panel; under `--all` each carries its `repo`.
+/// panel; under `--all` each carries its `repo` (plain `serve`: exactly
+/// what `baton bench report ID` prints).
 async fn benches(State(app): State<App>) -> Response {
     let f = app.fleet.borrow().clone();
+    let all = f.all;
     let roots: Vec<(String, std::path::PathBuf)> = f
         .repos
         .iter()
@@ -233,7 +233,7 @@ async fn benches(State(app): State<App>) -> Response {
                 .map_err(|e| Error::Internal(format!("a bench report as JSON: {e}")))?;
             for (from, to) in [("benches", &mut benches), ("unreadable", &mut unreadable)] {
                 for mut b in l[from].as_array().cloned().unwrap_or_default() {
-                    if let Some(o) = b.as_object_mut() {
+                    if let Some(o) = b.as_object_mut().filter(|_| all) {
                         o.insert("repo".into(), repo.clone().into());
                     }
                     to.push(b);
@@ -259,7 +259,7 @@ async fn job_events(
 ) -> Response {
     let store = match app.store(&which) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(e) => return error(e),
     };
     let opened = blocking(move || {
         let job = store.open(OsStr::new(&id))?;
@@ -285,7 +285,7 @@ async fn cancel(
 ) -> Response {
     let store = match app.store(&which) {
         Ok(s) => s,
-        Err(r) => return r,
+        Err(e) => return error(e),
     };
     let r = blocking(move || {
         let job = store.open(OsStr::new(&id))?;
@@ -315,7 +315,7 @@ async fn continue_job(
 ) -> Response {
     let repo = match app.repo(&which) {
         Ok(r) => r,
-        Err(r) => return r,
+        Err(e) => return error(e),
     };
     if app.all() {
         return super::elsewhere::continue_job(repo, id, body.prompt).await;
