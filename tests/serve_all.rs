@@ -218,3 +218,52 @@ fn a_pattern_narrows_all_and_plain_serve_acts_on_its_project_only() {
     let r = srv.get(&format!("/api/usage?repo={kb}"), &session).json();
     assert_eq!(r["total"]["runs"], 1, "{r}");
 }
+
+/// While the server runs: a new project's first job appears (the folder of
+/// the projects is watched), and a project whose root is deleted becomes
+/// `exists: false` (a `repos` event) and its jobs leave the page (`gone`).
+#[test]
+fn projects_that_appear_or_lose_their_root_while_serving() {
+    let env = Env::new();
+    env.replay("claude", "claude/claude-stream.jsonl", 0);
+    let a = env.work.clone();
+    let ja = run_in(&env, &a, &["run", "--async", "--agent", "claude", "a"]);
+    let ja = ja["job_id"].as_str().unwrap().to_string();
+    assert_eq!(run_in(&env, &a, &["wait", &ja])["status"], "success");
+    let srv = Server::start_with(&env, &["--all"]);
+    let session = srv.login();
+    let mut s = srv.stream("/api/events", &session);
+    s.until("the snapshot", |t| t.contains("event: snapshot"));
+
+    let late = project(&env, "late");
+    let jl = run_in(
+        &env,
+        &late,
+        &["run", "--async", "--agent", "claude", "late"],
+    );
+    let jl = jl["job_id"].as_str().unwrap().to_string();
+    s.until("the new project's job", |t| {
+        t.contains(&format!(r#""job_id":"{jl}""#))
+    });
+    let repos = srv.get("/api/repos", &session).json();
+    let kl = key_of(&repos, &late);
+
+    assert_eq!(run_in(&env, &late, &["wait", &jl])["status"], "success");
+    fs::remove_dir_all(&late).unwrap();
+    let gone = format!(r#""job_id":"{jl}","repo":"{kl}""#);
+    let t = s.until("its jobs gone", |t| t.contains(&gone));
+    assert!(t.contains("event: repos"), "{t}");
+    let repos = srv.get("/api/repos", &session).json();
+    let r = repos["repos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["repo"] == kl.as_str())
+        .unwrap_or_else(|| panic!("{repos}"));
+    assert_eq!(
+        (&r["exists"], &r["shown"]),
+        (&Value::Bool(false), &Value::Bool(false))
+    );
+    let r = srv.post(&format!("/api/jobs/{jl}/cancel?repo={kl}"), &session, "{}");
+    assert_eq!(r.code, 400, "a deleted project is not acted on: {}", r.body);
+}
