@@ -61,6 +61,7 @@ mod sandbox_matrix;
 mod sandbox_network;
 mod sandbox_runs;
 mod serve;
+mod serve_all;
 mod setup;
 mod setup_mcp;
 mod shim;
