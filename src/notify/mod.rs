@@ -23,8 +23,11 @@ use serde::{Deserialize, Serialize};
 
 mod clean;
 pub mod command;
+pub mod desktop;
 pub mod record;
 pub mod settings;
+pub mod terminal;
+pub mod url;
 
 pub use clean::clean;
 pub use settings::{Channel, Settings};
@@ -329,13 +332,20 @@ pub fn deliver(
 
 /// One channel, one event.
 fn one(ch: &Channel, event: &Event, origin: &Origin) -> Result<(), String> {
-    let _ = origin;
     match ch {
         Channel::Command(argv) => command::deliver(argv, event),
-        Channel::Desktop | Channel::Terminal | Channel::Url { .. } => Err(format!(
-            "the {} channel is not available in this build yet",
-            ch.name()
-        )),
+        Channel::Desktop => {
+            let (title, body) = terminal::title_and_body(event);
+            desktop::deliver(&title, &body)
+        }
+        Channel::Terminal => {
+            let (title, body) = terminal::title_and_body(event);
+            terminal::deliver(origin.tty.as_deref(), &title, &body)
+        }
+        Channel::Url { url, token_env } => {
+            let body = serde_json::to_vec(event).map_err(|e| e.to_string())?;
+            url::deliver(url, token_env.as_deref(), &body)
+        }
     }
 }
 
