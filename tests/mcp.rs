@@ -191,6 +191,26 @@ impl Client {
         );
     }
 
+    /// Read what the server sends for `t`, keeping its notifications.
+    pub fn listen(&mut self, t: Duration) {
+        let until = Instant::now() + t;
+        while let Some(m) = self.next_message(until.saturating_duration_since(Instant::now())) {
+            self.notes.push(m);
+        }
+    }
+
+    /// Wait at most `t` for a notification `method`, kept or new; whether one came.
+    pub fn wait_note(&mut self, method: &str, t: Duration) -> bool {
+        let until = Instant::now() + t;
+        while !self.notes.iter().any(|n| n["method"] == method) {
+            match self.next_message(until.saturating_duration_since(Instant::now())) {
+                Some(m) => self.notes.push(m),
+                None => return false,
+            }
+        }
+        true
+    }
+
     /// The `params` of every progress notification for `token`, in order.
     pub fn progress(&self, token: &Value) -> Vec<&Value> {
         self.notes

@@ -29,7 +29,7 @@ impl Server {
         Server::start_with(env, &[])
     }
 
-    fn start_with(env: &Env, args: &[&str]) -> Server {
+    pub(crate) fn start_with(env: &Env, args: &[&str]) -> Server {
         let mut child = env
             .baton()
             .arg("serve")
@@ -240,7 +240,7 @@ impl Stream {
 }
 
 /// The fake `name` waits for `$FAKE_DIR/<gate>`, then prints `transcript`.
-fn gated(env: &Env, name: &str, gate: &str, transcript: &str) {
+pub(crate) fn gated(env: &Env, name: &str, gate: &str, transcript: &str) {
     env.fake(
         name,
         &format!(

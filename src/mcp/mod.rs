@@ -34,6 +34,7 @@
 //!   stdout carries only protocol lines (`transport`); children's stderr
 //!   goes on to the server's stderr.
 
+mod announce;
 mod child;
 mod follow;
 mod guard;

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+#[allow(deprecated)] // MCP logging: see `announce`.
+use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, InitializeResult, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ServerCapabilities,
@@ -18,6 +20,7 @@ use tokio::time::Instant;
 
 use crate::agent::Agent;
 
+use super::announce::Announcer;
 use super::child::{self, Ended, Event, Spawn};
 use super::follow::JobLog;
 use super::guard::Policy;
@@ -59,6 +62,8 @@ pub struct Server {
     env: Vec<(String, String)>,
     gone: watch::Receiver<bool>,
     active: Arc<AtomicUsize>,
+    /// Announces the end of every job a call started.
+    announcer: Announcer,
 }
 
 /// Counts a call in flight until dropped.
@@ -85,6 +90,7 @@ impl Server {
             listed,
             program,
             env,
+            announcer: Announcer::start(gone.clone()),
             gone,
             active: Arc::new(AtomicUsize::new(0)),
         }
@@ -188,10 +194,16 @@ fn signal(pid: u32, sig: i32) {
 }
 
 impl ServerHandler for Server {
+    #[allow(deprecated)] // the `logging` capability: see `announce`.
     fn get_info(&self) -> ServerConfig {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("baton", env!("CARGO_PKG_VERSION")))
-            .with_instructions(instructions(&self.policy))
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("baton", env!("CARGO_PKG_VERSION")))
+        .with_instructions(instructions(&self.policy))
     }
 
     async fn list_tools(
@@ -246,7 +258,23 @@ impl ServerHandler for Server {
             })
             .flatten();
         let ended = self.follow(spawn, token, job_log, &context).await;
-        Ok(reply::from_child(&ended).into())
+        let reply = reply::from_child(&ended);
+        if matches!(t.def.name, "run" | "continue")
+            && let Some(s) = &reply.structured_content
+        {
+            self.announcer.started(s, &context.peer);
+        }
+        Ok(reply.into())
+    }
+
+    #[allow(deprecated)] // MCP logging: see `announce`.
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.announcer.set_level(request.level);
+        Ok(())
     }
 }
 

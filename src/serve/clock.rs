@@ -78,12 +78,6 @@ impl<V: Clocks> Timed<V> {
     }
 }
 
-/// `views` at `now_ms`, as one JSON array.
-pub fn json_array<V: Clocks>(views: &[Timed<V>], now_ms: u64) -> String {
-    let v: Vec<V> = views.iter().map(|t| t.at(now_ms)).collect();
-    serde_json::to_string(&v).unwrap_or_else(|_| "[]".into())
-}
-
 /// One view at `now_ms`, as JSON.
 pub fn json<V: Clocks>(t: &Timed<V>, now_ms: u64) -> String {
     serde_json::to_string(&t.at(now_ms)).unwrap_or_else(|_| "null".into())

@@ -12,7 +12,8 @@
 //! (`clock::Timed`): a subscriber finds what changed by pointer, and the
 //! clocks (`elapsed_ms`, ages) are advanced to the moment an event is sent
 //! (`clock`), so a silent fleet publishes nothing and a page opened later
-//! still reads the time of now. The project's councils are followed
+//! still reads the time of now (`fleets` drives one watcher per shown
+//! repository from one thread). The project's councils are followed
 //! alongside (`view::group_watch`) and published as one array that is
 //! replaced only when a council changes.
 
@@ -22,10 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::watch;
-
-use super::clock::{self, Timed};
-use super::wake::Waker;
+use super::clock::Timed;
 use crate::agent::Agent;
 use crate::job::store::{Job, Store, now_ms};
 use crate::view::Tail;
@@ -57,24 +55,6 @@ pub struct Fleet {
     pub jobs: Vec<(String, JobEntry)>,
     /// Every council, in `watch`'s order; the same `Arc` while no council changed.
     pub councils: Arc<Vec<Timed<GroupView>>>,
-}
-
-impl Fleet {
-    /// The whole fleet as one JSON object with its clocks at `now_ms` (the
-    /// first SSE event).
-    pub fn to_json(&self, now_ms: u64) -> String {
-        let mut s = format!(r#"{{"now_ms":{now_ms},"jobs":["#);
-        for (i, (_, j)) in self.jobs.iter().enumerate() {
-            if i > 0 {
-                s.push(',');
-            }
-            s.push_str(&clock::json(j, now_ms));
-        }
-        s.push_str("],\"councils\":");
-        s.push_str(&clock::json_array(&self.councils, now_ms));
-        s.push('}');
-        s
-    }
 }
 
 /// What one wake compares: a file's size and change time.
@@ -347,32 +327,14 @@ fn publish(v: &JobView, now: u64) -> JobEntry {
     })
 }
 
-/// Run the watcher on its own thread until the receiver side is gone.
-pub fn spawn(store: Store, councils: Groups) -> watch::Receiver<Arc<Fleet>> {
-    let mut w = Watcher::with(store, councils);
-    w.update();
-    let (tx, rx) = watch::channel(Arc::new(w.fleet()));
-    std::thread::Builder::new()
-        .name("baton-serve-fleet".into())
-        .spawn(move || {
-            let mut waker = Waker::new(&w.store.dir);
-            loop {
-                waker.wait(TICK, &w.running_dirs());
-                if w.update() && tx.send(Arc::new(w.fleet())).is_err() {
-                    return;
-                }
-                if tx.is_closed() {
-                    return;
-                }
-            }
-        })
-        .expect("spawning a thread");
-    rx
-}
-
 impl Watcher {
+    /// The jobs directory this watcher lists.
+    pub fn jobs_dir(&self) -> &Path {
+        &self.store.dir
+    }
+
     /// The directories of running and launching jobs (what the waker listens to).
-    fn running_dirs(&self) -> Vec<PathBuf> {
+    pub fn running_dirs(&self) -> Vec<PathBuf> {
         self.jobs
             .values()
             .filter(|t| t.live.is_some())
@@ -407,9 +369,7 @@ mod tests {
         let mut w = Watcher::with(Store::in_dir(dir.path()), Groups::new(None));
         w.update();
         assert!(!w.update());
-        assert_eq!(
-            w.fleet().to_json(5).split(r#""jobs":"#).nth(1),
-            Some(r#"[],"councils":[]}"#)
-        );
+        let f = w.fleet();
+        assert!(f.jobs.is_empty() && f.councils.is_empty());
     }
 }

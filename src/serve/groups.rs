@@ -2,17 +2,18 @@
 //! Server-Sent Events (`/api/councils/{id}/runs/{name}/events`) and cancel
 //! (`/api/councils/{id}/cancel`).
 //!
-//! No path from the client is joined unchecked: the id must be a valid id
-//! of a council or fan-out of this project, and the run name must be one
+//! No path from the client is joined unchecked: the repository (`?repo`)
+//! must be one the server lists and shows, the id a valid id
+//! of a council or fan-out of that project, and the run name must be one
 //! its record lists (the log path is the record's, never the client's).
 //! Cancel calls what `baton cancel ID` calls for the group.
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
-use super::routes::{App, blocking};
+use super::routes::{App, Which, blocking, error};
 use super::sse::{self, Source};
 use crate::agent::Agent;
 use crate::council::store::Record;
@@ -67,8 +68,12 @@ fn no_such_run(id: &str, name: &str, listed: bool) -> Response {
 pub async fn run_events(
     State(app): State<App>,
     Path((id, name)): Path<(String, String)>,
+    Query(which): Query<Which>,
 ) -> Response {
-    let store = app.store.clone();
+    let store = match app.store(&which) {
+        Ok(s) => s,
+        Err(e) => return error(e),
+    };
     let (cid, wanted) = (id.clone(), name.clone());
     let found = blocking(move || {
         let (kind, dir) = group_dir(&store, &cid)?;
@@ -121,8 +126,15 @@ pub async fn run_events(
 
 /// `POST /api/councils/{id}/cancel`: as `baton cancel ID` for a council;
 /// its status (`baton council status`) once its runner is gone.
-pub async fn cancel(State(app): State<App>, Path(id): Path<String>) -> Response {
-    let store = app.store.clone();
+pub async fn cancel(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    Query(which): Query<Which>,
+) -> Response {
+    let store = match app.store(&which) {
+        Ok(s) => s,
+        Err(e) => return error(e),
+    };
     let r = blocking(move || {
         let (kind, _) = group_dir(&store, &id)?;
         let root = store

@@ -7,16 +7,22 @@
 //!   `{"url", "port", "pid"}`; the URL carries a fresh 256-bit token in its
 //!   fragment (`security`), which the page trades once for a session it
 //!   keeps in its own origin-scoped storage and sends as a header (no cookie).
-//! - `fleet` watches the store on its own thread (woken by `wake`) and
-//!   publishes only changes; `sse` turns them into events per page, and tails
+//! - `repos` lists the repositories shown: this project, or with `--all`
+//!   every project in the state directory (a request names one by its key,
+//!   looked up in that listing). `fleets` watches their stores from one
+//!   thread (one `fleet::Watcher` each, woken by `wake`) and publishes only
+//!   changes; `sse` turns them into events per page, and tails
 //!   one job's log for the page's detail pane.
 //! - `routes` holds the page (embedded, `assets/`), the JSON routes and the
 //!   two actions, which call what `baton cancel` / `baton continue` call.
 //! - SIGINT or SIGTERM stops the server (exit 0); jobs are not touched.
 
 mod clock;
+mod elsewhere;
 mod fleet;
+mod fleets;
 mod groups;
+mod repos;
 mod routes;
 mod security;
 mod sse;
@@ -28,8 +34,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
-use crate::job::store::Store;
 use crate::output::{self, Mode};
+pub use repos::Scope;
 
 /// What `baton serve` was asked for.
 #[derive(Debug, Clone, Default)]
@@ -38,6 +44,8 @@ pub struct ServeRequest {
     pub port: Option<u16>,
     /// Open the page in the default browser.
     pub open: bool,
+    /// This project, or every project (`--all`, `--repo PATTERN`).
+    pub scope: Scope,
 }
 
 /// The line printed once the server listens.
@@ -50,18 +58,26 @@ struct Started {
 
 /// `baton serve`: serve until SIGINT or SIGTERM.
 pub fn serve(req: ServeRequest, mode: Mode) -> Result<i32> {
-    let store = Store::here()?;
+    let here = match req.scope {
+        Scope::Here => {
+            let cwd = std::env::current_dir()
+                .map_err(|e| Error::io("reading the current directory", e))?;
+            Some(crate::fsutil::project_root(&cwd))
+        }
+        Scope::All { .. } => None,
+    };
+    let many = fleets::Many::new(req.scope.clone(), here)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::io("starting the server's runtime", e))?;
-    let r = rt.block_on(run(store, req, mode));
+    let r = rt.block_on(run(many, req, mode));
     // Open event streams and their tail threads are not waited for.
     rt.shutdown_timeout(Duration::from_millis(200));
     r
 }
 
-async fn run(store: Store, req: ServeRequest, mode: Mode) -> Result<i32> {
+async fn run(many: fleets::Many, req: ServeRequest, mode: Mode) -> Result<i32> {
     let want = req.port.unwrap_or(0);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", want))
         .await
@@ -78,14 +94,10 @@ async fn run(store: Store, req: ServeRequest, mode: Mode) -> Result<i32> {
         .port();
     let sec = Arc::new(security::Secrets::new(port)?);
     let url = format!("http://127.0.0.1:{port}/#token={}", sec.token);
-    let fleet = fleet::spawn(
-        Store::in_dir(&store.dir),
-        crate::view::group_watch::Groups::in_folders(crate::view::group::group_dirs(&store)),
-    );
+    let fleet = fleets::spawn(many);
     let children = Children::default();
     let app = routes::App {
         sec,
-        store: Arc::new(store),
         fleet,
         children: children.clone(),
     };

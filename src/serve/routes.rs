@@ -1,25 +1,28 @@
-//! The routes: the embedded page, the token exchange, the fleet and one
-//! job's transcript, what was spent (`baton usage`), the bench runs' reports
-//! (`baton bench report`), and the two actions
-//! (`cancel`, `continue`); a council's run transcript and cancel are in
-//! `councils`.
+//! The routes: the embedded page, the token exchange, the repositories
+//! shown, the fleet and one job's transcript, what was spent (`baton
+//! usage`), the bench runs' reports (`baton bench report`), and the two
+//! actions (`cancel`, `continue`); a council's run transcript and cancel are
+//! in `groups`.
 //!
 //! The actions call exactly what `baton cancel` and `baton continue` call;
 //! no route runs anything else. Every route sits behind `security::gate`.
+//! A route about one repository's work takes `?repo=KEY`, looked up in the
+//! server's listing (`repos::pick`); without it, the one repository shown.
 
 use std::ffi::OsStr;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use tokio::sync::watch;
 
-use super::fleet::Fleet;
+use super::fleets::Fleets;
+use super::repos::{self, RepoInfo};
 use super::security::{self, Secrets};
 use super::sse;
 use crate::agent::Agent;
@@ -35,10 +38,35 @@ const APP_CSS: &str = include_str!("assets/app.css");
 #[derive(Clone)]
 pub struct App {
     pub sec: Arc<Secrets>,
-    pub store: Arc<Store>,
-    pub fleet: watch::Receiver<Arc<Fleet>>,
+    pub fleet: watch::Receiver<Arc<Fleets>>,
     /// Runners started by `continue` (this process is their parent).
     pub children: super::Children,
+}
+
+/// `?repo=KEY`: which repository a request is about.
+#[derive(Debug, Default, Deserialize)]
+pub struct Which {
+    pub repo: Option<String>,
+}
+
+impl App {
+    /// Whether the server shows every repository (`--all`).
+    fn all(&self) -> bool {
+        self.fleet.borrow().all
+    }
+
+    /// The repository `which` names, as the server lists it now.
+    pub(super) fn repo(&self, which: &Which) -> crate::error::Result<RepoInfo> {
+        let f = self.fleet.borrow().clone();
+        repos::pick(&f.repos, which.repo.as_deref()).cloned()
+    }
+
+    /// The store of the repository `which` names.
+    pub(super) fn store(&self, which: &Which) -> crate::error::Result<Arc<Store>> {
+        self.repo(which)?
+            .store
+            .ok_or_else(|| Error::Internal("a shown repository has no store".into()))
+    }
 }
 
 pub fn router(app: App) -> Router {
@@ -57,6 +85,7 @@ pub fn router(app: App) -> Router {
             get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
         )
         .route("/api/session", post(session))
+        .route("/api/repos", get(list_repos))
         .route("/api/jobs", get(jobs))
         .route("/api/usage", get(usage))
         .route("/api/benches", get(benches))
@@ -118,35 +147,100 @@ async fn session(State(app): State<App>, body: axum::body::Bytes) -> Response {
     }
 }
 
-/// `GET /api/jobs`: what `baton watch --once --json` prints.
-async fn jobs(State(app): State<App>) -> Response {
-    let store = app.store.clone();
-    match blocking(move || crate::view::watch::snapshot(&store, now_ms())).await {
-        Ok(s) => Json(s).into_response(),
+/// `GET /api/repos`: `{"all", "repos": [{"repo", "label", "exists", "shown"}]}`.
+async fn list_repos(State(app): State<App>) -> Response {
+    let f = app.fleet.borrow().clone();
+    Json(serde_json::json!({ "all": f.all, "repos": &*f.repos })).into_response()
+}
+
+/// `GET /api/jobs`: what `baton watch --once --json` prints (for the
+/// repository `?repo` names; `--all` without it: one per shown repository,
+/// `{"repos": [{"repo", "watch"}]}`).
+async fn jobs(State(app): State<App>, Query(which): Query<Which>) -> Response {
+    let stores: Vec<(String, Arc<Store>)> = if app.all() && which.repo.is_none() {
+        let f = app.fleet.borrow().clone();
+        f.repos
+            .iter()
+            .filter_map(|r| Some((r.repo.clone(), r.store.clone()?)))
+            .collect()
+    } else {
+        match app.repo(&which) {
+            Ok(r) => r.store.map(|s| (r.repo, s)).into_iter().collect(),
+            Err(e) => return error(e),
+        }
+    };
+    let all = app.all() && which.repo.is_none();
+    let snap = blocking(move || {
+        let mut out = Vec::new();
+        for (repo, store) in stores {
+            let w = crate::view::watch::snapshot(&store, now_ms())?;
+            out.push(serde_json::json!({ "repo": repo, "watch": w }));
+        }
+        Ok(out)
+    });
+    match snap.await {
+        Ok(v) if all => Json(serde_json::json!({ "repos": v })).into_response(),
+        Ok(mut v) => Json(v.pop().map(|mut o| o["watch"].take())).into_response(),
         Err(r) => r,
     }
 }
 
 /// `GET /api/usage`: what `baton usage --by agent --json` prints (every
-/// project's ledger), for the page's panel of what was spent.
-async fn usage() -> Response {
+/// project's ledger, or with `?repo=KEY` that listed project's only), for
+/// the page's panel of what was spent.
+async fn usage(State(app): State<App>, Query(which): Query<Which>) -> Response {
     let req = crate::spend::usage::UsageRequest {
         by: Some("agent".into()),
         ..Default::default()
     };
-    match blocking(move || crate::spend::usage::report(&req)).await {
+    let one = match which.repo.as_deref() {
+        None => None,
+        Some(key) => {
+            let f = app.fleet.borrow().clone();
+            match repos::any(&f.repos, key) {
+                Ok(r) => Some((r.dir.clone(), r.label.clone())),
+                Err(e) => return error(e),
+            }
+        }
+    };
+    let r = blocking(move || match one {
+        Some((dir, label)) => crate::spend::usage::report_of(&req, &dir, label),
+        None => crate::spend::usage::report(&req),
+    });
+    match r.await {
         Ok(r) => Json(r).into_response(),
         Err(r) => r,
     }
 }
 
-/// `GET /api/benches`: every bench run of this project, each what `baton
-/// bench report ID` prints (newest first), for the page's bench panel.
+/// `GET /api/benches`: every bench run of the shown repositories, each what
+/// `baton bench report ID` prints (newest first), for the page's bench
+/// panel; under `--all` each carries its `repo` (plain `serve`: exactly
+/// what `baton bench report ID` prints).
 async fn benches(State(app): State<App>) -> Response {
-    let root = app.store.root().map(std::path::Path::to_path_buf);
-    let listed = blocking(move || match root {
-        Some(root) => crate::bench::report_cmd::all(&root),
-        None => Ok(Default::default()),
+    let f = app.fleet.borrow().clone();
+    let all = f.all;
+    let roots: Vec<(String, std::path::PathBuf)> = f
+        .repos
+        .iter()
+        .filter_map(|r| Some((r.repo.clone(), r.root()?)))
+        .collect();
+    let listed = blocking(move || {
+        let mut benches = Vec::new();
+        let mut unreadable = Vec::new();
+        for (repo, root) in roots {
+            let l = serde_json::to_value(crate::bench::report_cmd::all(&root)?)
+                .map_err(|e| Error::Internal(format!("a bench report as JSON: {e}")))?;
+            for (from, to) in [("benches", &mut benches), ("unreadable", &mut unreadable)] {
+                for mut b in l[from].as_array().cloned().unwrap_or_default() {
+                    if let Some(o) = b.as_object_mut().filter(|_| all) {
+                        o.insert("repo".into(), repo.clone().into());
+                    }
+                    to.push(b);
+                }
+            }
+        }
+        Ok(serde_json::json!({ "benches": benches, "unreadable": unreadable }))
     });
     match listed.await {
         Ok(l) => Json(l).into_response(),
@@ -158,8 +252,15 @@ async fn fleet_events(State(app): State<App>) -> Response {
     sse::fleet(app.fleet.clone()).into_response()
 }
 
-async fn job_events(State(app): State<App>, Path(id): Path<String>) -> Response {
-    let store = app.store.clone();
+async fn job_events(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    Query(which): Query<Which>,
+) -> Response {
+    let store = match app.store(&which) {
+        Ok(s) => s,
+        Err(e) => return error(e),
+    };
     let opened = blocking(move || {
         let job = store.open(OsStr::new(&id))?;
         let s = job.read_state()?;
@@ -177,8 +278,15 @@ async fn job_events(State(app): State<App>, Path(id): Path<String>) -> Response 
 }
 
 /// `POST /api/jobs/{id}/cancel`: as `baton cancel ID`; the job's result.
-async fn cancel(State(app): State<App>, Path(id): Path<String>) -> Response {
-    let store = app.store.clone();
+async fn cancel(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    Query(which): Query<Which>,
+) -> Response {
+    let store = match app.store(&which) {
+        Ok(s) => s,
+        Err(e) => return error(e),
+    };
     let r = blocking(move || {
         let job = store.open(OsStr::new(&id))?;
         let s = crate::job::cancel_job(&job)?;
@@ -192,18 +300,29 @@ async fn cancel(State(app): State<App>, Path(id): Path<String>) -> Response {
 }
 
 #[derive(Deserialize)]
-struct ContinueBody {
-    prompt: String,
+pub(super) struct ContinueBody {
+    pub prompt: String,
 }
 
 /// `POST /api/jobs/{id}/continue {"prompt": …}`: as `baton continue ID
-/// PROMPT`; the new job's `running` result.
+/// PROMPT`; the new job's `running` result. Under `--all` it is `baton
+/// continue` itself, run in the job's project (`continue_elsewhere`).
 async fn continue_job(
     State(app): State<App>,
     Path(id): Path<String>,
+    Query(which): Query<Which>,
     Json(body): Json<ContinueBody>,
 ) -> Response {
-    let store = app.store.clone();
+    let repo = match app.repo(&which) {
+        Ok(r) => r,
+        Err(e) => return error(e),
+    };
+    if app.all() {
+        return super::elsewhere::continue_job(repo, id, body.prompt).await;
+    }
+    let Some(store) = repo.store else {
+        return error(Error::Internal("a shown repository has no store".into()));
+    };
     let r = blocking(move || {
         let r = crate::job::continue_start(OsStr::new(&id), vec![body.prompt])?;
         let runner = r

@@ -4,7 +4,9 @@
 //! Fleet: one `snapshot` event, then a `job` event per job whose view
 //! changed and a `gone` event per removed job — found by comparing each
 //! job's `Arc` with the last one sent, so a silent fleet sends nothing —
-//! and a `councils` event (the whole array) when a council changed. Every
+//! a `councils` event (the whole array) when a council changed, and a
+//! `repos` event when the listing of repositories changed. Every job and
+//! council carries the key of its repository (`repo`). Every
 //! event carries `now_ms`, the time it was made, and its views' clocks as
 //! they read then (`clock`), however long ago the view last changed.
 //! Transcript (a job's, or a council run's: `Source`): the last `BACKLOG` activities from the reducer (a
@@ -24,7 +26,8 @@ use serde::Serialize;
 use tokio::sync::{mpsc, watch};
 
 use super::clock;
-use super::fleet::{Fleet, JobEntry, TICK};
+use super::fleet::{JobEntry, TICK};
+use super::fleets::{Fleets, tag};
 use super::wake::Waker;
 use crate::agent::Agent;
 use crate::job::store::Job;
@@ -56,15 +59,16 @@ fn sse(
 
 /// `/api/events`.
 pub fn fleet(
-    mut rx: watch::Receiver<Arc<Fleet>>,
+    mut rx: watch::Receiver<Arc<Fleets>>,
 ) -> Sse<impl futures_core::Stream<Item = Result<Event, Infallible>>> {
     let (tx, out) = mpsc::channel(64);
     tokio::spawn(async move {
         let first = rx.borrow_and_update().clone();
-        let mut sent: HashMap<String, JobEntry> = first
-            .jobs
+        // Per repository: the jobs' views as last sent, by id.
+        let mut sent: HashMap<Arc<str>, HashMap<String, JobEntry>> = first
+            .parts
             .iter()
-            .map(|(id, j)| (id.clone(), j.clone()))
+            .map(|p| (p.repo.clone(), p.fleet.jobs.iter().cloned().collect()))
             .collect();
         let snapshot = first.to_json(now_ms());
         if tx
@@ -74,37 +78,54 @@ pub fn fleet(
         {
             return;
         }
-        let mut councils = first.councils.clone();
+        let mut last = first;
         while rx.changed().await.is_ok() {
             let f = rx.borrow_and_update().clone();
             let now = now_ms();
             let mut events = Vec::new();
-            if !Arc::ptr_eq(&councils, &f.councils) {
-                councils = f.councils.clone();
-                let data = format!(
-                    r#"{{"now_ms":{now},"councils":{}}}"#,
-                    clock::json_array(&councils, now)
-                );
+            if !Arc::ptr_eq(&last.repos, &f.repos) {
+                let data = format!(r#"{{"now_ms":{now},"repos":{}}}"#, f.repos_json());
+                events.push(Event::default().event("repos").data(data));
+            }
+            let councils_changed = last.parts.len() != f.parts.len()
+                || last.parts.iter().zip(&f.parts).any(|(a, b)| {
+                    a.repo != b.repo || !Arc::ptr_eq(&a.fleet.councils, &b.fleet.councils)
+                });
+            if councils_changed {
+                let data = format!(r#"{{"now_ms":{now},"councils":{}}}"#, f.councils_json(now));
                 events.push(Event::default().event("councils").data(data));
             }
-            for (id, j) in &f.jobs {
-                if sent.get(id).is_none_or(|old| !Arc::ptr_eq(old, j)) {
-                    let data = format!(r#"{{"now_ms":{now},"job":{}}}"#, clock::json(j, now));
-                    events.push(Event::default().event("job").data(data));
-                    sent.insert(id.clone(), j.clone());
+            for p in &f.parts {
+                let was = sent.entry(p.repo.clone()).or_default();
+                for (id, j) in &p.fleet.jobs {
+                    if was.get(id).is_none_or(|old| !Arc::ptr_eq(old, j)) {
+                        let job = tag(&clock::json(j, now), &p.repo);
+                        let data = format!(r#"{{"now_ms":{now},"job":{job}}}"#);
+                        events.push(Event::default().event("job").data(data));
+                        was.insert(id.clone(), j.clone());
+                    }
                 }
             }
-            if sent.len() > f.jobs.len() {
-                let live: std::collections::HashSet<&String> =
-                    f.jobs.iter().map(|(i, _)| i).collect();
-                let gone: Vec<String> =
-                    sent.keys().filter(|i| !live.contains(i)).cloned().collect();
+            // Jobs removed, and every job of a repository no longer shown.
+            for (repo, was) in &mut sent {
+                let live: std::collections::HashSet<&String> = f
+                    .parts
+                    .iter()
+                    .find(|p| p.repo == *repo)
+                    .map(|p| p.fleet.jobs.iter().map(|(i, _)| i).collect())
+                    .unwrap_or_default();
+                if was.len() == live.len() {
+                    continue;
+                }
+                let gone: Vec<String> = was.keys().filter(|i| !live.contains(i)).cloned().collect();
                 for id in gone {
-                    sent.remove(&id);
-                    let data = serde_json::json!({ "job_id": id }).to_string();
+                    was.remove(&id);
+                    let data = serde_json::json!({ "job_id": id, "repo": &**repo }).to_string();
                     events.push(Event::default().event("gone").data(data));
                 }
             }
+            sent.retain(|_, was| !was.is_empty());
+            last = f;
             for e in events {
                 if tx.send(e).await.is_err() {
                     return;

@@ -1,8 +1,9 @@
 //! When the fleet watcher looks again: at once when a watched directory
 //! changes (inotify on Linux), else after the stat-poll tick.
 //!
-//! Watched: the jobs directory (a job added or removed) and the directory of
-//! each running job (its logs grow, its state is replaced); an ended job is
+//! Watched: the jobs directory (a job added or removed; `--all`: every shown
+//! project's, and the folder of the projects, so a new project is seen at
+//! once) and the directory of each running job (its logs grow, its state is replaced); an ended job is
 //! not watched. Wakes are spaced by at least `FLOOR`, so fifty peers
 //! streaming at once cost a bounded number of passes, not one per write.
 //! Where inotify is missing (macOS) or fails, the tick alone drives it.
@@ -25,11 +26,26 @@ pub struct Waker {
 
 impl Waker {
     pub fn new(jobs_dir: &Path) -> Waker {
+        Waker::over(vec![jobs_dir.to_path_buf()])
+    }
+
+    /// Watching several base directories (each project's jobs directory).
+    pub fn over(bases: Vec<PathBuf>) -> Waker {
         Waker {
             last: Instant::now(),
             #[cfg(target_os = "linux")]
-            inotify: linux::Inotify::new(jobs_dir),
+            inotify: linux::Inotify::new(bases),
         }
+    }
+
+    /// Watch these base directories from now on (the projects changed).
+    pub fn set_bases(&mut self, bases: Vec<PathBuf>) {
+        #[cfg(target_os = "linux")]
+        if let Some(i) = self.inotify.as_mut() {
+            i.set_bases(bases);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = bases;
     }
 
     /// Block until something changed under a watched directory, or `max`
@@ -59,7 +75,7 @@ impl Waker {
 #[cfg(target_os = "linux")]
 mod linux {
     use std::collections::HashMap;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
     use std::time::Duration;
 
     use crate::sys::inotify::{self, Watch};
@@ -74,27 +90,46 @@ mod linux {
 
     pub struct Inotify {
         inotify: inotify::Inotify,
-        jobs_dir: PathBuf,
-        jobs_wd: Option<Watch>,
+        /// The jobs directories, and their watches once they exist.
+        bases: Vec<(PathBuf, Option<Watch>)>,
         watched: HashMap<PathBuf, Watch>,
     }
 
     impl Inotify {
-        pub fn new(jobs_dir: &Path) -> Option<Inotify> {
+        pub fn new(bases: Vec<PathBuf>) -> Option<Inotify> {
             inotify::Inotify::new(true).map(|inotify| Inotify {
                 inotify,
-                jobs_dir: jobs_dir.to_path_buf(),
-                jobs_wd: None,
+                bases: bases.into_iter().map(|b| (b, None)).collect(),
                 watched: HashMap::new(),
             })
         }
 
-        /// Watch exactly the jobs directory and `running`; whether all of
+        pub fn set_bases(&mut self, bases: Vec<PathBuf>) {
+            let inotify = &self.inotify;
+            self.bases.retain(|(b, wd)| {
+                let keep = bases.contains(b);
+                if !keep && let Some(wd) = wd {
+                    inotify.remove(*wd);
+                }
+                keep
+            });
+            for b in bases {
+                if !self.bases.iter().any(|(x, _)| *x == b) {
+                    self.bases.push((b, None));
+                }
+            }
+        }
+
+        /// Watch exactly the jobs directories and `running`; whether all of
         /// them are watched (a full watch table, a vanished directory: not).
         pub fn watch(&mut self, running: &[PathBuf]) -> bool {
-            if self.jobs_wd.is_none() {
-                // Absent until the first job: retried on every wait.
-                self.jobs_wd = self.inotify.add(&self.jobs_dir, JOBS_MASK);
+            let mut all = true;
+            for (dir, wd) in &mut self.bases {
+                if wd.is_none() {
+                    // Absent until the first job: retried on every wait.
+                    *wd = self.inotify.add(dir, JOBS_MASK);
+                }
+                all &= wd.is_some();
             }
             let inotify = &self.inotify;
             self.watched.retain(|p, wd| {
@@ -104,7 +139,6 @@ mod linux {
                 }
                 keep
             });
-            let mut all = self.jobs_wd.is_some();
             for p in running {
                 if !self.watched.contains_key(p) {
                     match self.inotify.add(p, JOB_MASK) {

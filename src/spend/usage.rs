@@ -177,6 +177,24 @@ fn ledgers(repo: Option<&Path>) -> Result<Vec<Ledger>> {
 
 /// The report for `req`, read from the ledgers as they are now.
 pub fn report(req: &UsageRequest) -> Result<Report> {
+    let ledgers = ledgers(req.repo.as_deref())?;
+    report_from(req, ledgers)
+}
+
+/// The report for `req` from one project's ledger: its record folder `dir`
+/// in the state directory, named `root` (`serve`'s panel, filtered by
+/// repository: a ledger outlives its project's root, which `--repo` needs).
+pub fn report_of(req: &UsageRequest, dir: &Path, root: String) -> Result<Report> {
+    report_from(
+        req,
+        vec![Ledger {
+            root,
+            path: dir.join(ledger::FILE),
+        }],
+    )
+}
+
+fn report_from(req: &UsageRequest, ledgers: Vec<Ledger>) -> Result<Report> {
     let by = req.by.as_deref().map(By::parse).transpose()?;
     let since_ms = match &req.since {
         Some(s) => {
@@ -185,7 +203,6 @@ pub fn report(req: &UsageRequest) -> Result<Report> {
         }
         None => None,
     };
-    let ledgers = ledgers(req.repo.as_deref())?;
     let mut total = Totals::default();
     let mut groups: BTreeMap<String, Totals> = BTreeMap::new();
     for l in &ledgers {

@@ -15,6 +15,13 @@ pub struct Inotify {
     fd: OwnedFd,
 }
 
+/// For an async reactor (`baton mcp` waits on it through tokio).
+impl AsRawFd for Inotify {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
 impl Inotify {
     /// A new instance (close-on-exec; `nonblocking`: reads never block).
     pub fn new(nonblocking: bool) -> Option<Inotify> {

@@ -323,7 +323,7 @@ try {
   const ageA = seconds(await ageCell(a));
   const leastA = Math.floor((Date.now() - aEndedBy) / 1000) - 1;
   if (ageA < leastA) fail(`a job ended over ${leastA + 1}s ago shows "${await ageCell(a)}"`);
-  const at1 = await p3.evaluate((id) => jobs.get(id).at, held);
+  const at1 = await p3.evaluate((id) => [...jobs.values()].find((j) => j.view.job_id === id).at, held);
   // The page's clock ticks each second; a loaded machine may delay a tick.
   const moved = await p3.waitForFunction(([id, least]) => {
     const t = document.querySelector(`#jobs tr[data-id="${id}"] td.t-elapsed`).textContent;
@@ -331,7 +331,7 @@ try {
     return m && (Number(m[1]) || 0) * 60 + Number(m[2]) >= least && t;
   }, [held, e1 + 2], { timeout: 10000 }).then((h) => h.jsonValue(), () => null);
   const e2 = seconds(moved || await elapsedCell(held));
-  const at2 = await p3.evaluate((id) => jobs.get(id).at, held);
+  const at2 = await p3.evaluate((id) => [...jobs.values()].find((j) => j.view.job_id === id).at, held);
   if (at1 !== at2) fail('an event arrived for the silent job: the clock test proves nothing');
   if (!moved) fail(`the elapsed time did not move without an event: ${e1}s, then ${e2}s 10 s later`);
   say(`clocks: ${held} shows ${e1}s then ${e2}s (no event in between); ${a} ended "${await ageCell(a)}"`);

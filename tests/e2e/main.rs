@@ -49,6 +49,7 @@ mod host_sandbox;
 mod jobs;
 mod mcp;
 mod mcp_hosts;
+mod mcp_notify;
 mod plugin;
 mod run;
 mod sandboxed;

@@ -31,16 +31,16 @@ use crate::plugin::{Ran, run};
 use crate::support::{Agent, BATON, Peer, eventually, mock, tagged_processes};
 
 /// A host and its peer pi, with a prompt that selects `marker`.
-struct World {
-    host: Peer,
-    pi: Peer,
-    id: String,
-    task: String,
-    tag: String,
+pub(crate) struct World {
+    pub(crate) host: Peer,
+    pub(crate) pi: Peer,
+    pub(crate) id: String,
+    pub(crate) task: String,
+    pub(crate) tag: String,
 }
 
 impl World {
-    fn new(host: Agent, name: &str, marker: &str) -> World {
+    pub(crate) fn new(host: Agent, name: &str, marker: &str) -> World {
         let host = Peer::new(host, name);
         let pi = Peer::new(Agent::Pi, &format!("{}-{name}-peer", host.agent.label()));
         let (id, task) = host.prompt(marker);
@@ -56,7 +56,7 @@ impl World {
 
     /// The environment `baton mcp` is given in the host's configuration:
     /// pi's (its config dir, key, home, PATH with the CLIs) and the tag.
-    fn server_env(&self) -> serde_json::Map<String, Value> {
+    pub(crate) fn server_env(&self) -> serde_json::Map<String, Value> {
         let mut env: serde_json::Map<String, Value> = self
             .pi
             .env_vars()
@@ -126,7 +126,7 @@ impl World {
 
     /// What pi's run left, and the tools the host offered its model (for
     /// failure messages).
-    fn server_log(&self) -> String {
+    pub(crate) fn server_log(&self) -> String {
         let first = mock()
             .requests_for(&self.id)
             .into_iter()
@@ -285,7 +285,7 @@ fn assert_ran(w: &World, r: &Ran, answer_seen: bool) {
     );
 }
 
-fn claude_mcp_config(w: &World) -> String {
+pub(crate) fn claude_mcp_config(w: &World) -> String {
     let cfg = json!({"mcpServers": {"baton": {
         "type": "stdio", "command": BATON, "args": ["mcp"], "env": w.server_env()}}});
     let path = w.host.root.join("mcp.json");
@@ -294,7 +294,7 @@ fn claude_mcp_config(w: &World) -> String {
 }
 
 /// `claude -p` with baton as its one MCP server and `run` allowed.
-fn claude_host(w: &World, env: &[(&str, &str)]) -> Command {
+pub(crate) fn claude_host(w: &World, env: &[(&str, &str)]) -> Command {
     let cfg = claude_mcp_config(w);
     let mut c = w.host_cmd(
         "claude",
@@ -321,7 +321,7 @@ fn claude_host(w: &World, env: &[(&str, &str)]) -> Command {
 }
 
 /// The text of claude's last `result` event.
-fn claude_answer(r: &Ran) -> String {
+pub(crate) fn claude_answer(r: &Ran) -> String {
     r.stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -367,7 +367,7 @@ fn codex_setup(w: &World, label: &str, args: &[&str]) -> Value {
 /// unless the server's tools are approved beforehand: setup's block says
 /// so, and these tests prove it is enough. The config file, and its text
 /// before and after setup.
-fn codex_registers_baton(w: &World) -> (std::path::PathBuf, String, String) {
+pub(crate) fn codex_registers_baton(w: &World) -> (std::path::PathBuf, String, String) {
     let cfg = w.host.home.join(".codex/config.toml");
     let before = fs::read_to_string(&cfg).unwrap();
     let rep = codex_setup(w, "codex-mcp-setup", &[]);
@@ -395,7 +395,7 @@ fn codex_registers_baton(w: &World) -> (std::path::PathBuf, String, String) {
 /// then offers MCP tools to the model directly, where for its own models
 /// (gpt-5.5) it defers them behind `tool_search` (the scripted model would
 /// have to search for `run` first).
-fn codex_host(w: &World) -> Command {
+pub(crate) fn codex_host(w: &World) -> Command {
     w.host_cmd(
         "codex",
         &[
@@ -410,7 +410,7 @@ fn codex_host(w: &World) -> Command {
 }
 
 /// The Codex host's last message.
-fn codex_answer(r: &Ran) -> String {
+pub(crate) fn codex_answer(r: &Ran) -> String {
     r.stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -450,7 +450,7 @@ fn gemini_cli_calls_baton_run_over_mcp() {
 /// the server's tools (headless mode could not ask); `cwd`, where the
 /// server runs its calls; `timeout` (ms), how long gemini-cli waits for a
 /// call.
-fn gemini_registers_baton(w: &World, timeout_ms: u64) {
+pub(crate) fn gemini_registers_baton(w: &World, timeout_ms: u64) {
     let path = w.host.home.join(".gemini/settings.json");
     let mut settings: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     settings["mcpServers"] = json!({"baton": {
@@ -459,7 +459,7 @@ fn gemini_registers_baton(w: &World, timeout_ms: u64) {
     fs::write(&path, settings.to_string()).unwrap();
 }
 
-fn gemini_host(w: &World) -> Command {
+pub(crate) fn gemini_host(w: &World) -> Command {
     w.host_cmd(
         "gemini",
         &[
@@ -473,7 +473,7 @@ fn gemini_host(w: &World) -> Command {
 }
 
 /// The gemini host's answer: its assistant messages, joined.
-fn gemini_answer(r: &Ran) -> String {
+pub(crate) fn gemini_answer(r: &Ran) -> String {
     r.stdout
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

@@ -11,10 +11,17 @@
 'use strict';
 
 const MAX_LINES = 2000; // transcript lines kept in the page: memory stays flat
-const jobs = new Map(); // id -> {view, at}: `at` is when the view arrived
+const jobs = new Map(); // `repo/id` -> {view, at}: `at` is when the view arrived
 let councils = { list: [], at: 0 }; // every council (`councils` of the fleet), and when it arrived
-// {id, es, kind: 'job' | 'council' | 'run', council, name}; a run's id is `council/name`
+// {id, repo, ctl, kind: 'job' | 'council' | 'run', job, council, name}; `id` is the
+// row's key: `repo/job`, `repo/council`, `repo/council/name`
 let selected = null;
+// The repositories the server lists (`/api/repos`): {repo, label, exists, shown}.
+// Every job and council carries its repository's key (`repo`), which goes
+// back to the server with every action (`?repo=KEY`).
+let repos = [];
+let all = false; // `baton serve --all`: the repository column and filter
+let filter = ''; // the key of the repository shown, or '' for all
 let renderQueued = false;
 const SESSION_KEY = 'baton-session';
 let session = null;
@@ -25,6 +32,14 @@ const GLYPH = { running: '●', stalled: '◐', success: '✓', failed: '✗', l
   timeout: '⧗', corrupt: '!', error: '✗', ok: '✓', ready: '✓', done: '✓', abstained: '–',
   awaiting_approval: '◆', approved: '◆', needs_human: '△' };
 const isLive = (s) => s === 'running' || s === 'stalled';
+const keyOf = (repo, id) => repo + '/' + id;
+const q = (repo) => '?repo=' + encodeURIComponent(repo);
+function repoLabel(key) {
+  const r = repos.find((x) => x.repo === key);
+  return r ? r.label : key;
+}
+const repoName = (key) => repoLabel(key).split('/').filter(Boolean).pop() || key;
+const wanted = (repo) => !filter || repo === filter;
 const group = (s) => s === 'running' ? 0
   : ['stalled', 'failed', 'lost', 'timeout', 'corrupt', 'needs_human'].includes(s) ? 1 : 2;
 
@@ -69,11 +84,12 @@ function row(id, kind, data) {
   let r = rowCache.get(id);
   if (!r) {
     const tr = document.createElement('tr');
-    tr.dataset.id = id;
+    // `data-id` is the job's (council's, `council/run`'s) own id; the cache
+    // key adds the repository.
     tr.dataset.kind = kind;
-    Object.assign(tr.dataset, data || {});
+    Object.assign(tr.dataset, data);
     const tds = [];
-    for (let i = 0; i < 8; i++) tds.push(tr.appendChild(document.createElement('td')));
+    for (let i = 0; i < 9; i++) tds.push(tr.appendChild(document.createElement('td')));
     r = { tr, tds, texts: [], classes: [] };
     rowCache.set(id, r);
   }
@@ -89,11 +105,16 @@ function cell(r, i, text) {
   }
 }
 
-// Set a row's class and its eight cells' text and class, touching the DOM
-// only where something changed.
-function fill(r, className, texts, classes) {
+// Set a row's class and its nine cells' text and class (the first: its
+// repository, with the whole root as its tooltip), touching the DOM only
+// where something changed.
+function fill(r, repo, className, texts, classes) {
   if (r.tr.className !== className) r.tr.className = className;
-  for (let i = 0; i < 8; i++) {
+  texts = [repoName(repo)].concat(texts);
+  classes = ['repo-col'].concat(classes);
+  const label = repoLabel(repo);
+  if (r.tds[0].title !== label) r.tds[0].title = label;
+  for (let i = 0; i < 9; i++) {
     cell(r, i, texts[i]);
     const c = classes[i] || '';
     if (r.classes[i] !== c) {
@@ -108,7 +129,9 @@ const NUM = 'num';
 function jobRow(j) {
   const v = j.view;
   const a = age(j);
-  return fill(row(v.job_id, 'job'), selected && selected.id === v.job_id ? 'selected' : '', [
+  const id = keyOf(v.repo, v.job_id);
+  return fill(row(id, 'job', { id: v.job_id, repo: v.repo, job: v.job_id }), v.repo,
+    selected && selected.id === id ? 'selected' : '', [
     (GLYPH[v.status] || '·') + ' ' + v.status,
     v.job_id,
     v.agent + (v.model ? ' / ' + v.model : ''),
@@ -139,8 +162,9 @@ let clocks = [];
 // A council is a group: its header row, then a row per member run, indented.
 function councilRows(c, out) {
   const sel = (id) => (selected && selected.id === id ? ' selected' : '');
-  const hr = row(c.council_id, 'council');
-  const tr = fill(hr, 'council' + sel(c.council_id), [
+  const cid = keyOf(c.repo, c.council_id);
+  const hr = row(cid, 'council', { id: c.council_id, repo: c.repo, council: c.council_id });
+  const tr = fill(hr, c.repo, 'council' + sel(cid), [
     (GLYPH[c.status] || '·') + ' ' + c.status,
     c.council_id,
     c.kind === 'fanout' ? 'fan-out' : 'council ' + c.kind,
@@ -153,11 +177,11 @@ function councilRows(c, out) {
   clocks.push([hr, { elapsed: () => councilElapsed(c) }]);
   out.push(tr);
   c.runs.forEach((r, i) => {
-    const id = c.council_id + '/' + r.name;
+    const id = keyOf(cid, r.name);
     const who = r.who + (r.round != null ? ' r' + r.round : '');
     const a = runAge(r);
-    const rc = row(id, 'run', { council: c.council_id, name: r.name });
-    const rr = fill(rc, 'run' + sel(id), [
+    const rc = row(id, 'run', { id: c.council_id + '/' + r.name, repo: c.repo, council: c.council_id, name: r.name });
+    const rr = fill(rc, c.repo, 'run' + sel(id), [
       (GLYPH[r.status] || '·') + ' ' + r.status,
       (i + 1 === c.runs.length ? '└─ ' : '├─ ') + who,
       r.agent + (r.model ? ' / ' + r.model : ''),
@@ -177,15 +201,17 @@ $('jobs').addEventListener('click', (e) => {
   const tr = e.target.closest('tr');
   if (!tr) return;
   const d = tr.dataset;
-  if (d.kind === 'job') select(d.id);
-  else if (d.kind === 'council') selectCouncil(d.id);
-  else if (d.kind === 'run') selectRun(d.council, d.name);
+  if (d.kind === 'job') select(d.repo, d.job);
+  else if (d.kind === 'council') selectCouncil(d.repo, d.council);
+  else if (d.kind === 'run') selectRun(d.repo, d.council, d.name);
 });
 
 function render() {
   renderQueued = false;
-  const list = [...jobs.values()].map((j) => ({ status: j.view.status, id: j.view.job_id, job: j }))
-    .concat(councils.list.map((c) => ({ status: c.status, id: c.council_id, council: c })))
+  const list = [...jobs.values()].filter((j) => wanted(j.view.repo))
+    .map((j) => ({ status: j.view.status, id: j.view.job_id, job: j }))
+    .concat(councils.list.filter((c) => wanted(c.repo))
+      .map((c) => ({ status: c.status, id: c.council_id, council: c })))
     .sort((a, b) => group(a.status) - group(b.status) || (a.id < b.id ? 1 : -1));
   const body = $('jobs');
   const want = [];
@@ -204,8 +230,8 @@ function render() {
   while (body.children.length > want.length) body.lastElementChild.remove();
   for (const id of rowCache.keys()) if (!rowsSeen.has(id)) rowCache.delete(id);
   $('empty').hidden = list.length > 0;
-  const n = councils.list.length;
-  $('counts').textContent = jobs.size + ' jobs, ' + (n ? n + (n === 1 ? ' council, ' : ' councils, ') : '')
+  const n = list.filter((i) => i.council).length;
+  $('counts').textContent = (list.length - n) + ' jobs, ' + (n ? n + (n === 1 ? ' council, ' : ' councils, ') : '')
     + running + ' running';
   if (selected) detailHead();
 }
@@ -221,19 +247,52 @@ function queue() {
 // the elapsed time of what has not ended. Only changed texts touch the DOM.
 setInterval(() => {
   for (const j of jobs.values()) {
-    const r = rowCache.get(j.view.job_id);
+    const r = rowCache.get(keyOf(j.view.repo, j.view.job_id));
     if (!r) continue;
-    cell(r, 3, human(elapsed(j)));
-    cell(r, 7, ago(age(j)));
+    cell(r, 4, human(elapsed(j)));
+    cell(r, 8, ago(age(j)));
   }
   for (const [r, c] of clocks) {
-    cell(r, 3, human(c.elapsed()));
-    if (c.age) cell(r, 7, ago(c.age()));
+    cell(r, 4, human(c.elapsed()));
+    if (c.age) cell(r, 8, ago(c.age()));
   }
 }, 1000);
 
 function put(view) {
-  jobs.set(view.job_id, { view, at: performance.now() });
+  jobs.set(keyOf(view.repo, view.job_id), { view, at: performance.now() });
+}
+
+// --- the repositories: the column, the filter, those whose root is gone ----------
+
+function option(value, text) {
+  const o = document.createElement('option');
+  o.value = value;
+  o.textContent = text;
+  return o;
+}
+
+// Fill a <select> with "all repositories" and `list`, keeping its choice
+// while that is still listed.
+function options(sel, list) {
+  const was = sel.value;
+  sel.replaceChildren(option('', 'all repositories'),
+    ...list.map((r) => option(r.repo, r.label + (r.exists ? '' : ' (root gone)'))));
+  sel.value = list.some((r) => r.repo === was) ? was : '';
+  return sel.value;
+}
+
+function applyRepos(list, isAll) {
+  repos = list;
+  all = isAll;
+  document.body.classList.toggle('all', all);
+  $('filter').hidden = !all;
+  if (all) filter = options($('repo-filter'), repos);
+  options($('u-repo'), repos);
+  const gone = repos.filter((r) => !r.exists);
+  $('gone').hidden = !all || gone.length === 0;
+  $('gone').textContent = 'Root no longer exists (records kept, not watched): '
+    + gone.map((r) => r.label).join(', ');
+  queue();
 }
 
 // --- what was spent: `baton usage --by agent` ------------------------------------
@@ -244,7 +303,8 @@ const failedOf = (t) => Object.values(t.failed).reduce((a, b) => a + b, 0);
 let usageTimer = null;
 
 async function loadUsage() {
-  const r = await fetch('/api/usage', { headers: authed({}), cache: 'no-store' });
+  const repo = $('u-repo').value;
+  const r = await fetch('/api/usage' + (repo ? q(repo) : ''), { headers: authed({}), cache: 'no-store' });
   if (!r.ok) return;
   const u = await r.json();
   const t = u.total;
@@ -266,7 +326,8 @@ async function loadUsage() {
     });
     return tr;
   }));
-  $('usage').hidden = t.calls === 0;
+  // Kept while a repository is picked, so the choice can be undone.
+  $('usage').hidden = t.calls === 0 && !repo;
 }
 
 // Again shortly after a job ends (its call is in the ledger then), and once a
@@ -292,7 +353,7 @@ const pct = (x) => (x * 100).toFixed(0) + ' %';
 
 function benchRun(b) {
   const box = el('div', undefined, 'bench');
-  box.appendChild(el('h3', 'bench ' + b.bench_id + ' · ' + b.trials + ' trials on '
+  box.appendChild(el('h3', (all ? repoName(b.repo) + ' · ' : '') + 'bench ' + b.bench_id + ' · ' + b.trials + ' trials on '
     + b.tasks_run + ' tasks · repeat ' + b.repeat));
   const table = el('table');
   const head = table.appendChild(el('thead')).appendChild(el('tr'));
@@ -320,9 +381,17 @@ function benchRun(b) {
 async function loadBenches() {
   const r = await fetch('/api/benches', { headers: authed({}), cache: 'no-store' });
   if (!r.ok) return;
-  const l = await r.json();
-  const runs = l.benches.map(benchRun);
-  for (const u of l.unreadable) runs.push(el('p', 'bench ' + u.id + ': ' + u.error, 'b-bad'));
+  benchList = await r.json();
+  showBenches();
+}
+
+let benchList = { benches: [], unreadable: [] };
+function showBenches() {
+  const l = benchList;
+  const runs = l.benches.filter((b) => wanted(b.repo)).map(benchRun);
+  for (const u of l.unreadable.filter((b) => wanted(b.repo))) {
+    runs.push(el('p', 'bench ' + u.id + ': ' + u.error, 'b-bad'));
+  }
   $('b-runs').replaceChildren(...runs);
   $('bench').hidden = runs.length === 0;
 }
@@ -394,6 +463,7 @@ function connect() {
   events('/api/events', {
     snapshot: (d) => {
       const snap = JSON.parse(d);
+      applyRepos(snap.repos || [], !!snap.all);
       jobs.clear();
       for (const v of snap.jobs) put(v);
       councils = { list: snap.councils || [], at: performance.now() };
@@ -403,7 +473,7 @@ function connect() {
     },
     job: (d) => {
       const v = JSON.parse(d).job;
-      const was = jobs.get(v.job_id);
+      const was = jobs.get(keyOf(v.repo, v.job_id));
       put(v);
       if (was && isLive(was.view.status) && !isLive(v.status)) refreshUsage(500);
       queue();
@@ -413,9 +483,11 @@ function connect() {
       queue();
     },
     gone: (d) => {
-      jobs.delete(JSON.parse(d).job_id);
+      const g = JSON.parse(d);
+      jobs.delete(keyOf(g.repo, g.job_id));
       queue();
     },
+    repos: (d) => applyRepos(JSON.parse(d).repos, all),
   }).then(() => {
     bad('disconnected — is `baton serve` still running? (reconnecting)');
     setTimeout(connect, 2000);
@@ -451,8 +523,8 @@ function transcript(path, what, onFail) {
   return ctl;
 }
 
-function findCouncil(id) {
-  return councils.list.find((c) => c.council_id === id);
+function findCouncil(repo, id) {
+  return councils.list.find((c) => c.repo === repo && c.council_id === id);
 }
 
 function detailHead() {
@@ -470,7 +542,7 @@ function detailHead() {
 
 // A council or one of its runs: cancel stops the whole council; there is no continue.
 function councilHead() {
-  const c = findCouncil(selected.council);
+  const c = findCouncil(selected.repo, selected.council);
   if (!c) return;
   const r = selected.kind === 'run' ? c.runs.find((x) => x.name === selected.name) : null;
   const status = r ? r.status : c.status;
@@ -530,9 +602,9 @@ function closeSelected() {
   if (selected && selected.ctl) selected.ctl.abort();
 }
 
-function selectCouncil(id) {
+function selectCouncil(repo, id) {
   closeSelected();
-  selected = { id, ctl: null, kind: 'council', council: id };
+  selected = { id: keyOf(repo, id), repo, ctl: null, kind: 'council', council: id };
   $('detail').hidden = false;
   $('d-title').textContent = 'council ' + id;
   clearLog();
@@ -540,30 +612,29 @@ function selectCouncil(id) {
   queue();
 }
 
-function selectRun(council, name) {
+function selectRun(repo, council, name) {
   closeSelected();
-  const id = council + '/' + name;
-  selected = { id, ctl: null, kind: 'run', council, name };
+  selected = { id: keyOf(keyOf(repo, council), name), repo, ctl: null, kind: 'run', council, name };
   $('detail').hidden = false;
-  $('d-title').textContent = id;
+  $('d-title').textContent = council + '/' + name + (all ? ' · ' + repoName(repo) : '');
   clearLog();
   $('d-msg').textContent = '';
   selected.ctl = transcript('/api/councils/' + encodeURIComponent(council) + '/runs/'
-    + encodeURIComponent(name) + '/events', 'run', () => {
+    + encodeURIComponent(name) + '/events' + q(repo), 'run', () => {
     $('d-msg').textContent = 'this run has no transcript to show';
   });
   queue();
 }
 
-function select(id) {
+function select(repo, id) {
   closeSelected();
-  selected = { id, ctl: null, kind: 'job' };
+  selected = { id: keyOf(repo, id), repo, job: id, ctl: null, kind: 'job' };
   $('detail').hidden = false;
-  $('d-title').textContent = id;
+  $('d-title').textContent = id + (all ? ' · ' + repoName(repo) : '');
   clearLog();
   $('d-msg').textContent = '';
   $('d-prompt').value = '';
-  selected.ctl = transcript('/api/jobs/' + encodeURIComponent(id) + '/events', 'job', (e) => {
+  selected.ctl = transcript('/api/jobs/' + encodeURIComponent(id) + '/events' + q(repo), 'job', (e) => {
     $('d-msg').textContent = 'the transcript stopped: ' + e.message;
   });
   queue();
@@ -582,11 +653,11 @@ async function post(path, body) {
   if (!r.ok) throw new Error(data && data.summary ? data.summary : text.trim() || r.statusText);
   return data;
 }
-async function cancelCouncil(id) {
+async function cancelCouncil(repo, id) {
   if (!window.confirm('Cancel council ' + id + '? Every member run is stopped.')) return;
   $('d-msg').textContent = 'cancelling council ' + id + '…';
   try {
-    const r = await post('/api/councils/' + encodeURIComponent(id) + '/cancel');
+    const r = await post('/api/councils/' + encodeURIComponent(id) + '/cancel' + q(repo));
     $('d-msg').textContent = 'council ' + id + ': ' + r.stage;
   } catch (e) {
     $('d-msg').textContent = 'cancel failed: ' + e.message;
@@ -594,12 +665,13 @@ async function cancelCouncil(id) {
 }
 
 async function cancelSelected() {
-  if (selected && selected.kind !== 'job') return cancelCouncil(selected.council);
-  const id = selected && selected.id;
+  if (selected && selected.kind !== 'job') return cancelCouncil(selected.repo, selected.council);
+  const id = selected && selected.job;
+  const repo = selected && selected.repo;
   if (!id || !window.confirm('Cancel job ' + id + '? The peer and its whole process tree are stopped.')) return;
   $('d-msg').textContent = 'cancelling ' + id + '…';
   try {
-    const r = await post('/api/jobs/' + encodeURIComponent(id) + '/cancel');
+    const r = await post('/api/jobs/' + encodeURIComponent(id) + '/cancel' + q(repo));
     $('d-msg').textContent = 'job ' + id + ': ' + r.status;
   } catch (e) {
     $('d-msg').textContent = 'cancel failed: ' + e.message;
@@ -607,13 +679,14 @@ async function cancelSelected() {
 }
 
 async function continueSelected() {
-  const id = selected && selected.id;
+  const id = selected && selected.job;
+  const repo = selected && selected.repo;
   const prompt = $('d-prompt').value;
   if (!id || !prompt.trim()) return;
   $('d-msg').textContent = 'starting a follow-up of ' + id + '…';
   try {
-    const r = await post('/api/jobs/' + encodeURIComponent(id) + '/continue', { prompt });
-    select(r.job_id);
+    const r = await post('/api/jobs/' + encodeURIComponent(id) + '/continue' + q(repo), { prompt });
+    select(repo, r.job_id);
     $('d-msg').textContent = 'started job ' + r.job_id;
   } catch (e) {
     $('d-msg').textContent = 'continue failed: ' + e.message;
@@ -638,6 +711,16 @@ async function exchange() {
 
 async function start() {
   $('d-cancel').addEventListener('click', cancelSelected);
+  // The page's filter picks the usage panel's repository too; the panel's
+  // own choice is free.
+  $('repo-filter').addEventListener('change', () => {
+    filter = $('repo-filter').value;
+    $('u-repo').value = filter;
+    showBenches();
+    loadUsage().catch(() => {});
+    queue();
+  });
+  $('u-repo').addEventListener('change', () => loadUsage().catch(() => {}));
   $('d-send').addEventListener('click', continueSelected);
   $('d-prompt').addEventListener('keydown', (e) => { if (e.key === 'Enter') continueSelected(); });
   $('d-close').addEventListener('click', () => {
