@@ -348,7 +348,7 @@ fn the_desktop_channel_reaches_a_real_session_bus() {
 /// made by openssl) that records one POST: `https://` goes through curl,
 /// told to trust the certificate by `CURL_CA_BUNDLE`.
 const HTTPS_SERVER: &str = r#"
-import http.server, json, ssl, sys
+import http.server, json, os, ssl, sys
 out, cert, key = sys.argv[1:4]
 class H(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
@@ -363,8 +363,9 @@ s = http.server.HTTPServer(("127.0.0.1", 0), H)
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
 s.socket = ctx.wrap_socket(s.socket, server_side=True)
-with open(out + ".port", "w") as f:
+with open(out + ".port.tmp", "w") as f:
     f.write(str(s.server_address[1]))
+os.replace(out + ".port.tmp", out + ".port")
 s.handle_request()
 "#;
 
@@ -411,8 +412,12 @@ fn https_goes_through_curl_with_the_token_in_no_argv() {
         .unwrap();
     let _server = Killed(server);
     let port_file = PathBuf::from(format!("{}.port", out.display()));
+    // Written whole under another name, then renamed into place.
     assert!(wait_for(Duration::from_secs(20), || port_file.exists()));
-    let port = std::fs::read_to_string(&port_file).unwrap();
+    let port: u16 = std::fs::read_to_string(&port_file)
+        .unwrap()
+        .parse()
+        .unwrap();
     user_file(
         &env,
         &format!(
