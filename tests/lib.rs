@@ -50,6 +50,7 @@ mod mcp;
 mod mcp_limits;
 mod mcp_more;
 mod mcp_notify;
+mod notify;
 mod opencode_qwen;
 mod parsers;
 mod plugin;
