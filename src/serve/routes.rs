@@ -205,7 +205,11 @@ async fn continue_job(
 ) -> Response {
     let store = app.store.clone();
     let r = blocking(move || {
-        let r = crate::job::continue_start(OsStr::new(&id), vec![body.prompt])?;
+        let r = crate::job::continue_start(
+            OsStr::new(&id),
+            vec![body.prompt],
+            crate::notify::Choice::Config,
+        )?;
         let runner = r
             .job_id
             .as_deref()
