@@ -103,9 +103,8 @@ pub fn start(
                 &plan,
                 command,
                 &program,
-                resumed_from,
+                (resumed_from, notify),
                 (session.clone(), checked),
-                notify,
             )
         });
     match launched {
@@ -166,10 +165,10 @@ fn launch(
     plan: &Plan,
     command: StoredCommand,
     program: &Path,
-    resumed_from: Option<String>,
+    // The job it continues, and `--notify`/`--no-notify`.
+    (resumed_from, notify): (Option<String>, Choice),
     // The job's worktree, and what was checked of it at start.
     (worktree, checked): (Option<worktree::Session>, Option<worktree::Checked>),
-    notify: Choice,
 ) -> Result<State> {
     let spec = Spec {
         version: STORE_VERSION,
