@@ -137,13 +137,14 @@ fn an_async_job_is_announced_by_its_runner_with_no_terminal_left() {
     let r = Run::from(o);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let id = job_id(&r);
+    let w = env.run(&["wait", &id]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    // The runner stored its spec (it came on stdin): no terminal to ring.
     let spec: Value =
         serde_json::from_slice(&fs::read(env.records("jobs").join(&id).join("spec.json")).unwrap())
             .unwrap();
     assert_eq!(spec["notify"], "config", "{spec}");
     assert!(spec["origin"].get("tty").is_none(), "{spec}");
-    let w = env.run(&["wait", &id]);
-    assert_eq!(w.code, 0, "{}", w.stderr);
     let all = settled(&out, 1);
     let e = &all[0];
     assert_eq!(e["trigger"], "ended", "{e}");

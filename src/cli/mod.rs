@@ -328,11 +328,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Council(c)) => council::command(c, mode),
         Some(Command::Bench(c)) => bench::command(c, mode),
         Some(Command::CouncilRunner(a)) => council::runner(a),
-        Some(Command::FanoutRunner(a)) => {
-            // `[notify]`, read where the fan-out was started.
-            crate::config::install(crate::config::Config::load(Some(&a.root))?);
-            crate::fanout::runner(&a.id, &a.root)
-        }
+        Some(Command::FanoutRunner(a)) => crate::fanout::runner(&a.id, &a.root),
         Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
         Some(Command::Wait(a)) => jobs::wait(a, mode),
         Some(Command::Status(a)) => jobs::status(a, mode),

@@ -34,11 +34,6 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
     // Before the peer exists, so a cancel can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let spec = take_spec(&job)?;
-    // `[notify]` is read where the job was started: its project's file,
-    // the user's, BATON_* (the runner's own cwd is the job's folder).
-    if let Ok(c) = crate::config::Config::load(Some(&spec.plan.cwd)) {
-        crate::config::install(c);
-    }
     // The runner owns the job: it announces its stalls and its end, once.
     let notice = run::Notice {
         work: Work::Job,

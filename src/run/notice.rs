@@ -17,16 +17,14 @@ use crate::error::Error;
 use crate::notify::{self, Choice, Event, Origin, Trigger, Work};
 use crate::result::RunResult;
 
-/// `[notify] stall_after` when the configuration names none.
-pub const STALL_AFTER: Duration = Duration::from_secs(10 * 60);
-
-/// How long a peer may print nothing before it is announced as stalled.
-pub fn stall_after() -> Duration {
-    crate::config::active()
-        .string("notify.stall_after")
-        .and_then(|s| crate::duration::parse(&s).ok())
+/// How long a peer of the work in `repo` may print nothing before it is
+/// announced as stalled (`[notify] stall_after`).
+pub fn stall_after(repo: &Path) -> Duration {
+    notify::Settings::load(Some(repo))
+        .map(|s| s.stall_after)
+        .ok()
         .filter(|d| !d.is_zero())
-        .unwrap_or(STALL_AFTER)
+        .unwrap_or_else(notify::settings::default_stall_after)
 }
 
 /// Who is told about one run or job, and as what.
@@ -82,15 +80,19 @@ impl Notice {
         }
         let me = self.clone();
         let agent = agent.to_string();
-        Some(Stalls::watch(logs, stall_after(), move |silent| {
-            let e = Event::new(Trigger::Stalled, me.work, "running")
-                .agent(agent.as_str())
-                .summary(&format!(
-                    "{agent} has printed nothing for {}s",
-                    silent.as_secs()
-                ));
-            me.announce(e);
-        }))
+        Some(Stalls::watch(
+            logs,
+            stall_after(&self.repo),
+            move |silent| {
+                let e = Event::new(Trigger::Stalled, me.work, "running")
+                    .agent(agent.as_str())
+                    .summary(&format!(
+                        "{agent} has printed nothing for {}s",
+                        silent.as_secs()
+                    ));
+                me.announce(e);
+            },
+        ))
     }
 }
 
