@@ -49,6 +49,7 @@ mod layers;
 mod mcp;
 mod mcp_limits;
 mod mcp_more;
+mod notify;
 mod notify_wiring;
 mod opencode_qwen;
 mod parsers;

@@ -83,6 +83,93 @@ pub fn deliver(title: &str, body: &str) -> Result<(), String> {
     ))
 }
 
+/// Whether the desktop channel can be reached from here (`baton doctor`):
+/// `Ok(what was found)` or `Err((the problem, its fix))`. Linux: the helper
+/// on PATH and a session bus that accepts a connection (the address from
+/// `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`). Whether a
+/// notification server owns `org.freedesktop.Notifications` would take a
+/// D-Bus conversation; `baton notify test` shows it.
+pub fn reach(env: &dyn Fn(&str) -> Option<String>) -> Result<String, (String, String)> {
+    let program = if cfg!(target_os = "macos") {
+        "osascript"
+    } else {
+        "notify-send"
+    };
+    let Some(found) = on_path(program, env) else {
+        return Err((
+            format!("`{program}` is not on PATH: desktop notifications cannot be shown"),
+            helper_hint().to_string(),
+        ));
+    };
+    if cfg!(target_os = "macos") {
+        return Ok(format!("desktop notifications through {}", found.display()));
+    }
+    let (addr, from) = match env("DBUS_SESSION_BUS_ADDRESS").filter(|a| !a.trim().is_empty()) {
+        Some(a) => (a, "DBUS_SESSION_BUS_ADDRESS"),
+        None => match env("XDG_RUNTIME_DIR").filter(|d| !d.trim().is_empty()) {
+            Some(d) => (format!("unix:path={d}/bus"), "XDG_RUNTIME_DIR"),
+            None => {
+                return Err((
+                    "no session bus: DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR are unset \
+                     (a headless or ssh session?)"
+                        .into(),
+                    "run baton inside your desktop session, or use the terminal, command or \
+                     url channel ([notify] in docs/notify.md)"
+                        .into(),
+                ));
+            }
+        },
+    };
+    match connect(&addr) {
+        Ok(()) => Ok(format!(
+            "desktop notifications through {} and the session bus at {addr} (from {from}); \
+             `baton notify test` shows whether a notification server answers",
+            found.display()
+        )),
+        Err(e) => Err((
+            format!("the session bus at {addr} (from {from}) does not accept a connection: {e}"),
+            "run baton inside your desktop session (its DBUS_SESSION_BUS_ADDRESS), or use \
+             another channel"
+                .into(),
+        )),
+    }
+}
+
+/// Connect to the first `unix:` address of a D-Bus address list.
+fn connect(addr: &str) -> Result<(), String> {
+    for one in addr.split(';') {
+        let Some(kv) = one.strip_prefix("unix:") else {
+            continue;
+        };
+        for pair in kv.split(',') {
+            match pair.split_once('=') {
+                Some(("path", p)) => {
+                    return std::os::unix::net::UnixStream::connect(p)
+                        .map(drop)
+                        .map_err(|e| e.to_string());
+                }
+                #[cfg(target_os = "linux")]
+                Some(("abstract", name)) => {
+                    use std::os::linux::net::SocketAddrExt;
+                    let a = std::os::unix::net::SocketAddr::from_abstract_name(name)
+                        .map_err(|e| e.to_string())?;
+                    return std::os::unix::net::UnixStream::connect_addr(&a)
+                        .map(drop)
+                        .map_err(|e| e.to_string());
+                }
+                _ => {}
+            }
+        }
+    }
+    Err("no unix:path= or unix:abstract= address in it".into())
+}
+
+fn on_path(program: &str, env: &dyn Fn(&str) -> Option<String>) -> Option<std::path::PathBuf> {
+    std::env::split_paths(&env("PATH")?)
+        .map(|d| d.join(program))
+        .find(|p| crate::sys::fd::access(p, libc::X_OK) && p.is_file())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +202,39 @@ mod tests {
         assert_eq!(
             strings(argv("T", "B")).len(),
             if cfg!(target_os = "macos") { 10 } else { 5 }
+        );
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn reach_finds_the_helper_and_a_listening_bus() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let bin = d.path().join("notify-send");
+        std::fs::write(&bin, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let sock = d.path().join("bus");
+        let path = d.path().display().to_string();
+        let env = |bus: Option<String>| {
+            let path = path.clone();
+            move |k: &str| match k {
+                "PATH" => Some(path.clone()),
+                "DBUS_SESSION_BUS_ADDRESS" => bus.clone(),
+                _ => None,
+            }
+        };
+        let addr = format!("unix:path={}", sock.display());
+        let (m, _) = reach(&env(Some(addr.clone()))).unwrap_err();
+        assert!(m.contains("does not accept a connection"), "{m}");
+        let _l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        assert!(reach(&env(Some(addr))).unwrap().contains("session bus"));
+        let (m, _) = reach(&env(None)).unwrap_err();
+        assert!(m.contains("no session bus"), "{m}");
+        let none = |k: &str| (k == "PATH").then(|| "/nonexistent".to_string());
+        let (m, h) = reach(&none).unwrap_err();
+        assert!(
+            m.contains("not on PATH") && h.contains("libnotify"),
+            "{m} {h}"
         );
     }
 }

@@ -27,6 +27,7 @@ pub mod desktop;
 pub mod record;
 pub mod settings;
 pub mod terminal;
+pub mod test;
 pub mod url;
 
 pub use clean::clean;
@@ -37,7 +38,7 @@ pub use settings::{Channel, Settings};
 pub const BOUND: Duration = Duration::from_secs(15);
 
 /// Why an event is sent (`[notify] on = [...]` names these).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Trigger {
     /// The work ended (success, failed, timeout, cancelled, …).
@@ -82,7 +83,7 @@ impl Trigger {
 pub const STOPPING_KINDS: &[&str] = &["budget_exceeded", "quota_exhausted", "auth_required"];
 
 /// What kind of work an event is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Work {
     /// A foreground `baton run`.
@@ -95,8 +96,9 @@ pub enum Work {
 }
 
 /// One notification, as every channel receives it (the command channel
-/// reads it as JSON on stdin; `baton schema notify_event`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// reads it as JSON on stdin, the URL channel posts it; `baton schema
+/// notify-event`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Event {
     pub schema_version: u32,
     pub trigger: Trigger,
@@ -214,7 +216,7 @@ impl Origin {
 }
 
 /// What one channel did with one event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Delivery {
     /// `desktop`, `terminal`, `command` or `url`.
     pub channel: String,
