@@ -26,7 +26,7 @@ with open(sys.argv[1], 'a') as f:\n    f.write(data.strip().replace('\\n', ' ') 
 
 /// `[notify]` in the user's file (`BATON_CONFIG` of `Env::baton`): the
 /// command channel only, with `extra` lines; returns the events file.
-fn notify_config(env: &Env, extra: &str) -> PathBuf {
+pub(crate) fn notify_config(env: &Env, extra: &str) -> PathBuf {
     let recorder = env.tmp.path().join("recorder.py");
     fs::write(&recorder, RECORDER).unwrap();
     let out = env.tmp.path().join("events.jsonl");
@@ -58,7 +58,7 @@ fn events(path: &Path) -> Vec<Value> {
 
 /// The events once `n` have come, and no more after a pause (the owner
 /// announces after the work reads as ended).
-fn settled(path: &Path, n: usize) -> Vec<Value> {
+pub(crate) fn settled(path: &Path, n: usize) -> Vec<Value> {
     assert!(
         wait_for(Duration::from_secs(20), || events(path).len() >= n),
         "expected {n} events, got {:?}",
@@ -231,6 +231,37 @@ fn a_fan_out_of_three_is_announced_once_by_its_driver() {
     assert_eq!(e["id"], j["fanout_id"]);
     assert_eq!(e["summary"], j["summary"]);
     assert_eq!(e["agent"], j["winner"]["agent"]);
+}
+
+#[test]
+fn a_background_fan_out_is_announced_once_by_its_runner() {
+    let (env, fake) = crate::fanout::setup();
+    fake.write(
+        &Scenario::new()
+            .on(
+                "codex",
+                Stage::Implement,
+                crate::fanout::write_answer("good\n"),
+            )
+            .on(
+                "claude",
+                Stage::Implement,
+                crate::fanout::write_answer("bad\n"),
+            )
+            .on("pi", Stage::Implement, crate::fanout::write_answer("bad\n")),
+    );
+    let out = notify_config(&env, "");
+    let (r, j) = crate::fanout::fan_out(&env, &["--agents", "codex,claude,pi", "--async"]);
+    assert_eq!(r.code, 0, "{}\n{j}", r.stderr);
+    let id = j["job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{j}"))
+        .to_string();
+    let w = crate::worktree::baton(&env, &["wait", &id]);
+    let all = settled(&out, 1);
+    assert_eq!(all[0]["work"], "fanout", "{all:?}");
+    assert_eq!(all[0]["id"], id.as_str());
+    assert_eq!(all[0]["summary"], w.json()["summary"]);
 }
 
 #[test]
