@@ -343,3 +343,103 @@ fn the_desktop_channel_reaches_a_real_session_bus() {
         "{check}"
     );
 }
+
+/// An HTTPS server on 127.0.0.1 (python's stdlib, a self-signed certificate
+/// made by openssl) that records one POST: `https://` goes through curl,
+/// told to trust the certificate by `CURL_CA_BUNDLE`.
+const HTTPS_SERVER: &str = r#"
+import http.server, json, ssl, sys
+out, cert, key = sys.argv[1:4]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        with open(out, "w") as f:
+            json.dump({"path": self.path, "headers": dict(self.headers), "body": body.decode()}, f)
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+s.socket = ctx.wrap_socket(s.socket, server_side=True)
+with open(out + ".port", "w") as f:
+    f.write(str(s.server_address[1]))
+s.handle_request()
+"#;
+
+#[test]
+fn https_goes_through_curl_with_the_token_in_no_argv() {
+    if !(have("openssl", &["version"]) && have("curl", &["--version"])) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set but openssl or curl is missing"
+        );
+        eprintln!("skipped: the https test needs openssl and curl");
+        return;
+    }
+    let env = Env::new();
+    let t = env.tmp.path();
+    let (cert, key) = (t.join("cert.pem"), t.join("key.pem"));
+    let ok = Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args([
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "openssl req");
+    let out = t.join("request.json");
+    let server = Command::new("python3")
+        .args(["-c", HTTPS_SERVER])
+        .arg(&out)
+        .arg(&cert)
+        .arg(&key)
+        .spawn()
+        .unwrap();
+    let _server = Killed(server);
+    let port_file = PathBuf::from(format!("{}.port", out.display()));
+    assert!(wait_for(Duration::from_secs(20), || port_file.exists()));
+    let port = std::fs::read_to_string(&port_file).unwrap();
+    user_file(
+        &env,
+        &format!(
+            "[notify]\nurl = \"https://127.0.0.1:{port}/hook\"\nurl_token_env = \"BATON_TEST_NTFY\"\n"
+        ),
+    );
+    let r = notify_test(
+        &env,
+        &env.work,
+        &[
+            ("BATON_TEST_NTFY", "tok-over-tls"),
+            ("CURL_CA_BUNDLE", cert.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let got: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(got["path"], "/hook");
+    assert_eq!(got["headers"]["Authorization"], "Bearer tok-over-tls");
+    assert_eq!(got["headers"]["Content-Type"], "application/json");
+    let e: serde_json::Value = serde_json::from_str(got["body"].as_str().unwrap()).unwrap();
+    assert_eq!(e["trigger"], "test");
+    // curl's config file, which held the token, is gone.
+    let left: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("baton-notify-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -31,7 +31,7 @@ pub mod test;
 pub mod url;
 
 pub use clean::clean;
-pub use settings::{Channel, Settings};
+pub use settings::{Channel, Settings, stall_after};
 
 /// The longest `announce` takes, every channel together (each has a
 /// shorter deadline of its own; this bounds a channel that misbehaves).

@@ -264,7 +264,7 @@ fn curl(url: &str, token: Option<&str>, body: &[u8]) -> Result<(), Fail> {
     );
     // curl's exit codes: 6 and 7 are no address / no connection.
     match out.status.code() {
-        Some(6 | 7) => Err(Fail::Again(format!("curl: {said}"))),
+        Some(6 | 7) => Err(Fail::Again(said)),
         Some(c) => Err(Fail::Final(format!("curl exited with {c}: {said}"))),
         None => Err(Fail::Final("curl was stopped by a signal".into())),
     }
