@@ -14,18 +14,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use crate::error::Error;
+use crate::notify::settings::stall_after;
 use crate::notify::{self, Choice, Event, Origin, Trigger, Work};
 use crate::result::RunResult;
-
-/// How long a peer of the work in `repo` may print nothing before it is
-/// announced as stalled (`[notify] stall_after`).
-pub fn stall_after(repo: &Path) -> Duration {
-    notify::Settings::load(Some(repo))
-        .map(|s| s.stall_after)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .unwrap_or_else(notify::settings::default_stall_after)
-}
 
 /// Who is told about one run or job, and as what.
 #[derive(Debug, Clone)]
@@ -75,14 +66,16 @@ impl Notice {
     /// Announce each stall of the peer writing its logs in `logs` until
     /// the returned guard is dropped (`None` with `--no-notify`).
     pub fn stalls(&self, agent: &str, logs: &Path) -> Option<Stalls> {
-        if self.choice == Choice::Off {
+        // `stall_after = 0` would make every pause a stall: none then.
+        let after = stall_after(Some(&self.repo));
+        if self.choice == Choice::Off || after.is_zero() {
             return None;
         }
         let me = self.clone();
         let agent = agent.to_string();
         Some(Stalls::watch(
             logs,
-            stall_after(&self.repo),
+            stall_after(Some(&self.repo)),
             move |silent| {
                 let e = Event::new(Trigger::Stalled, me.work, "running")
                     .agent(agent.as_str())
