@@ -569,3 +569,19 @@ fn ctrl_c_loses_only_the_trial_in_flight_and_resume_runs_it() {
         (Some(1), Some(1))
     );
 }
+
+/// One notification for the whole bench run, from the process that ran
+/// it; its trials (runs inside it) announce nothing (docs/notify.md).
+#[test]
+fn a_bench_run_is_announced_once_never_per_trial() {
+    let b = setup();
+    let out = crate::notify_wiring::notify_config(&b.env, "");
+    let j = b.bench(&["--agents", "codex:fix,codex:nothing", "--repeat", "2"]);
+    assert_eq!(b.trials(&j).len(), 4, "{j}");
+    let all = crate::notify_wiring::settled(&out, 1);
+    let e = &all[0];
+    assert_eq!(e["work"], "bench", "{e}");
+    assert_eq!(e["trigger"], "ended");
+    assert_eq!(e["id"], j["bench_id"]);
+    assert!(e["summary"].as_str().unwrap().contains("solved 2/2"), "{e}");
+}

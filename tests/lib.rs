@@ -51,6 +51,7 @@ mod mcp_limits;
 mod mcp_more;
 mod mcp_notify;
 mod notify;
+mod notify_wiring;
 mod opencode_qwen;
 mod parsers;
 mod plugin;

@@ -152,6 +152,8 @@ pub struct RunArgs {
     /// Go on with bench run ID: only the trials it has not recorded.
     #[arg(long, value_name = "ID", conflicts_with_all = ["set", "agents", "repeat", "access", "timeout", "max_usd", "shard"])]
     pub resume: Option<String>,
+    #[command(flatten)]
+    pub notify: super::run::NotifyArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -198,6 +200,7 @@ pub fn command(c: BenchCommand, mode: Mode) -> Result<i32> {
                 jobs: a.jobs,
                 shard: a.shard,
                 resume: a.resume,
+                notify: a.notify.choice(),
             },
             mode,
         ),
