@@ -760,3 +760,19 @@ fn until_green_repairs_from_the_visible_tests_only_and_never_shows_the_hidden_on
     ]);
     assert_eq!(bad.code, 2, "{}", bad.stderr);
 }
+
+/// One notification for the whole bench run, from the process that ran
+/// it; its trials (runs inside it) announce nothing (docs/notify.md).
+#[test]
+fn a_bench_run_is_announced_once_never_per_trial() {
+    let b = setup();
+    let out = crate::notify_wiring::notify_config(&b.env, "");
+    let j = b.bench(&["--agents", "codex:fix,codex:nothing", "--repeat", "2"]);
+    assert_eq!(b.trials(&j).len(), 4, "{j}");
+    let all = crate::notify_wiring::settled(&out, 1);
+    let e = &all[0];
+    assert_eq!(e["work"], "bench", "{e}");
+    assert_eq!(e["trigger"], "ended");
+    assert_eq!(e["id"], j["bench_id"]);
+    assert!(e["summary"].as_str().unwrap().contains("solved 2/2"), "{e}");
+}

@@ -294,6 +294,7 @@ fn pages_of(command: &str) -> &'static [&'static str] {
         "doctor" => &["docs/doctor.md"],
         "config" => &["docs/config.md"],
         "usage" => &["docs/usage.md"],
+        "notify" => &["docs/notify.md"],
         "council" => &["docs/council.md"],
         "worktree" => &["docs/worktree.md"],
         "wait" | "status" | "result" | "cancel" | "jobs" | "logs" | "continue" | "prune" => {

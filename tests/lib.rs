@@ -50,6 +50,8 @@ mod mcp;
 mod mcp_limits;
 mod mcp_more;
 mod mcp_notify;
+mod notify;
+mod notify_wiring;
 mod opencode_qwen;
 mod parsers;
 mod plugin;

@@ -169,7 +169,7 @@ fn what_char(c: char) -> String {
 
 /// `value` as a message shows it: escaped (a control character must not
 /// reach a terminal) and cut short.
-fn shown(value: &str) -> String {
+pub fn shown(value: &str) -> String {
     let e: String = value.escape_debug().collect();
     super::clip(&e, 80)
 }
@@ -261,6 +261,59 @@ pub fn check_command(argv: &[String]) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// A notification URL (`[notify] url`): it reaches a child too, the system
+/// `curl` for `https://` (in a config file, never argv). http or https, a
+/// host, and nothing a config file, a request line or a log could misread:
+/// no whitespace, control characters, quotes or backslashes.
+pub fn check_url(url: &str) -> std::result::Result<(), String> {
+    let u = url.trim();
+    let rest = match u.split_once("://") {
+        Some((scheme, rest))
+            if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https") =>
+        {
+            rest
+        }
+        _ => return Err("it does not start with http:// or https://".into()),
+    };
+    if u.len() > 2048 {
+        return Err("it is longer than 2048 bytes".into());
+    }
+    if let Some(c) = u
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || !c.is_ascii() || "\"'\\<>`".contains(*c))
+    {
+        return Err(format!("it contains {}", what_char(c)));
+    }
+    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    if host.is_empty() || host.starts_with(':') || host.starts_with('-') {
+        return Err("it names no host".into());
+    }
+    Ok(())
+}
+
+/// The name of an environment variable (`[notify] url_token_env`):
+/// letters, digits and `_`, not starting with a digit.
+pub fn check_env_name(name: &str) -> std::result::Result<(), String> {
+    let n = name.trim();
+    if n.is_empty() {
+        return Err("it is empty".into());
+    }
+    if n.len() > 128 {
+        return Err("it is longer than 128 bytes".into());
+    }
+    if n.starts_with(|c: char| c.is_ascii_digit()) {
+        return Err("it starts with a digit".into());
+    }
+    if let Some(c) = n
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
+    {
+        return Err(format!("it contains {}", what_char(c)));
+    }
+    Ok(())
+}
+
 /// The name of a brought agent: the value rule (it reaches records,
 /// messages and `--agent`), and no `/` or `:` (it is a config table name
 /// and a word in listings, never a path).
@@ -293,6 +346,29 @@ mod tests {
             assert!(e.contains(why), "{argv:?}: {e}");
         }
         assert_eq!(check_agent_name("my-agent_2"), Ok(()));
+        for u in [
+            "https://ntfy.sh/topic",
+            "http://127.0.0.1:8080/hook?x=1",
+            "HTTPS://u@h/p",
+        ] {
+            assert_eq!(check_url(u), Ok(()), "{u}");
+        }
+        for (u, why) in [
+            ("ftp://h/", "http"),
+            ("ntfy.sh/x", "http"),
+            ("https:///x", "no host"),
+            ("https://h/a b", "whitespace"),
+            ("https://h/\"x", "`\"`"),
+            ("https://h/\nx", "control"),
+            ("https://h/\\x", "`\\`"),
+        ] {
+            let e = check_url(u).expect_err(u);
+            assert!(e.contains(why), "{u}: {e}");
+        }
+        assert_eq!(check_env_name("NTFY_TOKEN"), Ok(()));
+        for n in ["", "1X", "A-B", "A B", "A=B", "$X"] {
+            assert!(check_env_name(n).is_err(), "{n}");
+        }
         for n in ["-x", "a b", "a/b", "a:b", "", "é"] {
             assert!(check_agent_name(n).is_err(), "{n}");
         }

@@ -138,8 +138,67 @@ pub fn command(req: BenchRequest, mode: crate::output::Mode) -> Result<i32> {
         ));
     }
     crate::run::gate::pass(false, mode, || Ok(serde_json::Value::Null))?;
-    let r = run_bench(&root, &req)?;
-    crate::output::emit(&r, mode)
+    let origin = crate::notify::Origin::here();
+    let r = run_bench(&root, &req).inspect_err(|e| announce(&root, &req, &origin, Err(e)))?;
+    let code = crate::output::emit(&r, mode);
+    announce(&root, &req, &origin, Ok(&r));
+    code
+}
+
+/// The bench run ended: one event from the process that ran it (its
+/// trials announce nothing). A request refused before anything ran is
+/// only printed.
+fn announce(
+    root: &Path,
+    req: &BenchRequest,
+    origin: &crate::notify::Origin,
+    end: Result<&BenchRun, &Error>,
+) {
+    use crate::notify::{self, Event, Work};
+    let e = match end {
+        Ok(r) => {
+            let solved: Vec<String> = (r.settings.iter())
+                .map(|c| format!("{} solved {}/{}", c.setting, c.solved, c.trials))
+                .collect();
+            let status = if r.errors.is_empty() {
+                "success"
+            } else {
+                "failed"
+            };
+            Event::ended(Work::Bench, status, None)
+                .id(r.bench_id.as_str())
+                .agent(
+                    r.settings
+                        .iter()
+                        .map(|c| c.setting.as_str())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                )
+                .summary(&format!(
+                    "bench {}: {} trials run; {}",
+                    r.bench_id,
+                    r.run,
+                    solved.join(", ")
+                ))
+        }
+        Err(Error::Usage { .. }) => return,
+        Err(e) => {
+            let status = if matches!(e, Error::Interrupted { .. }) {
+                "cancelled"
+            } else {
+                "failed"
+            };
+            let e2 = Event::ended(Work::Bench, status, Some(e.kind())).summary(&e.to_string());
+            match &req.resume {
+                Some(id) => e2.id(id.as_str()),
+                None => e2,
+            }
+        }
+    };
+    let e = e.repo(root);
+    let record =
+        (e.id.as_deref()).and_then(|id| store::record_dir(root, store::Kind::Bench, id).ok());
+    notify::announce(&e, req.notify, origin, record.as_deref());
 }
 
 /// The whole run (see the module comment).

@@ -37,6 +37,9 @@ pub struct BenchRequest {
     pub until_green: u32,
     pub shard: Option<String>,
     pub resume: Option<String>,
+    /// `--notify` / `--no-notify`: whether this run announces its end
+    /// (its trials never do).
+    pub notify: crate::notify::Choice,
 }
 
 /// Where the set named `name` lives when `bench mine` kept it in baton's

@@ -158,6 +158,8 @@ pub struct RunArgs {
     /// Go on with bench run ID: only the trials it has not recorded.
     #[arg(long, value_name = "ID", conflicts_with_all = ["set", "agents", "repeat", "access", "timeout", "max_usd", "shard", "attempts", "until_green"])]
     pub resume: Option<String>,
+    #[command(flatten)]
+    pub notify: super::run::NotifyArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -206,6 +208,7 @@ pub fn command(c: BenchCommand, mode: Mode) -> Result<i32> {
                 until_green: a.until_green,
                 shard: a.shard,
                 resume: a.resume,
+                notify: a.notify.choice(),
             },
             mode,
         ),

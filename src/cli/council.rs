@@ -159,10 +159,13 @@ pub struct StartArgs {
     /// The question (discuss) or the task (plan).
     #[arg(value_name = "TEXT")]
     pub task: Vec<String>,
+    #[command(flatten)]
+    pub notify: super::run::NotifyArgs,
 }
 
 fn request(kind: &str, a: StartArgs) -> CouncilRequest {
     CouncilRequest {
+        notify: a.notify.choice(),
         kind: kind.into(),
         members: a.members,
         chair: a.chair,

@@ -60,6 +60,8 @@ pub struct ContinueArgs {
     /// The follow-up task (or pipe it on stdin).
     #[arg(value_name = "TASK")]
     pub task: Vec<String>,
+    #[command(flatten)]
+    pub notify: super::run::NotifyArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -169,7 +171,7 @@ pub fn logs(a: LogsArgs, mode: Mode) -> Result<i32> {
 }
 
 pub fn continue_job(a: ContinueArgs, mode: Mode) -> Result<i32> {
-    job::continue_job(&a.id, a.task, mode)
+    job::continue_job(&a.id, a.task, a.notify.choice(), mode)
 }
 
 pub fn prune(a: PruneArgs, mode: Mode) -> Result<i32> {

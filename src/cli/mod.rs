@@ -14,6 +14,7 @@ pub mod doctor;
 pub mod jobs;
 pub mod manpage;
 pub mod mcp;
+pub mod notify;
 pub mod run;
 pub mod serve;
 pub mod setup;
@@ -80,6 +81,7 @@ fn schema_names() -> clap::builder::PossibleValuesParser {
         .map(|n| clap::builder::PossibleValue::new(*n))
         .collect();
     names.push(clap::builder::PossibleValue::new("run").hide(true));
+    names.push(clap::builder::PossibleValue::new("notify_event").hide(true));
     clap::builder::PossibleValuesParser::new(names)
 }
 
@@ -113,6 +115,9 @@ pub enum Command {
     Bench(bench::BenchCommand),
     /// Print the JSON Schema of the result, or of another output (`baton schema --help` names them).
     Schema(SchemaArgs),
+    /// Notifications ([notify] in the config): send a test one to each configured channel.
+    #[command(subcommand)]
+    Notify(notify::NotifyCommand),
     /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
     Doctor(doctor::DoctorArgs),
     /// The configuration: show what is in effect (and from where), the file paths, or write a template.
@@ -315,6 +320,7 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
         Some(Command::Config(c)) => doctor::config(c, mode),
         Some(Command::Agents) => crate::doctor::agents::list(mode),
         Some(Command::Usage(a)) => usage::command(a, mode),
+        Some(Command::Notify(c)) => notify::command(c, mode),
         Some(Command::Schema(a)) => {
             let v = crate::schema::named(a.name.as_deref()).ok_or_else(|| {
                 Error::usage_hint(

@@ -10,7 +10,7 @@ use crate::fanout::FanoutRequest;
 use crate::output::{self, Mode};
 use crate::run::{self, RunRequest};
 use crate::worktree::{self, WorktreeOptions};
-use crate::{fanout, job, process, view};
+use crate::{fanout, job, notify, process, view};
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct RunArgs {
@@ -121,9 +121,35 @@ pub struct RunArgs {
     #[command(flatten)]
     pub fanout: FanoutArgs,
 
+    #[command(flatten)]
+    pub notify: NotifyArgs,
+
     /// The task (or give --prompt-file, or pipe it on stdin).
     #[arg(value_name = "TASK", allow_hyphen_values = false)]
     pub task: Vec<String>,
+}
+
+/// `--notify` / `--no-notify`, on every command that starts work (`run`,
+/// `continue`, `council`, `bench run`).
+#[derive(Debug, Clone, Args, Default)]
+pub struct NotifyArgs {
+    /// Announce this work when it ends, waits for approval, is stopped or stalls, even where `[notify] on` leaves that out (on the desktop and terminal if no channel is configured; see docs/notify.md).
+    #[arg(long, conflicts_with = "no_notify")]
+    pub notify: bool,
+
+    /// Announce nothing about this work, whatever `[notify]` says.
+    #[arg(long)]
+    pub no_notify: bool,
+}
+
+impl NotifyArgs {
+    pub fn choice(&self) -> notify::Choice {
+        match (self.notify, self.no_notify) {
+            (true, _) => notify::Choice::On,
+            (_, true) => notify::Choice::Off,
+            _ => notify::Choice::Config,
+        }
+    }
 }
 
 /// `run --worktree` and its options (see `worktree`).
@@ -276,6 +302,7 @@ pub fn fanout_request(a: RunArgs) -> FanoutRequest {
     // run's, and no repair round or judge starts once the fan-out's
     // projected total would cross it.
     let budget_tokens = a.budget_tokens;
+    let notify = a.notify.choice();
     FanoutRequest {
         run: request(a),
         agents: f.agents,
@@ -290,6 +317,7 @@ pub fn fanout_request(a: RunArgs) -> FanoutRequest {
         max_wall: f.max_wall,
         run_async,
         dry_run,
+        notify,
     }
 }
 
@@ -326,6 +354,7 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
         ));
     }
     let (dry_run, detach, quiet) = (args.dry_run, args.detach, args.quiet);
+    let choice = args.notify.choice();
     let options = worktree_options(args.worktree.clone());
     let request = request(args);
     let task = run::read_task(&request)?;
@@ -347,15 +376,25 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
             Some(c) => job::Place::NewWorktree(c),
             None => job::Place::Cwd,
         };
-        job::print_started(&job::start(&plan, place, None)?, mode)?;
+        job::print_started(&job::start(&plan, place, None, choice)?, mode)?;
         return Ok(0);
     }
+    // This process owns a foreground run: it announces its end (and its
+    // stalls), captured where the user typed the command.
+    let mut notice = run::Notice {
+        work: notify::Work::Run,
+        choice,
+        origin: notify::Origin::here(),
+        id: None,
+        repo: plan.root.clone(),
+        record: None,
+    };
     if let Some(c) = worktree {
         let mut progress =
             view::progress::wanted(quiet).then(|| view::progress::Progress::install("peers"));
         // Erased once the peer ends, before the check runs and the result
         // (or an error) is printed.
-        return worktree::run(plan, &c, mode, &mut || drop(progress.take()));
+        return worktree::run(plan, &c, mode, &mut || drop(progress.take()), notice);
     }
     plan.program(&spec)?;
     plan.check_chain_installed()?;
@@ -367,21 +406,28 @@ pub fn command(args: RunArgs, mode: Mode) -> Result<i32> {
         .as_ref()
         .filter(|_| view::progress::wanted(quiet))
         .map(|_| view::progress::Progress::install("peers"));
+    notice.id = (dir.as_deref())
+        .and_then(|d| d.file_name())
+        .map(|n| n.to_string_lossy().into_owned());
+    notice.record = dir.clone();
+    let stalls = (dir.as_deref()).and_then(|d| notice.stalls(plan.agent.name(), d));
     let result = run::chain::run(
         &plan,
         dir.as_deref(),
         &mut interrupts,
         run::Hooks::new(&mut |_| {}),
     );
+    drop(stalls);
     // Erased before anything else is printed (the result, or an error).
     if let Some(p) = progress {
         p.stop();
     }
-    let mut result = result?;
+    let mut result = result.inspect_err(|e| notice.failed(plan.agent.name(), e))?;
     result
         .warnings
         .extend(not_saved.map(crate::result::Warning::from));
     run::save_result(dir.as_deref(), &mut result);
     output::print_result(&result, mode)?;
+    notice.ended(&result);
     Ok(result.status.exit_code())
 }

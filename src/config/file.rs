@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 
 pub(super) use super::value::check;
+use super::value::{AGENT_KEYS, ASK_KEYS, BENCH_KEYS, Kind, NOTIFY_KEYS, RUN_KEYS};
 use crate::agent::Agent;
 use crate::agent::argv;
 use crate::agent::byo::Byo;
@@ -37,6 +38,7 @@ impl Scope {
 pub enum Val {
     Str(String),
     Int(u64),
+    Bool(bool),
     List(Vec<String>),
 }
 
@@ -45,6 +47,7 @@ impl Val {
         match self {
             Val::Str(s) => s.clone().into(),
             Val::Int(n) => (*n).into(),
+            Val::Bool(b) => (*b).into(),
             Val::List(l) => l.clone().into(),
         }
     }
@@ -55,6 +58,7 @@ impl std::fmt::Display for Val {
         match self {
             Val::Str(s) => write!(f, "{s}"),
             Val::Int(n) => write!(f, "{n}"),
+            Val::Bool(b) => write!(f, "{b}"),
             Val::List(l) => write!(f, "{}", l.join(" ")),
         }
     }
@@ -72,57 +76,6 @@ pub struct Layer {
     /// Its `[prices."MODEL"]` entries (the user file only).
     pub prices: Vec<crate::spend::prices::Price>,
 }
-
-/// What a key holds; checked by `check`.
-#[derive(Clone, Copy)]
-pub(super) enum Kind {
-    AgentName,
-    Adviser,
-    Model,
-    Effort,
-    Provider,
-    Profile,
-    Command,
-    Transport,
-    Duration,
-    Access,
-    Count,
-    PositiveCount,
-    AskScope,
-    /// `run.sandbox`: auto, require or off.
-    Sandbox,
-    /// `run.fallback`: a list of `NAME[:MODEL]`.
-    Fallback,
-    /// `run.network_hosts`: a list of `HOST[:PORT]` (the user file only).
-    NetworkHosts,
-    /// `bench.test_patterns`: a list of path globs.
-    Globs,
-}
-
-const AGENT_KEYS: &[(&str, Kind)] = &[
-    ("model", Kind::Model),
-    ("effort", Kind::Effort),
-    ("provider", Kind::Provider),
-    ("profile", Kind::Profile),
-    ("command", Kind::Command),
-    ("transport", Kind::Transport),
-];
-const RUN_KEYS: &[(&str, Kind)] = &[
-    ("timeout", Kind::Duration),
-    ("idle_timeout", Kind::Duration),
-    ("access", Kind::Access),
-    ("sandbox", Kind::Sandbox),
-    ("fallback", Kind::Fallback),
-    ("network_hosts", Kind::NetworkHosts),
-    ("retry", Kind::Count),
-];
-const BENCH_KEYS: &[(&str, Kind)] = &[("test_patterns", Kind::Globs)];
-const ASK_KEYS: &[(&str, Kind)] = &[
-    ("agent", Kind::Adviser),
-    ("budget", Kind::Count),
-    ("max_chars", Kind::PositiveCount),
-    ("scope", Kind::AskScope),
-];
 
 pub(super) struct Ctx<'a> {
     pub(super) path: &'a Path,
@@ -212,6 +165,15 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
             "run" => section(&cx, "run", v, RUN_KEYS, None, &mut values, &mut pending)?,
             "ask" => section(&cx, "ask", v, ASK_KEYS, None, &mut values, &mut pending)?,
             "bench" => section(&cx, "bench", v, BENCH_KEYS, None, &mut values, &mut pending)?,
+            "notify" => section(
+                &cx,
+                "notify",
+                v,
+                NOTIFY_KEYS,
+                None,
+                &mut values,
+                &mut pending,
+            )?,
             "prices" => prices = super::prices::section(&cx, v)?,
             "council" => {
                 return Err(cx.err(
@@ -227,7 +189,7 @@ pub fn parse(path: &Path, text: &str, scope: Scope) -> Result<Layer> {
                     &cx,
                     at,
                     other,
-                    &["agent", "agents", "run", "ask", "bench", "prices"],
+                    &["agent", "agents", "run", "ask", "bench", "notify", "prices"],
                 ));
             }
         }

@@ -136,6 +136,13 @@ pub const ASK_BUDGET: u32 = 2;
 /// `baton ask --max-chars` when nothing sets it (see `ASK_BUDGET`).
 pub const ASK_MAX_CHARS: usize = 200_000;
 
+/// What `[notify] on` may name (`notify::Trigger`; a unit test there checks
+/// that the two agree): every one by default.
+pub const NOTIFY_TRIGGERS: &[&str] = &["ended", "needs_approval", "stopped", "stalled"];
+/// `[notify] stall_after` when nothing sets it: a peer silent this long is
+/// announced as stalled, 5 minutes before `run.idle_timeout` (15m) stops it.
+pub const NOTIFY_STALL_AFTER: &str = "10m";
+
 /// Built-in defaults (model and effort defaults come from `models`).
 fn default(key: &str) -> Option<Val> {
     let s = |v: &str| Some(Val::Str(v.into()));
@@ -148,6 +155,11 @@ fn default(key: &str) -> Option<Val> {
         "ask.budget" => Some(Val::Int(ASK_BUDGET.into())),
         "ask.max_chars" => Some(Val::Int(ASK_MAX_CHARS as u64)),
         "ask.scope" => s("packet"),
+        "notify.desktop" | "notify.terminal" => Some(Val::Bool(false)),
+        "notify.on" => Some(Val::List(
+            NOTIFY_TRIGGERS.iter().map(|t| t.to_string()).collect(),
+        )),
+        "notify.stall_after" => s(NOTIFY_STALL_AFTER),
         _ => {
             let (agent, leaf) = key.strip_prefix("agents.")?.split_once('.')?;
             let t = crate::agent::models::table(Agent::parse(agent).ok()?);
@@ -176,6 +188,13 @@ pub fn all_keys() -> Vec<String> {
         "ask.max_chars",
         "ask.scope",
         "bench.test_patterns",
+        "notify.desktop",
+        "notify.terminal",
+        "notify.command",
+        "notify.url",
+        "notify.url_token_env",
+        "notify.on",
+        "notify.stall_after",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -349,6 +368,14 @@ impl Config {
         }
     }
 
+    /// A `true`/`false` value (`notify.desktop`), default included.
+    pub fn flag(&self, key: &str) -> Option<bool> {
+        match self.effective(key)?.value {
+            Val::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
     pub fn count(&self, key: &str) -> Option<u64> {
         match self.effective(key)?.value {
             Val::Int(n) => Some(n),
@@ -431,6 +458,12 @@ static ACTIVE: OnceLock<Config> = OnceLock::new();
 pub fn install(c: Config) -> &'static Config {
     let _ = ACTIVE.set(c);
     active()
+}
+
+/// The configuration `install` made this process's, if it did (a command
+/// the user ran; not the job runner or a council driver, which read none).
+pub fn installed() -> Option<&'static Config> {
+    ACTIVE.get()
 }
 
 /// The installed configuration; an empty one (built-in defaults only, no

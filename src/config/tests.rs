@@ -3,12 +3,12 @@ use std::fs;
 
 use super::*;
 
-struct Fixture {
+pub(super) struct Fixture {
     dir: tempfile::TempDir,
 }
 
 impl Fixture {
-    fn new(user: Option<&str>, project: Option<&str>) -> Fixture {
+    pub(super) fn new(user: Option<&str>, project: Option<&str>) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         fs::create_dir_all(dir.path().join("repo/.git")).unwrap();
         if let Some(u) = user {
@@ -20,7 +20,7 @@ impl Fixture {
         Fixture { dir }
     }
 
-    fn load(&self, env: &[(&str, &str)]) -> Result<Config> {
+    pub(super) fn load(&self, env: &[(&str, &str)]) -> Result<Config> {
         let env: HashMap<String, String> = env
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -100,7 +100,7 @@ fn sources_name_the_file_and_line() {
     assert_eq!(c.files_read().len(), 1);
 }
 
-fn load_err(user: &str) -> String {
+pub(super) fn load_err(user: &str) -> String {
     let f = Fixture::new(Some(user), None);
     let e = f.load(&[]).unwrap_err();
     assert_eq!(e.kind(), "config");

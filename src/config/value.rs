@@ -1,12 +1,81 @@
-//! One value of a config file checked against what its key holds (`Kind`):
-//! its type, its range, and what a project file may not set.
+//! One value of a config file checked against what its key holds (`Kind`,
+//! and the keys of each section): its type, its range, and what a project
+//! file may not set.
 
 use toml::de::DeValue;
 
-use super::file::{Ctx, Kind, Scope, Val, names};
+use super::file::{Ctx, Scope, Val, names};
 use crate::agent::{Access, Agent};
 use crate::error::Error;
 use crate::error::Result;
+
+/// What a key holds; checked by `check`.
+#[derive(Clone, Copy)]
+pub(super) enum Kind {
+    AgentName,
+    Adviser,
+    Model,
+    Effort,
+    Provider,
+    Profile,
+    Command,
+    Transport,
+    Duration,
+    Access,
+    Count,
+    PositiveCount,
+    AskScope,
+    /// `run.sandbox`: auto, require or off.
+    Sandbox,
+    /// `run.fallback`: a list of `NAME[:MODEL]`.
+    Fallback,
+    /// `run.network_hosts`: a list of `HOST[:PORT]` (the user file only).
+    NetworkHosts,
+    /// `bench.test_patterns`: a list of path globs.
+    Globs,
+    /// `true` or `false` (`notify.desktop`).
+    Bool,
+    /// `notify.on`: a list of `NOTIFY_TRIGGERS`.
+    Triggers,
+    /// `notify.url`: an http(s) URL (the user file only).
+    Url,
+    /// `notify.url_token_env`: a variable name (the user file only).
+    EnvName,
+}
+
+pub(super) const AGENT_KEYS: &[(&str, Kind)] = &[
+    ("model", Kind::Model),
+    ("effort", Kind::Effort),
+    ("provider", Kind::Provider),
+    ("profile", Kind::Profile),
+    ("command", Kind::Command),
+    ("transport", Kind::Transport),
+];
+pub(super) const RUN_KEYS: &[(&str, Kind)] = &[
+    ("timeout", Kind::Duration),
+    ("idle_timeout", Kind::Duration),
+    ("access", Kind::Access),
+    ("sandbox", Kind::Sandbox),
+    ("fallback", Kind::Fallback),
+    ("network_hosts", Kind::NetworkHosts),
+    ("retry", Kind::Count),
+];
+pub(super) const BENCH_KEYS: &[(&str, Kind)] = &[("test_patterns", Kind::Globs)];
+pub(super) const NOTIFY_KEYS: &[(&str, Kind)] = &[
+    ("desktop", Kind::Bool),
+    ("terminal", Kind::Bool),
+    ("command", Kind::Command),
+    ("url", Kind::Url),
+    ("url_token_env", Kind::EnvName),
+    ("on", Kind::Triggers),
+    ("stall_after", Kind::Duration),
+];
+pub(super) const ASK_KEYS: &[(&str, Kind)] = &[
+    ("agent", Kind::Adviser),
+    ("budget", Kind::Count),
+    ("max_chars", Kind::PositiveCount),
+    ("scope", Kind::AskScope),
+];
 
 fn want(kind: Kind) -> &'static str {
     match kind {
@@ -16,6 +85,12 @@ fn want(kind: Kind) -> &'static str {
         Kind::NetworkHosts => "a list of hosts (\"api.example.com\", \"127.0.0.1:8080\")",
         Kind::Globs => "a list of globs (\"tests/**\", \"**/*_spec.rb\")",
         Kind::Duration => "a duration (\"90s\", \"45m\") or a number of seconds",
+        Kind::Bool => "true or false",
+        Kind::Triggers => {
+            "a list of triggers (\"ended\", \"needs_approval\", \"stopped\", \"stalled\")"
+        }
+        Kind::Url => "an http:// or https:// URL",
+        Kind::EnvName => "the name of an environment variable",
         _ => "a string",
     }
 }
@@ -96,6 +171,38 @@ pub(super) fn check(
         }
         return Ok(Val::List(list));
     }
+    if let Kind::Bool = kind {
+        return match v {
+            DeValue::Boolean(b) => Ok(Val::Bool(*b)),
+            _ => Err(wrong(want(kind))),
+        };
+    }
+    if let Kind::Triggers = kind {
+        let DeValue::Array(items) = v else {
+            return Err(wrong(want(kind)));
+        };
+        let known = super::NOTIFY_TRIGGERS;
+        let mut list: Vec<String> = Vec::new();
+        for item in items.iter() {
+            let Some(s) = item.get_ref().as_str() else {
+                return Err(wrong(want(kind)));
+            };
+            let t = s.trim().to_ascii_lowercase();
+            if !known.contains(&t.as_str()) {
+                return Err(bad(
+                    format!("unknown trigger `{}`", crate::agent::argv::shown(s)),
+                    &format!(
+                        "use any of: {} (an empty list announces nothing unless --notify)",
+                        known.join(", ")
+                    ),
+                ));
+            }
+            if !list.contains(&t) {
+                list.push(t);
+            }
+        }
+        return Ok(Val::List(list));
+    }
     if let (Kind::Command, DeValue::Array(items)) = (kind, v) {
         if cx.scope == Scope::Project {
             return Err(bad(
@@ -116,6 +223,14 @@ pub(super) fn check(
                 "give the argv prefix, e.g. [\"node\", \"/opt/cli/bin/cli.js\"]",
             ));
         }
+        // The one rule for a program baton starts from the config.
+        crate::agent::argv::check_command(&argv).map_err(|why| {
+            bad(
+                format!("this command may not be run: {why}"),
+                "give the program and its arguments as separate strings, e.g. \
+                 [\"notify-me\", \"--quiet\"]",
+            )
+        })?;
         return Ok(Val::List(argv));
     }
     if let DeValue::Integer(i) = v {
@@ -147,6 +262,8 @@ pub(super) fn check(
                 | Kind::Fallback
                 | Kind::NetworkHosts
                 | Kind::Globs
+                | Kind::Bool
+                | Kind::Triggers
         )
     }) else {
         return Err(wrong(want(kind)));
@@ -246,6 +363,37 @@ pub(super) fn check(
             }
             Val::Str(w.as_str().to_string())
         }
+        Kind::Url | Kind::EnvName if cx.scope == Scope::Project => {
+            return Err(bad(
+                "a project file may not choose where notifications are sent".into(),
+                "set [notify] url and url_token_env in your user file (`baton config path`)",
+            ));
+        }
+        Kind::Url => {
+            crate::agent::argv::check_url(s).map_err(|why| {
+                bad(
+                    format!(
+                        "`{}` cannot be a notification URL: {why}",
+                        crate::agent::argv::shown(s)
+                    ),
+                    "give an http:// or https:// URL, e.g. \"https://ntfy.sh/my-topic\"",
+                )
+            })?;
+            Val::Str(s.trim().to_string())
+        }
+        Kind::EnvName => {
+            crate::agent::argv::check_env_name(s).map_err(|why| {
+                bad(
+                    format!(
+                        "`{}` cannot name a variable: {why}",
+                        crate::agent::argv::shown(s)
+                    ),
+                    "give the variable's name (letters, digits, `_`), e.g. \"NTFY_TOKEN\"; \
+                     never the token itself",
+                )
+            })?;
+            Val::Str(s.trim().to_string())
+        }
         Kind::AskScope => match s {
             "packet" | "repo" => Val::Str(s.to_string()),
             _ => return Err(bad(format!("unknown scope `{s}`"), "use packet or repo")),
@@ -255,6 +403,125 @@ pub(super) fn check(
         | Kind::Command
         | Kind::Fallback
         | Kind::NetworkHosts
-        | Kind::Globs => unreachable!("handled above"),
+        | Kind::Globs
+        | Kind::Bool
+        | Kind::Triggers => unreachable!("handled above"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{Fixture, load_err};
+    use super::super::{NOTIFY_STALL_AFTER, Source};
+    #[test]
+    fn the_notify_section_is_read_with_defaults() {
+        let c = Fixture::new(None, None).load(&[]).unwrap();
+        assert_eq!(c.flag("notify.desktop"), Some(false));
+        assert_eq!(
+            c.effective("notify.on")
+                .unwrap()
+                .value
+                .to_json()
+                .as_array()
+                .unwrap()
+                .len(),
+            4
+        );
+        assert_eq!(
+            c.effective("notify.stall_after").unwrap().str(),
+            NOTIFY_STALL_AFTER
+        );
+        let user = "[notify]\ndesktop = true\nterminal = false\ncommand = [\"notify-me\", \"--to\", \"me\"]\n\
+                    url = \"https://ntfy.sh/t\"\nurl_token_env = \"NTFY_TOKEN\"\n\
+                    on = [\"ended\", \"Stalled\", \"ended\"]\nstall_after = 90\n";
+        let c = Fixture::new(Some(user), None).load(&[]).unwrap();
+        assert_eq!(c.flag("notify.desktop"), Some(true));
+        assert_eq!(c.flag("notify.terminal"), Some(false));
+        assert_eq!(
+            c.list("notify.command").unwrap(),
+            ["notify-me", "--to", "me"]
+        );
+        assert_eq!(c.string("notify.url").unwrap(), "https://ntfy.sh/t");
+        assert_eq!(c.string("notify.url_token_env").unwrap(), "NTFY_TOKEN");
+        assert_eq!(c.list("notify.on").unwrap(), ["ended", "stalled"]);
+        assert_eq!(c.string("notify.stall_after").unwrap(), "90s");
+        match c.lookup("notify.url").unwrap().source {
+            Source::File { line, .. } => assert_eq!(line, 5),
+            other => panic!("{other:?}"),
+        }
+        // The project file may turn channels on, never choose a program or a URL.
+        let c = Fixture::new(None, Some("[notify]\nterminal = true\non = []\n"))
+            .load(&[])
+            .unwrap();
+        assert_eq!(c.flag("notify.terminal"), Some(true));
+        assert_eq!(c.list("notify.on").unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn bad_notify_values_name_file_line_and_key() {
+        let cases = [
+            (
+                "[notify]\ndesktop = \"yes\"\n",
+                ":2: `notify.desktop`: expected true or false",
+            ),
+            (
+                "[notify]\non = [\"done\"]\n",
+                ":2: `notify.on`: unknown trigger `done`",
+            ),
+            (
+                "[notify]\non = \"ended\"\n",
+                ":2: `notify.on`: expected a list of triggers",
+            ),
+            (
+                "[notify]\ncommand = \"notify-send hi\"\n",
+                "`notify.command`: expected a list",
+            ),
+            (
+                "[notify]\ncommand = [\"--x\"]\n",
+                "may not be run: its program `--x` starts with `-`",
+            ),
+            (
+                "[notify]\ncommand = [\"x\", \"a\\u001b[2J\"]\n",
+                "may not be run: element 1",
+            ),
+            (
+                "[notify]\nurl = \"ntfy.sh/t\"\n",
+                ":2: `notify.url`: `ntfy.sh/t` cannot be a notification URL",
+            ),
+            ("[notify]\nurl = \"https://h/a b\"\n", "whitespace"),
+            (
+                "[notify]\nurl_token_env = \"$TOKEN\"\n",
+                "`notify.url_token_env`: `$TOKEN` cannot name a variable",
+            ),
+            (
+                "[notify]\nstall_after = \"later\"\n",
+                "`notify.stall_after`: invalid duration",
+            ),
+            ("[notify]\nsound = true\n", "`notify.sound`: unknown key"),
+        ];
+        for (text, want) in cases {
+            let e = load_err(text);
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+        let e = Fixture::new(Some("[notify]\non = [\"done\"]\n"), None)
+            .load(&[])
+            .unwrap_err();
+        assert!(
+            e.hint()
+                .unwrap()
+                .contains("ended, needs_approval, stopped, stalled"),
+            "{e:?}"
+        );
+        for text in [
+            "[notify]\ncommand = [\"notify-me\"]\n",
+            "[notify]\nurl = \"https://evil.example/\"\n",
+            "[notify]\nurl_token_env = \"GITHUB_TOKEN\"\n",
+        ] {
+            let e = Fixture::new(None, Some(text)).load(&[]).unwrap_err();
+            assert!(
+                e.to_string().contains("a project file may not"),
+                "{text:?}: {e}"
+            );
+        }
+    }
 }

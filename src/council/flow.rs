@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::machine::{Event, Stage};
 use super::store::Record;
-use super::{approve, deliberate, execute};
+use super::{approve, deliberate, envelope, execute};
 use crate::error::{Error, Result};
 use crate::process::Interrupts;
 
@@ -13,7 +13,17 @@ use crate::process::Interrupts;
 /// person (a plan to approve; without `--yes`, an approval to execute).
 /// A tool error on the way marks it `failed` with the reason (and is
 /// returned for the exit code only when nothing could be recorded).
+///
+/// Where it stops, the driver announces it, once: `needs_approval` when a
+/// plan waits for the user, the end at a terminal stage (its members never
+/// announce; a refusal that leaves it resumable announces nothing).
 pub fn drive(rec: &mut Record) -> Result<()> {
+    let driven = drive_here(rec);
+    announce(rec);
+    driven
+}
+
+fn drive_here(rec: &mut Record) -> Result<()> {
     // Held until the council stops here: its liveness (`store::lock`).
     let _runner =
         crate::group::background::hold_runner_lock(&rec.dir()?, "council", &rec.council_id)?;
@@ -50,6 +60,38 @@ pub fn drive(rec: &mut Record) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// The council's stop as one event (nothing while it is still under way).
+fn announce(rec: &Record) {
+    use crate::notify::{self, Event, Trigger, Work};
+    let e = match rec.stage {
+        Stage::AwaitingApproval => {
+            Event::new(Trigger::NeedsApproval, Work::Council, "needs_approval")
+        }
+        s if s.is_terminal() => {
+            let status = match s {
+                Stage::Done | Stage::Ready => "success",
+                Stage::Cancelled => "cancelled",
+                Stage::NeedsHuman => "needs_human",
+                _ => "failed",
+            };
+            Event::ended(Work::Council, status, rec.stop_kind.as_deref())
+        }
+        _ => return,
+    };
+    let summary = envelope::build(rec)
+        .ok()
+        .and_then(|v| v["summary"].as_str().map(str::to_string))
+        .or_else(|| rec.reason.clone())
+        .unwrap_or_default();
+    let members: Vec<&str> = rec.members.iter().map(|m| m.agent.as_str()).collect();
+    let e = e
+        .id(rec.council_id.as_str())
+        .repo(rec.root.as_path())
+        .agent(members.join(","))
+        .summary(&summary);
+    notify::announce(&e, rec.notify, &rec.origin, rec.dir().ok().as_deref());
 }
 
 fn walk(rec: &mut Record, ints: &Interrupts, started: Instant) -> Result<()> {

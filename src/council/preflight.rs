@@ -283,6 +283,10 @@ pub fn preflight(req: &CouncilRequest, cwd: &Path, root: &Path) -> Result<Prefli
         background: req.run_async,
         cancelled_in: None,
         stop_kind: None,
+        notify: req.notify,
+        // Here, in the command the user ran (an `--async` runner has no
+        // terminal of its own).
+        origin: crate::notify::Origin::here(),
     };
     let calls = estimate(&record);
     Ok(Preflight {

@@ -29,6 +29,9 @@ pub struct CouncilRequest {
     pub idle_timeout: String,
     /// The packet flags of `baton ask` (question = the task).
     pub packet: crate::ask::AskRequest,
+    /// `--notify` / `--no-notify`: whether the driver announces the
+    /// council (its members never do).
+    pub notify: crate::notify::Choice,
 }
 
 /// What to do.

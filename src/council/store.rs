@@ -104,6 +104,12 @@ pub struct Record {
     /// result names it; cleared by every other stop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_kind: Option<String>,
+    /// `--notify` / `--no-notify` (records of 0.3.2: as `[notify]` says).
+    #[serde(default)]
+    pub notify: crate::notify::Choice,
+    /// The terminal of the command that started the council.
+    #[serde(default)]
+    pub origin: crate::notify::Origin,
 }
 
 pub fn sha256_hex(data: &[u8]) -> String {
@@ -296,6 +302,8 @@ mod tests {
             background: true,
             cancelled_in: None,
             stop_kind: None,
+            notify: Default::default(),
+            origin: Default::default(),
         }
     }
 

@@ -63,6 +63,7 @@ pub fn checks(
         out.push(c);
     }
     out.push(super::sandbox::check(crate::sandbox::probe()));
+    out.push(desktop_check(config, env));
     let files = match config {
         Ok(c) => {
             let read = c.files_read();
@@ -176,4 +177,26 @@ fn git_ignore_check(root: &Path, state: &Path) -> Option<Check> {
 
 fn writable(p: &Path) -> bool {
     crate::sys::fd::access(p, libc::W_OK)
+}
+/// Whether the desktop notification channel can be reached; a problem is
+/// a warning when `[notify] desktop = true`, information otherwise.
+fn desktop_check(config: &Result<Config, crate::error::Error>, env: Env) -> Check {
+    let wanted = config
+        .as_ref()
+        .ok()
+        .and_then(|c| c.flag("notify.desktop"))
+        .unwrap_or(false);
+    match crate::notify::desktop::reach(env) {
+        Ok(m) => Check::ok("notify.desktop".into(), m),
+        Err((m, hint)) => Check::problem(
+            "notify.desktop".into(),
+            if wanted {
+                Severity::Warning
+            } else {
+                Severity::Info
+            },
+            m,
+            &hint,
+        ),
+    }
 }

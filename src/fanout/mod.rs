@@ -71,6 +71,7 @@ pub fn command(req: FanoutRequest, mode: Mode) -> Result<i32> {
         return Ok(code);
     }
     let mut rec = store::Record::new(&p, req.run_async);
+    rec.notify = req.notify;
     rec.save()?;
     if req.run_async {
         return as_job::start(rec, mode);
@@ -79,10 +80,12 @@ pub fn command(req: FanoutRequest, mode: Mode) -> Result<i32> {
         Ok(r) => r,
         Err(e) => {
             rec.fail(&e);
+            announce(&rec, Err(&e));
             return Err(e);
         }
     };
     output::print_result(&r, mode)?;
+    announce(&rec, Ok(&r));
     Ok(r.exit_code())
 }
 
@@ -104,10 +107,42 @@ pub fn runner(id: &str, root: &std::path::Path) -> Result<i32> {
         _ => None,
     };
     match drive::drive_locked(&mut rec, checked.as_ref()) {
-        Ok(_) => Ok(0),
+        Ok(r) => {
+            announce(&rec, Ok(&r));
+            Ok(0)
+        }
         Err(e) => {
             rec.fail(&e);
+            announce(&rec, Err(&e));
             Err(e)
         }
     }
+}
+
+/// The fan-out ended: one event, from its driver (the foreground command
+/// or the `--async` runner). Its candidates and judges are runs inside it
+/// and announce nothing of their own.
+fn announce(
+    rec: &store::Record,
+    end: std::result::Result<&result::FanoutResult, &crate::error::Error>,
+) {
+    use crate::notify::{self, Event, Work};
+    let agents = || {
+        let names: Vec<&str> = rec.candidates.iter().map(|c| c.agent.as_str()).collect();
+        names.join(",")
+    };
+    let e = match end {
+        Ok(r) => Event::ended(
+            Work::Fanout,
+            r.status.as_str(),
+            r.error.as_ref().map(|e| e.kind.as_str()),
+        )
+        .agent(r.winner.as_ref().map_or_else(agents, |w| w.agent.clone()))
+        .summary(&r.summary),
+        Err(e) => Event::ended(Work::Fanout, "failed", Some(e.kind()))
+            .agent(agents())
+            .summary(&e.to_string()),
+    };
+    let e = e.id(rec.fanout_id.as_str()).repo(rec.root.as_path());
+    notify::announce(&e, rec.notify, &rec.origin, rec.dir().ok().as_deref());
 }

@@ -33,6 +33,9 @@ pub struct FanoutRequest {
     pub max_wall: Option<String>,
     pub run_async: bool,
     pub dry_run: bool,
+    /// `--notify` / `--no-notify`: whether the driver announces the
+    /// fan-out's end (its candidates and judges never do).
+    pub notify: crate::notify::Choice,
 }
 
 /// How the winner is chosen.

@@ -81,6 +81,12 @@ pub struct Record {
     /// Warnings found before the candidates started.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// `--notify` / `--no-notify` (records of 0.3.2: as `[notify]` says).
+    #[serde(default)]
+    pub notify: crate::notify::Choice,
+    /// The terminal of the command that started the fan-out.
+    #[serde(default)]
+    pub origin: crate::notify::Origin,
 }
 
 /// The fan-outs folder of the project at `root` (created).
@@ -127,6 +133,10 @@ impl Record {
             background,
             reason: None,
             warnings: p.warnings.clone(),
+            notify: Default::default(),
+            // Here, in the command the user ran (an `--async` runner has
+            // no terminal of its own).
+            origin: crate::notify::Origin::here(),
         }
     }
 

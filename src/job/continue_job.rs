@@ -5,6 +5,7 @@ use std::ffi::OsStr;
 
 use crate::agent::argv::{Origin, Origins};
 use crate::error::{Error, Result};
+use crate::notify::Choice;
 use crate::output::Mode;
 use crate::result::RunResult;
 use crate::run;
@@ -15,15 +16,16 @@ use super::{Place, start};
 
 /// `baton continue ID [TASK…]`: a new job resuming job ID's peer session
 /// with the same agent, model, effort, access, cwd and CLI options.
-pub fn continue_job(id: &OsStr, task: Vec<String>, mode: Mode) -> Result<i32> {
-    let r = continue_start(id, task)?;
+pub fn continue_job(id: &OsStr, task: Vec<String>, notify: Choice, mode: Mode) -> Result<i32> {
+    let r = continue_start(id, task, notify)?;
     print_started(&r, mode)?;
     Ok(0)
 }
 
 /// Start the continuing job without printing (the interactive `watch` calls
 /// this too); its `running` result, with the new job's id.
-pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
+/// `notify`: whether the new job's runner announces it.
+pub fn continue_start(id: &OsStr, task: Vec<String>, notify: Choice) -> Result<RunResult> {
     let job = Store::here()?.open(id)?;
     let s = job.refresh()?;
     if !s.status.is_terminal() {
@@ -119,7 +121,7 @@ pub fn continue_start(id: &OsStr, task: Vec<String>) -> Result<RunResult> {
         }
         None => Place::Cwd,
     };
-    start(&plan, place, Some(job.id.clone()))
+    start(&plan, place, Some(job.id.clone()), notify)
 }
 
 /// Where the values a job's record hands back to a CLI came from, for

@@ -21,6 +21,7 @@ use super::store::{Job, STORE_VERSION, Spec, State, Store, StoredCommand, now_ms
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::ids;
+use crate::notify::{Choice, Origin};
 use crate::process;
 use crate::result::RunResult;
 use crate::run::Plan;
@@ -42,7 +43,13 @@ pub enum Place<'a> {
 }
 
 /// Start `plan` as a background job; returns its `running` result.
-pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<RunResult> {
+/// `notify`: whether its runner announces it (`--notify`/`--no-notify`).
+pub fn start(
+    plan: &Plan,
+    place: Place,
+    resumed_from: Option<String>,
+    notify: Choice,
+) -> Result<RunResult> {
     // Before anything exists: an unenforceable access mode is exit 2, a
     // missing CLI exit 127, as for `run`; a host's sandbox without network
     // `host_sandbox`, which the runner would only meet later.
@@ -96,7 +103,7 @@ pub fn start(plan: &Plan, place: Place, resumed_from: Option<String>) -> Result<
                 &plan,
                 command,
                 &program,
-                resumed_from,
+                (resumed_from, notify),
                 (session.clone(), checked),
             )
         });
@@ -158,7 +165,8 @@ fn launch(
     plan: &Plan,
     command: StoredCommand,
     program: &Path,
-    resumed_from: Option<String>,
+    // The job it continues, and `--notify`/`--no-notify`.
+    (resumed_from, notify): (Option<String>, Choice),
     // The job's worktree, and what was checked of it at start.
     (worktree, checked): (Option<worktree::Session>, Option<worktree::Checked>),
 ) -> Result<State> {
@@ -172,6 +180,9 @@ fn launch(
         resumed_from,
         worktree,
         checked,
+        notify,
+        // Here, in the command the user ran: the runner has no terminal.
+        origin: Origin::here(),
     };
     let spec_json = serde_json::to_vec(&spec).map_err(|e| Error::Internal(e.to_string()))?;
     let log = fsutil::create_private(&job.runner_log())?;

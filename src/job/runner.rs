@@ -13,6 +13,7 @@ use std::path::Path;
 
 use super::store::{Job, Spec, now_ms};
 use crate::error::{Error, Result};
+use crate::notify::Work;
 use crate::result::{ErrorInfo, RunResult, SCHEMA_VERSION, Status};
 use crate::{fsutil, ids, process, run, worktree};
 
@@ -33,6 +34,15 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
     // Before the peer exists, so a cancel can never orphan it.
     let mut interrupts = process::Interrupts::install()?;
     let spec = take_spec(&job)?;
+    // The runner owns the job: it announces its stalls and its end, once.
+    let notice = run::Notice {
+        work: Work::Job,
+        choice: spec.notify,
+        origin: spec.origin.clone(),
+        id: Some(job.id.clone()),
+        repo: spec.plan.root.clone(),
+        record: Some(job.dir.clone()),
+    };
     // Like `interrupts`, before the peer starts: a cancel that lands after it
     // ended still stops a `--test-cmd`.
     let stop = match &spec.worktree {
@@ -53,6 +63,7 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
         .clone()
         .map(|s| worktree::Places::new(spec.checked.as_ref(), Some(&job.id), s, spec.plan.clone()));
     let refresh = places.as_ref().is_some_and(|p| p.can_refresh());
+    let stalls = notice.stalls(spec.plan.agent.name(), &job.dir);
     let outcome = {
         let mut hooks = run::Hooks::new(&mut on_spawn);
         hooks.first = Some((spec.command.to_spec(), spec.program.clone()));
@@ -65,6 +76,7 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
         }
         run::chain::run(&spec.plan, Some(&job.dir), &mut interrupts, hooks)
     };
+    drop(stalls);
     let outcome = outcome.map(|mut r| {
         if let Some(e) = r.error.as_mut().filter(|e| e.kind == "cancelled") {
             e.hint = Some(super::handoff::ended_hint(&job.id, r.session.is_some()));
@@ -88,7 +100,11 @@ pub fn main(dir: &Path, lock_fd: Option<i32>) -> Result<i32> {
             failed(&spec, &job, &e)
         }
     };
+    // Announced once the job reads as ended: `baton wait` is not held up
+    // by a slow channel, and a failed one never changes the result.
+    let ended = result.clone();
     job.finish(result)?;
+    notice.ended(&ended);
     Ok(0)
 }
 

@@ -119,12 +119,25 @@ const RUN_CLI_ONLY: &[(&str, &str)] = &[
         "seed",
         "a replay of the judges' shuffles, for a person reproducing a fan-out",
     ),
+    NOTIFY,
+    NO_NOTIFY,
 ];
 
 /// The packet as a file to read: the tool's arguments are its fields.
 const PACKET_FILE: (&str, &str) = ("packet", "the packet's fields are the tool's arguments");
 /// The user's limit on what is sent (`ask.max_chars`), not the caller's.
 const MAX_CHARS: (&str, &str) = ("max_chars", "the user's limit (`ask.max_chars`)");
+
+/// Whether the person is told about the work is theirs to set (`[notify]`,
+/// or `--notify` on a command they type), not a host model's.
+const NOTIFY: (&str, &str) = (
+    "notify",
+    "the user's setting (`[notify]`), not a caller's choice",
+);
+const NO_NOTIFY: (&str, &str) = (
+    "no_notify",
+    "the user's setting (`[notify]`): a host's model may not silence it",
+);
 
 const COUNCIL_SEED: &str = "a replay of the label shuffles, for a person reproducing a council";
 
@@ -181,6 +194,8 @@ pub const TOOLS: &[ToolDef] = &[
             PACKET_FILE,
             MAX_CHARS,
             ("seed", COUNCIL_SEED),
+            NOTIFY,
+            NO_NOTIFY,
         ],
         also_required: &[],
         description: "A council, read-only: proposals, a blind critique, the chair's synthesis. \
@@ -198,6 +213,8 @@ Blocks until done (minutes): `async: true` returns its id at once, for job_wait.
             PACKET_FILE,
             MAX_CHARS,
             ("seed", COUNCIL_SEED),
+            NOTIFY,
+            NO_NOTIFY,
         ],
         also_required: &[],
         description: "A council that ends in an executable plan, which waits for council_approve \
@@ -289,7 +306,7 @@ time-out), then return its result or running status; call again while `running`.
         name: "continue",
         title: "Continue an ended job's peer session (a new job)",
         path: &["continue"],
-        cli_only: &[],
+        cli_only: &[NOTIFY, NO_NOTIFY],
         also_required: &["task"],
         description: "Continue an ended job's peer session as a new job; returns its `job_id` at once.",
         output: Output::RunOrFanout,

@@ -16,11 +16,29 @@
 //! it.
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+mod clean;
+pub mod command;
+pub mod desktop;
+pub mod record;
+pub mod settings;
+pub mod terminal;
+pub mod test;
+pub mod url;
+
+pub use clean::clean;
+pub use settings::{Channel, Settings, stall_after};
+
+/// The longest `announce` takes, every channel together (each has a
+/// shorter deadline of its own; this bounds a channel that misbehaves).
+pub const BOUND: Duration = Duration::from_secs(15);
+
 /// Why an event is sent (`[notify] on = [...]` names these).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Trigger {
     /// The work ended (success, failed, timeout, cancelled, …).
@@ -46,6 +64,18 @@ impl Trigger {
             Trigger::Test => "test",
         }
     }
+
+    /// A trigger `[notify] on` may name (`test` is none of them).
+    pub fn parse(s: &str) -> Option<Trigger> {
+        [
+            Trigger::Ended,
+            Trigger::NeedsApproval,
+            Trigger::Stopped,
+            Trigger::Stalled,
+        ]
+        .into_iter()
+        .find(|t| t.as_str() == s)
+    }
 }
 
 /// The failure kinds after which work does not go on without the user:
@@ -53,7 +83,7 @@ impl Trigger {
 pub const STOPPING_KINDS: &[&str] = &["budget_exceeded", "quota_exhausted", "auth_required"];
 
 /// What kind of work an event is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Work {
     /// A foreground `baton run`.
@@ -66,8 +96,9 @@ pub enum Work {
 }
 
 /// One notification, as every channel receives it (the command channel
-/// reads it as JSON on stdin; `baton schema notify_event`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// reads it as JSON on stdin, the URL channel posts it; `baton schema
+/// notify-event`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Event {
     pub schema_version: u32,
     pub trigger: Trigger,
@@ -145,15 +176,6 @@ impl Event {
     }
 }
 
-/// A peer's text made safe to show: control characters gone, length
-/// capped, secrets redacted. (Filled in by the notify core.)
-pub fn clean(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(200)
-        .collect()
-}
-
 /// `--notify` / `--no-notify` on the command that started the work,
 /// carried to the process that owns it (a job's spec, a council's or
 /// fan-out's request).
@@ -181,15 +203,20 @@ pub struct Origin {
 }
 
 impl Origin {
-    /// The terminal of this process, if it has one. (Filled in by the
-    /// notify core.)
+    /// The terminal of this process, if it has one: stderr's, else
+    /// stdout's, else stdin's (a command piped into `jq` still rings the
+    /// terminal it was typed in).
     pub fn here() -> Origin {
-        Origin::default()
+        use std::os::fd::AsFd;
+        let tty = crate::sys::fd::ttyname(std::io::stderr().as_fd())
+            .or_else(|| crate::sys::fd::ttyname(std::io::stdout().as_fd()))
+            .or_else(|| crate::sys::fd::ttyname(std::io::stdin().as_fd()));
+        Origin { tty }
     }
 }
 
 /// What one channel did with one event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Delivery {
     /// `desktop`, `terminal`, `command` or `url`.
     pub channel: String,
@@ -198,18 +225,130 @@ pub struct Delivery {
     pub error: Option<String>,
 }
 
+impl Delivery {
+    pub fn ok(channel: &str) -> Delivery {
+        Delivery {
+            channel: channel.to_string(),
+            ok: true,
+            error: None,
+        }
+    }
+
+    pub fn failed(channel: &str, error: impl Into<String>) -> Delivery {
+        Delivery {
+            channel: channel.to_string(),
+            ok: false,
+            error: Some(error.into()),
+        }
+    }
+}
+
 /// Deliver `event` to every configured channel the user's `choice` and
 /// `[notify] on` allow; record what each did in `record` (the work's
 /// record folder) when given. Never fails and never panics: a
-/// notification must not fail the work. (Filled in by the notify core.)
+/// notification must not fail the work. Returns within `BOUND`.
 pub fn announce(
     event: &Event,
     choice: Choice,
     origin: &Origin,
     record: Option<&Path>,
 ) -> Vec<Delivery> {
-    let _ = (event, choice, origin, record);
-    Vec::new()
+    if choice == Choice::Off {
+        return Vec::new();
+    }
+    announce_as(
+        Settings::load(event.repo.as_deref()),
+        event,
+        choice,
+        origin,
+        record,
+    )
+}
+
+/// `announce` with the settings given (read, or the error reading them).
+fn announce_as(
+    settings: crate::error::Result<Settings>,
+    event: &Event,
+    choice: Choice,
+    origin: &Origin,
+    record: Option<&Path>,
+) -> Vec<Delivery> {
+    let deliveries = match settings {
+        Ok(s) => deliver(&s.plan(event.trigger, choice), event, origin, BOUND),
+        // A broken config file: said once, as a failed delivery.
+        Err(e) => vec![Delivery::failed("config", clean(&e.to_string()))],
+    };
+    if let Some(dir) = record
+        && !deliveries.is_empty()
+    {
+        record::append(dir, event, &deliveries);
+    }
+    deliveries
+}
+
+/// Deliver `event` to `channels` at once, each on its own thread; one
+/// `Delivery` per channel, in their order, within `bound` (a channel still
+/// busy then is reported failed and left to its own deadline).
+pub fn deliver(
+    channels: &[Channel],
+    event: &Event,
+    origin: &Origin,
+    bound: Duration,
+) -> Vec<Delivery> {
+    let until = Instant::now() + bound;
+    let (tx, rx) = mpsc::channel();
+    for (i, ch) in channels.iter().enumerate() {
+        let (to, ch, event, origin) = (tx.clone(), ch.clone(), event.clone(), origin.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("notify-{}", ch.name()))
+            .spawn(move || {
+                let r = std::panic::catch_unwind(|| one(&ch, &event, &origin))
+                    .unwrap_or_else(|_| Err("the channel failed unexpectedly".into()));
+                let _ = to.send((i, r));
+            });
+        if let Err(e) = spawned {
+            let _ = tx.send((i, Err(format!("could not start a thread: {e}"))));
+        }
+    }
+    drop(tx);
+    let mut got: Vec<Option<Result<(), String>>> = vec![None; channels.len()];
+    while got.iter().any(Option::is_none) {
+        match rx.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            Ok((i, r)) => got[i] = Some(r),
+            Err(_) => break,
+        }
+    }
+    channels
+        .iter()
+        .zip(got)
+        .map(|(ch, r)| match r {
+            Some(Ok(())) => Delivery::ok(ch.name()),
+            Some(Err(e)) => Delivery::failed(ch.name(), e),
+            None => Delivery::failed(
+                ch.name(),
+                format!("no answer within {}", crate::process::seconds(bound)),
+            ),
+        })
+        .collect()
+}
+
+/// One channel, one event.
+fn one(ch: &Channel, event: &Event, origin: &Origin) -> Result<(), String> {
+    match ch {
+        Channel::Command(argv) => command::deliver(argv, event),
+        Channel::Desktop => {
+            let (title, body) = terminal::title_and_body(event);
+            desktop::deliver(&title, &body)
+        }
+        Channel::Terminal => {
+            let (title, body) = terminal::title_and_body(event);
+            terminal::deliver(origin.tty.as_deref(), &title, &body)
+        }
+        Channel::Url { url, token_env } => {
+            let body = serde_json::to_vec(event).map_err(|e| e.to_string())?;
+            url::deliver(url, token_env.as_deref(), &body)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -225,6 +364,99 @@ mod tests {
         let e = Event::ended(Work::Fanout, "success", None);
         assert_eq!(e.trigger, Trigger::Ended);
         assert_eq!(e.failure_kind, None);
+    }
+
+    #[test]
+    fn the_triggers_on_may_name_are_the_configs() {
+        let names: Vec<&str> = crate::config::NOTIFY_TRIGGERS.to_vec();
+        for n in &names {
+            assert_eq!(Trigger::parse(n).map(Trigger::as_str), Some(*n));
+        }
+        assert_eq!(Trigger::parse("test"), None);
+        assert_eq!(names.len(), 4);
+    }
+
+    #[test]
+    fn origin_here_is_a_terminal_or_none() {
+        // Under `cargo test` the streams may or may not be terminals; when
+        // one is, its path is a character device.
+        if let Some(t) = Origin::here().tty {
+            use std::os::unix::fs::FileTypeExt;
+            assert!(
+                std::fs::metadata(&t).unwrap().file_type().is_char_device(),
+                "{t:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn channels_are_delivered_at_once_within_the_bound() {
+        let d = tempfile::tempdir().unwrap();
+        let (a, b) = (d.path().join("a"), d.path().join("b"));
+        let sh = |script: String| Channel::Command(vec!["sh".into(), "-c".into(), script]);
+        let chans = [
+            sh(format!("sleep 1; cat > '{}'", a.display())),
+            sh(format!("sleep 1; cat > '{}'", b.display())),
+            sh("exit 1".into()),
+            Channel::Command(vec!["sh".into(), "-c".into(), "sleep 20".into()]),
+        ];
+        let e = Event::new(Trigger::Ended, Work::Job, "success").summary("hi");
+        let t = std::time::Instant::now();
+        let got = deliver(&chans, &e, &Origin::default(), Duration::from_secs(3));
+        let took = t.elapsed();
+        // Concurrent: two 1 s channels and a stuck one, all within the bound.
+        assert!(took < Duration::from_millis(3800), "{took:?}");
+        assert!(got[0].ok && got[1].ok, "{got:?}");
+        assert!(!got[2].ok && !got[3].ok, "{got:?}");
+        assert!(
+            got[3].error.as_deref().unwrap().contains("no answer"),
+            "{got:?}"
+        );
+        assert!(
+            std::fs::read_to_string(&a)
+                .unwrap()
+                .contains("\"summary\":\"hi\"")
+        );
+        assert!(b.exists());
+    }
+
+    #[test]
+    fn announce_follows_the_rules_and_records_what_each_channel_did() {
+        let d = tempfile::tempdir().unwrap();
+        let got = d.path().join("got");
+        let settings = || {
+            Ok(Settings {
+                command: Some(vec![
+                    "sh".into(),
+                    "-c".into(),
+                    format!("cat >> '{}'", got.display()),
+                ]),
+                on: vec![Trigger::Ended],
+                ..Settings::from_config(&crate::config::Config::default())
+            })
+        };
+        let e = Event::ended(Work::Job, "failed", None).summary("\u{1b}[2Jboom");
+        let o = Origin::default();
+        let rec = Some(d.path());
+        assert!(announce_as(settings(), &e, Choice::Off, &o, rec).is_empty());
+        let stall = Event::new(Trigger::Stalled, Work::Job, "running");
+        assert!(announce_as(settings(), &stall, Choice::Config, &o, rec).is_empty());
+        assert!(!got.exists() && record::read(d.path()).is_none());
+        let r = announce_as(settings(), &e, Choice::Config, &o, rec);
+        assert_eq!(r, vec![Delivery::ok("command")]);
+        let r = announce_as(settings(), &stall, Choice::On, &o, rec);
+        assert_eq!(r, vec![Delivery::ok("command")]);
+        let lines = std::fs::read_to_string(&got).unwrap();
+        assert_eq!(lines.lines().count(), 2);
+        assert!(lines.contains("\"summary\":\"boom\""), "{lines}");
+        let kept = record::read(d.path()).unwrap().notifications;
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[1].trigger, Trigger::Stalled);
+        // A config that cannot be read is one failed delivery, recorded.
+        let bad = Err(crate::error::Error::usage_hint("broken", "fix it"));
+        let r = announce_as(bad, &e, Choice::Config, &o, rec);
+        assert_eq!(r.len(), 1);
+        assert!(!r[0].ok && r[0].channel == "config");
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod execute;
 pub mod fallback;
 pub mod gate;
 mod input;
+pub mod notice;
 pub mod observe;
 mod records;
 mod told;
@@ -33,6 +34,7 @@ pub use cap::{ALLOW_TEST_CMD_VAR, Depth, MAX_ACCESS_VAR, check_access_cap, check
 pub use chain::Hooks;
 pub use execute::{execute, save_result, summarize};
 pub use fallback::Link;
+pub use notice::Notice;
 pub mod confine;
 mod dry_run;
 pub mod network;

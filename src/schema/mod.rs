@@ -48,6 +48,8 @@ pub const NAMES: &[&str] = &[
     "bench-export",
     "bench-trial",
     "bench-report",
+    "notify-event",
+    "notify-test",
 ];
 
 /// The schema called `name` (`None`: the result's).
@@ -74,6 +76,10 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         Some("bench-report") => Some(typed::<crate::bench::report::Report>("bench-report")),
         Some("council") => Some(council()),
         Some("bench-trial") => Some(typed::<crate::bench::trial::Trial>("bench-trial")),
+        Some("notify-event" | "notify_event") => {
+            Some(typed::<crate::notify::Event>("notify-event"))
+        }
+        Some("notify-test") => Some(typed::<crate::notify::test::TestReport>("notify-test")),
         Some(n) => crate::council::result::named(n),
     }
 }

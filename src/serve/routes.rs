@@ -324,7 +324,11 @@ async fn continue_job(
         return error(Error::Internal("a shown repository has no store".into()));
     };
     let r = blocking(move || {
-        let r = crate::job::continue_start(OsStr::new(&id), vec![body.prompt])?;
+        let r = crate::job::continue_start(
+            OsStr::new(&id),
+            vec![body.prompt],
+            crate::notify::Choice::Config,
+        )?;
         let runner = r
             .job_id
             .as_deref()

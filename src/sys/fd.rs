@@ -176,6 +176,21 @@ pub fn stderr_is_tty() -> bool {
     unsafe { libc::isatty(libc::STDERR_FILENO) == 1 }
 }
 
+/// The path of the terminal open on `fd` (`/dev/pts/3`), if it is one.
+pub fn ttyname(fd: BorrowedFd<'_>) -> Option<std::path::PathBuf> {
+    let mut buf = [0 as libc::c_char; 512];
+    // SAFETY: ttyname_r writes at most `buf.len()` bytes, NUL included, into
+    // our buffer and returns non-zero (leaving it unspecified) on failure.
+    let r = unsafe { libc::ttyname_r(fd.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: on success the buffer holds a NUL-terminated string.
+    let name = unsafe { CStr::from_ptr(buf.as_ptr()) };
+    let bytes = name.to_bytes();
+    (!bytes.is_empty()).then(|| std::ffi::OsStr::from_bytes(bytes).into())
+}
+
 /// The width of the terminal on stderr, if it is one and says.
 pub fn stderr_columns() -> Option<usize> {
     // SAFETY: a zeroed winsize is plain data.
@@ -218,4 +233,33 @@ pub fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     // at most `len` bytes and returns null or a pointer inside it.
     let p = unsafe { libc::memchr(hay.as_ptr().cast(), i32::from(needle), hay.len()) };
     (!p.is_null()).then(|| p as usize - hay.as_ptr() as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    #[test]
+    fn ttyname_names_a_terminal_and_nothing_else() {
+        let (mut master, mut slave) = (-1, -1);
+        // SAFETY: openpty fills the two descriptors; null name/termios/winsize are allowed.
+        let rc = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(rc, 0, "openpty");
+        // SAFETY: both were just opened and are owned here.
+        let (_master, slave) =
+            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        let name = ttyname(slave.as_fd()).expect("a pty has a name");
+        assert!(name.starts_with("/dev/"), "{name:?}");
+        let f = File::open("/dev/null").unwrap();
+        assert_eq!(ttyname(f.as_fd()), None);
+    }
 }

@@ -446,6 +446,8 @@ mod tests {
             background: true,
             cancelled_in: None,
             stop_kind: None,
+            notify: Default::default(),
+            origin: Default::default(),
         }
     }
 

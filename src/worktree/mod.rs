@@ -240,7 +240,13 @@ fn short(sha: &str) -> &str {
 /// `baton run --worktree` in the foreground.
 /// `peer_ended` is called as soon as the peer has ended, before the
 /// check and the commit (the command line erases its live line there).
-pub fn run(plan: Plan, c: &Checked, mode: Mode, peer_ended: &mut dyn FnMut()) -> Result<i32> {
+pub fn run(
+    plan: Plan,
+    c: &Checked,
+    mode: Mode,
+    peer_ended: &mut dyn FnMut(),
+    mut notice: run::Notice,
+) -> Result<i32> {
     let spec = plan.command()?;
     plan.program(&spec)?;
     plan.check_chain_installed()?;
@@ -258,6 +264,9 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode, peer_ended: &mut dyn FnMut()) ->
     };
     // Each fallback agent in a fresh worktree at the same base.
     let mut places = Places::new(Some(c), None, session, wplan.clone());
+    notice.id = Some(id.clone());
+    notice.record = Some(dir.clone());
+    let stalls = notice.stalls(wplan.agent.name(), &dir);
     let executed = {
         let mut on_spawn = |_| {};
         let mut fresh = |p: &Plan| places.fresh(p);
@@ -265,17 +274,20 @@ pub fn run(plan: Plan, c: &Checked, mode: Mode, peer_ended: &mut dyn FnMut()) ->
         hooks.fresh = Some(&mut fresh);
         run::chain::run(&wplan, Some(&dir), &mut interrupts, hooks)
     };
+    drop(stalls);
     peer_ended();
     let (session, wplan) = places.last();
     let mut result = match executed {
         Ok(r) => r,
         Err(e) => {
             abandon(session);
+            notice.failed(wplan.agent.name(), &e);
             return Err(e);
         }
     };
     finish(session, wplan, &mut result, &dir, &stop);
     output::print_result(&result, mode)?;
+    notice.ended(&result);
     Ok(result.exit_code())
 }
 

@@ -514,6 +514,8 @@ mod tests {
             resumed_from: None,
             worktree: None,
             checked: None,
+            notify: Default::default(),
+            origin: Default::default(),
         }
     }
 

@@ -79,4 +79,12 @@ pub struct Spec {
     /// fallback agent gets a fresh one at the same base.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checked: Option<crate::worktree::Checked>,
+    /// `--notify` / `--no-notify`: whether the runner announces the job
+    /// (0.3.2's specs have none: as `[notify]` says).
+    #[serde(default)]
+    pub notify: crate::notify::Choice,
+    /// The terminal of the command that started the job, to ring if it
+    /// is still there when the job ends.
+    #[serde(default)]
+    pub origin: crate::notify::Origin,
 }

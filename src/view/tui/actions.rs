@@ -76,7 +76,7 @@ pub fn cancel_council(root: std::path::PathBuf, id: String, tx: &Sender<Wake>) {
 
 pub fn continue_job(id: String, task: String, tx: &Sender<Wake>) {
     spawn(tx, move || {
-        match job::continue_start(OsStr::new(&id), vec![task]) {
+        match job::continue_start(OsStr::new(&id), vec![task], crate::notify::Choice::Config) {
             Ok(r) => Outcome::Continued {
                 from: id,
                 id: r.job_id.unwrap_or_default(),
