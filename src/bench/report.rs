@@ -18,7 +18,7 @@ pub use super::report_json::{
 };
 use super::spec::Spec;
 use super::stats;
-use super::task::Task;
+use super::task::{DescribeUsage, Task};
 use super::trial::Trial;
 
 /// Below this p, a paired difference is reported as one.
@@ -55,6 +55,9 @@ pub fn build(spec: &Spec, trials: &[Trial], set: Result<&[Task], String>) -> Rep
     }
     let recommendation = recommend(&settings, &pairs);
 
+    let describe = set.as_ref().ok().and_then(|tasks| {
+        DescribeUsage::sum(tasks.iter().filter_map(|t| t.describe_usage.as_ref()))
+    });
     let (titles, set_tasks, set_note) = match set {
         Ok(tasks) => (
             tasks
@@ -116,6 +119,7 @@ pub fn build(spec: &Spec, trials: &[Trial], set: Result<&[Task], String>) -> Rep
         settings,
         pairs,
         recommendation,
+        describe,
         tasks,
         html: None,
     }

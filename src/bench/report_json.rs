@@ -44,6 +44,11 @@ pub struct Report {
     /// Each pair of settings, compared on the tasks both ran.
     pub pairs: Vec<PairReport>,
     pub recommendation: Recommendation,
+    /// What `bench mine --describe` spent writing the set's task texts
+    /// (summed over its tasks' `describe_usage`): a cost of the set, not of
+    /// any setting, so never in the settings' cost. Null when no task was
+    /// described or the set could not be read.
+    pub describe: Option<super::task::DescribeUsage>,
     /// Every task with a trial or in the set, sorted by id.
     pub tasks: Vec<TaskRow>,
     /// The HTML page written (`--html FILE`), when one was.

@@ -85,6 +85,10 @@ impl Render for Report {
         out.push('\n');
         out.push_str(&self.recommendation.text);
         out.push('\n');
+        if let Some(d) = &self.describe {
+            out.push_str(&d.line());
+            out.push('\n');
+        }
         if let Some(h) = &self.html {
             out.push_str(&format!("page: {h}\n"));
         }
