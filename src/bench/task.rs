@@ -333,6 +333,32 @@ pub fn write(dir: &Path, t: &Task) -> Result<()> {
 pub(crate) mod tests {
     use super::*;
 
+    #[test]
+    fn describing_costs_sum_and_one_unpriced_call_makes_the_cost_unknown() {
+        let u = |agent: &str, cost| PeerUsage {
+            agent: agent.into(),
+            tokens: Some(10),
+            cost_usd: cost,
+            wall_ms: 5,
+        };
+        assert_eq!(DescribeUsage::sum(std::iter::empty()), None);
+        let both = [u("pi", Some(0.5)), u("codex", Some(0.25))];
+        let s = DescribeUsage::sum(both.iter()).unwrap();
+        assert_eq!(
+            (s.calls, s.tokens, s.cost_usd, s.wall_ms),
+            (2, 20, Some(0.75), 10)
+        );
+        assert_eq!(s.agents, ["codex", "pi"]);
+        let one_unpriced = [u("pi", Some(0.5)), u("pi", None)];
+        let s = DescribeUsage::sum(one_unpriced.iter()).unwrap();
+        assert_eq!((s.cost_usd, s.unpriced_calls), (None, 1));
+        assert!(
+            s.line().ends_with("cost unknown (1 call(s) unpriced)"),
+            "{}",
+            s.line()
+        );
+    }
+
     pub fn sample() -> Task {
         Task {
             format: FORMAT,
@@ -352,6 +378,7 @@ pub(crate) mod tests {
             mined_at_ms: 1,
             mined_by: "baton 0.3.2".into(),
             described_by: None,
+            describe_usage: None,
         }
     }
 
