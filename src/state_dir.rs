@@ -204,6 +204,7 @@ const SUBS: &[&str] = &[
     "sessions",
     "ask-budget",
     "ask",
+    "live",
 ];
 
 /// The error kind of a state directory baton will not use.

@@ -87,6 +87,16 @@ impl Store {
         })
     }
 
+    /// The store of the project whose record folder is `project` (found by
+    /// `state_dir::repos`, for a view across repositories: its root may be
+    /// gone, the records are still there).
+    pub fn of_project(project: &Path, root: Option<&Path>) -> Store {
+        Store {
+            dir: project.join("jobs"),
+            root: root.map(Path::to_path_buf),
+        }
+    }
+
     /// A store in `dir` itself.
     pub fn in_dir(dir: &Path) -> Store {
         Store {
@@ -321,7 +331,17 @@ impl Job {
 
     fn write_state(&self, s: &State) -> Result<()> {
         let b = serde_json::to_vec(s).map_err(|e| Error::Internal(e.to_string()))?;
-        fsutil::write_atomic(&self.state_path(), &b)
+        // Marked before the record exists, cleared once it is terminal: the
+        // index never misses open work (`store::live`).
+        let open = !s.status.is_terminal();
+        if open {
+            crate::store::live::set(&self.dir, crate::store::Kind::Job, &self.id, true);
+        }
+        fsutil::write_atomic(&self.state_path(), &b)?;
+        if !open {
+            crate::store::live::set(&self.dir, crate::store::Kind::Job, &self.id, false);
+        }
+        Ok(())
     }
 
     /// Write the first state (caller holds the guard via `with_guard`).

@@ -66,6 +66,8 @@ const RELIST: Duration = Duration::from_secs(5);
 pub struct Options {
     /// `--on-change CMD`.
     pub on_change: Option<String>,
+    /// `--all [--repo PATTERN]`: every repository's work.
+    pub all: Option<crate::view::repos::Filter>,
 }
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
