@@ -64,6 +64,7 @@ pub fn check_id(raw: &OsStr) -> Result<String> {
 }
 
 /// The jobs of one repository.
+#[derive(Debug, Clone)]
 pub struct Store {
     pub dir: PathBuf,
     /// The project whose state folder holds `dir` (`None`: a bare directory, in tests).
