@@ -26,7 +26,9 @@ use super::Kind;
 /// The index's folder in a project's state folder.
 pub const FOLDER: &str = "live";
 
-/// Written once every open record of the project is marked.
+/// Written once every open record of the project is marked: by the reader
+/// after a full scan, or by `state_dir::ensure_project` when it makes a new
+/// project (which cannot name this module: `store` sits above it).
 const COMPLETE: &str = "complete";
 
 /// The project's folder of a record in `record_dir` (`<project>/<kinds>/<id>`),
@@ -214,6 +216,18 @@ mod tests {
             true,
         );
         assert!(!p.join(FOLDER).exists());
+    }
+
+    #[test]
+    fn a_new_project_has_a_complete_index() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().join("state");
+        crate::state_dir::TEST_BASE.with(|b| *b.borrow_mut() = Some(base.clone()));
+        let root = d.path().join("work");
+        std::fs::create_dir(&root).unwrap();
+        let p = crate::state_dir::ensure_project(&root).unwrap();
+        crate::state_dir::TEST_BASE.with(|b| *b.borrow_mut() = None);
+        assert_eq!(read(&p), (Vec::new(), true));
     }
 
     #[test]
