@@ -157,7 +157,7 @@ fi
 touch "$work/release-all"
 while read -r dir id; do (cd "$dir" && "$BATON" wait "$id" >/dev/null 2>&1) || true; done <"$work/ids"
 : >"$work/ids"
-echo "== peers ended: $N_REPOS repositories × $((N_JOBS + 1 + N_PEERS / N_REPOS))… jobs, none running"
+echo "== peers ended: none running"
 bench_cmd "watch --all --once --json:" "$BATON" watch --all --once --json
 bench_cmd "watch --all --once --text:" "$BATON" watch --all --once --text
 bench_cmd "watch --all --repo repo-07 --once:" "$BATON" watch --all --repo repo-07 --once
