@@ -42,7 +42,7 @@ use ratatui::crossterm::{cursor, execute, terminal};
 
 use self::actions::Outcome;
 use self::alerts::OnChange;
-use self::app::{Action, App, Pane, RECENT_ENDED, is_running};
+use self::app::{Action, App, Pane, is_running};
 use self::feed::Feed;
 use self::theme::Theme;
 use self::tracker::Tracker;
@@ -150,7 +150,9 @@ fn all_sources(
             format!("{label} (gone)")
         });
         sources.push(Source {
-            tracker: Tracker::bounded(store, r.dir.clone(), RECENT_ENDED, tx.clone()),
+            // The newest `filter.recent` per repository, as `--once` lists:
+            // 20 repositories × 50 would be 1,000 views copied per frame.
+            tracker: Tracker::bounded(store, r.dir.clone(), filter.recent, tx.clone()),
             councils,
             root: r.root.clone(),
         });
