@@ -33,7 +33,7 @@ use crate::result::SCHEMA_VERSION;
 use crate::state_dir::Repo;
 use crate::store::live::{self, Mark};
 
-mod print;
+pub mod print;
 pub use print::{jobs_listing, once, short, text};
 
 /// The newest records of each kind listed per repository by default.
@@ -67,7 +67,7 @@ impl Filter {
 }
 
 /// One repository in a snapshot.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct RepoSummary {
     /// Its root (what every row's `repo` says), or its record folder's name.
     pub repo: String,

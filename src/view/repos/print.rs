@@ -35,7 +35,7 @@ fn json(v: &impl Serialize) -> Result<Vec<u8>> {
 }
 
 /// One row of `jobs --all-repos`: a job, a council or a fan-out.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Row {
     pub repo: String,
     /// `job`, `council` or `fanout`.
@@ -51,8 +51,8 @@ pub struct Row {
     pub summary: Option<String>,
 }
 
-/// `baton jobs --all-repos --json`.
-#[derive(Debug, Serialize)]
+/// `baton jobs --all-repos --json` (`baton schema jobs-all-repos`).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Listing {
     pub schema_version: u32,
     pub repos: Vec<RepoSummary>,
