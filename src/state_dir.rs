@@ -204,6 +204,7 @@ const SUBS: &[&str] = &[
     "sessions",
     "ask-budget",
     "ask",
+    "live",
 ];
 
 /// The error kind of a state directory baton will not use.
@@ -359,6 +360,13 @@ pub fn ensure_project(root: &Path) -> Result<PathBuf> {
         text.push('\n');
         // For people only: a full disk must not stop a run over it.
         let _ = fsutil::replace_file(&dir.join("root"), text.as_bytes());
+        // A new project holds no record made before the live index: its
+        // index is complete from the start (`store::live`, whose names
+        // these are), so no view across repositories ever scans it.
+        let live = dir.join("live");
+        if fsutil::ensure_private_dir(&live).is_ok() {
+            let _ = fsutil::write_atomic(&live.join("complete"), b"");
+        }
     }
     Ok(dir)
 }

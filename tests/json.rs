@@ -87,6 +87,7 @@ pub enum Shape {
 pub const NAMED: &[&str] = &[
     "job-status",
     "jobs",
+    "jobs-all-repos",
     "agents",
     "doctor",
     "job-result",

@@ -501,6 +501,22 @@ pub fn jobs(c: &Contract) {
     assert!(v["jobs"].as_array().unwrap().len() >= 4, "{v}");
     let v = c.check("jobs", Shape::Named("jobs"), &env.run(&["jobs"]));
     assert_eq!(v["hidden"], 0, "{v}");
+    // The same work across repositories: every row names its repository.
+    let v = c.check(
+        "jobs --all-repos",
+        Shape::Named("jobs-all-repos"),
+        &env.run(&["jobs", "--all-repos", "--all"]),
+    );
+    assert!(v["jobs"].as_array().unwrap().len() >= 4, "{v}");
+    assert!(
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["repo"].is_string()),
+        "{v}"
+    );
+    assert_eq!(v["repos"][0]["status"], "ok", "{v}");
 }
 
 /// `run --worktree`: a branch with reverted and carried files and a check;

@@ -9,6 +9,7 @@ mod acp_cline;
 mod acp_failures;
 mod acp_nanocoder;
 mod agents;
+mod all_repos;
 mod argv;
 mod ask;
 mod attach;

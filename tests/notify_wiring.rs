@@ -365,3 +365,103 @@ fn a_failing_channel_changes_neither_result_nor_exit_code() {
     // The failing channel was reached, by the run and by the job's runner.
     settled(&seen, 2);
 }
+
+/// Starts `argv` on a new pseudo-terminal as its controlling terminal,
+/// waits for it, prints the terminal's path, then closes the terminal for
+/// good: its `/dev/pts/N` is gone when this script exits.
+const ON_A_PTY: &str = "import os, pty, sys\n\
+pid, master = pty.fork()\n\
+if pid == 0:\n    os.execvp(sys.argv[1], sys.argv[1:])\n\
+out = b''\n\
+while True:\n    try:\n        b = os.read(master, 65536)\n    except OSError:\n        break\n    if not b:\n        break\n    out += b\n\
+_, status = os.waitpid(pid, 0)\n\
+sys.stdout.buffer.write(out)\n\
+os.close(master)\n\
+sys.exit(os.waitstatus_to_exitcode(status))\n";
+
+#[test]
+fn a_job_whose_terminal_closed_still_notifies_through_the_other_channels() {
+    let env = Env::new();
+    env.git_init();
+    // The peer waits until the terminal that started it is gone.
+    let gate = env.tmp.path().join("gate");
+    peer(
+        &env,
+        &format!("while [ ! -e '{}' ]; do sleep 0.05; done", gate.display()),
+        OK,
+        0,
+    );
+    let out = notify_config(&env, "");
+    // The terminal channel too: the one that started the job.
+    let cfg = env.tmp.path().join("user-config.toml");
+    let text = fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("terminal = false", "terminal = true");
+    fs::write(&cfg, text).unwrap();
+    let script = env.tmp.path().join("on_a_pty.py");
+    fs::write(&script, ON_A_PTY).unwrap();
+    let o = Command::new("python3")
+        .arg(&script)
+        .arg(BATON)
+        .args(["run", "--async", "--agent", "codex", "fix it"])
+        .envs(env_of(&env))
+        .current_dir(&env.work)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The pty's output: the JSON line of `run --async` (CRLF from the tty).
+    let shown = String::from_utf8_lossy(&o.stdout);
+    let line = shown
+        .lines()
+        .find(|l| l.trim_start().starts_with('{'))
+        .unwrap_or_else(|| panic!("no JSON line on the terminal: {shown:?}"));
+    let v: Value = serde_json::from_str(line.trim()).unwrap();
+    let id = v["job_id"].as_str().unwrap().to_string();
+    // The runner was told which terminal started the job; it is gone now.
+    let spec: Value =
+        serde_json::from_slice(&fs::read(env.records("jobs").join(&id).join("spec.json")).unwrap())
+            .unwrap();
+    let tty = PathBuf::from(
+        spec["origin"]["tty"]
+            .as_str()
+            .expect("the origin's terminal"),
+    );
+    assert!(tty.starts_with("/dev/pts"), "{spec}");
+    assert!(
+        wait_for(Duration::from_secs(5), || !tty.exists()),
+        "{} still exists after its terminal closed",
+        tty.display()
+    );
+    fs::write(&gate, "").unwrap();
+    let w = env.run(&["wait", &id]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    // The command channel still delivered the end …
+    let all = settled(&out, 1);
+    assert_eq!(all[0]["trigger"], "ended", "{all:?}");
+    assert_eq!(all[0]["id"], id.as_str());
+    // … and the terminal channel's failure is recorded, not raised.
+    let record = env.records("jobs").join(&id).join("notify.json");
+    assert!(wait_for(Duration::from_secs(5), || record.exists()));
+    let rec = fs::read_to_string(&record).unwrap();
+    assert!(rec.contains("\"terminal\""), "{rec}");
+    let r: Value = serde_json::from_str(&rec).unwrap();
+    let deliveries: Vec<&Value> = r["notifications"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|a| a["deliveries"].as_array().into_iter().flatten())
+        .collect();
+    let of = |c: &str| deliveries.iter().find(|d| d["channel"] == c).copied();
+    assert_eq!(
+        of("command").map(|d| d["ok"].clone()),
+        Some(Value::Bool(true)),
+        "{rec}"
+    );
+    assert_eq!(
+        of("terminal").map(|d| d["ok"].clone()),
+        Some(Value::Bool(false)),
+        "{rec}"
+    );
+    assert_eq!(w.json()["status"], "success");
+}

@@ -401,3 +401,44 @@ fn watch_shows_a_council_as_a_group_opens_a_run_and_cancels_the_council() {
     assert_eq!(st["stage"], "cancelled", "{st}");
     t.keys(&["q"]);
 }
+
+#[test]
+fn watch_all_shows_each_repository_and_cancels_a_job_of_another() {
+    if !have_tmux() {
+        return;
+    }
+    let env = Env::new();
+    let (alpha, a, b, w) = crate::all_repos::three(&env);
+    // Started in `work`: alpha's running job is another repository's.
+    let t = watch(&env, &["--all"]);
+    let s = t.see(&a);
+    assert!(s.contains("REPO"), "{s}");
+    assert!(s.contains("--all · 3 repositories"), "{s}");
+    t.see(&b);
+    let s = t.see(&w);
+    let row = |id: &str| s.lines().find(|l| l.contains(id)).unwrap_or("").to_string();
+    assert!(row(&a).contains("alpha"), "{s}");
+    assert!(row(&b).contains("beta (gone)"), "{s}");
+
+    // r narrows to one repository at a time, then back to all.
+    t.keys(&["r"]);
+    let s = t.see("(1/3)");
+    assert!(s.contains(&a) && !s.contains(&w), "{s}");
+    t.keys(&["r"]);
+    t.keys(&["r"]);
+    t.see("(3/3)");
+    t.keys(&["r"]);
+    t.see("every repository");
+
+    // Cancel alpha's job from here: alpha's store says cancelled.
+    t.see(&w);
+    t.select(&a);
+    t.keys(&["c"]);
+    t.see(&format!("cancel job {a}? y/n"));
+    t.keys(&["y"]);
+    t.see(&format!("job {a} cancelled"));
+    let st = crate::all_repos::run_in(&env, &alpha, &["status", &a]).json();
+    assert_eq!(st["status"], "cancelled", "{st}");
+    t.keys(&["q"]);
+    assert_eq!(exit_status(&t).as_deref().unwrap_or("0"), "0");
+}

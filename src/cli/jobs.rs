@@ -38,6 +38,13 @@ pub struct JobsArgs {
     /// List every job (default: running jobs and the most recent others).
     #[arg(long)]
     pub all: bool,
+    /// List the work of every repository baton keeps records for, each row
+    /// with its repository: what runs or waits, and the newest others of each.
+    #[arg(long)]
+    pub all_repos: bool,
+    /// With --all-repos: only repositories whose root path contains PATTERN.
+    #[arg(long, value_name = "PATTERN", requires = "all_repos")]
+    pub repo: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -150,6 +157,13 @@ pub fn cancel(a: IdArgs, mode: Mode) -> Result<i32> {
 }
 
 pub fn list(a: JobsArgs, mode: Mode) -> Result<i32> {
+    if a.all_repos {
+        let filter = crate::view::repos::Filter {
+            repo: a.repo,
+            recent: if a.all { usize::MAX } else { job::RECENT },
+        };
+        return crate::view::repos::jobs_listing(&filter, mode);
+    }
     let mut groups = as_job::views()?;
     groups.extend(fanout_job::views()?);
     job::list_with(a.all, mode, groups)

@@ -17,13 +17,28 @@ pub struct WatchArgs {
     /// would, run without one.
     #[arg(long, value_name = "CMD", conflicts_with = "once")]
     pub on_change: Option<String>,
+    /// Show the work of every repository baton keeps records for, each row
+    /// with its repository (see docs/watch.md for what is listed).
+    #[arg(long)]
+    pub all: bool,
+    /// With --all: only repositories whose root path contains PATTERN.
+    #[arg(long, value_name = "PATTERN", requires = "all")]
+    pub repo: Option<String>,
 }
 
 pub fn command(a: WatchArgs, mode: Mode) -> Result<i32> {
+    let filter = a.all.then(|| view::repos::Filter {
+        repo: a.repo,
+        ..view::repos::Filter::default()
+    });
     if a.once {
-        return view::watch::once(mode);
+        return match filter {
+            Some(f) => view::repos::once(&f, mode),
+            None => view::watch::once(mode),
+        };
     }
     view::tui::run(view::tui::Options {
         on_change: a.on_change,
+        all: filter,
     })
 }

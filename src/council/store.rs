@@ -189,7 +189,17 @@ impl Record {
         if self.stage.is_terminal() || self.stage.is_waiting() {
             ending::free_reserve(&d);
         }
-        write_json(&d.join("state.json"), self)
+        // One waiting for approval stays in the live index: it needs a person.
+        let open = !self.stage.is_terminal();
+        let kind = crate::store::Kind::Council;
+        if open {
+            crate::store::live::set(&d, kind, &self.council_id, true);
+        }
+        write_json(&d.join("state.json"), self)?;
+        if !open {
+            crate::store::live::set(&d, kind, &self.council_id, false);
+        }
+        Ok(())
     }
 
     pub fn load(root: &Path, id: &str) -> Result<Record> {

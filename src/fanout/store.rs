@@ -180,7 +180,16 @@ impl Record {
         self.updated_ms = now_ms();
         let d = self.dir()?;
         fsutil::ensure_private_dir(&d)?;
-        write_json(&d.join("state.json"), self)
+        let open = !self.stage.is_terminal();
+        let kind = crate::store::Kind::Fanout;
+        if open {
+            crate::store::live::set(&d, kind, &self.fanout_id, true);
+        }
+        write_json(&d.join("state.json"), self)?;
+        if !open {
+            crate::store::live::set(&d, kind, &self.fanout_id, false);
+        }
+        Ok(())
     }
 
     pub fn load(root: &Path, id: &str) -> Result<Record> {

@@ -10,9 +10,9 @@ use crate::output::Mode;
 use crate::result::RunResult;
 use crate::run;
 
+use super::Place;
 use super::print_started;
 use super::store::{Spec, Store};
-use super::{Place, start};
 
 /// `baton continue ID [TASK…]`: a new job resuming job ID's peer session
 /// with the same agent, model, effort, access, cwd and CLI options.
@@ -26,7 +26,18 @@ pub fn continue_job(id: &OsStr, task: Vec<String>, notify: Choice, mode: Mode) -
 /// this too); its `running` result, with the new job's id.
 /// `notify`: whether the new job's runner announces it.
 pub fn continue_start(id: &OsStr, task: Vec<String>, notify: Choice) -> Result<RunResult> {
-    let job = Store::here()?.open(id)?;
+    continue_start_in(Store::here()?, id, task, notify)
+}
+
+/// `continue_start` of a job in `store` (any repository's: `watch --all`);
+/// the new job is recorded beside it.
+pub fn continue_start_in(
+    store: Store,
+    id: &OsStr,
+    task: Vec<String>,
+    notify: Choice,
+) -> Result<RunResult> {
+    let job = store.open(id)?;
     let s = job.refresh()?;
     if !s.status.is_terminal() {
         return Err(Error::usage_hint(
@@ -121,7 +132,7 @@ pub fn continue_start(id: &OsStr, task: Vec<String>, notify: Choice) -> Result<R
         }
         None => Place::Cwd,
     };
-    start(&plan, place, Some(job.id.clone()), notify)
+    super::launch::start_in(store, &plan, place, Some(job.id.clone()), notify)
 }
 
 /// Where the values a job's record hands back to a CLI came from, for

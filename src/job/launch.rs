@@ -50,13 +50,24 @@ pub fn start(
     resumed_from: Option<String>,
     notify: Choice,
 ) -> Result<RunResult> {
+    start_in(Store::here()?, plan, place, resumed_from, notify)
+}
+
+/// `start`, the job recorded in `store` (`continue` of a job of another
+/// repository, from `watch --all`, keeps it with the job it continues).
+pub fn start_in(
+    store: Store,
+    plan: &Plan,
+    place: Place,
+    resumed_from: Option<String>,
+    notify: Choice,
+) -> Result<RunResult> {
     // Before anything exists: an unenforceable access mode is exit 2, a
     // missing CLI exit 127, as for `run`; a host's sandbox without network
     // `host_sandbox`, which the runner would only meet later.
     crate::sandbox::host::check()?;
     let program = plan.program(&plan.command()?)?;
     plan.check_chain_installed()?;
-    let store = Store::here()?;
     store.create()?;
     let id = ids::new_id();
     let job = store.job(&id);

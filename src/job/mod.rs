@@ -46,7 +46,7 @@ mod continue_job;
 mod prune;
 mod prune_records;
 
-pub use continue_job::{continue_job, continue_start};
+pub use continue_job::{continue_job, continue_start, continue_start_in};
 pub use prune::prune;
 pub use prune_records::GroupEntry;
 

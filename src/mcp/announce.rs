@@ -169,9 +169,8 @@ fn announcement(job: &Job) -> Option<Value> {
         .and_then(|r| r.error.as_ref())
         .map(|e| e.kind.as_str());
     let status = state.status.as_str();
+    // `Event::summary` redacts, strips and caps (notify::clean).
     let summary = state.summary.clone().unwrap_or_default();
-    let summary =
-        crate::redact::Redactor::from_env().redact(&summary, &mut crate::redact::Counts::default());
     let event = Event::ended(Work::Job, status, kind)
         .id(job.id.clone())
         .agent(state.agent.clone())

@@ -38,6 +38,7 @@ pub const NAMES: &[&str] = &[
     "ask",
     "job-status",
     "jobs",
+    "jobs-all-repos",
     "agents",
     "doctor",
     "bench-task",
@@ -65,6 +66,9 @@ pub fn named(name: Option<&str>) -> Option<Value> {
         Some("ask") => Some(ask()),
         Some("job-status") => Some(job_status()),
         Some("jobs") => Some(typed::<crate::job::Listing>("jobs")),
+        Some("jobs-all-repos") => Some(typed::<crate::view::repos::print::Listing>(
+            "jobs-all-repos",
+        )),
         Some("agents") => Some(typed::<crate::doctor::agents::Listing>("agents")),
         Some("doctor") => Some(typed::<crate::doctor::Report>("doctor")),
         Some("bench-task") => Some(typed::<crate::bench::task::Task>("bench-task")),

@@ -18,13 +18,16 @@
 //!   ended, its folder) that every kind's record reads as;
 //! - one way to record the end (`ending`): the result before the terminal
 //!   state, a reserve against a full disk;
-//! - one clock (`now_ms`, from `ids`).
+//! - one clock (`now_ms`, from `ids`);
+//! - one index of what may still be at work (`live`), kept by each kind's
+//!   one write of its record, for the view across repositories.
 //!
 //! The kinds keep their payload types (`job::store`, `council::store`,
 //! `fanout::store`); this module sits below them all and knows no feature.
 
 pub mod ending;
 pub mod header;
+pub mod live;
 pub mod lock;
 pub mod lookup;
 

@@ -10,6 +10,8 @@
 //! - `watch` builds one snapshot of every job: state from the store and the
 //!   runner's lock (`Job::refresh`), never guessed; a running job silent for
 //!   more than half its idle timeout is `stalled`.
+//! - `repos` is the view across repositories: every project's open work
+//!   (the store's live index) and its newest records, each with its repository.
 //! - `tui` is the interactive `watch`: the same views kept up to date from
 //!   file-change notifications, with a tail per running job (see its module).
 //! - `progress` draws one status line on a terminal's stderr while a
@@ -24,6 +26,7 @@ pub mod group_watch;
 pub mod logs;
 pub mod progress;
 pub mod render;
+pub mod repos;
 pub mod tail;
 pub mod tui;
 pub mod watch;

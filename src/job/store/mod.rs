@@ -64,6 +64,7 @@ pub fn check_id(raw: &OsStr) -> Result<String> {
 }
 
 /// The jobs of one repository.
+#[derive(Debug, Clone)]
 pub struct Store {
     pub dir: PathBuf,
     /// The project whose state folder holds `dir` (`None`: a bare directory, in tests).
@@ -85,6 +86,16 @@ impl Store {
             dir: crate::state_dir::project(root)?.join("jobs"),
             root: Some(root.to_path_buf()),
         })
+    }
+
+    /// The store of the project whose record folder is `project` (found by
+    /// `state_dir::repos`, for a view across repositories: its root may be
+    /// gone, the records are still there).
+    pub fn of_project(project: &Path, root: Option<&Path>) -> Store {
+        Store {
+            dir: project.join("jobs"),
+            root: root.map(Path::to_path_buf),
+        }
     }
 
     /// A store in `dir` itself.
@@ -321,7 +332,17 @@ impl Job {
 
     fn write_state(&self, s: &State) -> Result<()> {
         let b = serde_json::to_vec(s).map_err(|e| Error::Internal(e.to_string()))?;
-        fsutil::write_atomic(&self.state_path(), &b)
+        // Marked before the record exists, cleared once it is terminal: the
+        // index never misses open work (`store::live`).
+        let open = !s.status.is_terminal();
+        if open {
+            crate::store::live::set(&self.dir, crate::store::Kind::Job, &self.id, true);
+        }
+        fsutil::write_atomic(&self.state_path(), &b)?;
+        if !open {
+            crate::store::live::set(&self.dir, crate::store::Kind::Job, &self.id, false);
+        }
+        Ok(())
     }
 
     /// Write the first state (caller holds the guard via `with_guard`).

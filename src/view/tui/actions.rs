@@ -74,9 +74,15 @@ pub fn cancel_council(root: std::path::PathBuf, id: String, tx: &Sender<Wake>) {
     });
 }
 
-pub fn continue_job(id: String, task: String, tx: &Sender<Wake>) {
+/// Continue job `id` of `store` (its repository's, not necessarily the cwd's).
+pub fn continue_job(store: job::store::Store, id: String, task: String, tx: &Sender<Wake>) {
     spawn(tx, move || {
-        match job::continue_start(OsStr::new(&id), vec![task], crate::notify::Choice::Config) {
+        match job::continue_start_in(
+            store,
+            OsStr::new(&id),
+            vec![task],
+            crate::notify::Choice::Config,
+        ) {
             Ok(r) => Outcome::Continued {
                 from: id,
                 id: r.job_id.unwrap_or_default(),

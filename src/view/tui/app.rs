@@ -51,6 +51,8 @@ pub enum Action {
     },
     /// Show this job's diff.
     Diff(String),
+    /// The repository shown changed (`r`): look again.
+    Refilter,
 }
 
 /// A question in the status bar.
@@ -129,6 +131,8 @@ pub struct App {
     pub diff_top: usize,
     /// Rows of transcript on screen (set by the loop from the terminal size).
     pub page: usize,
+    /// `watch --all`: each row's repository, and the one shown (`r`).
+    pub repos: super::repos::Repos,
 }
 
 impl Default for App {
@@ -145,6 +149,7 @@ impl Default for App {
             diff: None,
             diff_top: 0,
             page: 10,
+            repos: Default::default(),
         }
     }
 }
@@ -198,7 +203,8 @@ impl App {
     /// sorted by attention, newest first within a group; a council's runs
     /// stay under its header, in their order. The selection follows its
     /// job (or the first row when it is gone).
-    pub fn set_jobs(&mut self, jobs: Vec<JobView>, unlisted: usize) {
+    pub fn set_jobs(&mut self, mut jobs: Vec<JobView>, unlisted: usize) {
+        jobs.retain(|v| self.repos.keeps(v));
         let mut runs: HashMap<String, Vec<JobView>> = HashMap::new();
         let mut tops = Vec::with_capacity(jobs.len());
         for v in jobs {
@@ -340,6 +346,10 @@ impl App {
             (Pane::Fleet, Key::Home) => self.move_selection(isize::MIN / 2),
             (Pane::Fleet, Key::End) => self.move_selection(isize::MAX / 2),
             (Pane::Fleet, Key::Enter) => return self.open(),
+            (Pane::Fleet, Key::Char('r')) if self.repos.shown() => {
+                self.status = Some(self.repos.cycle());
+                return Some(Action::Refilter);
+            }
             (Pane::Detail, Key::Esc | Key::Backspace | Key::Char('h')) => {
                 self.pane = Pane::Fleet;
                 self.diff = None;

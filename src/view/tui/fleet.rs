@@ -42,7 +42,11 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if app.jobs.is_empty() {
         let p = Paragraph::new(vec![
             Line::raw(""),
-            Line::raw("  no jobs yet in this project"),
+            Line::raw(if app.repos.shown() {
+                "  no jobs yet in these repositories"
+            } else {
+                "  no jobs yet in this project"
+            }),
             Line::styled(
                 "  start one with `baton run --async --agent codex \"…\"`; it shows here at once",
                 theme.dim(),
@@ -59,16 +63,21 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         } else {
             Span::styled(glyph(v.status), st)
         };
-        Row::new(vec![
-            Cell::from(status),
-            Cell::from(super::group::label(v)),
+        let mut cells = vec![Cell::from(status), Cell::from(super::group::label(v))];
+        if app.repos.shown() {
+            cells.push(Cell::from(
+                clean(&app.repos.label(v), Shape::Line).into_owned(),
+            ));
+        }
+        cells.extend([
             Cell::from(agent(v, wide)),
             Cell::from(human(v.elapsed_ms)),
             Cell::from(v.last_activity_age_ms.map_or("-".into(), human)),
             Cell::from(v.files_changed.len().to_string()),
             Cell::from(usage(v, wide)),
             Cell::from(doing(v)),
-        ])
+        ]);
+        Row::new(cells)
     });
     let widths = if wide {
         [
@@ -102,6 +111,12 @@ pub fn render(f: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             "", "ID", "AGENT", "ELAPSED", "LAST", "FILES", "TOKENS", "DOING",
         ]
     };
+    let mut widths = widths.to_vec();
+    let mut head = head.to_vec();
+    if app.repos.shown() {
+        widths.insert(2, Constraint::Length(if wide { 20 } else { 12 }));
+        head.insert(2, "REPO");
+    }
     let table = Table::new(rows, widths)
         .header(Row::new(head).style(theme.title()))
         .column_spacing(1)

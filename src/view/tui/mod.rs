@@ -21,6 +21,7 @@ mod feed;
 mod fleet;
 mod group;
 mod input;
+mod repos;
 mod screen;
 mod theme;
 mod tracker;
@@ -48,6 +49,7 @@ use self::tracker::Tracker;
 use self::wake::{Wake, Watcher};
 use crate::error::{Error, Result};
 use crate::job::store::{Store, now_ms};
+use crate::view::group::GroupKind;
 use crate::view::group_watch::Groups;
 use crate::view::watch::Row;
 
@@ -66,6 +68,8 @@ const RELIST: Duration = Duration::from_secs(5);
 pub struct Options {
     /// `--on-change CMD`.
     pub on_change: Option<String>,
+    /// `--all [--repo PATTERN]`: every repository's work.
+    pub all: Option<crate::view::repos::Filter>,
 }
 
 type Term = Terminal<CrosstermBackend<Stdout>>;
@@ -79,22 +83,20 @@ pub fn run(opts: Options) -> Result<i32> {
         ));
     }
     let on_change = opts.on_change.as_deref().map(OnChange::parse).transpose()?;
-    let store = Store::here()?;
-    // Created now so that its directory can be watched for the first job.
-    store.create()?;
     let (tx, rx) = mpsc::channel();
-    let root = store.root().map(std::path::Path::to_path_buf);
-    let councils = Groups::in_folders(crate::view::group::group_dirs(&store));
-    let tracker = Tracker::new(store, tx.clone());
+    let (sources, labels) = match &opts.all {
+        Some(filter) => all_sources(filter, &tx)?,
+        None => (vec![here(&tx)?], Vec::new()),
+    };
     let watcher = Watcher::start(tx.clone());
     let mut term = enter().map_err(|e| Error::io("preparing the terminal", e))?;
     spawn_input(tx.clone());
     spawn_signals(tx.clone());
+    let mut app = App::default();
+    app.repos.labels = labels;
     let mut w = Loop {
-        app: App::default(),
-        tracker,
-        councils,
-        root,
+        app,
+        sources,
         watcher,
         feed: None,
         before: None,
@@ -108,13 +110,69 @@ pub fn run(opts: Options) -> Result<i32> {
         .map_err(|e| Error::io("drawing the terminal view", e))
 }
 
-struct Loop {
-    app: App,
+/// The cwd's repository, every job of it followed.
+fn here(tx: &Sender<Wake>) -> Result<Source> {
+    let store = Store::here()?;
+    // Created now so that its directory can be watched for the first job.
+    store.create()?;
+    let root = store.root().map(std::path::Path::to_path_buf);
+    let councils = Groups::in_folders(crate::view::group::group_dirs(&store));
+    Ok(Source {
+        tracker: Tracker::new(store, tx.clone()),
+        councils,
+        root,
+    })
+}
+
+/// `--all`: every repository the filter keeps, each followed bounded (its
+/// open work and newest jobs: `view::repos`); their labels.
+fn all_sources(
+    filter: &crate::view::repos::Filter,
+    tx: &Sender<Wake>,
+) -> Result<(Vec<Source>, Vec<String>)> {
+    let mut sources = Vec::new();
+    let mut labels = Vec::new();
+    for r in crate::state_dir::repos()?
+        .into_iter()
+        .filter(|r| filter.matches(r))
+    {
+        let store = Store::of_project(&r.dir, r.root.as_deref());
+        let councils = Groups::in_folders(
+            [GroupKind::Council, GroupKind::Fanout]
+                .into_iter()
+                .map(|k| (k, r.dir.join(k.folder())))
+                .collect(),
+        );
+        let label = r.label();
+        labels.push(if r.exists {
+            label
+        } else {
+            format!("{label} (gone)")
+        });
+        sources.push(Source {
+            // The newest `filter.recent` per repository, as `--once` lists:
+            // 20 repositories × 50 would be 1,000 views copied per frame.
+            tracker: Tracker::bounded(store, r.dir.clone(), filter.recent, tx.clone()),
+            councils,
+            root: r.root.clone(),
+        });
+    }
+    Ok((sources, labels))
+}
+
+/// One repository's work followed: its jobs and its groups.
+struct Source {
     tracker: Tracker,
-    /// The project's councils, shown as groups of their runs.
+    /// The project's councils and fan-outs, shown as groups of their runs.
     councils: Groups,
     /// The project (where a council is looked up to be cancelled).
     root: Option<std::path::PathBuf>,
+}
+
+struct Loop {
+    app: App,
+    /// The repository (`watch`) or repositories (`watch --all`) followed.
+    sources: Vec<Source>,
     watcher: Watcher,
     feed: Option<Feed>,
     /// Statuses at the last look (`None` before the first).
@@ -161,37 +219,72 @@ impl Loop {
         }
     }
 
-    /// Look at the store, alert, and draw.
+    /// Look at the stores, alert, and draw.
     fn refresh(&mut self, term: &mut Term, relist: bool) -> io::Result<()> {
         let now = now_ms();
-        match self.tracker.refresh(now, relist) {
-            Ok((mut jobs, unlisted)) => {
-                let alerts = alerts::changes(self.before.as_ref(), &jobs);
-                for a in &alerts {
-                    term.backend_mut()
-                        .write_all(alerts::terminal_bytes(a).as_bytes())?;
-                    if let Some(c) = &self.on_change {
-                        c.fire(a);
+        let mut jobs = Vec::new();
+        let mut unlisted = 0;
+        let mut failed = None;
+        let spans = self.app.repos.shown();
+        for (i, src) in self.sources.iter_mut().enumerate() {
+            match src.tracker.refresh(now, relist) {
+                Ok((js, n)) => {
+                    if spans {
+                        for v in &js {
+                            self.app.repos.of.insert(v.job_id.clone(), i);
+                        }
                     }
+                    jobs.extend(js);
+                    unlisted += n;
                 }
-                self.before = Some(alerts::statuses(&jobs));
-                self.councils.refresh(now, relist);
-                for c in self.councils.views() {
-                    jobs.extend(group::rows(&c, now));
-                }
-                self.app.set_jobs(jobs, unlisted);
+                // One repository that cannot be read does not hide the others.
+                Err(e) => failed = Some(actions::said(&e)),
             }
-            Err(e) => self.app.status = Some(actions::said(&e)),
         }
-        let mut dirs = vec![self.tracker.store_dir()];
-        dirs.extend(self.tracker.running_dirs());
-        dirs.extend(self.councils.watch_dirs());
+        let alerts = alerts::changes(self.before.as_ref(), &jobs);
+        for a in &alerts {
+            term.backend_mut()
+                .write_all(alerts::terminal_bytes(a).as_bytes())?;
+            if let Some(c) = &self.on_change {
+                c.fire(a);
+            }
+        }
+        self.before = Some(alerts::statuses(&jobs));
+        for (i, src) in self.sources.iter_mut().enumerate() {
+            src.councils.refresh(now, relist);
+            for c in src.councils.views() {
+                if spans {
+                    self.app.repos.of.insert(c.council_id.clone(), i);
+                }
+                jobs.extend(group::rows(&c, now));
+            }
+        }
+        self.app.set_jobs(jobs, unlisted);
+        if let Some(e) = failed {
+            self.app.status.get_or_insert(e);
+        }
+        let mut dirs = Vec::new();
+        for src in &self.sources {
+            dirs.push(src.tracker.store_dir());
+            dirs.extend(src.tracker.running_dirs());
+            dirs.extend(src.councils.watch_dirs());
+        }
         self.watcher.sync(&dirs);
         self.feed_transcript();
         let size = term.size()?;
         self.app.page = screen::transcript_rows(size.height);
         term.draw(|f| screen::draw(f, &self.app, &self.theme))?;
         Ok(())
+    }
+
+    /// The repository a row id belongs to (the only one without `--all`).
+    fn source_of(&self, id: &str) -> Option<&Source> {
+        if !self.app.repos.shown() {
+            return self.sources.first();
+        }
+        let council = id.split('/').next().unwrap_or(id);
+        let i = self.app.repos.of.get(council)?;
+        self.sources.get(*i)
     }
 
     /// New lines of the open job's transcript.
@@ -215,7 +308,11 @@ impl Loop {
         match w {
             Wake::Quit => return Ok(true),
             Wake::Files => {}
-            Wake::RunnerGone(id) => self.tracker.runner_gone(&id),
+            Wake::RunnerGone(id) => {
+                for src in &mut self.sources {
+                    src.tracker.runner_gone(&id);
+                }
+            }
             Wake::Input(Event::Resize(..)) => term.autoresize()?,
             Wake::Input(Event::Key(k)) => {
                 if let Some(k) = input::key(k)
@@ -232,7 +329,7 @@ impl Loop {
 
     /// Start what the app asked for; true to quit.
     fn act(&mut self, a: Action) -> bool {
-        let job = |id: &str| self.tracker.job(id).cloned();
+        let job = |id: &str| self.source_of(id).and_then(|s| s.tracker.job(id).cloned());
         match a {
             Action::Quit => return true,
             Action::Open(id) => {
@@ -249,8 +346,8 @@ impl Loop {
                 };
             }
             Action::Cancel(id) if matches!(self.app.noun(&id), "council" | group::FANOUT) => {
-                match &self.root {
-                    Some(root) => actions::cancel_council(root.clone(), id, &self.tx),
+                match self.source_of(&id).and_then(|s| s.root.clone()) {
+                    Some(root) => actions::cancel_council(root, id, &self.tx),
                     None => {
                         self.app.status = Some(format!("council {id}: no project to find it in"))
                     }
@@ -260,7 +357,11 @@ impl Loop {
                 Some(j) => actions::cancel(j, &self.tx),
                 None => self.app.status = Some(format!("job {id} is no longer in the store")),
             },
-            Action::Continue { id, task } => actions::continue_job(id, task, &self.tx),
+            Action::Continue { id, task } => match self.source_of(&id) {
+                Some(s) => actions::continue_job(s.tracker.store().clone(), id, task, &self.tx),
+                None => self.app.status = Some(format!("job {id} is no longer in the store")),
+            },
+            Action::Refilter => {}
             Action::Diff(id) => {
                 let files = self
                     .app

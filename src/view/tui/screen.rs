@@ -51,7 +51,12 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         .count();
     let total = tops().count() - councils - fanouts + app.hidden;
     let mut title = format!(
-        "baton watch · {total} job{}",
+        "baton watch{} · {total} job{}",
+        match (app.repos.shown(), app.repos.only) {
+            (false, _) => String::new(),
+            (true, None) => format!(" --all · {} repositories", app.repos.labels.len()),
+            (true, Some(i)) => format!(" --all · {}", app.repos.labels[i]),
+        },
         if total == 1 { "" } else { "s" }
     );
     if councils > 0 {
@@ -90,6 +95,9 @@ pub fn draw(f: &mut Frame, app: &App, theme: &Theme) {
         (None, Some(s)) => Line::raw(clean(s, Shape::Line)),
         (None, None) => Line::styled(
             match app.pane {
+                Pane::Fleet if app.repos.shown() => {
+                    "↑↓ select  Enter open  c cancel  n continue  r repository  q quit"
+                }
                 Pane::Fleet => "↑↓ select  Enter open  c cancel  n continue  q quit",
                 Pane::Detail => {
                     "↑↓ PgUp PgDn scroll  End follow  d diff  c cancel  n continue  Esc back  q quit"

@@ -53,6 +53,19 @@ pub struct Tracker {
     entries: HashMap<String, Entry>,
     dir_stamp: Option<SystemTime>,
     wake: Sender<Wake>,
+    /// `watch --all`: only some jobs of this repository are followed.
+    bound: Option<Bound>,
+}
+
+/// A repository of `watch --all`: its open jobs (the store's live index,
+/// read through `view::repos`'s rule: never trusted) and its `recent`
+/// newest are followed, not its 10,000 ended jobs; the listing is read
+/// again only when the jobs folder changes.
+struct Bound {
+    project: PathBuf,
+    recent: usize,
+    /// Jobs in the store, for the count of those not listed.
+    total: usize,
 }
 
 fn stamp(p: &std::path::Path) -> Option<(SystemTime, u64)> {
@@ -67,7 +80,24 @@ impl Tracker {
             entries: HashMap::new(),
             dir_stamp: None,
             wake,
+            bound: None,
         }
+    }
+
+    /// A tracker of the jobs of the project in `project` that follows only
+    /// its open jobs and its `recent` newest (`watch --all`).
+    pub fn bounded(store: Store, project: PathBuf, recent: usize, wake: Sender<Wake>) -> Tracker {
+        let mut t = Tracker::new(store, wake);
+        t.bound = Some(Bound {
+            project,
+            recent,
+            total: 0,
+        });
+        t
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     pub fn store_dir(&self) -> PathBuf {
@@ -100,6 +130,9 @@ impl Tracker {
     /// jobs costs a pass over them, not a copy of each, per wake.
     pub fn refresh(&mut self, now: u64, relist: bool) -> Result<(Vec<JobView>, usize)> {
         let dir = self.store.dir.metadata().and_then(|m| m.modified()).ok();
+        // Bounded: a new job changes the folder's time; a periodic listing of
+        // 10,000 entries per repository would be most of the idle cost.
+        let relist = relist && self.bound.is_none();
         if relist || dir != self.dir_stamp || self.dir_stamp.is_none() {
             self.dir_stamp = dir;
             self.relist(now)?;
@@ -132,12 +165,22 @@ impl Tracker {
             });
         }
         out.extend(ended[..keep].iter().map(|(v, age)| aged(v, *age)));
-        Ok((out, ended.len() - keep))
+        let unlisted = ended.len() - keep;
+        let tracked = self.entries.len();
+        let untracked = self
+            .bound
+            .as_ref()
+            .map_or(0, |b| b.total.saturating_sub(tracked));
+        Ok((out, unlisted + untracked))
     }
 
     /// New job directories are read; vanished ones (pruned) dropped.
     fn relist(&mut self, now: u64) -> Result<()> {
-        let ids = self.store.ids()?;
+        let mut ids = self.store.ids()?;
+        if let Some(b) = &mut self.bound {
+            b.total = ids.len();
+            ids = bounded_ids(&self.store, b, ids, &self.entries);
+        }
         let known: std::collections::HashSet<&String> = ids.iter().collect();
         self.entries.retain(|id, _| known.contains(id));
         let new: Vec<String> = ids
@@ -145,7 +188,7 @@ impl Tracker {
             .filter(|id| !self.entries.contains_key(*id))
             .cloned()
             .collect();
-        if new.len() > 64 {
+        if new.len() > 64 && self.bound.is_none() {
             // The first look at a large store: the listing's fast path.
             for (job, s) in self.store.states()? {
                 if !self.entries.contains_key(&job.id) {
@@ -163,6 +206,46 @@ impl Tracker {
         }
         Ok(())
     }
+}
+
+/// The jobs a bounded tracker follows: the newest, the marked (and, while
+/// the project's index is incomplete, every open one: `view::repos`), and
+/// those it already follows running.
+fn bounded_ids(
+    store: &Store,
+    b: &Bound,
+    ids: Vec<String>,
+    entries: &HashMap<String, Entry>,
+) -> Vec<String> {
+    use crate::store::{Kind, live};
+    let (marks, complete) = live::read(&b.project);
+    let mut want: std::collections::HashSet<String> = ids.iter().take(b.recent).cloned().collect();
+    want.extend(
+        marks
+            .into_iter()
+            .filter(|m| m.kind == Kind::Job)
+            .map(|m| m.id),
+    );
+    want.extend(
+        entries
+            .iter()
+            .filter(|(_, e)| e.run.is_some())
+            .map(|(id, _)| id.clone()),
+    );
+    if !complete {
+        let mut open = Vec::new();
+        for (job, s) in store.states().unwrap_or_default() {
+            if s.is_none_or(|s| !s.status.is_terminal()) {
+                open.push(live::Mark {
+                    kind: Kind::Job,
+                    id: job.id.clone(),
+                });
+                want.insert(job.id);
+            }
+        }
+        live::backfill(&b.project, &open);
+    }
+    ids.into_iter().filter(|id| want.contains(id)).collect()
 }
 
 fn aged(v: &JobView, age: Option<u64>) -> JobView {
