@@ -776,3 +776,79 @@ fn a_bench_run_is_announced_once_never_per_trial() {
     assert_eq!(e["id"], j["bench_id"]);
     assert!(e["summary"].as_str().unwrap().contains("solved 2/2"), "{e}");
 }
+
+/// The bench group in `watch --once`'s `councils`.
+fn bench_group(b: &Bench) -> Value {
+    let r = b.run(&["watch", "--once"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    let groups: Vec<&Value> = j["councils"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["kind"] == "bench")
+        .collect();
+    assert_eq!(groups.len(), 1, "{j}");
+    groups[0].clone()
+}
+
+#[test]
+fn watch_shows_a_running_bench_with_its_trials_done_solved_and_in_flight() {
+    let b = setup();
+    let mut child = b
+        .cmd(&[
+            "bench",
+            "run",
+            b.set.to_str().unwrap(),
+            "--agents",
+            "codex:fix,codex:slow",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = b.env.fake_dir.join("started");
+    assert!(wait_for(Duration::from_secs(60), || started.exists()));
+    // codex:fix's trial is recorded (solved); codex:slow's peer runs now.
+    let g = bench_group(&b);
+    assert_eq!(g["status"], "running", "{g}");
+    assert_eq!(g["stage"], "running");
+    assert_eq!(
+        g["progress"],
+        serde_json::json!({"done": 1, "total": 2, "solved": 1}),
+        "{g}"
+    );
+    assert_eq!(g["task"], "bench set: 1/2 trials, 1 solved");
+    let members: Vec<(&str, &str)> = g["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["agent"].as_str().unwrap(), m["model"].as_str().unwrap()))
+        .collect();
+    assert_eq!(members, [("codex", "fix"), ("codex", "slow")]);
+    let runs = g["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "only the trial in flight: {g}");
+    assert_eq!(runs[0]["name"], "writing-task-add.codex_slow.0");
+    assert_eq!(
+        (runs[0]["agent"].as_str(), runs[0]["model"].as_str()),
+        (Some("codex"), Some("slow"))
+    );
+    assert_eq!(runs[0]["status"], "running");
+    let text = b.run(&["watch", "--once", "--text"]);
+    assert!(
+        text.stdout.contains("bench set: 1/2 trials, 1 solved"),
+        "{}",
+        text.stdout
+    );
+
+    fs::write(b.env.fake_dir.join("go"), "").unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let g = bench_group(&b);
+    assert_eq!(g["status"], "done", "{g}");
+    assert_eq!(
+        g["progress"],
+        serde_json::json!({"done": 2, "total": 2, "solved": 1})
+    );
+    assert_eq!(g["runs"], serde_json::json!([]), "nothing in flight: {g}");
+}

@@ -24,6 +24,7 @@ use super::outcomes::{self, Outcome};
 use super::score::{self, Hidden, Tests};
 use super::task::Task;
 use crate::error::{Error, Result};
+use crate::group::runs;
 use crate::process::{Interrupts, Stop};
 use crate::redact::{Counts, Redactor};
 use crate::result::{RunResult, Status};
@@ -40,6 +41,12 @@ pub struct Setup<'a> {
     pub until_green: u32,
     /// Where the attempt's temporary folder is named, for a sweep.
     pub marker: &'a Path,
+    /// The bench run's record: each peer call is in its `runs/` while it
+    /// runs, for `baton watch`.
+    pub record: &'a Path,
+    /// The trial's name (`<task>.<setting>.<repeat>`) and attempt (1-based).
+    pub trial: &'a str,
+    pub attempt: u32,
 }
 
 /// What one attempt found.
@@ -111,7 +118,7 @@ pub fn run(s: &Setup, logs: &Path, ints: &mut Interrupts) -> Result<Option<Found
     p.prompt = crate::prompt::brief(&task.task, p.access, &place.top.display().to_string());
     p.run_id = crate::ids::new_id();
     let mut spent = Spent::default();
-    let mut r = call(&p, logs, ints)?;
+    let mut r = call(s, &p, "writing", logs, ints)?;
     spent.add(r.usage.total_tokens(), r.usage.cost_usd, r.duration_ms);
     let mut repairs = 0;
     while repairs < s.until_green && r.status == Status::Success && ints.fired().is_none() {
@@ -121,7 +128,14 @@ pub fn run(s: &Setup, logs: &Path, ints: &mut Interrupts) -> Result<Option<Found
         };
         repairs += 1;
         let next = again(&p, &r, &red, repairs);
-        r = call(&next, &logs.join(format!("repair-{repairs}")), ints)?;
+        let stage = format!("repairing{repairs}");
+        r = call(
+            s,
+            &next,
+            &stage,
+            &logs.join(format!("repair-{repairs}")),
+            ints,
+        )?;
         spent.add(r.usage.total_tokens(), r.usage.cost_usd, r.duration_ms);
         p = next;
     }
@@ -159,10 +173,25 @@ pub fn run(s: &Setup, logs: &Path, ints: &mut Interrupts) -> Result<Option<Found
     }))
 }
 
-fn call(p: &Plan, logs: &Path, ints: &mut Interrupts) -> Result<RunResult> {
+/// One peer call, listed in the record's `runs/` while it runs (the views
+/// show a bench run's trials in flight from there) and forgotten after.
+fn call(s: &Setup, p: &Plan, stage: &str, logs: &Path, ints: &mut Interrupts) -> Result<RunResult> {
     crate::fsutil::ensure_private_dir(logs)?;
+    let who = match s.attempt {
+        1 => s.trial.to_string(),
+        n => format!("{}.a{n}", s.trial),
+    };
+    let m = runs::Who {
+        agent: p.agent.name(),
+        model: p.model.as_deref(),
+    };
+    let started = runs::start(s.record, stage, &who, m, Some(&logs.join("stdout.log")));
     let mut on_spawn = |_| {};
-    run::chain::run(p, Some(logs), ints, run::Hooks::new(&mut on_spawn))
+    let r = run::chain::run(p, Some(logs), ints, run::Hooks::new(&mut on_spawn));
+    if let Some(started) = started {
+        started.forget();
+    }
+    r
 }
 
 /// The visible tests failed: their command, how it ended, the end of its

@@ -216,6 +216,8 @@ pub fn run_bench(root: &Path, req: &BenchRequest) -> Result<BenchRun> {
             "wait for it to end, or stop it",
         ));
     };
+    // Peer calls a runner killed outright left listed are not in flight.
+    let _ = std::fs::remove_dir_all(record.join("runs"));
     state::write(&record, &spec.id, Stage::Running, None)?;
     let timeout = spec
         .options
@@ -397,7 +399,8 @@ impl Ctx<'_> {
     ) -> Result<Option<Trial>> {
         let task = &self.tasks[s.task];
         let started_at_ms = store::now_ms();
-        let setup = attempt::Setup {
+        let name = self.file(s);
+        let mut setup = attempt::Setup {
             root: self.root,
             task,
             plan: &self.plans[s.setting],
@@ -405,6 +408,9 @@ impl Ctx<'_> {
             timeout: self.timeout,
             until_green: self.until_green,
             marker,
+            record: self.record,
+            trial: name.trim_end_matches(".json"),
+            attempt: 1,
         };
         let mut spent = attempt::Spent::default();
         let (mut repairs, mut tampered) = (0, Vec::new());
@@ -417,6 +423,7 @@ impl Ctx<'_> {
                 _ => logs.join(format!("attempt-{n}")),
             };
             crate::fsutil::ensure_private_dir(&dir)?;
+            setup.attempt = n;
             let Some(f) = attempt::run(&setup, &dir, ints)? else {
                 return Ok(None);
             };

@@ -110,7 +110,7 @@ pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
     });
     // Ids sort by start time and the store lists newest first: a stable sort keeps that.
     jobs.sort_by_key(|v| group(v.status));
-    let councils = group::all_groups(&group::group_dirs(store), now);
+    let councils = group::all_groups(&group::watch_dirs(store), now);
     Ok(Snapshot {
         schema_version: SCHEMA_VERSION,
         now_ms: now,

@@ -137,6 +137,7 @@ pub(crate) mod tests {
                 run("proposing-m0", "m0", "running", Some("$ make")),
                 run("proposing-m1", "m1", "ok", None),
             ],
+            progress: None,
         }
     }
 
