@@ -836,7 +836,8 @@ fn watch_shows_a_running_bench_with_its_trials_done_solved_and_in_flight() {
     assert_eq!(runs[0]["status"], "running");
     let text = b.run(&["watch", "--once", "--text"]);
     assert!(
-        text.stdout.contains("bench set: 1/2 trials, 1 solved"),
+        text.stdout.contains("bench set: 1/2 trials, 1 solved")
+            && text.stdout.contains("writing-task-add.codex_slow.0"),
         "{}",
         text.stdout
     );
@@ -851,4 +852,6 @@ fn watch_shows_a_running_bench_with_its_trials_done_solved_and_in_flight() {
         serde_json::json!({"done": 2, "total": 2, "solved": 1})
     );
     assert_eq!(g["runs"], serde_json::json!([]), "nothing in flight: {g}");
+    let text = b.run(&["watch", "--once", "--text"]).stdout;
+    assert!(text.contains("(no trial in flight)"), "{text}");
 }
