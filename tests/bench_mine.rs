@@ -520,3 +520,96 @@ fn interrupt(pid: u32) {
         .success();
     assert!(ok);
 }
+
+/// The describing peer's calls are recorded per task and summed on a line
+/// of their own, in `bench mine` and in the report of a run over the set,
+/// never inside a setting's cost.
+#[test]
+fn what_the_describing_peer_spent_is_its_own_line_not_the_trials() {
+    let env = Env::new();
+    let h = history(&env);
+    // 1,000,000 input and 100,000 output tokens a call: at gpt-5's $1.25
+    // and $10 per million, $2.25 a call.
+    env.fake(
+        "codex",
+        r#"cat > /dev/null
+printf '{"type":"thread.started","thread_id":"t"}\n{"type":"turn.started"}\n'
+printf '{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"Counting is wrong\\n\\nA number comes out off by one."}}\n'
+printf '{"type":"turn.completed","usage":{"input_tokens":1000000,"cached_input_tokens":0,"output_tokens":100000,"reasoning_output_tokens":0}}\n'"#,
+    );
+    let report = mine(&env, &["--describe", "codex:gpt-5", "--set", "spent"]);
+    assert_eq!(
+        report["tasks"],
+        serde_json::json!([&h.merge[..12], &h.fix[..12]])
+    );
+    let sum = &report["describe_usage"];
+    assert_eq!(
+        sum["agents"],
+        serde_json::json!(["codex:gpt-5"]),
+        "{report}"
+    );
+    assert_eq!(
+        (
+            sum["calls"].as_u64(),
+            sum["tokens"].as_u64(),
+            sum["cost_usd"].as_f64()
+        ),
+        (Some(2), Some(2_200_000), Some(4.5))
+    );
+    assert_eq!(sum["unpriced_calls"], 0);
+    conforms(&env, "bench-mine", &report);
+    let dir = Path::new(report["dir"].as_str().unwrap()).to_path_buf();
+    let task: Value = serde_json::from_str(
+        &fs::read_to_string(dir.join(format!("{}.json", &h.fix[..12]))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(task["describe_usage"]["agent"], "codex:gpt-5");
+    assert_eq!(task["describe_usage"]["tokens"], 1_100_000);
+    assert_eq!(task["describe_usage"]["cost_usd"], 2.25);
+
+    // A run's record over that set, one trial at $0.50: the setting's cost
+    // is the trial's alone; the describing is the report's own line.
+    let record = env.tmp.path().join("record");
+    fs::create_dir_all(record.join("trials")).unwrap();
+    let spec = serde_json::json!({
+        "format": 1, "id": "0k1m2n3p4q5r6", "set": dir, "settings": ["pi"],
+        "repeat": 1, "created_at_ms": 1, "options": {}
+    });
+    fs::write(record.join("bench.json"), spec.to_string()).unwrap();
+    let trial = serde_json::json!({
+        "task": &h.fix[..12], "setting": "pi", "repeat": 0, "solved": true,
+        "still_failing": [], "broken": [], "tampered_tests": [], "status": "success",
+        "tokens": 10, "cost_usd": 0.5, "wall_ms": 1, "diff_lines": 1,
+        "started_at_ms": 1, "ended_at_ms": 2
+    });
+    fs::write(
+        record
+            .join("trials")
+            .join(format!("{}.pi.0.json", &h.fix[..12])),
+        trial.to_string(),
+    )
+    .unwrap();
+    let r = env.run(&["bench", "report", record.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let j = r.json();
+    conforms(&env, "bench-report", &j);
+    assert_eq!(j["settings"][0]["cost_usd"], 0.5, "{j}");
+    assert_eq!(j["settings"][0]["cost_per_solved_usd"], 0.5);
+    assert_eq!(
+        (
+            j["describe"]["calls"].as_u64(),
+            j["describe"]["tokens"].as_u64(),
+            j["describe"]["cost_usd"].as_f64()
+        ),
+        (Some(2), Some(2_200_000), Some(4.5))
+    );
+    let t = env.run(&["bench", "report", record.to_str().unwrap(), "--text"]);
+    assert!(
+        t.stdout.contains(
+            "describing the tasks (--describe, not in the trials' cost): 2 call(s) by \
+             codex:gpt-5, 2200000 tokens, $4.50"
+        ),
+        "{}",
+        t.stdout
+    );
+}

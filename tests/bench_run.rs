@@ -17,15 +17,19 @@ use crate::support::{Env, Run, fixture, git, wait_for};
 
 const LIB_BUGGY: &str = "add() { echo $(($1 - $2)); }\nsub() { echo $(($1 - $2)); }\n";
 const LIB_FIXED: &str = "add() { echo $(($1 + $2)); }\nsub() { echo $(($1 - $2)); }\n";
+/// add fixed, sub broken: the visible t_sub fails.
+const LIB_BREAKS_SUB: &str = "add() { echo $(($1 + $2)); }\nsub() { echo 0; }\n";
 const LIB_WRONG: &str = "add() { echo $(($1 * $2 + 1)); }\nsub() { echo $(($1 - $2)); }\n";
 
-/// libtest lines for each test named; any `conftest.py`, or pytest
+/// libtest lines for each test named (every test in `tests/` when none
+/// is: the visible suite `--until-green` runs); any `conftest.py`, or pytest
 /// settings in a `pyproject.toml`, fails everything (so a solved trial
 /// proves the ones a peer added were gone).
 const RUN_TESTS: &str = r#"if [ -e conftest.py ]; then echo "conftest.py present"; exit 1; fi
 if grep -qs pytest pyproject.toml; then echo "pytest settings present"; exit 1; fi
 . ./lib.sh
 for f in tests/*.sh; do . "./$f"; done
+[ $# -eq 0 ] && set -- $(sed -n 's/^\(t_[a-z]*\)().*/\1/p' tests/*.sh)
 for t in "$@"; do
   if "$t" >/dev/null 2>&1; then echo "test $t ... ok"; else echo "test $t ... FAILED"; fi
 done
@@ -121,10 +125,17 @@ fn setup() -> Bench {
     env.fake(
         "codex",
         &format!(
-            r#"cat > /dev/null
+            r#"prompt=$(cat)
 model=; prev=
 for a in "$@"; do [ "$prev" = -m ] && model=$a; prev=$a; done
+n=$(cat "$FAKE_DIR/calls-$model" 2>/dev/null || echo 0); n=$((n + 1))
+echo "$n" > "$FAKE_DIR/calls-$model"
+printf '%s\n' "$*" > "$FAKE_DIR/args-$model-$n"
+printf '%s' "$prompt" > "$FAKE_DIR/prompt-$model-$n"
 case "$model" in
+second) [ "$n" -ge 2 ] && printf '%s' '{LIB_FIXED}' > lib.sh || printf '%s' '{LIB_WRONG}' > lib.sh ;;
+never) printf '%s' '{LIB_WRONG}' > lib.sh ;;
+repair) [ "$n" -ge 2 ] && printf '%s' '{LIB_FIXED}' > lib.sh || printf '%s' '{LIB_BREAKS_SUB}' > lib.sh ;;
 fix) printf '%s' '{LIB_FIXED}' > lib.sh ;;
 wrong) printf '%s' '{LIB_WRONG}' > lib.sh ;;
 nothing) : ;;
@@ -570,6 +581,186 @@ fn ctrl_c_loses_only_the_trial_in_flight_and_resume_runs_it() {
     );
 }
 
+fn report(b: &Bench, id: &str) -> Value {
+    let r = b.run(&["bench", "report", id]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    r.json()
+}
+
+fn setting_of<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["setting"] == name)
+        .unwrap_or_else(|| panic!("no setting {name}: {r}"))
+}
+
+#[test]
+fn attempts_give_a_fresh_try_until_the_hidden_tests_pass_and_the_report_splits_pass_at_1() {
+    let b = setup();
+    let j = b.bench(&[
+        "--agents",
+        "codex:second,codex:never,codex:fix",
+        "--attempts",
+        "3",
+    ]);
+    let ts = b.trials(&j);
+    // Fails its first attempt, solves its second: two attempts, no third.
+    let second = trial(&ts, "codex:second");
+    assert_eq!(second["solved"], true, "{second}");
+    assert_eq!(second["attempts"], 2);
+    assert_eq!(second["solved_on"], 2);
+    assert_eq!(second["repair_rounds"], 0);
+    assert_eq!(second["tokens"], 2 * 1050, "both attempts are paid for");
+    assert!(!b.env.fake_dir.join("args-second-3").exists());
+    // The second attempt is a fresh session in a fresh checkout: no resume,
+    // the brief again.
+    let args2 = fs::read_to_string(b.env.fake_dir.join("args-second-2")).unwrap();
+    assert!(!args2.contains("resume"), "{args2}");
+    let record = Path::new(j["record"].as_str().unwrap());
+    assert!(
+        record
+            .join("logs/task-add.codex_second.0/attempt-2/test.log")
+            .is_file()
+    );
+    // Never fixes: every attempt made, none solved.
+    let never = trial(&ts, "codex:never");
+    assert_eq!(never["solved"], false);
+    assert_eq!(never["attempts"], 3);
+    assert!(never.get("solved_on").is_none(), "{never}");
+    assert_eq!(never["tokens"], 3 * 1050);
+    assert_eq!(never["still_failing"], serde_json::json!(["t_add"]));
+    // The right fix at once: one attempt.
+    let fix = trial(&ts, "codex:fix");
+    assert_eq!(
+        (fix["attempts"].as_u64(), fix["solved_on"].as_u64()),
+        (Some(1), Some(1))
+    );
+
+    let r = report(&b, j["bench_id"].as_str().unwrap());
+    assert_eq!(
+        (r["attempts"].as_u64(), r["until_green"].as_u64()),
+        (Some(3), Some(0))
+    );
+    let s = setting_of(&r, "codex:second");
+    assert_eq!(
+        (
+            s["solved"].as_u64(),
+            s["solved_first_attempt"].as_u64(),
+            s["attempts_made"].as_u64()
+        ),
+        (Some(1), Some(0), Some(2)),
+        "{s}"
+    );
+    assert_eq!(s["solve_rate"], 1.0);
+    assert_eq!(s["first_attempt_rate"], 0.0);
+    let n = setting_of(&r, "codex:never");
+    assert_eq!(
+        (
+            n["solved"].as_u64(),
+            n["solved_first_attempt"].as_u64(),
+            n["attempts_made"].as_u64()
+        ),
+        (Some(0), Some(0), Some(3))
+    );
+    let f = setting_of(&r, "codex:fix");
+    assert_eq!(
+        (
+            f["solved"].as_u64(),
+            f["solved_first_attempt"].as_u64(),
+            f["attempts_made"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1))
+    );
+    let text = b.run(&["bench", "report", j["bench_id"].as_str().unwrap(), "--text"]);
+    assert!(
+        text.stdout.contains("pass@1 0/1, pass@3 1/1"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
+fn until_green_repairs_from_the_visible_tests_only_and_never_shows_the_hidden_ones() {
+    let b = setup();
+    let j = b.bench(&["--agents", "codex:repair,codex:never", "--until-green", "2"]);
+    let ts = b.trials(&j);
+    // Its first call broke the visible t_sub: one repair turn, in the same
+    // session, fixed it; the hidden tests then pass.
+    let repair = trial(&ts, "codex:repair");
+    assert_eq!(repair["solved"], true, "{repair}");
+    assert_eq!(
+        (
+            repair["attempts"].as_u64(),
+            repair["solved_on"].as_u64(),
+            repair["repair_rounds"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1))
+    );
+    // codex counts a thread's usage cumulatively and the fake's resumed
+    // turn reports the same total: the repair's own tokens are 0.
+    assert_eq!(repair["tokens"], 1050);
+    assert!(
+        !b.env.fake_dir.join("args-repair-3").exists(),
+        "green after one repair"
+    );
+    let args = fs::read_to_string(b.env.fake_dir.join("args-repair-2")).unwrap();
+    assert!(
+        args.contains("resume 01a22af9-befc-79a1-bcf1-8024e2af40bd"),
+        "{args}"
+    );
+    let prompt = fs::read_to_string(b.env.fake_dir.join("prompt-repair-2")).unwrap();
+    assert!(prompt.contains("test t_sub ... FAILED"), "{prompt}");
+    assert!(prompt.contains("sh run-tests.sh "), "{prompt}");
+    // The hidden fail_to_pass test is named nowhere the peer could see.
+    for n in 1..=2 {
+        let p = fs::read_to_string(b.env.fake_dir.join(format!("prompt-repair-{n}"))).unwrap();
+        assert!(!p.contains("t_add"), "{p}");
+    }
+    // A wrong fix that keeps the visible suite green gets no repair turn:
+    // the visible tests cannot tell it is wrong, and the hidden ones say no.
+    let never = trial(&ts, "codex:never");
+    assert_eq!(
+        (never["solved"].as_bool(), never["repair_rounds"].as_u64()),
+        (Some(false), Some(0))
+    );
+    assert!(!b.env.fake_dir.join("args-never-2").exists());
+
+    let r = report(&b, j["bench_id"].as_str().unwrap());
+    assert_eq!(r["until_green"], 2);
+    let s = setting_of(&r, "codex:repair");
+    assert_eq!(
+        (
+            s["solved"].as_u64(),
+            s["solved_first_attempt"].as_u64(),
+            s["repair_rounds"].as_u64()
+        ),
+        (Some(1), Some(1), Some(1))
+    );
+
+    let bad = b.run(&[
+        "bench",
+        "run",
+        b.set.to_str().unwrap(),
+        "--agents",
+        "codex:fix",
+        "--until-green",
+        "11",
+    ]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    let bad = b.run(&[
+        "bench",
+        "run",
+        b.set.to_str().unwrap(),
+        "--agents",
+        "codex:fix",
+        "--attempts",
+        "0",
+    ]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+}
+
 /// One notification for the whole bench run, from the process that ran
 /// it; its trials (runs inside it) announce nothing (docs/notify.md).
 #[test]
@@ -584,4 +775,83 @@ fn a_bench_run_is_announced_once_never_per_trial() {
     assert_eq!(e["trigger"], "ended");
     assert_eq!(e["id"], j["bench_id"]);
     assert!(e["summary"].as_str().unwrap().contains("solved 2/2"), "{e}");
+}
+
+/// The bench group in `watch --once`'s `councils`.
+fn bench_group(b: &Bench) -> Value {
+    let r = b.run(&["watch", "--once"]);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let j = r.json();
+    let groups: Vec<&Value> = j["councils"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["kind"] == "bench")
+        .collect();
+    assert_eq!(groups.len(), 1, "{j}");
+    groups[0].clone()
+}
+
+#[test]
+fn watch_shows_a_running_bench_with_its_trials_done_solved_and_in_flight() {
+    let b = setup();
+    let mut child = b
+        .cmd(&[
+            "bench",
+            "run",
+            b.set.to_str().unwrap(),
+            "--agents",
+            "codex:fix,codex:slow",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = b.env.fake_dir.join("started");
+    assert!(wait_for(Duration::from_secs(60), || started.exists()));
+    // codex:fix's trial is recorded (solved); codex:slow's peer runs now.
+    let g = bench_group(&b);
+    assert_eq!(g["status"], "running", "{g}");
+    assert_eq!(g["stage"], "running");
+    assert_eq!(
+        g["progress"],
+        serde_json::json!({"done": 1, "total": 2, "solved": 1}),
+        "{g}"
+    );
+    assert_eq!(g["task"], "bench set: 1/2 trials, 1 solved");
+    let members: Vec<(&str, &str)> = g["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["agent"].as_str().unwrap(), m["model"].as_str().unwrap()))
+        .collect();
+    assert_eq!(members, [("codex", "fix"), ("codex", "slow")]);
+    let runs = g["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "only the trial in flight: {g}");
+    assert_eq!(runs[0]["name"], "writing-task-add.codex_slow.0");
+    assert_eq!(
+        (runs[0]["agent"].as_str(), runs[0]["model"].as_str()),
+        (Some("codex"), Some("slow"))
+    );
+    assert_eq!(runs[0]["status"], "running");
+    let text = b.run(&["watch", "--once", "--text"]);
+    assert!(
+        text.stdout.contains("bench set: 1/2 trials, 1 solved")
+            && text.stdout.contains("writing-task-add.codex_slow.0"),
+        "{}",
+        text.stdout
+    );
+
+    fs::write(b.env.fake_dir.join("go"), "").unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success());
+    let g = bench_group(&b);
+    assert_eq!(g["status"], "done", "{g}");
+    assert_eq!(
+        g["progress"],
+        serde_json::json!({"done": 2, "total": 2, "solved": 1})
+    );
+    assert_eq!(g["runs"], serde_json::json!([]), "nothing in flight: {g}");
+    let text = b.run(&["watch", "--once", "--text"]).stdout;
+    assert!(text.contains("(no trial in flight)"), "{text}");
 }

@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::error::Result;
 use crate::run::{self, Hooks, RunRequest};
 
-use super::task::Task;
+use super::task::{PeerUsage, Task};
 
 /// The most of the fix's diff the prompt holds.
 const FIX_MAX: usize = 64 << 10;
@@ -29,8 +29,8 @@ pub enum Described {
 }
 
 /// Ask `agent` (`NAME[:MODEL]`) to describe task `t`, whose fix is the
-/// diff `fix`.
-pub fn describe(agent: &str, top: &Path, t: &Task, fix: &str) -> Result<Described> {
+/// diff `fix`; and what the call spent (it is in the usage ledger too).
+pub fn describe(agent: &str, top: &Path, t: &Task, fix: &str) -> Result<(Described, PeerUsage)> {
     // `NAME[:MODEL]`, as `--agents` takes it.
     let (name, model) = match agent.split_once(':') {
         Some((n, m)) => (n, Some(m.to_string())),
@@ -48,19 +48,22 @@ pub fn describe(agent: &str, top: &Path, t: &Task, fix: &str) -> Result<Describe
     let mut ints = crate::process::Interrupts::install()?;
     let mut on_spawn = |_| {};
     let r = run::chain::run(&plan, None, &mut ints, Hooks::new(&mut on_spawn))?;
+    let spent = PeerUsage {
+        agent: agent.to_string(),
+        tokens: r.usage.total_tokens(),
+        cost_usd: r.usage.cost_usd,
+        wall_ms: r.duration_ms,
+    };
     let answer = r.message.unwrap_or_default();
     if r.status != crate::result::Status::Success || answer.trim().is_empty() {
-        return Ok(Described::Failed(format!(
-            "{}: {}",
-            r.status.as_str(),
-            r.summary
-        )));
+        let why = format!("{}: {}", r.status.as_str(), r.summary);
+        return Ok((Described::Failed(why), spent));
     }
     let quoted = quoted_lines(&answer, fix);
     if quoted.is_empty() {
-        Ok(Described::Written(answer.trim().to_string()))
+        Ok((Described::Written(answer.trim().to_string()), spent))
     } else {
-        Ok(Described::Refused(quoted))
+        Ok((Described::Refused(quoted), spent))
     }
 }
 
@@ -75,7 +78,9 @@ pub fn apply(top: &Path, agent: &str, t: &mut Task, warnings: &mut Vec<String>) 
         .output()
         .map_err(|e| crate::error::Error::io("reading the fix for --describe", e))?;
     let fix = String::from_utf8_lossy(&out.stdout);
-    match describe(agent, top, t, &fix)? {
+    let (described, spent) = describe(agent, top, t, &fix)?;
+    t.describe_usage = Some(spent);
+    match described {
         Described::Written(text) => {
             t.task = text;
             t.described_by = Some(agent.to_string());
@@ -172,6 +177,7 @@ mod tests {
             mined_at_ms: 0,
             mined_by: "baton".into(),
             described_by: None,
+            describe_usage: None,
         };
         let p = prompt(&t, FIX);
         assert!(

@@ -310,6 +310,7 @@ mod tests {
             mined_at_ms: 0,
             mined_by: "baton".into(),
             described_by: None,
+            describe_usage: None,
         }
     }
 

@@ -97,6 +97,9 @@ pub fn page(r: &Report) -> String {
         );
     }
     let _ = writeln!(h, "<p class=\"rec\">{}</p>", prose(&r.recommendation.text));
+    if let Some(d) = &r.describe {
+        let _ = writeln!(h, "<p class=\"describe\">{}</p>", prose(&d.line()));
+    }
     let ran: Vec<&SettingReport> = r.settings.iter().filter(|s| s.trials > 0).collect();
     if !ran.is_empty() {
         h.push_str("<h2>Solve rate, with its 95 % interval</h2>\n");

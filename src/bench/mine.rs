@@ -67,6 +67,9 @@ pub struct MineReport {
     /// (`--describe`), the commit message kept.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What `--describe` spent on this mining's tasks (absent without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub describe_usage: Option<super::task::DescribeUsage>,
     /// For `--text`: a line per task.
     #[serde(skip)]
     rows: Vec<Vec<String>>,
@@ -118,6 +121,7 @@ pub fn mine(req: &MineRequest) -> Result<MineReport> {
         rejected: Vec::new(),
         test_cmd: test_cmd.clone(),
         warnings: Vec::new(),
+        describe_usage: None,
         rows: Vec::new(),
     };
     if !req.validate {
@@ -132,6 +136,7 @@ pub fn mine(req: &MineRequest) -> Result<MineReport> {
     crate::fsutil::ensure_private_dir(&dir)?;
     let now = crate::ids::now_ms();
     let mut written = Vec::new();
+    let mut described = Vec::new();
     for (i, c) in candidates.iter().enumerate() {
         let at = c.commit.sha.clone();
         match &judged[i] {
@@ -165,6 +170,7 @@ pub fn mine(req: &MineRequest) -> Result<MineReport> {
                     mined_at_ms: now,
                     mined_by: mined_by(),
                     described_by: None,
+                    describe_usage: None,
                 };
                 if let Err(e) = t.check() {
                     rejected.push((
@@ -181,6 +187,9 @@ pub fn mine(req: &MineRequest) -> Result<MineReport> {
                     describe::apply(&top, agent, &mut t, &mut report.warnings)?;
                 }
                 task::write(&dir, &t)?;
+                if let Some(u) = t.describe_usage.clone() {
+                    described.push(u);
+                }
                 report.rows.push(vec![
                     t.id.clone(),
                     t.fail_to_pass.len().to_string(),
@@ -192,6 +201,7 @@ pub fn mine(req: &MineRequest) -> Result<MineReport> {
         }
     }
     report.tasks = written;
+    report.describe_usage = super::task::DescribeUsage::sum(described.iter());
     let info = SetInfo {
         format: FORMAT,
         name,
@@ -446,6 +456,10 @@ impl Render for MineReport {
             ];
             rows.extend(self.rows.iter().cloned());
             s.push_str(&render::table(&rows));
+        }
+        if let Some(u) = &self.describe_usage {
+            s.push_str(&u.line());
+            s.push('\n');
         }
         if !self.unvalidated.is_empty() {
             s.push_str(&format!(

@@ -23,6 +23,7 @@
 //! other refs, no reflog, no remotes), and the hidden test files are
 //! written only after the peer is gone.
 
+pub mod attempt;
 pub mod classify;
 pub mod describe;
 pub mod detect;

@@ -18,7 +18,7 @@ pub use super::report_json::{
 };
 use super::spec::Spec;
 use super::stats;
-use super::task::Task;
+use super::task::{DescribeUsage, Task};
 use super::trial::Trial;
 
 /// Below this p, a paired difference is reported as one.
@@ -55,6 +55,9 @@ pub fn build(spec: &Spec, trials: &[Trial], set: Result<&[Task], String>) -> Rep
     }
     let recommendation = recommend(&settings, &pairs);
 
+    let describe = set.as_ref().ok().and_then(|tasks| {
+        DescribeUsage::sum(tasks.iter().filter_map(|t| t.describe_usage.as_ref()))
+    });
     let (titles, set_tasks, set_note) = match set {
         Ok(tasks) => (
             tasks
@@ -108,12 +111,15 @@ pub fn build(spec: &Spec, trials: &[Trial], set: Result<&[Task], String>) -> Rep
         set_tasks,
         set_note,
         repeat: spec.repeat,
+        attempts: spec.option_u32("attempts", 1),
+        until_green: spec.option_u32("until_green", 0),
         shard: spec.shard,
         trials: trials.len() as u64,
         tasks_run,
         settings,
         pairs,
         recommendation,
+        describe,
         tasks,
         html: None,
     }
@@ -133,6 +139,10 @@ fn setting<'a>(name: &str, trials: impl Iterator<Item = &'a Trial>) -> SettingRe
     let trials: Vec<&Trial> = trials.collect();
     let n = trials.len() as u64;
     let solved = trials.iter().filter(|t| t.solved).count() as u64;
+    let first = trials
+        .iter()
+        .filter(|t| t.solved && t.solved_on.is_none_or(|k| k == 1))
+        .count() as u64;
     let unpriced = trials.iter().filter(|t| t.cost_usd.is_none()).count() as u64;
     let cost_usd = (unpriced == 0 && n > 0).then(|| trials.iter().filter_map(|t| t.cost_usd).sum());
     let (cost_per_solved_usd, cost_note) = match cost_usd {
@@ -158,6 +168,10 @@ fn setting<'a>(name: &str, trials: impl Iterator<Item = &'a Trial>) -> SettingRe
         trials: n,
         solved,
         solve_rate: (n > 0).then(|| solved as f64 / n as f64),
+        solved_first_attempt: first,
+        first_attempt_rate: (n > 0).then(|| first as f64 / n as f64),
+        attempts_made: trials.iter().map(|t| u64::from(t.attempts)).sum(),
+        repair_rounds: trials.iter().map(|t| u64::from(t.repair_rounds)).sum(),
         interval: (n > 0).then(|| {
             let (low, high) = stats::wilson(solved, n);
             Interval { low, high }
@@ -457,6 +471,9 @@ pub(crate) mod tests {
             diff_lines: 10,
             started_at_ms: 1,
             ended_at_ms: 2,
+            attempts: 1,
+            solved_on: solved.then_some(1),
+            repair_rounds: 0,
         }
     }
 

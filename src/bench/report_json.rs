@@ -24,6 +24,14 @@ pub struct Report {
     pub set_note: Option<String>,
     /// How many times each task went to each setting.
     pub repeat: u32,
+    /// `--attempts`: the most independent attempts a trial had (1 without
+    /// the flag). With more than one, `solved` counts a trial solved on any
+    /// attempt (pass@k) and `solved_first_attempt` those solved on the
+    /// first (pass@1).
+    pub attempts: u32,
+    /// `--until-green`: the most repair turns an attempt had, each after the
+    /// visible tests of the trial's checkout failed (never the hidden ones).
+    pub until_green: u32,
     /// The slice this run held, when it was one shard of several.
     pub shard: Option<Shard>,
     /// Trials recorded.
@@ -36,6 +44,11 @@ pub struct Report {
     /// Each pair of settings, compared on the tasks both ran.
     pub pairs: Vec<PairReport>,
     pub recommendation: Recommendation,
+    /// What `bench mine --describe` spent writing the set's task texts
+    /// (summed over its tasks' `describe_usage`): a cost of the set, not of
+    /// any setting, so never in the settings' cost. Null when no task was
+    /// described or the set could not be read.
+    pub describe: Option<super::task::DescribeUsage>,
     /// Every task with a trial or in the set, sorted by id.
     pub tasks: Vec<TaskRow>,
     /// The HTML page written (`--html FILE`), when one was.
@@ -49,9 +62,19 @@ pub struct SettingReport {
     /// `AGENT` or `AGENT:MODEL`, as given to `--agents`.
     pub setting: String,
     pub trials: u64,
+    /// Trials solved on any of their attempts (pass@k; k = `attempts`).
     pub solved: u64,
     /// solved / trials; null with no trials.
     pub solve_rate: Option<f64>,
+    /// Trials solved on their first attempt (pass@1): `solved` when each
+    /// trial had one attempt.
+    pub solved_first_attempt: u64,
+    /// solved_first_attempt / trials; null with no trials.
+    pub first_attempt_rate: Option<f64>,
+    /// Attempts made over the trials.
+    pub attempts_made: u64,
+    /// Repair turns over the trials (`--until-green`).
+    pub repair_rounds: u64,
     /// The 95 % Wilson score interval of the solve rate; null with no trials.
     pub interval: Option<Interval>,
     /// Dollars over every trial; null when any trial is unpriced.

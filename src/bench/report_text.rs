@@ -40,6 +40,25 @@ impl Render for Report {
             })
             .collect();
         out.push_str(&notes.concat());
+        if self.attempts > 1 || self.until_green > 0 {
+            out.push_str(&format!(
+                "up to {} attempt(s) a trial, {} repair turn(s) an attempt from the visible tests:\n",
+                self.attempts, self.until_green
+            ));
+            for s in self.settings.iter().filter(|s| s.trials > 0) {
+                out.push_str(&format!(
+                    "  `{}`: pass@1 {}/{}, pass@{} {}/{} ({} attempts, {} repair turns)\n",
+                    s.setting,
+                    s.solved_first_attempt,
+                    s.trials,
+                    self.attempts,
+                    s.solved,
+                    s.trials,
+                    s.attempts_made,
+                    s.repair_rounds
+                ));
+            }
+        }
         if !self.pairs.is_empty() {
             out.push_str("\npaired on the same (task, repeat):\n");
             let mut rows = vec![
@@ -66,6 +85,10 @@ impl Render for Report {
         out.push('\n');
         out.push_str(&self.recommendation.text);
         out.push('\n');
+        if let Some(d) = &self.describe {
+            out.push_str(&d.line());
+            out.push('\n');
+        }
         if let Some(h) = &self.html {
             out.push_str(&format!("page: {h}\n"));
         }

@@ -26,8 +26,8 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::isolate::{self, Grader};
-use super::score::{self, Hidden};
+use super::attempt;
+use super::isolate;
 use super::spec::{self, Shard, Spec, TRIALS_DIR};
 pub use super::start::{BenchRequest, MAX_JOBS};
 use super::start::{plans, spec_and_record};
@@ -35,9 +35,9 @@ use super::state::{self, Stage};
 use super::task::{self, Task};
 use super::trial::{self, Trial};
 use crate::error::{Error, Result};
-use crate::process::{Interrupts, Stop};
+use crate::process::Interrupts;
 use crate::result::Status;
-use crate::run::{self, Plan};
+use crate::run::Plan;
 use crate::store;
 
 /// One setting's trials in the record.
@@ -124,6 +124,8 @@ struct Ctx<'a> {
     plans: &'a [Plan],
     timeout: Duration,
     packs: &'a isolate::Packs,
+    attempts: u32,
+    until_green: u32,
 }
 
 pub fn command(req: BenchRequest, mode: crate::output::Mode) -> Result<i32> {
@@ -214,6 +216,8 @@ pub fn run_bench(root: &Path, req: &BenchRequest) -> Result<BenchRun> {
             "wait for it to end, or stop it",
         ));
     };
+    // Peer calls a runner killed outright left listed are not in flight.
+    let _ = std::fs::remove_dir_all(record.join("runs"));
     state::write(&record, &spec.id, Stage::Running, None)?;
     let timeout = spec
         .options
@@ -234,6 +238,8 @@ pub fn run_bench(root: &Path, req: &BenchRequest) -> Result<BenchRun> {
         plans: &plans,
         timeout,
         packs: &packs,
+        attempts: spec.option_u32("attempts", 1).max(1),
+        until_green: spec.option_u32("until_green", 0),
     };
     let mut all = Vec::new();
     for (t, task) in tasks.iter().enumerate() {
@@ -392,58 +398,66 @@ impl Ctx<'_> {
         marker: &Path,
     ) -> Result<Option<Trial>> {
         let task = &self.tasks[s.task];
-        let setting = &self.spec.settings[s.setting];
         let started_at_ms = store::now_ms();
-        let place = isolate::make(self.root, &task.base, self.packs)?;
-        isolate::mark(marker, &place.tmp);
-        let hidden = Hidden::prepare(task, self.root, &place.tree, &place.tmp)?;
-        let mut p = self.plans[s.setting].clone();
-        p.cwd = place.top.clone();
-        p.writable_dirs = vec![place.top.join(".git")];
-        p.task = task.task.clone();
-        p.prompt = crate::prompt::brief(&task.task, p.access, &place.top.display().to_string());
-        p.run_id = crate::ids::new_id();
-        let mut on_spawn = |_| {};
-        let r = run::chain::run(&p, Some(logs), ints, run::Hooks::new(&mut on_spawn))?;
-        if r.status == Status::Cancelled || ints.fired().is_some() {
-            return Ok(None);
-        }
-        // The peer's group is gone (`chain::run` returns after it): what it
-        // left is looked at by baton's own git directory.
-        let grader = Grader::new(self.root, &place)?;
-        let mut tampered = score::restore_tests(&place.top, &hidden)?;
-        tampered.extend(score::revert_infra(&grader, &place.top, &hidden)?);
-        let diff_lines = grader.diff_lines(&task.test_files)?;
-        let stop = Stop::following(ints);
-        let tests = score::run_tests(
+        let name = self.file(s);
+        let mut setup = attempt::Setup {
+            root: self.root,
             task,
-            &place,
-            p.sandbox,
-            &logs.join("test.log"),
-            self.timeout,
-            &stop,
-        );
-        let tests = match tests {
-            Err(Error::Interrupted { .. }) => return Ok(None),
-            t => t?,
+            plan: &self.plans[s.setting],
+            packs: self.packs,
+            timeout: self.timeout,
+            until_green: self.until_green,
+            marker,
+            record: self.record,
+            trial: name.trim_end_matches(".json"),
+            attempt: 1,
         };
-        let failed = r.status != Status::Success;
-        Ok(Some(Trial {
-            task: task.id.clone(),
-            setting: setting.clone(),
-            repeat: s.repeat,
-            solved: tests.solved,
-            still_failing: tests.still_failing,
-            broken: tests.broken,
-            tampered_tests: tampered,
-            status: r.status.as_str().to_string(),
-            failure_kind: r.error.filter(|_| failed).map(|e| e.kind),
-            tokens: r.usage.total_tokens(),
-            cost_usd: r.usage.cost_usd,
-            wall_ms: r.duration_ms,
-            diff_lines,
-            started_at_ms,
-            ended_at_ms: store::now_ms(),
-        }))
+        let mut spent = attempt::Spent::default();
+        let (mut repairs, mut tampered) = (0, Vec::new());
+        let mut n = 0;
+        loop {
+            n += 1;
+            // The first attempt's logs stay where a one-attempt run puts them.
+            let dir = match n {
+                1 => logs.to_path_buf(),
+                _ => logs.join(format!("attempt-{n}")),
+            };
+            crate::fsutil::ensure_private_dir(&dir)?;
+            setup.attempt = n;
+            let Some(f) = attempt::run(&setup, &dir, ints)? else {
+                return Ok(None);
+            };
+            isolate::sweep(marker);
+            spent.join(&f.spent);
+            repairs += f.repairs;
+            for t in f.tampered {
+                if !tampered.contains(&t) {
+                    tampered.push(t);
+                }
+            }
+            if f.tests.solved || n >= self.attempts {
+                let failed = f.status != Status::Success;
+                return Ok(Some(Trial {
+                    task: task.id.clone(),
+                    setting: self.spec.settings[s.setting].clone(),
+                    repeat: s.repeat,
+                    solved: f.tests.solved,
+                    still_failing: f.tests.still_failing,
+                    broken: f.tests.broken,
+                    tampered_tests: tampered,
+                    status: f.status.as_str().to_string(),
+                    failure_kind: f.failure_kind.filter(|_| failed),
+                    tokens: spent.tokens,
+                    cost_usd: spent.cost_usd,
+                    wall_ms: spent.wall_ms,
+                    diff_lines: f.diff_lines,
+                    started_at_ms,
+                    ended_at_ms: store::now_ms(),
+                    attempts: n,
+                    solved_on: f.tests.solved.then_some(n),
+                    repair_rounds: repairs,
+                }));
+            }
+        }
     }
 }

@@ -327,6 +327,7 @@ mod tests {
             mined_at_ms: 0,
             mined_by: "baton".into(),
             described_by: None,
+            describe_usage: None,
         };
         let text = t.text();
         assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");

@@ -69,6 +69,18 @@ impl Shard {
     }
 }
 
+impl Spec {
+    /// A whole-number option (`attempts`, `until_green`), `default` when
+    /// the run was not given it (a record older than the flag).
+    pub fn option_u32(&self, key: &str, default: u32) -> u32 {
+        self.options
+            .get(key)
+            .and_then(|v| v.as_u64())
+            .and_then(|v| u32::try_from(v).ok())
+            .unwrap_or(default)
+    }
+}
+
 /// Read a record's spec.
 pub fn read(record: &Path) -> Result<Spec> {
     let p = record.join(SPEC_FILE);

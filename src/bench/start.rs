@@ -14,6 +14,9 @@ use crate::store::{self, Kind};
 /// The most `--repeat` and `--jobs` allow.
 pub const MAX_REPEAT: u32 = 100;
 pub const MAX_JOBS: u32 = 64;
+/// The most `--attempts` and `--until-green` allow (as a fan-out's).
+pub const MAX_ATTEMPTS: u32 = 16;
+pub const MAX_UNTIL_GREEN: u32 = 10;
 
 /// What `bench run` was asked, as given.
 #[derive(Debug, Clone, Default)]
@@ -28,6 +31,10 @@ pub struct BenchRequest {
     /// What each trial's peer may spend.
     pub max_usd: Option<f64>,
     pub jobs: u32,
+    /// Independent attempts per trial at most (0 or 1: one).
+    pub attempts: u32,
+    /// Repair turns per attempt from the visible tests.
+    pub until_green: u32,
     pub shard: Option<String>,
     pub resume: Option<String>,
     /// `--notify` / `--no-notify`: whether this run announces its end
@@ -90,6 +97,21 @@ pub fn spec_and_record(root: &Path, req: &BenchRequest) -> Result<(Spec, PathBuf
     if req.repeat == 0 || req.repeat > MAX_REPEAT {
         return Err(Error::usage(format!("--repeat must be 1 to {MAX_REPEAT}")));
     }
+    if req.attempts == 0 || req.attempts > MAX_ATTEMPTS {
+        return Err(Error::usage_hint(
+            format!("--attempts {}", req.attempts),
+            format!("a trial has 1 to {MAX_ATTEMPTS} attempts"),
+        ));
+    }
+    if req.until_green > MAX_UNTIL_GREEN {
+        return Err(Error::usage_hint(
+            format!("--until-green {}", req.until_green),
+            format!(
+                "at most {MAX_UNTIL_GREEN} repair turns: an attempt still red after a few will \
+                 not turn green soon"
+            ),
+        ));
+    }
     let access = req.access.clone().unwrap_or_else(|| "workspace".into());
     if !["workspace", "read-only"].contains(&access.as_str()) {
         return Err(Error::usage_hint(
@@ -106,6 +128,8 @@ pub fn spec_and_record(root: &Path, req: &BenchRequest) -> Result<(Spec, PathBuf
         crate::duration::parse(t)?;
         options.insert("timeout".into(), t.clone().into());
     }
+    options.insert("attempts".into(), req.attempts.max(1).into());
+    options.insert("until_green".into(), req.until_green.into());
     if let Some(m) = req.max_usd {
         options.insert("max_usd".into(), m.into());
     }

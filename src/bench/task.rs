@@ -54,6 +54,79 @@ pub struct Task {
     /// when not the commit message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub described_by: Option<String>,
+    /// What the `--describe` peer spent on this task, whether its text was
+    /// kept or refused: shown by `bench report` apart from the trials'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub describe_usage: Option<PeerUsage>,
+}
+
+/// One peer call's spending, as the usage ledger has it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PeerUsage {
+    /// `AGENT` or `AGENT:MODEL`, as given.
+    pub agent: String,
+    /// Input + output tokens, when the CLI reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+    /// Dollars, when the CLI reported them or baton could price the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    pub wall_ms: u64,
+}
+
+/// What `--describe` cost over a set's tasks (or one mining's): its own
+/// line, never mixed with the trials' cost.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct DescribeUsage {
+    /// The describing agents, sorted.
+    pub agents: Vec<String>,
+    /// Peer calls (one per task described or tried).
+    pub calls: u64,
+    /// Tokens over the calls that reported them.
+    pub tokens: u64,
+    /// Dollars over every call; null when any call is unpriced.
+    pub cost_usd: Option<f64>,
+    /// Calls without a cost.
+    pub unpriced_calls: u64,
+    pub wall_ms: u64,
+}
+
+impl DescribeUsage {
+    /// The sum of `usages`; `None` when there is none.
+    pub fn sum<'a>(usages: impl Iterator<Item = &'a PeerUsage>) -> Option<DescribeUsage> {
+        let all: Vec<&PeerUsage> = usages.collect();
+        if all.is_empty() {
+            return None;
+        }
+        let mut agents: Vec<String> = all.iter().map(|u| u.agent.clone()).collect();
+        agents.sort();
+        agents.dedup();
+        let unpriced = all.iter().filter(|u| u.cost_usd.is_none()).count() as u64;
+        Some(DescribeUsage {
+            agents,
+            calls: all.len() as u64,
+            tokens: all.iter().filter_map(|u| u.tokens).sum(),
+            cost_usd: (unpriced == 0).then(|| all.iter().filter_map(|u| u.cost_usd).sum()),
+            unpriced_calls: unpriced,
+            wall_ms: all.iter().map(|u| u.wall_ms).sum(),
+        })
+    }
+
+    /// The line `--text` prints.
+    pub fn line(&self) -> String {
+        let cost = match self.cost_usd {
+            Some(c) => format!("${c:.2}"),
+            None => format!("cost unknown ({} call(s) unpriced)", self.unpriced_calls),
+        };
+        format!(
+            "describing the tasks (--describe, not in the trials' cost): {} call(s) by {}, {} \
+             tokens, {cost}",
+            self.calls,
+            self.agents.join(", "),
+            self.tokens
+        )
+    }
 }
 
 /// How a task's tests run and how their outcomes are read.
@@ -260,6 +333,32 @@ pub fn write(dir: &Path, t: &Task) -> Result<()> {
 pub(crate) mod tests {
     use super::*;
 
+    #[test]
+    fn describing_costs_sum_and_one_unpriced_call_makes_the_cost_unknown() {
+        let u = |agent: &str, cost| PeerUsage {
+            agent: agent.into(),
+            tokens: Some(10),
+            cost_usd: cost,
+            wall_ms: 5,
+        };
+        assert_eq!(DescribeUsage::sum(std::iter::empty()), None);
+        let both = [u("pi", Some(0.5)), u("codex", Some(0.25))];
+        let s = DescribeUsage::sum(both.iter()).unwrap();
+        assert_eq!(
+            (s.calls, s.tokens, s.cost_usd, s.wall_ms),
+            (2, 20, Some(0.75), 10)
+        );
+        assert_eq!(s.agents, ["codex", "pi"]);
+        let one_unpriced = [u("pi", Some(0.5)), u("pi", None)];
+        let s = DescribeUsage::sum(one_unpriced.iter()).unwrap();
+        assert_eq!((s.cost_usd, s.unpriced_calls), (None, 1));
+        assert!(
+            s.line().ends_with("cost unknown (1 call(s) unpriced)"),
+            "{}",
+            s.line()
+        );
+    }
+
     pub fn sample() -> Task {
         Task {
             format: FORMAT,
@@ -279,6 +378,7 @@ pub(crate) mod tests {
             mined_at_ms: 1,
             mined_by: "baton 0.3.2".into(),
             described_by: None,
+            describe_usage: None,
         }
     }
 

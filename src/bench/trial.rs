@@ -42,6 +42,23 @@ pub struct Trial {
     pub diff_lines: u64,
     pub started_at_ms: u64,
     pub ended_at_ms: u64,
+    /// Independent attempts made (`--attempts N`: each a fresh checkout and
+    /// a fresh session; the next one starts only when the hidden tests said
+    /// no). 1 in a record older than the flag.
+    #[serde(default = "one")]
+    pub attempts: u32,
+    /// The attempt (1-based) whose work the hidden tests passed; absent when
+    /// none did. `solved_on == 1` is pass@1, any is pass@k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub solved_on: Option<u32>,
+    /// Repair turns over all attempts (`--until-green R`: the visible tests
+    /// failed and the peer's session got their output).
+    #[serde(default)]
+    pub repair_rounds: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// The file a trial is stored in: `<task>.<setting>.<repeat>.json`, the
@@ -129,6 +146,9 @@ mod tests {
             diff_lines: 2,
             started_at_ms: 1,
             ended_at_ms: 6,
+            attempts: 1,
+            solved_on: (repeat == 0).then_some(1),
+            repair_rounds: 0,
         };
         let all = vec![t("a", "codex", 0), t("a", "codex", 1), t("b", "pi:glm", 0)];
         for x in all.iter().rev() {

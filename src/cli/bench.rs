@@ -146,11 +146,17 @@ pub struct RunArgs {
     /// Trials run at a time.
     #[arg(long, value_name = "J", default_value_t = 1)]
     pub jobs: u32,
+    /// Independent attempts per trial at most, each in a fresh checkout; the next starts only when the hidden tests said no (pass@k).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub attempts: u32,
+    /// Repair turns per attempt: when the visible tests of the trial's checkout fail, the peer's session gets their output (at most R, ≤ 10).
+    #[arg(long, value_name = "R", default_value_t = 0)]
+    pub until_green: u32,
     /// Run only slice I of N of the sorted trials (join the slices with `bench merge`).
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
     /// Go on with bench run ID: only the trials it has not recorded.
-    #[arg(long, value_name = "ID", conflicts_with_all = ["set", "agents", "repeat", "access", "timeout", "max_usd", "shard"])]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["set", "agents", "repeat", "access", "timeout", "max_usd", "shard", "attempts", "until_green"])]
     pub resume: Option<String>,
     #[command(flatten)]
     pub notify: super::run::NotifyArgs,
@@ -198,6 +204,8 @@ pub fn command(c: BenchCommand, mode: Mode) -> Result<i32> {
                 timeout: a.timeout,
                 max_usd: a.max_usd,
                 jobs: a.jobs,
+                attempts: a.attempts,
+                until_green: a.until_green,
                 shard: a.shard,
                 resume: a.resume,
                 notify: a.notify.choice(),

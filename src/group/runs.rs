@@ -127,6 +127,13 @@ pub fn start(
 }
 
 impl Started {
+    /// Remove the record: the run is over and nothing should list it (a
+    /// bench run shows only its trials in flight; their results are its
+    /// trial files).
+    pub fn forget(self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+
     /// Record how the run ended (the model the CLI reported, if any).
     pub fn end(mut self, outcome: &str, usage: &Usage, model: Option<&str>) {
         self.record.ended_ms = Some(now_ms());

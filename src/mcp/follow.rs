@@ -108,6 +108,7 @@ mod tests {
                 ..Usage::default()
             },
             runs,
+            progress: None,
         }
     }
 

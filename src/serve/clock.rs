@@ -168,6 +168,7 @@ mod tests {
                 run("ok", Some(20)),
                 run("lost", None),
             ],
+            progress: None,
         };
         let v = Timed {
             view: council("running"),

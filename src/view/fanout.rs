@@ -30,6 +30,7 @@ pub fn head(rec: &Record) -> Head {
                 role: "writer",
             })
             .collect(),
+        progress: None,
     }
 }
 

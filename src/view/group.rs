@@ -76,6 +76,19 @@ pub struct Head {
     /// The process driving the group.
     pub pid: Option<u32>,
     pub members: Vec<MemberView>,
+    /// A bench run's trials so far (`view::bench`); none for other groups.
+    pub progress: Option<BenchProgress>,
+}
+
+/// Where a bench run stands: trials recorded against those planned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BenchProgress {
+    /// Trials recorded (ended).
+    pub done: u64,
+    /// Trials of the run's share; null when its task set is gone.
+    pub total: Option<u64>,
+    /// Solved among those recorded.
+    pub solved: u64,
 }
 
 /// A council's record as the views read it.
@@ -92,6 +105,7 @@ pub fn head(rec: &Record) -> Head {
             .map_or(0, |d| d.as_millis() as u64),
         pid: rec.pid,
         members: member_views(rec),
+        progress: None,
     }
 }
 
@@ -111,6 +125,10 @@ pub struct GroupView {
     /// What the runs used so far, together.
     pub usage: Usage,
     pub runs: Vec<RunView>,
+    /// A bench run's trials (`kind` `bench`): recorded, planned, solved.
+    /// Its `runs` are the peer calls in flight.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<BenchProgress>,
 }
 
 /// The council's status, given whether its runner is alive.
@@ -321,6 +339,7 @@ pub fn view_head(
         members: h.members.clone(),
         usage,
         runs,
+        progress: h.progress.clone(),
     }
 }
 
@@ -334,7 +353,8 @@ pub fn load_head(kind: GroupKind, dir: &Path) -> Option<Head> {
     match kind {
         GroupKind::Council => load(dir).map(|r| head(&r)),
         GroupKind::Fanout => super::fanout::load(dir),
-        GroupKind::Job | GroupKind::Bench => None,
+        GroupKind::Bench => super::bench::load(dir),
+        GroupKind::Job => None,
     }
 }
 
@@ -403,6 +423,16 @@ pub fn group_dirs(store: &crate::job::store::Store) -> Vec<(GroupKind, PathBuf)>
         .into_iter()
         .map(|k| (k, project.join(k.folder())))
         .collect()
+}
+
+/// `group_dirs` and the project's bench runs: what `watch` shows (serve
+/// has a bench panel of its own).
+pub fn watch_dirs(store: &crate::job::store::Store) -> Vec<(GroupKind, PathBuf)> {
+    let mut dirs = group_dirs(store);
+    if let Some(project) = store.root().and_then(|r| crate::state_dir::project(r).ok()) {
+        dirs.push((GroupKind::Bench, project.join(GroupKind::Bench.folder())));
+    }
+    dirs
 }
 
 #[cfg(test)]
@@ -567,6 +597,7 @@ mod tests {
             members: Vec::new(),
             usage: Usage::default(),
             runs: Vec::new(),
+            progress: None,
         };
         let mut v = vec![
             mk("a", "ready", 3),

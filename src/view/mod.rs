@@ -19,6 +19,7 @@
 
 mod acp_events;
 pub mod activity;
+pub mod bench;
 mod events;
 pub mod fanout;
 pub mod group;

@@ -110,7 +110,7 @@ pub fn snapshot(store: &Store, now: u64) -> Result<Snapshot> {
     });
     // Ids sort by start time and the store lists newest first: a stable sort keeps that.
     jobs.sort_by_key(|v| group(v.status));
-    let councils = group::all_groups(&group::group_dirs(store), now);
+    let councils = group::all_groups(&group::watch_dirs(store), now);
     Ok(Snapshot {
         schema_version: SCHEMA_VERSION,
         now_ms: now,
@@ -302,7 +302,7 @@ pub fn total_tokens(u: &Usage) -> Option<u64> {
     u.total_tokens()
 }
 
-/// The table for people, then a block per group (council or fan-out).
+/// The table for people, then a block per group (council, fan-out, bench run).
 pub fn text(snap: &Snapshot) -> String {
     let mut t = jobs_text(snap);
     for c in &snap.councils {
@@ -316,10 +316,10 @@ pub fn group_text(c: &GroupView) -> String {
     let tok = total_tokens(&c.usage).map_or("-".into(), tokens);
     let mut t = format!(
         "\n{} {}  {}  {}  stage {}  {}  {} tokens  {}\n",
-        if c.kind == "fanout" {
-            "fan-out"
-        } else {
-            "council"
+        match c.kind.as_str() {
+            "fanout" => "fan-out",
+            "bench" => "bench run",
+            _ => "council",
         },
         c.council_id,
         c.kind,
@@ -329,7 +329,9 @@ pub fn group_text(c: &GroupView) -> String {
         tok,
         crate::agent::clip(c.task.lines().next().unwrap_or(""), 60)
     );
-    if c.runs.is_empty() {
+    if c.runs.is_empty() && c.kind == "bench" {
+        t.push_str("  (no trial in flight)\n");
+    } else if c.runs.is_empty() {
         t.push_str("  (no member run yet)\n");
     }
     for r in &c.runs {

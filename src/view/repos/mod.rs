@@ -313,7 +313,7 @@ fn group_open(h: &group::Head) -> bool {
     !h.stopped || h.stage == "awaiting_approval"
 }
 
-/// The groups (councils, fan-outs) worth listing, and how many there are.
+/// The groups (councils, fan-outs, bench runs) worth listing, and how many there are.
 fn groups(
     project: &Path,
     marks: &[Mark],
@@ -325,7 +325,7 @@ fn groups(
     let mut follow = group::Follow::new(usize::MAX);
     let mut out = Vec::new();
     let mut total = 0;
-    for kind in [GroupKind::Council, GroupKind::Fanout] {
+    for kind in [GroupKind::Council, GroupKind::Fanout, GroupKind::Bench] {
         let base = project.join(kind.folder());
         let mut ids = group::ids(&base);
         ids.sort_unstable_by(|a, b| b.cmp(a));

@@ -57,6 +57,12 @@ pub fn cancel(job: Job, tx: &Sender<Wake>) {
 pub fn cancel_council(root: std::path::PathBuf, id: String, tx: &Sender<Wake>) {
     spawn(tx, move || {
         let kind = crate::store::find(&root, OsStr::new(&id)).map(|f| f.kind);
+        if kind == Some(crate::store::Kind::Bench) {
+            return Outcome::Said(format!(
+                "bench run {id} runs in the foreground: stop it with Ctrl-C where it runs \
+                 (`baton bench run --resume {id}` goes on later)"
+            ));
+        }
         if kind == Some(crate::store::Kind::Fanout)
             && let Ok(rec) = crate::fanout::store::Record::load(&root, &id)
         {

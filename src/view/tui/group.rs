@@ -36,16 +36,19 @@ pub fn rows(c: &GroupView, now: u64) -> Vec<JobView> {
     let mut out = vec![JobView {
         job_id: c.council_id.clone(),
         status: c.status,
-        agent: if c.kind == "fanout" {
-            FANOUT.to_string()
-        } else {
-            format!("council {}", c.kind)
+        agent: match c.kind.as_str() {
+            "fanout" => FANOUT.to_string(),
+            "bench" => "bench run".to_string(),
+            k => format!("council {k}"),
         },
         model: None,
         task: c.task.clone(),
         created_ms: c.created_ms,
         elapsed_ms: c.elapsed_ms,
-        doing: Some(format!("stage {}", c.stage)),
+        doing: Some(match &c.progress {
+            Some(p) => crate::view::bench::line(p),
+            None => format!("stage {}", c.stage),
+        }),
         files_changed: Vec::new(),
         usage: c.usage.clone(),
         last_activity_age_ms: last,
@@ -62,10 +65,10 @@ pub fn rows(c: &GroupView, now: u64) -> Vec<JobView> {
             task: format!(
                 "{what} ({}) of {} {}: {}",
                 r.role,
-                if c.kind == "fanout" {
-                    "fan-out"
-                } else {
-                    "council"
+                match c.kind.as_str() {
+                    "fanout" => "fan-out",
+                    "bench" => "bench run",
+                    _ => "council",
                 },
                 c.council_id,
                 c.task
@@ -137,6 +140,7 @@ pub(crate) mod tests {
                 run("proposing-m0", "m0", "running", Some("$ make")),
                 run("proposing-m1", "m1", "ok", None),
             ],
+            progress: None,
         }
     }
 
@@ -154,5 +158,30 @@ pub(crate) mod tests {
         assert_eq!(rows[1].doing.as_deref(), Some("proposing · $ make"));
         assert_eq!(rows[1].job_id, "1m8q4fhzzzzzz/proposing-m0");
         assert_eq!(rows[0].last_activity_age_ms, Some(1_000));
+    }
+
+    #[test]
+    fn a_bench_run_heads_its_trials_in_flight_with_its_progress() {
+        let mut b = council();
+        b.kind = "bench".into();
+        b.stage = "running";
+        b.progress = Some(crate::view::group::BenchProgress {
+            done: 3,
+            total: Some(8),
+            solved: 2,
+        });
+        b.runs.truncate(1);
+        b.runs[0].stage = "writing".into();
+        b.runs[0].who = "task-add.codex_fix.0".into();
+        let rows = rows(&b, 100_000);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].agent, "bench run");
+        assert_eq!(rows[0].doing.as_deref(), Some("3/8 trials, 2 solved"));
+        assert_eq!(label(&rows[1]), "└─ task-add.codex_fix.0");
+        assert!(
+            rows[1].task.contains("of bench run 1m8q4fhzzzzzz"),
+            "{}",
+            rows[1].task
+        );
     }
 }

@@ -116,7 +116,7 @@ fn here(tx: &Sender<Wake>) -> Result<Source> {
     // Created now so that its directory can be watched for the first job.
     store.create()?;
     let root = store.root().map(std::path::Path::to_path_buf);
-    let councils = Groups::in_folders(crate::view::group::group_dirs(&store));
+    let councils = Groups::in_folders(crate::view::group::watch_dirs(&store));
     Ok(Source {
         tracker: Tracker::new(store, tx.clone()),
         councils,
@@ -138,7 +138,7 @@ fn all_sources(
     {
         let store = Store::of_project(&r.dir, r.root.as_deref());
         let councils = Groups::in_folders(
-            [GroupKind::Council, GroupKind::Fanout]
+            [GroupKind::Council, GroupKind::Fanout, GroupKind::Bench]
                 .into_iter()
                 .map(|k| (k, r.dir.join(k.folder())))
                 .collect(),
