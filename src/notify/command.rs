@@ -47,25 +47,38 @@ pub(super) fn deliver_within(
             Failed::Spawn(e) => format!("could not start `{program}`: {e}"),
             other => format!("`{program}`: {other}"),
         })?;
+    ended(program, &out)
+}
+
+/// How a channel's program ended: `Ok` on exit 0, else what went wrong
+/// with the last line it printed on stderr (cleaned: a program may echo a
+/// peer's text). The desktop helper and the command channel share it.
+pub(super) fn ended(program: &str, out: &std::process::Output) -> Result<(), String> {
     if out.status.success() {
         return Ok(());
     }
-    let said = String::from_utf8_lossy(&out.stderr);
-    let last = said
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
     let status = match out.status.code() {
         Some(c) => format!("exit status {c}"),
         None => "a signal".to_string(),
     };
     let mut msg = format!("`{program}` ended with {status}");
+    let last = last_line(&out.stderr);
     if !last.is_empty() {
         msg.push_str(": ");
-        msg.push_str(&super::clean(last));
+        msg.push_str(&last);
     }
     Err(msg)
+}
+
+/// The last non-blank line of a program's stderr, cleaned.
+pub(super) fn last_line(stderr: &[u8]) -> String {
+    let said = String::from_utf8_lossy(stderr);
+    super::clean(
+        said.lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or(""),
+    )
 }
 
 #[cfg(test)]

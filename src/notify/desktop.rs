@@ -67,20 +67,7 @@ pub fn deliver(title: &str, body: &str) -> Result<(), String> {
             Failed::Spawn(e) => format!("could not start `{program}`: {e}"),
             other => format!("`{program}`: {other}"),
         })?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let said = String::from_utf8_lossy(&out.stderr);
-    let last = said
-        .lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("");
-    Err(format!(
-        "`{program}` failed ({}): {}",
-        out.status,
-        super::clean(last)
-    ))
+    super::command::ended(&program, &out)
 }
 
 /// Whether the desktop channel can be reached from here (`baton doctor`):

@@ -255,13 +255,7 @@ fn curl(url: &str, token: Option<&str>, body: &[u8]) -> Result<(), Fail> {
     if code != 0 {
         return judge(code);
     }
-    let said = String::from_utf8_lossy(&out.stderr);
-    let said = super::clean(
-        said.lines()
-            .rev()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or(""),
-    );
+    let said = super::command::last_line(&out.stderr);
     // curl's exit codes: 6 and 7 are no address / no connection.
     match out.status.code() {
         Some(6 | 7) => Err(Fail::Again(said)),
