@@ -174,13 +174,16 @@ try {
 } catch (e) {
   fail(e.stack || String(e));
 } finally {
-  if (ctx) await ctx.close();
+  if (ctx) await ctx.close().catch(() => {});
+  // The server's piped stdout keeps node alive until it is gone: stop it
+  // here, not only on 'exit' (which never came, so `make e2e-browser` hung).
+  srv.kill('SIGTERM');
   fs.rmSync(userData, { recursive: true, force: true });
 }
-if (ok) {
-  fs.rmSync(tmp, { recursive: true, force: true });
-  say('PASS');
-}
+if (!ok) fail('see above');
+fs.rmSync(tmp, { recursive: true, force: true });
+say('PASS');
+process.exit(0);
 
 function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
