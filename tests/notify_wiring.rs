@@ -419,9 +419,18 @@ fn a_job_whose_terminal_closed_still_notifies_through_the_other_channels() {
     let v: Value = serde_json::from_str(line.trim()).unwrap();
     let id = v["job_id"].as_str().unwrap().to_string();
     // The runner was told which terminal started the job; it is gone now.
-    let spec: Value =
-        serde_json::from_slice(&fs::read(env.records("jobs").join(&id).join("spec.json")).unwrap())
-            .unwrap();
+    // The runner writes `spec.json` from its stdin, after `run --async` has
+    // already answered: wait for it (a loaded CI machine lost this race).
+    let spec_path = env.records("jobs").join(&id).join("spec.json");
+    assert!(
+        wait_for(Duration::from_secs(10), || fs::read(&spec_path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .is_some()),
+        "the runner never wrote {}",
+        spec_path.display()
+    );
+    let spec: Value = serde_json::from_slice(&fs::read(&spec_path).unwrap()).unwrap();
     let tty = PathBuf::from(
         spec["origin"]["tty"]
             .as_str()

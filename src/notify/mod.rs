@@ -200,6 +200,12 @@ pub struct Origin {
     /// e.g. `/dev/pts/3`), when it had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tty: Option<PathBuf>,
+    /// When that terminal's device was made (its ctime, in ns). A closed
+    /// pts's number is handed to the next terminal opened, so the path
+    /// alone would ring a stranger's terminal; writing to a tty leaves its
+    /// ctime alone. Absent in records written before 0.4.1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tty_ctime_ns: Option<i64>,
 }
 
 impl Origin {
@@ -211,7 +217,11 @@ impl Origin {
         let tty = crate::sys::fd::ttyname(std::io::stderr().as_fd())
             .or_else(|| crate::sys::fd::ttyname(std::io::stdout().as_fd()))
             .or_else(|| crate::sys::fd::ttyname(std::io::stdin().as_fd()));
-        Origin { tty }
+        let tty_ctime_ns = tty
+            .as_deref()
+            .and_then(|t| std::fs::metadata(t).ok())
+            .map(|m| terminal::ctime_ns(&m));
+        Origin { tty, tty_ctime_ns }
     }
 }
 
@@ -342,7 +352,7 @@ fn one(ch: &Channel, event: &Event, origin: &Origin) -> Result<(), String> {
         }
         Channel::Terminal => {
             let (title, body) = terminal::title_and_body(event);
-            terminal::deliver(origin.tty.as_deref(), &title, &body)
+            terminal::deliver(origin, &title, &body)
         }
         Channel::Url { url, token_env } => {
             let body = serde_json::to_vec(event).map_err(|e| e.to_string())?;

@@ -18,8 +18,8 @@ use super::{Event, clean};
 
 /// Ring `tty` with `title` and `body` (both are cleaned again here: no ESC
 /// or BEL can end a sequence early).
-pub fn deliver(tty: Option<&Path>, title: &str, body: &str) -> Result<(), String> {
-    let Some(tty) = tty else {
+pub fn deliver(origin: &super::Origin, title: &str, body: &str) -> Result<(), String> {
+    let Some(tty) = origin.tty.as_deref() else {
         return Err("the work was started without a terminal".into());
     };
     let shown = tty.display();
@@ -30,6 +30,12 @@ pub fn deliver(tty: Option<&Path>, title: &str, body: &str) -> Result<(), String
     if meta.uid() != crate::sys::proc::euid() {
         return Err(format!("{shown} belongs to another user now"));
     }
+    let same = |m: &std::fs::Metadata| origin.tty_ctime_ns.is_none_or(|c| ctime_ns(m) == c);
+    if !same(&meta) {
+        return Err(format!(
+            "{shown} is another terminal now (the one that started the work was closed)"
+        ));
+    }
     let mut f = OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
@@ -38,11 +44,22 @@ pub fn deliver(tty: Option<&Path>, title: &str, body: &str) -> Result<(), String
     // Same file, checked again on the descriptor (the path could have been
     // swapped since the first look).
     let opened = f.metadata().map_err(|e| format!("{shown}: {e}"))?;
-    if !opened.file_type().is_char_device() || opened.uid() != crate::sys::proc::euid() {
+    if !opened.file_type().is_char_device()
+        || opened.uid() != crate::sys::proc::euid()
+        || !same(&opened)
+    {
         return Err(format!("{shown} changed while it was opened"));
     }
     f.write_all(&sequences(title, body))
         .map_err(|e| format!("writing to {shown}: {e}"))
+}
+
+/// A terminal device's ctime in ns: set when the pts is made (and by a
+/// chmod such as `mesg n`), not by writing to it.
+pub fn ctime_ns(m: &std::fs::Metadata) -> i64 {
+    m.ctime()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(m.ctime_nsec())
 }
 
 /// BEL, OSC 9 and OSC 777 for one notification.
@@ -112,21 +129,53 @@ mod tests {
     #[test]
     fn no_terminal_or_a_gone_one_is_an_error_not_a_panic() {
         assert!(
-            deliver(None, "t", "b")
+            deliver(&super::super::Origin::default(), "t", "b")
                 .unwrap_err()
                 .contains("without a terminal")
         );
-        let e = deliver(Some(Path::new("/dev/pts/999999")), "t", "b").unwrap_err();
+        let at = |p: &Path| super::super::Origin {
+            tty: Some(p.to_path_buf()),
+            tty_ctime_ns: None,
+        };
+        let e = deliver(&at(Path::new("/dev/pts/999999")), "t", "b").unwrap_err();
         assert!(e.contains("is gone"), "{e}");
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("file");
         std::fs::write(&f, "").unwrap();
         assert!(
-            deliver(Some(&f), "t", "b")
+            deliver(&at(&f), "t", "b")
                 .unwrap_err()
                 .contains("not a terminal")
         );
         assert_eq!(std::fs::read(&f).unwrap(), b"");
+    }
+
+    #[test]
+    fn a_terminal_made_after_the_work_started_is_not_rung() {
+        use std::io::Read;
+        use std::os::fd::AsFd;
+        let (master, slave) = crate::sys::fd::openpty();
+        let tty = crate::sys::fd::ttyname(slave.as_fd()).unwrap();
+        let meta = std::fs::metadata(&tty).unwrap();
+        let mut origin = super::super::Origin {
+            tty: Some(tty.clone()),
+            tty_ctime_ns: Some(ctime_ns(&meta)),
+        };
+        // The terminal that started the work: rung.
+        deliver(&origin, "t", "b").unwrap();
+        let mut got = [0u8; 64];
+        let n = std::fs::File::from(master.try_clone().unwrap())
+            .read(&mut got)
+            .unwrap();
+        assert!(got[..n].starts_with(b"\x07\x1b]9;t: b"), "{:?}", &got[..n]);
+        // Writing to it did not change who it is.
+        assert_eq!(ctime_ns(&std::fs::metadata(&tty).unwrap()), ctime_ns(&meta));
+        // The same path made by a later open (a closed pts's number is
+        // handed on): refused, nothing written.
+        origin.tty_ctime_ns = Some(ctime_ns(&meta) - 1);
+        let e = deliver(&origin, "t", "b").unwrap_err();
+        assert!(e.contains("another terminal now"), "{e}");
+        drop(slave);
     }
 
     #[test]

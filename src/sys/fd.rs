@@ -235,6 +235,25 @@ pub fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     (!p.is_null()).then(|| p as usize - hay.as_ptr() as usize)
 }
 
+/// A new pseudo-terminal: (master, slave). For tests that need a real one.
+#[cfg(test)]
+pub fn openpty() -> (OwnedFd, OwnedFd) {
+    let (mut master, mut slave) = (-1, -1);
+    // SAFETY: openpty fills the two descriptors; null name/termios/winsize are allowed.
+    let rc = unsafe {
+        libc::openpty(
+            &mut master,
+            &mut slave,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(rc, 0, "openpty");
+    // SAFETY: both were just opened and are owned here.
+    unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,21 +261,7 @@ mod tests {
 
     #[test]
     fn ttyname_names_a_terminal_and_nothing_else() {
-        let (mut master, mut slave) = (-1, -1);
-        // SAFETY: openpty fills the two descriptors; null name/termios/winsize are allowed.
-        let rc = unsafe {
-            libc::openpty(
-                &mut master,
-                &mut slave,
-                std::ptr::null_mut(),
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(rc, 0, "openpty");
-        // SAFETY: both were just opened and are owned here.
-        let (_master, slave) =
-            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        let (_master, slave) = openpty();
         let name = ttyname(slave.as_fd()).expect("a pty has a name");
         assert!(name.starts_with("/dev/"), "{name:?}");
         let f = File::open("/dev/null").unwrap();
