@@ -12,7 +12,6 @@
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
-use std::path::Path;
 
 use super::{Event, clean};
 
@@ -113,6 +112,7 @@ pub fn title_and_body(event: &Event) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     #[test]
     fn the_sequences_carry_clean_text() {
