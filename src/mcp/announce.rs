@@ -174,7 +174,8 @@ fn announcement(job: &Job) -> Option<Value> {
     let event = Event::ended(Work::Job, status, kind)
         .id(job.id.clone())
         .agent(state.agent.clone())
-        .summary(&summary);
+        .summary(&summary)
+        .finish();
     let mut message = format!("baton job {} ({}) ended: {status}", job.id, state.agent);
     if !event.summary.trim().is_empty() {
         message.push_str(" — ");

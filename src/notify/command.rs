@@ -96,7 +96,8 @@ mod tests {
         let out = d.path().join("got.json");
         let e = Event::new(Trigger::Ended, Work::Job, "success")
             .id("j1")
-            .summary("all $(done) `now`");
+            .summary("all $(done) `now`")
+            .finish();
         let script = format!("cat > '{}'", out.display());
         deliver(&argv(&["sh", "-c", &script]), &e).unwrap();
         let got = std::fs::read_to_string(&out).unwrap();

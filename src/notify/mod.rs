@@ -31,7 +31,7 @@ pub mod test;
 pub mod url;
 
 pub use clean::clean;
-pub use settings::{Channel, Settings, stall_after};
+pub use settings::{Channel, Settings};
 
 /// The longest `announce` takes, every channel together (each has a
 /// shorter deadline of its own; this bounds a channel that misbehaves).
@@ -119,6 +119,12 @@ pub struct Event {
     /// The summary line: cleaned, capped and redacted (`Event::summary`).
     pub summary: String,
     pub at_ms: u64,
+    /// The summary as given, until `finish` cleans it into `summary`:
+    /// cleaning compiles the redaction rules (milliseconds), which work
+    /// that no channel will announce must not pay for. Never serialised.
+    #[serde(skip)]
+    #[schemars(skip)]
+    raw_summary: Option<String>,
 }
 
 impl Event {
@@ -145,6 +151,7 @@ impl Event {
             agent: None,
             summary: String::new(),
             at_ms: crate::ids::now_ms(),
+            raw_summary: None,
         }
     }
 
@@ -169,9 +176,20 @@ impl Event {
     }
 
     /// The summary line, from a peer's text: cleaned, capped, redacted
-    /// before any channel sees it.
+    /// (by `finish`) before any channel sees it.
     pub fn summary(mut self, text: &str) -> Event {
-        self.summary = clean(text);
+        self.summary = String::new();
+        self.raw_summary = Some(text.to_string());
+        self
+    }
+
+    /// The event as channels and records see it: the summary cleaned.
+    /// `announce` and `deliver` call it; anyone else who shows an event
+    /// must too (until then `summary` is empty, never raw).
+    pub fn finish(mut self) -> Event {
+        if let Some(raw) = self.raw_summary.take() {
+            self.summary = clean(&raw);
+        }
         self
     }
 }
@@ -283,15 +301,25 @@ fn announce_as(
     origin: &Origin,
     record: Option<&Path>,
 ) -> Vec<Delivery> {
-    let deliveries = match settings {
-        Ok(s) => deliver(&s.plan(event.trigger, choice), event, origin, BOUND),
+    let (event, deliveries) = match settings {
+        Ok(s) => {
+            let channels = s.plan(event.trigger, choice);
+            // Nothing to send: nothing cleaned, recorded or started.
+            if channels.is_empty() {
+                return Vec::new();
+            }
+            let event = event.clone().finish();
+            let d = deliver(&channels, &event, origin, BOUND);
+            (event, d)
+        }
         // A broken config file: said once, as a failed delivery.
-        Err(e) => vec![Delivery::failed("config", clean(&e.to_string()))],
+        Err(e) => (
+            event.clone().finish(),
+            vec![Delivery::failed("config", clean(&e.to_string()))],
+        ),
     };
-    if let Some(dir) = record
-        && !deliveries.is_empty()
-    {
-        record::append(dir, event, &deliveries);
+    if let Some(dir) = record {
+        record::append(dir, &event, &deliveries);
     }
     deliveries
 }
@@ -305,6 +333,10 @@ pub fn deliver(
     origin: &Origin,
     bound: Duration,
 ) -> Vec<Delivery> {
+    if channels.is_empty() {
+        return Vec::new();
+    }
+    let event = &event.clone().finish();
     let until = Instant::now() + bound;
     let (tx, rx) = mpsc::channel();
     for (i, ch) in channels.iter().enumerate() {
@@ -374,6 +406,17 @@ mod tests {
         let e = Event::ended(Work::Fanout, "success", None);
         assert_eq!(e.trigger, Trigger::Ended);
         assert_eq!(e.failure_kind, None);
+    }
+
+    #[test]
+    fn a_summary_is_cleaned_when_finished_and_never_shown_raw_before() {
+        let e = Event::new(Trigger::Ended, Work::Job, "failed").summary("\u{1b}[2Jboom\u{7}");
+        assert_eq!(e.summary, "");
+        assert!(!serde_json::to_string(&e).unwrap().contains("boom"));
+        let f = e.finish();
+        assert_eq!(f.summary, "boom");
+        // Finishing twice changes nothing.
+        assert_eq!(f.clone().finish(), f);
     }
 
     #[test]

@@ -125,13 +125,6 @@ impl Settings {
     }
 }
 
-/// How long a peer of the work in `repo` may stay silent before it is
-/// announced as `stalled` (`[notify] stall_after`; the default when the
-/// configuration cannot be read).
-pub fn stall_after(repo: Option<&Path>) -> Duration {
-    Settings::load(repo).map_or_else(|_| default_stall_after(), |s| s.stall_after)
-}
-
 /// `[notify] stall_after` when nothing sets it (`config::NOTIFY_STALL_AFTER`).
 pub fn default_stall_after() -> Duration {
     crate::duration::parse(NOTIFY_STALL_AFTER).unwrap_or(Duration::from_secs(600))

@@ -187,7 +187,8 @@ mod tests {
         )
         .id("c-1")
         .repo("/src/shop")
-        .summary("out of quota");
+        .summary("out of quota")
+        .finish();
         let (t, b) = title_and_body(&e);
         assert_eq!(t, "baton council stopped (quota_exhausted) · c-1");
         assert_eq!(b, "shop: out of quota");

@@ -14,7 +14,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime};
 
 use crate::error::Error;
-use crate::notify::settings::stall_after;
+use crate::notify::settings::{Settings, default_stall_after};
 use crate::notify::{self, Choice, Event, Origin, Trigger, Work};
 use crate::result::RunResult;
 
@@ -66,26 +66,31 @@ impl Notice {
     /// Announce each stall of the peer writing its logs in `logs` until
     /// the returned guard is dropped (`None` with `--no-notify`).
     pub fn stalls(&self, agent: &str, logs: &Path) -> Option<Stalls> {
-        // `stall_after = 0` would make every pause a stall: none then.
-        let after = stall_after(Some(&self.repo));
-        if self.choice == Choice::Off || after.is_zero() {
+        if self.choice == Choice::Off {
+            return None;
+        }
+        // No thread when no channel would announce a stall (the common
+        // case: nothing configured); `stall_after = 0` would make every
+        // pause a stall: none then either.
+        let settings = Settings::load(Some(&self.repo)).ok();
+        let after = settings
+            .as_ref()
+            .map_or_else(default_stall_after, |s| s.stall_after);
+        let heard = settings.is_none_or(|s| !s.plan(Trigger::Stalled, self.choice).is_empty());
+        if !heard || after.is_zero() {
             return None;
         }
         let me = self.clone();
         let agent = agent.to_string();
-        Some(Stalls::watch(
-            logs,
-            stall_after(Some(&self.repo)),
-            move |silent| {
-                let e = Event::new(Trigger::Stalled, me.work, "running")
-                    .agent(agent.as_str())
-                    .summary(&format!(
-                        "{agent} has printed nothing for {}s",
-                        silent.as_secs()
-                    ));
-                me.announce(e);
-            },
-        ))
+        Some(Stalls::watch(logs, after, move |silent| {
+            let e = Event::new(Trigger::Stalled, me.work, "running")
+                .agent(agent.as_str())
+                .summary(&format!(
+                    "{agent} has printed nothing for {}s",
+                    silent.as_secs()
+                ));
+            me.announce(e);
+        }))
     }
 }
 
