@@ -510,6 +510,9 @@ fn kill_9_in_each_stage_then_resume_equals_the_uninterrupted_run() {
                 "5",
                 "q?",
             ])
+            // A process killed outright cannot remove its members' empty
+            // working folders (`baton-ask-*`): in the test's own folder.
+            .env("TMPDIR", env.tmp.path())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()

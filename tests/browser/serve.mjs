@@ -433,5 +433,7 @@ try {
   fs.rmSync(userData, { recursive: true, force: true });
 }
 if (!ok) fail('see above');
+// Kept when the test failed (above), to look at; removed when it passed.
+fs.rmSync(tmp, { recursive: true, force: true });
 say('PASS');
 process.exit(0);
