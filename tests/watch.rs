@@ -3,7 +3,6 @@
 
 use std::fs::{self, File};
 use std::io::Read;
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::Stdio;
 use std::time::{Duration, SystemTime};
 
@@ -209,20 +208,8 @@ fn slow_codex(env: &Env) {
 
 /// Run baton with stderr on a new pseudo-terminal: (stdout, what the terminal got).
 pub(crate) fn run_on_pty(env: &Env, args: &[&str], vars: &[(&str, &str)]) -> (Run, String) {
-    let (mut master, mut slave) = (-1, -1);
-    // SAFETY: openpty fills the two descriptors; null name/termios/winsize are allowed.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty");
-    // SAFETY: both were just opened and are owned here.
-    let (master, slave) = unsafe { (File::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let (master, slave) = baton::sys::fd::openpty().expect("openpty");
+    let master = File::from(master);
     let reader = std::thread::spawn(move || {
         let mut master = master;
         let mut got = Vec::new();

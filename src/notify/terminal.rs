@@ -154,7 +154,7 @@ mod tests {
     fn a_terminal_made_after_the_work_started_is_not_rung() {
         use std::io::Read;
         use std::os::fd::AsFd;
-        let (master, slave) = crate::sys::fd::openpty();
+        let (master, slave) = crate::sys::fd::openpty().unwrap();
         let tty = crate::sys::fd::ttyname(slave.as_fd()).unwrap();
         let meta = std::fs::metadata(&tty).unwrap();
         let mut origin = super::super::Origin {

@@ -235,9 +235,9 @@ pub fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
     (!p.is_null()).then(|| p as usize - hay.as_ptr() as usize)
 }
 
-/// A new pseudo-terminal: (master, slave). For tests that need a real one.
-#[cfg(test)]
-pub fn openpty() -> (OwnedFd, OwnedFd) {
+/// A new pseudo-terminal: (master, slave). baton itself opens none; the
+/// tests that need a real terminal (unit and integration) share this one.
+pub fn openpty() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let (mut master, mut slave) = (-1, -1);
     // SAFETY: openpty fills the two descriptors; null name/termios/winsize are allowed.
     let rc = unsafe {
@@ -249,9 +249,11 @@ pub fn openpty() -> (OwnedFd, OwnedFd) {
             std::ptr::null(),
         )
     };
-    assert_eq!(rc, 0, "openpty");
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
     // SAFETY: both were just opened and are owned here.
-    unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) }
+    Ok(unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) })
 }
 
 #[cfg(test)]
@@ -261,7 +263,7 @@ mod tests {
 
     #[test]
     fn ttyname_names_a_terminal_and_nothing_else() {
-        let (_master, slave) = openpty();
+        let (_master, slave) = openpty().unwrap();
         let name = ttyname(slave.as_fd()).expect("a pty has a name");
         assert!(name.starts_with("/dev/"), "{name:?}");
         let f = File::open("/dev/null").unwrap();
