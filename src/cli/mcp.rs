@@ -4,13 +4,11 @@
 
 use std::any::TypeId;
 
-use clap::{ArgAction, Args, CommandFactory};
+use clap::{ArgAction, Args};
 
 use crate::error::Result;
 use crate::mcp::input::{Field, Kind};
 use crate::mcp::tools::{Described, TOOLS, ToolDef};
-
-use super::Cli;
 
 #[derive(Debug, Clone, Args, Default)]
 pub struct McpArgs {
@@ -49,7 +47,7 @@ pub fn command(a: McpArgs) -> Result<i32> {
 
 /// Every tool, described from the command line.
 pub fn described() -> Vec<Described> {
-    let cli = Cli::command();
+    let cli = crate::cli::full_command();
     TOOLS.iter().map(|d| describe(&cli, d)).collect()
 }
 
@@ -194,7 +192,7 @@ mod tests {
             "task",
         ];
         assert_eq!(names("run"), want);
-        let run = subcommand(&Cli::command(), &["run"]).clone();
+        let run = subcommand(&crate::cli::full_command(), &["run"]).clone();
         let every: Vec<String> = run
             .get_arguments()
             .map(name)
@@ -237,7 +235,7 @@ mod tests {
 
     #[test]
     fn every_left_out_flag_exists_and_says_why() {
-        let cli = Cli::command();
+        let cli = crate::cli::full_command();
         for d in TOOLS {
             let c = subcommand(&cli, d.path);
             for (id, why) in d.cli_only {

@@ -96,8 +96,14 @@ pub struct OutputArgs {
 }
 
 // Parsed once per process: boxing `RunArgs` would buy nothing.
+//
+// `defer`: a command's arguments are built only when that command is
+// parsed (a foreground run builds none of the other twenty). Whatever walks
+// the whole tree (completions, man pages, MCP tools) starts from
+// `full_command()`, which builds them all.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Delegate a task to a peer agent CLI (the default command).
     Run(RunArgs),
@@ -207,6 +213,15 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// The whole command tree, every command's arguments built (see `defer`
+/// on `Command`).
+pub fn full_command() -> clap::Command {
+    use clap::CommandFactory as _;
+    let mut c = Cli::command();
+    c.build();
+    c
 }
 
 /// The names of the commands `--help` lists.
@@ -362,6 +377,35 @@ mod tests {
 
     fn os(v: &[&str]) -> Vec<OsString> {
         v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn a_commands_arguments_are_built_only_when_needed() {
+        use clap::CommandFactory as _;
+        let args = |c: &clap::Command, name: &str| {
+            c.find_subcommand(name)
+                .map(|s| s.get_arguments().count())
+                .unwrap_or_default()
+        };
+        // Deferred: a run parses its own flags, not the other commands'.
+        let lazy = Cli::command();
+        assert_eq!(args(&lazy, "jobs"), 0);
+        assert_eq!(args(&lazy, "council"), 0);
+        // Built for whatever walks the whole tree.
+        let full = full_command();
+        assert!(args(&full, "jobs") > 3, "{}", args(&full, "jobs"));
+        let all = full.find_subcommand("jobs").unwrap();
+        assert!(all.get_arguments().any(|a| a.get_id() == "all_repos"));
+        // The names (and `hide`) are there either way.
+        assert_eq!(
+            lazy.get_subcommands()
+                .map(|c| c.get_name())
+                .collect::<Vec<_>>(),
+            full.get_subcommands()
+                .map(|c| c.get_name())
+                .filter(|n| *n != "help")
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -129,8 +129,10 @@ pub struct RunArgs {
     pub task: Vec<String>,
 }
 
-/// `--notify` / `--no-notify`, on every command that starts work (`run`,
-/// `continue`, `council`, `bench run`).
+// `--notify` / `--no-notify`, on every command that starts work (`run`,
+// `continue`, `council`, `bench run`). A plain comment, not a doc comment:
+// clap takes a flattened struct's doc as the command's `about`, and with
+// the commands' arguments deferred (`cli::Command`) it would replace theirs.
 #[derive(Debug, Clone, Args, Default)]
 pub struct NotifyArgs {
     /// Announce this work when it ends, waits for approval, is stopped or stalls, even where `[notify] on` leaves that out (on the desktop and terminal if no channel is configured; see docs/notify.md).
@@ -152,7 +154,7 @@ impl NotifyArgs {
     }
 }
 
-/// `run --worktree` and its options (see `worktree`).
+// `run --worktree` and its options (see `worktree`). (Plain comment: see `NotifyArgs`.)
 #[derive(Debug, Clone, Args, Default)]
 pub struct WorktreeArgs {
     /// Let the peer write in a new git worktree on its own branch `baton/<id>`, never in your checkout.
@@ -176,7 +178,8 @@ pub struct WorktreeArgs {
     pub test_cmd: Option<String>,
 }
 
-/// Best of N: several writers at once, each in its own worktree (see `fanout`).
+// Best of N: several writers at once, each in its own worktree (see `fanout`).
+// (Plain comments on flattened structs: see `NotifyArgs`.)
 #[derive(Debug, Clone, Args, Default)]
 pub struct FanoutArgs {
     /// Fan out: these agents attempt the task at once, each in its own worktree (`NAME:MODEL` picks a model).

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory as _};
+use clap::Args;
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -51,7 +51,7 @@ pub struct ManArgs {
 }
 
 fn command() -> clap::Command {
-    crate::cli::Cli::command()
+    crate::cli::full_command()
 }
 
 /// `--json`/`--text` where a command has one output form only: refused
