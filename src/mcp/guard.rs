@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::run::{ALLOW_TEST_CMD_VAR, MAX_ACCESS_VAR};
 
 /// How many ancestors are looked at, at most.
+#[cfg(target_os = "linux")]
 const MAX_ANCESTORS: usize = 64;
 
 /// What `baton mcp` was started with.

@@ -239,14 +239,16 @@ pub fn memchr(needle: u8, hay: &[u8]) -> Option<usize> {
 /// tests that need a real terminal (unit and integration) share this one.
 pub fn openpty() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let (mut master, mut slave) = (-1, -1);
-    // SAFETY: openpty fills the two descriptors; null name/termios/winsize are allowed.
+    // SAFETY: openpty fills the two descriptors; null name/termios/winsize
+    // are allowed. `null_mut`: macOS declares the last two `*mut`, Linux
+    // `*const` (which a `*mut` coerces to).
     let rc = unsafe {
         libc::openpty(
             &mut master,
             &mut slave,
             std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
         )
     };
     if rc != 0 {
