@@ -194,6 +194,9 @@ fn kill_9_in_revising_then_resume_equals_the_uninterrupted_run() {
     let mut child = env
         .baton()
         .args(args)
+        // Killed outright below: its members' empty working folders
+        // (`baton-ask-*`) go in the test's own folder.
+        .env("TMPDIR", env.tmp.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -274,6 +277,9 @@ fn kill_9_while_verifying_then_resume_reaches_the_same_result() {
     let mut child = env
         .baton()
         .args(args)
+        // Killed outright below: its members' empty working folders
+        // (`baton-ask-*`) go in the test's own folder.
+        .env("TMPDIR", env.tmp.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
