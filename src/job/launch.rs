@@ -17,7 +17,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 use std::process::Stdio;
 
-use super::store::{Job, STORE_VERSION, Spec, State, Store, StoredCommand, now_ms};
+use super::store::{Job, LOCK_FILE, STORE_VERSION, Spec, State, Store, StoredCommand, now_ms};
 use crate::error::{Error, Result};
 use crate::fsutil;
 use crate::ids;
@@ -71,17 +71,22 @@ pub fn start_in(
     store.create()?;
     let id = ids::new_id();
     let job = store.job(&id);
+    // The job's directory appears with the runner's lock already held: it is
+    // made under a hidden name (no job id, so no listing shows it), the lock
+    // taken inside, then renamed into place. A watcher (`jobs`, `watch`,
+    // `serve`) that found the directory before its lock would settle the job
+    // `lost` (and `watch` would alert so) while the launch went on.
+    let staged = store.dir.join(format!(".{id}.new"));
     fs::DirBuilder::new()
         .mode(0o700)
-        .create(&job.dir)
-        .map_err(|e| Error::io(format!("creating {}", job.dir.display()), e))?;
-    // The runner's lock is taken before anything else happens in the job's
-    // directory: a watcher (`jobs`, `watch`, `serve`) that finds the directory
-    // while a worktree is still being made sees a live job, not a `lost` one.
-    let lock = match take_lock(&job) {
+        .create(&staged)
+        .map_err(|e| Error::io(format!("creating {}", staged.display()), e))?;
+    let lock = match take_lock(&staged.join(LOCK_FILE))
+        .and_then(|l| rename_into_place(&staged, &job.dir).map(|()| l))
+    {
         Ok(l) => l,
         Err(e) => {
-            let _ = fs::remove_dir_all(&job.dir);
+            let _ = fs::remove_dir_all(&staged);
             return Err(e);
         }
     };
@@ -156,18 +161,23 @@ fn claim_worktree(s: &worktree::Session, job: &Job, runner: u32) {
     }
 }
 
-/// Create the job's runner lock and hold it (the runner inherits it).
-fn take_lock(job: &Job) -> Result<File> {
+/// Create the job's runner lock at `path` and hold it (the runner inherits it).
+fn take_lock(path: &Path) -> Result<File> {
     let lock = OpenOptions::new()
         .read(true)
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .open(job.lock_path())
-        .map_err(|e| Error::io(format!("creating {}", job.lock_path().display()), e))?;
+        .open(path)
+        .map_err(|e| Error::io(format!("creating {}", path.display()), e))?;
     lock.lock()
-        .map_err(|e| Error::io(format!("locking {}", job.lock_path().display()), e))?;
+        .map_err(|e| Error::io(format!("locking {}", path.display()), e))?;
     Ok(lock)
+}
+
+/// The staged job directory under its id (a fresh id: nothing is there).
+fn rename_into_place(staged: &Path, dir: &Path) -> Result<()> {
+    fs::rename(staged, dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))
 }
 
 fn launch(

@@ -42,6 +42,9 @@ pub use damage::id_time_ms;
 pub use spec::{Spec, StoredCommand};
 pub use state::{Ending, JobState, State, Totals};
 
+/// The runner's lock in a job's directory.
+pub const LOCK_FILE: &str = "lock";
+
 /// Version of `spec.json` and `state.json` (baton's own files, not the public result).
 pub const STORE_VERSION: u32 = 1;
 
@@ -234,7 +237,7 @@ impl Job {
         self.dir.join("result.json")
     }
     pub fn lock_path(&self) -> PathBuf {
-        self.dir.join("lock")
+        self.dir.join(LOCK_FILE)
     }
     pub fn stdout_log(&self) -> PathBuf {
         self.dir.join("stdout.log")
