@@ -58,7 +58,17 @@ impl Home {
             .env("PATH", "/usr/bin:/bin")
             .env("HOME", &self.home)
             .args(args);
-        Run::from(c.output().expect("run baton"))
+        // ETXTBSY: another test's child, between fork and exec, may still
+        // hold a descriptor this binary was written through.
+        for _ in 0..50 {
+            match c.output() {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                r => return Run::from(r.expect("run baton")),
+            }
+        }
+        panic!("{} stayed busy for a second", exe.display());
     }
 
     fn setup(&self, args: &[&str]) -> Run {
@@ -264,7 +274,14 @@ fn a_moved_baton_updates_the_skill_setup_wrote() {
     // The same binary elsewhere: the skill must now call that path.
     let moved = h.env.tmp.path().join("other place/baton");
     fs::create_dir_all(moved.parent().unwrap()).unwrap();
-    fs::copy(BATON, &moved).unwrap();
+    // A hard link, not a copy: a copy is written through a descriptor that
+    // any test forking at that moment inherits until its exec, and running
+    // the copy then fails with ETXTBSY (it failed CI once). A link is never
+    // opened for writing. Where the two paths are on different file systems,
+    // copy and retry while the file is busy.
+    if fs::hard_link(BATON, &moved).is_err() {
+        fs::copy(BATON, &moved).unwrap();
+    }
     let r = h.baton(&moved, &["setup", "claude"]);
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert_eq!(paths(&r.json()["hosts"][0]["written"]), [h.skill("claude")]);
