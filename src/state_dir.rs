@@ -360,13 +360,10 @@ pub fn ensure_project(root: &Path) -> Result<PathBuf> {
         text.push('\n');
         // For people only: a full disk must not stop a run over it.
         let _ = fsutil::replace_file(&dir.join("root"), text.as_bytes());
-        // A new project holds no record made before the live index: its
-        // index is complete from the start (`store::live`, whose names
-        // these are), so no view across repositories ever scans it.
-        let live = dir.join("live");
-        if fsutil::ensure_private_dir(&live).is_ok() {
-            let _ = fsutil::write_atomic(&live.join("complete"), b"");
-        }
+        // No live index is made here (`store::live`): the first view across
+        // repositories scans this new project once, which costs a few
+        // failed directory opens, and completes its index then. Making it
+        // here cost every run in a new project a folder and two fsyncs.
     }
     Ok(dir)
 }

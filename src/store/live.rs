@@ -26,9 +26,8 @@ use super::Kind;
 /// The index's folder in a project's state folder.
 pub const FOLDER: &str = "live";
 
-/// Written once every open record of the project is marked: by the reader
-/// after a full scan, or by `state_dir::ensure_project` when it makes a new
-/// project (which cannot name this module: `store` sits above it).
+/// Written once every open record of the project is marked, by the reader
+/// after a full scan (a new project too: its scan finds nothing, cheaply).
 const COMPLETE: &str = "complete";
 
 /// The project's folder of a record in `record_dir` (`<project>/<kinds>/<id>`),
@@ -150,7 +149,15 @@ pub fn backfill(project: &Path, open: &[Mark]) {
         ok &= set_in(project, m.kind, &m.id, true).is_ok();
     }
     if ok && private_dir(&project.join(FOLDER)).is_ok() {
-        let _ = crate::fsutil::write_atomic(&project.join(FOLDER).join(COMPLETE), b"");
+        // Empty, so its creation is the whole write; lost on a power cut,
+        // it costs one more scan.
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(project.join(FOLDER).join(COMPLETE));
     }
 }
 
@@ -219,7 +226,7 @@ mod tests {
     }
 
     #[test]
-    fn a_new_project_has_a_complete_index() {
+    fn a_new_project_is_scanned_once_and_its_run_writes_no_index() {
         let d = tempfile::tempdir().unwrap();
         let base = d.path().join("state");
         crate::state_dir::TEST_BASE.with(|b| *b.borrow_mut() = Some(base.clone()));
@@ -227,6 +234,9 @@ mod tests {
         std::fs::create_dir(&root).unwrap();
         let p = crate::state_dir::ensure_project(&root).unwrap();
         crate::state_dir::TEST_BASE.with(|b| *b.borrow_mut() = None);
+        assert!(!p.join(FOLDER).exists(), "a run makes no index folder");
+        assert_eq!(read(&p), (Vec::new(), false), "the reader must scan it");
+        backfill(&p, &[]);
         assert_eq!(read(&p), (Vec::new(), true));
     }
 

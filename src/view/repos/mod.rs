@@ -14,8 +14,8 @@
 //!   folder listing (ids sort by time): their `state.json` only;
 //! - counts: how many records there are in all and how many were left out.
 //!
-//! A project whose index is not complete (records written by an older
-//! baton) is scanned in full once, its open records marked (`live::backfill`).
+//! A project whose index is not complete (a new project, or records
+//! written by an older baton) is scanned in full once, its open records marked (`live::backfill`).
 //! A repository whose root is gone is listed with `status: "missing"` and
 //! its records still shown; a project folder that cannot be read is
 //! `unreadable` with the error, and the others are shown all the same.
