@@ -114,24 +114,19 @@ pub enum Command {
     /// What peers spent: tokens, cost and runs (ok, failed by kind, fell back), from baton's records.
     Usage(usage::UsageArgs),
     /// Several peers propose, critique each other blind, a chair plans, one writes, the others review.
-    #[command(subcommand)]
-    Council(council::CouncilCommand),
+    Council(Sub<council::CouncilCommand>),
     /// Which peer works best on this repository: tasks from its history, trials, a report with error bars.
-    #[command(subcommand)]
-    Bench(bench::BenchCommand),
+    Bench(Sub<bench::BenchCommand>),
     /// Print the JSON Schema of the result, or of another output (`baton schema --help` names them).
     Schema(SchemaArgs),
     /// Notifications ([notify] in the config): send a test one to each configured channel.
-    #[command(subcommand)]
-    Notify(notify::NotifyCommand),
+    Notify(Sub<notify::NotifyCommand>),
     /// Check that everything is in place: agent CLIs, versions, credentials, sandboxes, baton itself.
     Doctor(doctor::DoctorArgs),
     /// The configuration: show what is in effect (and from where), the file paths, or write a template.
-    #[command(subcommand)]
-    Config(doctor::ConfigCommand),
+    Config(Sub<doctor::ConfigCommand>),
     /// Worktrees made by `run --worktree`: list or remove them.
-    #[command(subcommand)]
-    Worktree(WorktreeCommand),
+    Worktree(Sub<WorktreeCommand>),
     /// Wait for a background job to end and print its result.
     Wait(job::WaitArgs),
     /// Print a background job's state without waiting.
@@ -176,6 +171,16 @@ pub enum Command {
     FanoutRunner(council::RunnerArgs),
 }
 
+// A command with commands of its own. A `#[command(subcommand)]` variant
+// would build its whole tree on every parse (clap defers only a variant
+// that holds arguments): this one is built when it is the command parsed.
+// A `//` comment: a doc comment here would replace each command's about.
+#[derive(Debug, Args)]
+pub struct Sub<T: Subcommand> {
+    #[command(subcommand)]
+    pub command: T,
+}
+
 /// Entry point: parse `args`, run the command, return the exit code.
 pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
     let args: Vec<OsString> = args.into_iter().collect();
@@ -196,12 +201,18 @@ pub fn run(args: impl IntoIterator<Item = OsString>) -> i32 {
         .any(|a| a == "--text");
     let mode = if text { Mode::Text } else { Mode::Json };
     let args = hoist_output_flags(args);
-    let cli = match Cli::try_parse_from(&args) {
+    // Built once: the typo check below reads the command names from it
+    // (a second build cost every foreground run a tenth of a millisecond).
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let cli = match command
+        .try_get_matches_from_mut(&args)
+        .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+    {
         Ok(c) => c,
-        Err(e) => return clap_error(e, mode),
+        Err(e) => return clap_error(e.format(&mut command), mode),
     };
     if cli.command.is_none()
-        && let Err(e) = typo::check(&args, &cli.run.task, &visible_commands())
+        && let Err(e) = typo::check(&args, &cli.run.task, &visible_commands(&command))
     {
         output::print_error(&e, mode);
         return e.exit_code();
@@ -225,10 +236,8 @@ pub fn full_command() -> clap::Command {
 }
 
 /// The names of the commands `--help` lists.
-fn visible_commands() -> Vec<String> {
-    use clap::CommandFactory as _;
-    Cli::command()
-        .get_subcommands()
+fn visible_commands(cli: &clap::Command) -> Vec<String> {
+    cli.get_subcommands()
         .filter(|c| !c.is_hide_set())
         .map(|c| c.get_name().to_string())
         .collect()
@@ -332,10 +341,10 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
             ask::command(*args, mode)
         }
         Some(Command::Doctor(a)) => doctor::doctor(a, mode),
-        Some(Command::Config(c)) => doctor::config(c, mode),
+        Some(Command::Config(c)) => doctor::config(c.command, mode),
         Some(Command::Agents) => crate::doctor::agents::list(mode),
         Some(Command::Usage(a)) => usage::command(a, mode),
-        Some(Command::Notify(c)) => notify::command(c, mode),
+        Some(Command::Notify(c)) => notify::command(c.command, mode),
         Some(Command::Schema(a)) => {
             let v = crate::schema::named(a.name.as_deref()).ok_or_else(|| {
                 Error::usage_hint(
@@ -346,11 +355,11 @@ fn dispatch(cli: Cli, mode: Mode) -> Result<i32> {
             output::json_line(&v)?;
             Ok(0)
         }
-        Some(Command::Council(c)) => council::command(c, mode),
-        Some(Command::Bench(c)) => bench::command(c, mode),
+        Some(Command::Council(c)) => council::command(c.command, mode),
+        Some(Command::Bench(c)) => bench::command(c.command, mode),
         Some(Command::CouncilRunner(a)) => council::runner(a),
         Some(Command::FanoutRunner(a)) => crate::fanout::runner(&a.id, &a.root),
-        Some(Command::Worktree(cmd)) => worktree::command(cmd, mode),
+        Some(Command::Worktree(c)) => worktree::command(c.command, mode),
         Some(Command::Wait(a)) => jobs::wait(a, mode),
         Some(Command::Status(a)) => jobs::status(a, mode),
         Some(Command::Result(a)) => jobs::result(a, mode),
@@ -390,9 +399,18 @@ mod tests {
         // Deferred: a run parses its own flags, not the other commands'.
         let lazy = Cli::command();
         assert_eq!(args(&lazy, "jobs"), 0);
-        assert_eq!(args(&lazy, "council"), 0);
+        // Nor the commands of a command that has some (`Sub`).
+        let subs = |c: &clap::Command, name: &str| {
+            c.find_subcommand(name).unwrap().get_subcommands().count()
+        };
+        for name in ["council", "bench", "notify", "config", "worktree"] {
+            assert_eq!(subs(&lazy, name), 0, "{name}");
+        }
         // Built for whatever walks the whole tree.
         let full = full_command();
+        for name in ["council", "bench", "notify", "config", "worktree"] {
+            assert!(subs(&full, name) > 0, "{name}");
+        }
         assert!(args(&full, "jobs") > 3, "{}", args(&full, "jobs"));
         let all = full.find_subcommand("jobs").unwrap();
         assert!(all.get_arguments().any(|a| a.get_id() == "all_repos"));
