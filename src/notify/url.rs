@@ -19,7 +19,11 @@ use std::time::{Duration, Instant};
 use crate::process::Failed;
 
 pub const CONNECT: Duration = Duration::from_secs(5);
-pub const TOTAL: Duration = Duration::from_secs(10);
+
+/// How long one delivery may take in all (`process::timeouts`: 10 s).
+fn total() -> Duration {
+    crate::process::timeouts::NOTIFY_URL.shortened()
+}
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
 /// How one try ended, when it did not succeed.
@@ -92,7 +96,8 @@ fn judge(code: u16) -> Result<(), Fail> {
 
 /// `http://` natively: one request, `Connection: close`, the status line read.
 fn http(rest: &str, token: Option<&str>, body: &[u8]) -> Result<(), Fail> {
-    let until = Instant::now() + TOTAL;
+    let total = total();
+    let until = Instant::now() + total;
     let (authority, path) = match rest.find(['/', '?']) {
         Some(i) if rest[i..].starts_with('/') => (&rest[..i], rest[i..].to_string()),
         Some(i) => (&rest[..i], format!("/{}", &rest[i..])),
@@ -133,7 +138,7 @@ fn http(rest: &str, token: Option<&str>, body: &[u8]) -> Result<(), Fail> {
         ) {
             Fail::Final(format!(
                 "no answer from {hostport} within {}",
-                crate::process::seconds(TOTAL)
+                crate::process::seconds(total)
             ))
         } else {
             Fail::Again(format!("talking to {hostport}: {e}"))
@@ -166,7 +171,7 @@ fn http(rest: &str, token: Option<&str>, body: &[u8]) -> Result<(), Fail> {
         if Instant::now() >= until {
             return Err(Fail::Final(format!(
                 "no answer from {hostport} within {}",
-                crate::process::seconds(TOTAL)
+                crate::process::seconds(total)
             )));
         }
     }
@@ -192,7 +197,7 @@ fn curl_config(url: &str, token: Option<&str>) -> String {
          max-time = {}\nconnect-timeout = {}\nsilent\nshow-error\noutput = \"/dev/null\"\n\
          write-out = \"%{{http_code}}\"\nproto = \"=https\"\n",
         quoted(url),
-        TOTAL.as_secs(),
+        total().as_secs().max(1),
         CONNECT.as_secs()
     );
     if let Some(t) = token {
@@ -236,7 +241,7 @@ fn curl(url: &str, token: Option<&str>, body: &[u8]) -> Result<(), Fail> {
                 .arg(&path)
                 .stdin(reader)
                 .stdout(Stdio::piped())
-                .deadline(TOTAL + Duration::from_secs(2))
+                .deadline(total() + Duration::from_secs(2))
                 .grace(Duration::from_millis(500))
                 .output()
                 .map_err(|e| match e {

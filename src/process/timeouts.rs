@@ -40,6 +40,13 @@ pub const ACP_INIT: Knob = Knob {
     default: Duration::from_secs(180),
 };
 
+/// A notification's HTTP POST (the `url` channel): how long one delivery
+/// may take in all, connection and answer.
+pub const NOTIFY_URL: Knob = Knob {
+    var: "BATON_NOTIFY_URL_TIMEOUT_MS",
+    default: Duration::from_secs(10),
+};
+
 /// `baton agents`: how long a CLI may take to answer `--version`.
 pub const AGENTS_VERSION: Knob = Knob {
     var: "BATON_VERSION_TIMEOUT_MS",
