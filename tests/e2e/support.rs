@@ -220,6 +220,33 @@ impl Default for Setup {
     }
 }
 
+/// A CLI may leave a process of its own behind: cline's hub daemon
+/// (`cline --cline-hub-daemon`) outlived the `attach` cell that started it
+/// and ran on after the suite (found by `pgrep`, it slowed the next
+/// `make test`). Whatever still runs with this peer's HOME when the test
+/// ends is stopped: no other process has it (each peer's home is its own).
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let home = format!("HOME={}", self.home.display());
+        let me = std::process::id().to_string();
+        let Ok(procs) = fs::read_dir("/proc") else {
+            return;
+        };
+        for p in procs.flatten() {
+            let pid = p.file_name().to_string_lossy().into_owned();
+            if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
+                continue;
+            }
+            let Ok(environ) = fs::read(p.path().join("environ")) else {
+                continue;
+            };
+            if environ.split(|b| *b == 0).any(|v| v == home.as_bytes()) {
+                let _ = Command::new("kill").args(["-KILL", &pid]).output();
+            }
+        }
+    }
+}
+
 impl Peer {
     /// `name` must be unique per test (it names the directories).
     pub fn new(agent: Agent, name: &str) -> Peer {
