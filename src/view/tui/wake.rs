@@ -20,7 +20,9 @@ pub const POLL: Duration = Duration::from_millis(250);
 #[derive(Debug)]
 pub enum Wake {
     Input(Event),
-    /// Something changed in a watched directory.
+    /// Something changed in a watched directory (inotify: Linux only;
+    /// elsewhere the loop polls and nothing sends it).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Files,
     /// This job's runner released its lock (it ended, or died).
     RunnerGone(String),
