@@ -1291,6 +1291,9 @@ fn prune_removes_ended_fanouts_whole_and_keeps_the_runs_of_those_that_stay() {
     assert!(t.contains("1 fan-out(s) not ended"), "{t}");
     // Its process dies mid-stage (the kernel drops its lock): `lost`, as
     // `jobs` says, and removed.
+    // Unlocked, not only closed: a child another test thread forks now
+    // keeps a copy of the descriptor (and so the lock) until it execs.
+    runner.unlock().unwrap();
     drop(runner);
     let mut gone = std::process::Command::new("true").spawn().unwrap();
     let dead = gone.id();

@@ -247,6 +247,9 @@ mod tests {
         assert!(!ids.contains(&live));
         // A cutoff before they ended takes none.
         assert!(runs_in(&runs, now - 60_000).0.is_empty());
+        // Unlocked, not only closed: a child another test thread forks now
+        // keeps a copy of the descriptor (and so the lock) until it execs.
+        lock.unlock().unwrap();
         drop(lock);
         assert_eq!(runs_in(&runs, now + 1000).0.len(), 3);
         // As runs hold it now: on the run folder itself.

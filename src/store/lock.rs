@@ -85,6 +85,9 @@ mod tests {
             hold(d.path()).unwrap().is_none(),
             "a second holder is refused"
         );
+        // Unlocked, not only closed: a child another test thread forks now
+        // keeps a copy of the descriptor (and so the lock) until it execs.
+        f.unlock().unwrap();
         drop(f);
         assert!(!held(d.path()));
         assert!(wait_until(d.path(), false, Duration::ZERO, || true));

@@ -582,6 +582,9 @@ mod tests {
         let f = std::fs::File::create(&lock).unwrap();
         f.lock().unwrap();
         assert!(busy(&record(Some(lock.clone()), Some(1))));
+        // Unlocked, not only closed: a child another test thread forks now
+        // keeps a copy of the descriptor (and so the lock) until it execs.
+        f.unlock().unwrap();
         drop(f);
         assert!(!busy(&record(Some(lock), Some(1))));
         // Without a lock: the pid, unless it is a zombie.

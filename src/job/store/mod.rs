@@ -661,6 +661,9 @@ mod tests {
         lock.lock().unwrap();
         assert!(job.runner_alive());
         assert_eq!(job.refresh().unwrap().status, JobState::Running);
+        // Unlocked, not only closed: a child another test thread forks now
+        // keeps a copy of the descriptor (and so the lock) until it execs.
+        lock.unlock().unwrap();
         drop(lock);
         assert!(!job.runner_alive());
     }
