@@ -777,6 +777,46 @@ fn a_bench_run_is_announced_once_never_per_trial() {
     assert!(e["summary"].as_str().unwrap().contains("solved 2/2"), "{e}");
 }
 
+/// A trial's peer that falls silent is the bench run's stall, announced
+/// once by the process that runs it; then its end.
+#[test]
+fn a_silent_trial_is_announced_as_the_bench_runs_stall_once() {
+    let b = setup();
+    let out = crate::notify_wiring::notify_config(&b.env, "stall_after = \"400ms\"\n");
+    let child = b
+        .cmd(&[
+            "bench",
+            "run",
+            b.set.to_str().unwrap(),
+            "--agents",
+            "codex:slow",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stalled = || fs::read_to_string(&out).is_ok_and(|t| t.contains("stalled"));
+    assert!(wait_for(Duration::from_secs(60), stalled));
+    // Still silent well past another threshold: no second stall.
+    std::thread::sleep(Duration::from_millis(1000));
+    fs::write(b.env.fake_dir.join("go"), "").unwrap();
+    let r = Run::from(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    let all = crate::notify_wiring::settled(&out, 2);
+    assert_eq!(all[0]["trigger"], "stalled", "{all:?}");
+    assert_eq!(all[0]["work"], "bench");
+    assert_eq!(all[0]["id"], j["bench_id"]);
+    assert_eq!(all[0]["agent"], "codex");
+    let summary = all[0]["summary"].as_str().unwrap();
+    assert!(
+        summary.starts_with("codex (writing task-add.codex_slow.0) has printed nothing for"),
+        "{summary}"
+    );
+    assert_eq!(all[1]["trigger"], "ended", "{all:?}");
+    assert_eq!(all[1]["id"], j["bench_id"]);
+}
+
 /// The bench group in `watch --once`'s `councils`.
 fn bench_group(b: &Bench) -> Value {
     let r = b.run(&["watch", "--once"]);

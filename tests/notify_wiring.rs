@@ -2,8 +2,8 @@
 //! every piece of work the user started is announced once, by the process
 //! that owns it, through `[notify] command` (a recorder that appends each
 //! event it reads on stdin to a JSON-lines file). Fan-out candidates and
-//! judges, council members never announce; a channel that fails never
-//! changes the work's result.
+//! judges, council members never announce (their stalls are the group's);
+//! a channel that fails never changes the work's result.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -331,6 +331,79 @@ fn a_silent_job_is_announced_stalled_once_then_ended() {
     assert_eq!(all[0]["id"], id.as_str());
     assert_eq!(all[0]["status"], "running");
     assert_eq!(all[1]["trigger"], "ended", "{all:?}");
+}
+
+/// The events once the work's end has come, and no more after a pause.
+fn until_ended(path: &Path) -> Vec<Value> {
+    let ended = || (events(path).iter()).any(|e| e["trigger"] != "stalled");
+    assert!(
+        wait_for(Duration::from_secs(30), ended),
+        "{:?}",
+        events(path)
+    );
+    std::thread::sleep(Duration::from_millis(700));
+    events(path)
+}
+
+/// A group's stalls are its own: every event is the group's (never a
+/// candidate's or member's run), the silent peer is named in exactly one
+/// stall, and the end comes last, once. Peers slowed by a loaded machine
+/// may stall too, so only the silent one is counted.
+fn stalled_as_the_group(all: &[Value], work: &str, id: &Value, silent: &str) {
+    assert!(
+        all.iter().all(|e| e["work"] == work && e["id"] == *id),
+        "{all:?}"
+    );
+    let (last, stalls) = all.split_last().unwrap();
+    assert_ne!(last["trigger"], "stalled", "{all:?}");
+    assert!(stalls.iter().all(|e| e["trigger"] == "stalled"), "{all:?}");
+    let named: Vec<&Value> = (stalls.iter())
+        .filter(|e| e["summary"].as_str().unwrap().contains(silent))
+        .collect();
+    assert_eq!(named.len(), 1, "{all:?}");
+    assert_eq!(named[0]["status"], "running");
+    assert!(
+        named[0]["agent"].as_str().unwrap().contains("codex"),
+        "{all:?}"
+    );
+}
+
+#[test]
+fn a_silent_candidate_is_announced_as_the_fan_outs_stall_once() {
+    let (env, fake) = crate::fanout::setup();
+    let answer = crate::fanout::write_answer;
+    fake.write(
+        &Scenario::new()
+            .on("codex", Stage::Implement, answer("good\n").delay_ms(2500))
+            .on("claude", Stage::Implement, answer("good\n"))
+            .on("pi", Stage::Implement, answer("bad\n")),
+    );
+    let out = notify_config(&env, "stall_after = \"600ms\"\n");
+    let (r, j) = crate::fanout::fan_out(&env, &["--agents", "codex,claude,pi"]);
+    assert_eq!(r.code, 0, "{}\n{j}", r.stderr);
+    let all = until_ended(&out);
+    stalled_as_the_group(&all, "fanout", &j["fanout_id"], "codex (writing c");
+}
+
+#[test]
+fn a_silent_member_is_announced_as_the_councils_stall_once() {
+    let (env, fake) = crate::council::setup();
+    let mut s = crate::council::good_scenario().to_json();
+    s["agents"]["codex"]["proposal"][0]["delay_ms"] = 2500.into();
+    fake.write_json(&s);
+    let out = notify_config(&env, "stall_after = \"600ms\"\n");
+    let r = crate::council::council(
+        &env,
+        &[
+            "discuss",
+            "--members",
+            "codex,claude,pi",
+            "guard the cache?",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let all = until_ended(&out);
+    stalled_as_the_group(&all, "council", &r.json()["council_id"], "codex (proposing");
 }
 
 #[test]

@@ -139,7 +139,8 @@ pub fn command(req: BenchRequest, mode: crate::output::Mode) -> Result<i32> {
     }
     crate::run::gate::pass(false, mode, || Ok(serde_json::Value::Null))?;
     let origin = crate::notify::Origin::here();
-    let r = run_bench(&root, &req).inspect_err(|e| announce(&root, &req, &origin, Err(e)))?;
+    let r =
+        run_bench(&root, &req, &origin).inspect_err(|e| announce(&root, &req, &origin, Err(e)))?;
     let code = crate::output::emit(&r, mode);
     announce(&root, &req, &origin, Ok(&r));
     code
@@ -202,7 +203,11 @@ fn announce(
 }
 
 /// The whole run (see the module comment).
-pub fn run_bench(root: &Path, req: &BenchRequest) -> Result<BenchRun> {
+pub fn run_bench(
+    root: &Path,
+    req: &BenchRequest,
+    origin: &crate::notify::Origin,
+) -> Result<BenchRun> {
     let (spec, record) = spec_and_record(root, req)?;
     let tasks = task::read_set(&spec.set)?;
     let plans = plans(root, &spec)?;
@@ -219,6 +224,16 @@ pub fn run_bench(root: &Path, req: &BenchRequest) -> Result<BenchRun> {
     // Peer calls a runner killed outright left listed are not in flight.
     let _ = std::fs::remove_dir_all(record.join("runs"));
     state::write(&record, &spec.id, Stage::Running, None)?;
+    // Its trials' peers that fall silent, announced as the bench run's
+    // stalls (stopped, and joined, when this returns: before its end).
+    let _stalls = crate::group::stalls::watch(crate::group::stalls::Owner {
+        work: crate::notify::Work::Bench,
+        id: spec.id.clone(),
+        repo: root.to_path_buf(),
+        dir: record.clone(),
+        choice: req.notify,
+        origin: origin.clone(),
+    });
     let timeout = spec
         .options
         .get("timeout")

@@ -16,9 +16,23 @@ use crate::process::Interrupts;
 ///
 /// Where it stops, the driver announces it, once: `needs_approval` when a
 /// plan waits for the user, the end at a terminal stage (its members never
-/// announce; a refusal that leaves it resumable announces nothing).
+/// announce; a refusal that leaves it resumable announces nothing). A
+/// member silent for longer than `[notify] stall_after` is announced as
+/// the council's stall (`group::stalls`).
 pub fn drive(rec: &mut Record) -> Result<()> {
+    // Its members' stalls, announced as the council's own.
+    let stalls = rec.dir().ok().and_then(|dir| {
+        crate::group::stalls::watch(crate::group::stalls::Owner {
+            work: crate::notify::Work::Council,
+            id: rec.council_id.clone(),
+            repo: rec.root.clone(),
+            dir,
+            choice: rec.notify,
+            origin: rec.origin.clone(),
+        })
+    });
     let driven = drive_here(rec);
+    drop(stalls);
     announce(rec);
     driven
 }

@@ -76,7 +76,10 @@ pub fn command(req: FanoutRequest, mode: Mode) -> Result<i32> {
     if req.run_async {
         return as_job::start(rec, mode);
     }
-    let r = match drive::drive(&mut rec, p.checked.as_ref()) {
+    let stalls = stalls(&rec);
+    let driven = drive::drive(&mut rec, p.checked.as_ref());
+    drop(stalls);
+    let r = match driven {
         Ok(r) => r,
         Err(e) => {
             rec.fail(&e);
@@ -106,7 +109,10 @@ pub fn runner(id: &str, root: &std::path::Path) -> Result<i32> {
         }
         _ => None,
     };
-    match drive::drive_locked(&mut rec, checked.as_ref()) {
+    let stalls = stalls(&rec);
+    let driven = drive::drive_locked(&mut rec, checked.as_ref());
+    drop(stalls);
+    match driven {
         Ok(r) => {
             announce(&rec, Ok(&r));
             Ok(0)
@@ -117,6 +123,19 @@ pub fn runner(id: &str, root: &std::path::Path) -> Result<i32> {
             Err(e)
         }
     }
+}
+
+/// Its candidates' and judges' stalls, announced as the fan-out's own
+/// until the guard is dropped (before its end is announced).
+fn stalls(rec: &store::Record) -> Option<crate::notify::stalls::Stalls> {
+    crate::group::stalls::watch(crate::group::stalls::Owner {
+        work: crate::notify::Work::Fanout,
+        id: rec.fanout_id.clone(),
+        repo: rec.root.clone(),
+        dir: rec.dir().ok()?,
+        choice: rec.notify,
+        origin: rec.origin.clone(),
+    })
 }
 
 /// The fan-out ended: one event, from its driver (the foreground command

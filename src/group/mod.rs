@@ -8,6 +8,7 @@
 //!   at its start and end, from which `watch` and `serve` show the group.
 //! - `files`: the group's JSON files (atomic, private) and its clock.
 //! - `background`: a group as a background job (its runner; alive, wait, stop).
+//! - `stalls`: its runs that fell silent, announced as the group's.
 //! - `blind`: names stripped, for whoever judges several peers' work
 //!   without knowing whose it is; `shuffle`: the seeded order and labels it
 //!   is shown them in.
@@ -19,5 +20,6 @@ pub mod files;
 pub mod parallel;
 pub mod runs;
 pub mod shuffle;
+pub mod stalls;
 
 pub use files::{now_ms, read_json, write_json};

@@ -26,6 +26,7 @@ pub mod command;
 pub mod desktop;
 pub mod record;
 pub mod settings;
+pub mod stalls;
 pub mod terminal;
 pub mod test;
 pub mod url;

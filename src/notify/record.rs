@@ -31,10 +31,17 @@ pub struct Entry {
 /// Append one announcement to `<dir>/notify.json` (atomic, 0600). A folder
 /// that is gone or a write that fails is ignored: a notification never
 /// fails the work.
+///
+/// Only the process that owns the work writes its record, but in it a
+/// stall watch's thread and the driver may both announce: the read, the
+/// change and the write happen under one lock, so neither loses the
+/// other's entry.
 pub fn append(dir: &Path, event: &Event, deliveries: &[Delivery]) {
+    static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     if !dir.is_dir() {
         return;
     }
+    let _writing = WRITING.lock().unwrap_or_else(|e| e.into_inner());
     let path = dir.join(FILE);
     let mut rec = read(dir).unwrap_or_default();
     rec.schema_version = crate::result::SCHEMA_VERSION;
@@ -84,5 +91,21 @@ mod tests {
         // A folder that is gone: nothing written, no panic.
         append(&d.path().join("gone"), &e, &[]);
         assert!(!d.path().join("gone").exists());
+    }
+
+    #[test]
+    fn announcements_from_several_threads_are_all_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let e = Event::new(Trigger::Stalled, Work::Fanout, "running");
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    for _ in 0..5 {
+                        append(d.path(), &e, &[]);
+                    }
+                });
+            }
+        });
+        assert_eq!(read(d.path()).unwrap().notifications.len(), 40);
     }
 }

@@ -1,20 +1,14 @@
 //! A foreground run's or a job's notifications, sent by the process that
-//! owns it: its end (`Notice::ended`) and its stalls (`Notice::stalls`).
-//!
-//! A stall is a peer that printed nothing (its `stdout.log` and
-//! `stderr.log` unchanged, the age `watch` shows) for longer than
-//! `[notify] stall_after`: announced once per silence, from a thread that
-//! stats the two logs a few times per threshold. Runs inside another piece
-//! of work (fan-out candidates and judges, council members, bench trials)
-//! get no `Notice`: their parent announces, once.
+//! owns it: its end (`Notice::ended`) and its stalls (`Notice::stalls`, a
+//! peer silent for longer than `[notify] stall_after`, `notify::stalls`).
+//! Runs inside another piece of work (fan-out candidates and judges,
+//! council members, bench trials) get no `Notice`: their parent announces
+//! their ends once, and their stalls as its own (`group::stalls`).
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime};
 
 use crate::error::Error;
-use crate::notify::settings::{Settings, default_stall_after};
+use crate::notify::stalls::{self, Stalls};
 use crate::notify::{self, Choice, Event, Origin, Trigger, Work};
 use crate::result::RunResult;
 
@@ -66,20 +60,7 @@ impl Notice {
     /// Announce each stall of the peer writing its logs in `logs` until
     /// the returned guard is dropped (`None` with `--no-notify`).
     pub fn stalls(&self, agent: &str, logs: &Path) -> Option<Stalls> {
-        if self.choice == Choice::Off {
-            return None;
-        }
-        // No thread when no channel would announce a stall (the common
-        // case: nothing configured); `stall_after = 0` would make every
-        // pause a stall: none then either.
-        let settings = Settings::load(Some(&self.repo)).ok();
-        let after = settings
-            .as_ref()
-            .map_or_else(default_stall_after, |s| s.stall_after);
-        let heard = settings.is_none_or(|s| !s.plan(Trigger::Stalled, self.choice).is_empty());
-        if !heard || after.is_zero() {
-            return None;
-        }
+        let after = stalls::threshold(&self.repo, self.choice)?;
         let me = self.clone();
         let agent = agent.to_string();
         Some(Stalls::watch(logs, after, move |silent| {
@@ -91,117 +72,5 @@ impl Notice {
                 ));
             me.announce(e);
         }))
-    }
-}
-
-/// The thread that watches a peer's logs for silence; stopped (and
-/// joined, so a stall is announced before the end is) when dropped.
-pub struct Stalls {
-    stop: Option<Sender<()>>,
-    thread: Option<JoinHandle<()>>,
-}
-
-impl Stalls {
-    /// Call `on_stall` (with how long it has been silent) once each time
-    /// the logs in `dir` stay unchanged for longer than `after`.
-    pub fn watch(
-        dir: &Path,
-        after: Duration,
-        on_stall: impl FnMut(Duration) + Send + 'static,
-    ) -> Stalls {
-        let (tx, rx) = mpsc::channel::<()>();
-        let every = (after / 8).clamp(Duration::from_millis(20), Duration::from_secs(5));
-        let dir = dir.to_path_buf();
-        let mut on_stall = on_stall;
-        let thread = std::thread::Builder::new()
-            .name("baton-stalls".into())
-            .spawn(move || {
-                let started = SystemTime::now();
-                let mut told: Option<SystemTime> = None;
-                while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(every) {
-                    let last = last_output(&dir).map_or(started, |m| m.max(started));
-                    let silent = SystemTime::now().duration_since(last).unwrap_or_default();
-                    if silent > after && told != Some(last) {
-                        told = Some(last);
-                        on_stall(silent);
-                    }
-                }
-            })
-            .ok();
-        Stalls {
-            stop: Some(tx),
-            thread,
-        }
-    }
-}
-
-impl Drop for Stalls {
-    fn drop(&mut self) {
-        drop(self.stop.take());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// When the peer last wrote to either log in `dir`.
-fn last_output(dir: &Path) -> Option<SystemTime> {
-    ["stdout.log", "stderr.log"]
-        .iter()
-        .filter_map(|n| std::fs::metadata(dir.join(n)).ok()?.modified().ok())
-        .max()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::{Arc, Mutex};
-
-    fn wait_for(what: impl Fn() -> bool) -> bool {
-        let until = std::time::Instant::now() + Duration::from_secs(5);
-        while std::time::Instant::now() < until {
-            if what() {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        false
-    }
-
-    #[test]
-    fn a_silence_is_told_once_and_output_starts_a_new_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("stdout.log");
-        std::fs::write(&log, "first\n").unwrap();
-        let told = Arc::new(Mutex::new(0));
-        let t = told.clone();
-        let w = Stalls::watch(dir.path(), Duration::from_millis(100), move |_| {
-            *t.lock().unwrap() += 1
-        });
-        assert!(wait_for(|| *told.lock().unwrap() == 1));
-        // Still silent: no second notice for the same silence.
-        std::thread::sleep(Duration::from_millis(300));
-        assert_eq!(*told.lock().unwrap(), 1);
-        // The peer speaks, then falls silent again: a new stall.
-        std::fs::write(&log, "more\n").unwrap();
-        assert!(wait_for(|| *told.lock().unwrap() == 2));
-        drop(w);
-    }
-
-    #[test]
-    fn a_peer_that_keeps_printing_is_never_stalled() {
-        let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("stderr.log");
-        let told = Arc::new(Mutex::new(0));
-        let t = told.clone();
-        let w = Stalls::watch(dir.path(), Duration::from_millis(200), move |_| {
-            *t.lock().unwrap() += 1
-        });
-        for i in 0..20 {
-            std::fs::write(&log, format!("{i}\n")).unwrap();
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        drop(w);
-        assert_eq!(*told.lock().unwrap(), 0);
     }
 }
