@@ -1,4 +1,5 @@
-//! `baton mcp` announces the end of every job its calls started: one
+//! `baton mcp` announces the end of every job, fan-out and council its
+//! calls started in the background: one
 //! `notifications/message` (level `info`, logger `baton`) with the job's id,
 //! status and summary cleaned of control characters and secrets; none for a
 //! job started elsewhere; none below the level the host set.
@@ -191,4 +192,121 @@ fn a_job_whose_runner_dies_is_announced_lost() {
     let d = &announcements(&c)[0]["data"];
     assert_eq!(d["job_id"], json!(id), "{d}");
     assert_eq!(d["status"], "lost", "{d}");
+}
+
+/// A fan-out a call started (`run` with `agents` and `async`) is announced
+/// once when it ends, as a fan-out, with the id the job tools take.
+#[test]
+fn an_async_fan_out_is_announced_once_when_it_ends() {
+    use crate::support::council::{Scenario, Stage};
+    let (env, fake) = crate::fanout::setup();
+    let answer = crate::fanout::write_answer;
+    fake.write(
+        &Scenario::new()
+            .on("codex", Stage::Implement, answer("good\n"))
+            .on("claude", Stage::Implement, answer("bad\n")),
+    );
+    let mut c = Client::start(&env, &["--allow-test-cmd"]);
+    c.initialize();
+    let r = c.call(
+        "run",
+        json!({"task": "write the answer", "agents": "codex,claude",
+               "test_cmd": crate::fanout::TEST, "async": true}),
+    );
+    let s = &r["structuredContent"];
+    assert_eq!(s["status"], "running", "{r}");
+    let id = s["job_id"].as_str().unwrap().to_string();
+    assert!(
+        c.wait_note("notifications/message", LONG),
+        "no announcement: {:?}",
+        c.notes
+    );
+    c.listen(Duration::from_millis(1000));
+    let all = announcements(&c);
+    assert_eq!(all.len(), 1, "{all:?}");
+    let d = &all[0]["data"];
+    assert_eq!(d["work"], "fanout", "{d}");
+    assert_eq!(d["trigger"], "ended", "{d}");
+    assert_eq!(d["job_id"], json!(id), "{d}");
+    assert_eq!(d["id"], json!(id), "{d}");
+    assert_eq!(d["status"], "success", "{d}");
+    assert_eq!(d["agent"], "codex", "the winner: {d}");
+    let m = d["message"].as_str().unwrap();
+    assert!(
+        m.starts_with(&format!("baton fan-out {id} (codex) ended: success")),
+        "{m}"
+    );
+}
+
+/// A council a call started with `async` is announced once when it ends,
+/// or when its plan waits for `council_approve`; one called without
+/// `async` is not (its answer is the call's result).
+#[test]
+fn an_async_council_is_announced_when_it_ends_or_waits_for_approval() {
+    let (env, fake) = crate::council::setup();
+    fake.write(&crate::council::good_scenario());
+    let mut c = Client::start(&env, &[]);
+    c.initialize();
+    let r = c.call(
+        "council_discuss",
+        json!({"task": "how should the cache be guarded?",
+               "members": "codex,claude,pi", "async": true}),
+    );
+    let id = r["structuredContent"]["council_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    assert!(
+        c.wait_note("notifications/message", LONG),
+        "no announcement: {:?}",
+        c.notes
+    );
+    c.listen(Duration::from_millis(1000));
+    let all = announcements(&c);
+    assert_eq!(all.len(), 1, "{all:?}");
+    let d = &all[0]["data"];
+    assert_eq!(
+        (&d["work"], &d["trigger"], &d["status"]),
+        (&json!("council"), &json!("ended"), &json!("success")),
+        "{d}"
+    );
+    assert_eq!(d["job_id"], json!(id), "{d}");
+    assert_eq!(d["agent"], "codex,claude,pi", "{d}");
+    assert!(
+        d["message"].as_str().unwrap().starts_with(&format!(
+            "baton council {id} (codex,claude,pi) ended: success"
+        )),
+        "{d}"
+    );
+    // The same council called without `async` is the call's answer, not
+    // an announcement.
+    let r = c.call(
+        "council_discuss",
+        json!({"task": "and the index?", "members": "codex,claude,pi"}),
+    );
+    assert!(r["structuredContent"]["council_id"].is_string(), "{r}");
+    c.listen(Duration::from_millis(1500));
+    assert_eq!(announcements(&c).len(), 1, "{:?}", c.notes);
+
+    let r = c.call(
+        "council_plan",
+        json!({"task": "guard the cache", "members": "codex,claude,pi", "async": true}),
+    );
+    let plan = r["structuredContent"]["council_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        wait_for(LONG, || {
+            c.listen(Duration::from_millis(100));
+            announcements(&c).len() == 2
+        }),
+        "{:?}",
+        c.notes
+    );
+    let d = &announcements(&c)[1]["data"];
+    assert_eq!(d["trigger"], "needs_approval", "{d}");
+    assert_eq!(d["job_id"], json!(plan), "{d}");
+    let m = d["message"].as_str().unwrap();
+    assert!(m.contains("waits for approval: council_approve"), "{m}");
 }

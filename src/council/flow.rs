@@ -78,7 +78,15 @@ fn drive_here(rec: &mut Record) -> Result<()> {
 
 /// The council's stop as one event (nothing while it is still under way).
 fn announce(rec: &Record) {
-    use crate::notify::{self, Event, Trigger, Work};
+    if let Some(e) = event(rec) {
+        crate::notify::announce(&e, rec.notify, &rec.origin, rec.dir().ok().as_deref());
+    }
+}
+
+/// The event of the council's stop: `needs_approval`, or its end at a
+/// terminal stage; `None` while it is under way (or lost mid-way).
+pub fn event(rec: &Record) -> Option<crate::notify::Event> {
+    use crate::notify::{Event, Trigger, Work};
     let e = match rec.stage {
         Stage::AwaitingApproval => {
             Event::new(Trigger::NeedsApproval, Work::Council, "needs_approval")
@@ -92,7 +100,7 @@ fn announce(rec: &Record) {
             };
             Event::ended(Work::Council, status, rec.stop_kind.as_deref())
         }
-        _ => return,
+        _ => return None,
     };
     let summary = envelope::build(rec)
         .ok()
@@ -100,12 +108,12 @@ fn announce(rec: &Record) {
         .or_else(|| rec.reason.clone())
         .unwrap_or_default();
     let members: Vec<&str> = rec.members.iter().map(|m| m.agent.as_str()).collect();
-    let e = e
-        .id(rec.council_id.as_str())
-        .repo(rec.root.as_path())
-        .agent(members.join(","))
-        .summary(&summary);
-    notify::announce(&e, rec.notify, &rec.origin, rec.dir().ok().as_deref());
+    Some(
+        e.id(rec.council_id.as_str())
+            .repo(rec.root.as_path())
+            .agent(members.join(","))
+            .summary(&summary),
+    )
 }
 
 fn walk(rec: &mut Record, ints: &Interrupts, started: Instant) -> Result<()> {

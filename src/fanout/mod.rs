@@ -145,7 +145,16 @@ fn announce(
     rec: &store::Record,
     end: std::result::Result<&result::FanoutResult, &crate::error::Error>,
 ) {
-    use crate::notify::{self, Event, Work};
+    let e = event(rec, end);
+    crate::notify::announce(&e, rec.notify, &rec.origin, rec.dir().ok().as_deref());
+}
+
+/// The event of a fan-out's end, as its driver announces it.
+fn event(
+    rec: &store::Record,
+    end: std::result::Result<&result::FanoutResult, &crate::error::Error>,
+) -> crate::notify::Event {
+    use crate::notify::{Event, Work};
     let agents = || {
         let names: Vec<&str> = rec.candidates.iter().map(|c| c.agent.as_str()).collect();
         names.join(",")
@@ -162,6 +171,26 @@ fn announce(
             .agent(agents())
             .summary(&e.to_string()),
     };
-    let e = e.id(rec.fanout_id.as_str()).repo(rec.root.as_path());
-    notify::announce(&e, rec.notify, &rec.origin, rec.dir().ok().as_deref());
+    e.id(rec.fanout_id.as_str()).repo(rec.root.as_path())
+}
+
+/// The event of a fan-out that has stopped, read from its record (for
+/// whoever announces it from outside its driver: `baton mcp`); `None`
+/// while it runs. One whose runner died mid-way is `lost`.
+pub fn ended_event(rec: &store::Record) -> Option<crate::notify::Event> {
+    use crate::result::Status;
+    let stored = (rec.stage.is_terminal())
+        .then(|| rec.result().ok().flatten())
+        .flatten()
+        .and_then(|v| serde_json::from_value::<result::FanoutResult>(v).ok());
+    match (as_job::status_of(rec), stored) {
+        (Status::Running, _) => None,
+        (_, Some(r)) => Some(event(rec, Ok(&r))),
+        (status, None) => Some(
+            crate::notify::Event::ended(crate::notify::Work::Fanout, status.as_str(), None)
+                .id(rec.fanout_id.as_str())
+                .repo(rec.root.as_path())
+                .summary(rec.reason.as_deref().unwrap_or_default()),
+        ),
+    }
 }

@@ -1,18 +1,21 @@
-//! Ended jobs announced to the host: every background job a call of this
-//! server started (`run` with `async`, `continue`) is watched, and when it
-//! ends the host gets one `notifications/message` (level `info`, logger
-//! `baton`) with its id, status and cleaned summary (docs/mcp.md#job-ends).
+//! Ended work announced to the host: every background job, fan-out and
+//! council a call of this server started (`run` with `async`, also with
+//! `agents`; `continue`; `council_discuss`, `council_plan` and
+//! `council_execute` with `async`) is watched, and when it stops the host
+//! gets one `notifications/message` (level `info`, logger `baton`) with its
+//! id, status and cleaned summary (docs/mcp.md#job-ends); a council whose
+//! plan waits for `council_approve` is announced as `needs_approval`.
 //!
-//! One task watches every job: one inotify instance (a watch per running
-//! job's folder) read through tokio, so the server sleeps until a job's
-//! folder changes. A job ends when its `state.json` is replaced by a
-//! terminal one (a rename: `IN_MOVED_TO`), or when its runner dies without
-//! writing one: the kernel closes the runner's `lock`, which it holds open
-//! for writing (`IN_CLOSE_WRITE`), and `refresh` then records it `lost`.
-//! What this task reads itself (the state, a shared probe of the lock) is
-//! opened read-only, so it never wakes itself. Where inotify is missing
-//! (macOS) a tick looks instead. The host's `logging/setLevel` is honoured:
-//! above `info`, nothing is sent.
+//! One task watches all of them: one inotify instance (a watch per record
+//! folder, which the one store gives every kind, `store`) read through
+//! tokio, so the server sleeps until a folder changes. Work stops when its
+//! `state.json` is replaced by a stopped one (a rename: `IN_MOVED_TO`), or
+//! when its runner dies without writing one: the kernel closes the
+//! runner's `lock`, which it holds open for writing (`IN_CLOSE_WRITE`), and
+//! the record then reads as `lost`. What this task reads itself (the
+//! state, a shared probe of the lock) is opened read-only, so it never
+//! wakes itself. Where inotify is missing (macOS) a tick looks instead. The
+//! host's `logging/setLevel` is honoured: above `info`, nothing is sent.
 #![allow(deprecated)] // MCP logging: deprecated by the 2026-07-28 draft (SEP-2577), current in 2025-11-25.
 
 use std::collections::{HashMap, HashSet};
@@ -27,7 +30,8 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use crate::job::store::{Job, Store};
-use crate::notify::{Event, Work};
+use crate::notify::{Event, Trigger, Work};
+use crate::store::Kind;
 
 /// The logger name every announcement carries.
 pub const LOGGER: &str = "baton";
@@ -62,13 +66,25 @@ impl Announcer {
         self.level.store(rank(level), Ordering::SeqCst);
     }
 
-    /// Watch the job a call's result names, when it is a job of this
-    /// project's store still running (a fan-out's or council's id is not).
-    pub fn started(&self, structured: &Value, peer: &Peer<RoleServer>) {
-        if structured.get("status").and_then(Value::as_str) != Some("running") {
-            return;
-        }
-        if let Some(id) = structured.get("job_id").and_then(Value::as_str) {
+    /// Watch the work a call's result names: the job or fan-out of a
+    /// `run`/`continue` that is still running (its `job_id`), the council
+    /// of a council call made with `async` (its `council_id`).
+    pub fn started(
+        &self,
+        tool: &str,
+        asynchronous: bool,
+        structured: &Value,
+        peer: &Peer<RoleServer>,
+    ) {
+        let id = match tool {
+            "run" | "continue" => (structured.get("status").and_then(Value::as_str)
+                == Some("running"))
+            .then(|| structured.get("job_id"))
+            .flatten(),
+            _ if tool.starts_with("council_") && asynchronous => structured.get("council_id"),
+            _ => None,
+        };
+        if let Some(id) = id.and_then(Value::as_str) {
             let _ = self.tx.send((id.to_string(), peer.clone()));
         }
     }
@@ -88,10 +104,17 @@ fn rank(l: LoggingLevel) -> u8 {
     }
 }
 
-/// One watched job.
+/// One watched piece of work.
 struct Watched {
-    job: Job,
+    what: What,
     wd: Option<Wd>,
+}
+
+/// What kind of work it is, with what reads its record.
+enum What {
+    Job(Job),
+    /// A fan-out or a council: its id and kind, read from the project.
+    Group(Kind, String),
 }
 
 /// An inotify watch descriptor.
@@ -102,7 +125,7 @@ async fn watch_jobs(
     level: Arc<AtomicU8>,
     mut gone: watch::Receiver<bool>,
 ) {
-    let Ok(store) = Store::here() else {
+    let (Ok(store), Ok(root)) = (Store::here(), crate::group::background::project_root()) else {
         return;
     };
     let wake = Wake::new();
@@ -111,7 +134,10 @@ async fn watch_jobs(
     } else {
         TICK_WITHOUT_INOTIFY
     };
-    let mut jobs: HashMap<String, Watched> = HashMap::new();
+    let mut watched: HashMap<String, Watched> = HashMap::new();
+    // What was announced of each id (its trigger and status): a council
+    // that waited for approval and was executed is announced again at its
+    // end, never twice for the same stop.
     let mut announced: HashSet<String> = HashSet::new();
     let mut peer: Option<Peer<RoleServer>> = None;
     loop {
@@ -119,40 +145,73 @@ async fn watch_jobs(
             got = rx.recv() => {
                 let Some((id, p)) = got else { return };
                 peer = Some(p);
-                if announced.contains(&id) || jobs.contains_key(&id) {
+                if watched.contains_key(&id) {
                     continue;
                 }
-                let Ok(job) = store.open(OsStr::new(&id)) else { continue };
-                let wd = wake.as_ref().and_then(|w| w.add(&job.dir));
-                jobs.insert(id, Watched { job, wd });
+                let Some(found) = crate::store::find(&root, OsStr::new(&id)) else { continue };
+                let what = match found.kind {
+                    Kind::Job => match store.open(OsStr::new(&id)) {
+                        Ok(job) => What::Job(job),
+                        Err(_) => continue,
+                    },
+                    Kind::Fanout | Kind::Council => What::Group(found.kind, id.clone()),
+                    Kind::Bench => continue,
+                };
+                let wd = wake.as_ref().and_then(|w| w.add(&found.dir));
+                watched.insert(id, Watched { what, wd });
             }
             _ = Wake::changed(wake.as_ref()) => {}
-            _ = tokio::time::sleep(tick), if !jobs.is_empty() => {}
+            _ = tokio::time::sleep(tick), if !watched.is_empty() => {}
             _ = gone.wait_for(|g| *g) => return,
         }
         let Some(peer) = peer.as_ref() else { continue };
-        let ended: Vec<String> = jobs
+        let stopped: Vec<(String, Option<Value>)> = watched
             .iter()
-            .filter_map(|(id, w)| {
-                w.job
-                    .refresh()
-                    .ok()
-                    .filter(|s| s.status.is_terminal())
-                    .map(|_| id.clone())
-            })
+            .filter_map(|(id, w)| Some((id.clone(), stopped(&root, &w.what)?)))
             .collect();
-        for id in ended {
-            let Some(w) = jobs.remove(&id) else { continue };
+        for (id, data) in stopped {
+            let Some(w) = watched.remove(&id) else {
+                continue;
+            };
             if let (Some(wake), Some(wd)) = (wake.as_ref(), w.wd) {
                 wake.remove(wd);
             }
-            announced.insert(id);
-            if level.load(Ordering::SeqCst) <= rank(LEVEL)
-                && let Some(data) = announcement(&w.job)
-            {
+            let Some(data) = data else { continue };
+            if !announced.insert(format!("{id}/{}/{}", data["trigger"], data["status"])) {
+                continue;
+            }
+            if level.load(Ordering::SeqCst) <= rank(LEVEL) {
                 let p = LoggingMessageNotificationParam::new(LEVEL, data).with_logger(LOGGER);
                 let _ = peer.notify_logging_message(p).await;
             }
+        }
+    }
+}
+
+/// `None` while the work runs; once it has stopped, what to tell the host
+/// (`Some(None)`: it stopped, but its record cannot be read to say how).
+fn stopped(root: &std::path::Path, what: &What) -> Option<Option<Value>> {
+    match what {
+        What::Job(job) => {
+            let s = job.refresh().ok()?;
+            s.status.is_terminal().then(|| announcement(job))
+        }
+        What::Group(Kind::Fanout, id) => {
+            let rec = crate::fanout::store::Record::load(root, id).ok()?;
+            let e = crate::fanout::ended_event(&rec)?;
+            Some(data(e, id))
+        }
+        What::Group(_, id) => {
+            let rec = crate::council::store::Record::load(root, id).ok()?;
+            let e = match (crate::council::flow::event(&rec), rec.header().standing) {
+                (Some(e), _) => e,
+                (None, crate::store::Standing::Lost) => Event::ended(Work::Council, "lost", None)
+                    .id(id.as_str())
+                    .repo(rec.root.as_path())
+                    .summary(rec.reason.as_deref().unwrap_or_default()),
+                (None, _) => return None,
+            };
+            Some(data(e, id))
         }
     }
 }
@@ -174,16 +233,33 @@ fn announcement(job: &Job) -> Option<Value> {
     let event = Event::ended(Work::Job, status, kind)
         .id(job.id.clone())
         .agent(state.agent.clone())
-        .summary(&summary)
-        .finish();
-    let mut message = format!("baton job {} ({}) ended: {status}", job.id, state.agent);
+        .summary(&summary);
+    data(event, &job.id)
+}
+
+/// The event as the host gets it: cleaned, with the id the job tools take
+/// (`job_id`) and a `message` line for a host that shows text.
+fn data(event: Event, id: &str) -> Option<Value> {
+    let event = event.finish();
+    let work = match event.work {
+        Work::Fanout => "fan-out",
+        Work::Council => "council",
+        _ => "job",
+    };
+    let agent = event.agent.as_deref().unwrap_or("");
+    let mut message = match event.trigger {
+        Trigger::NeedsApproval => format!(
+            "baton council {id} ({agent}) waits for approval: council_approve, then council_execute"
+        ),
+        _ => format!("baton {work} {id} ({agent}) ended: {}", event.status),
+    };
     if !event.summary.trim().is_empty() {
         message.push_str(" — ");
         message.push_str(event.summary.trim());
     }
     let mut data = serde_json::to_value(&event).ok()?;
     let obj = data.as_object_mut()?;
-    obj.insert("job_id".into(), job.id.clone().into());
+    obj.insert("job_id".into(), id.into());
     obj.insert("message".into(), message.into());
     Some(data)
 }

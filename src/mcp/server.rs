@@ -259,10 +259,10 @@ impl ServerHandler for Server {
             .flatten();
         let ended = self.follow(spawn, token, job_log, &context).await;
         let reply = reply::from_child(&ended);
-        if matches!(t.def.name, "run" | "continue")
-            && let Some(s) = &reply.structured_content
-        {
-            self.announcer.started(s, &context.peer);
+        if let Some(s) = &reply.structured_content {
+            let asynchronous = args.get("async").and_then(|v| v.as_bool()) == Some(true);
+            self.announcer
+                .started(t.def.name, asynchronous, s, &context.peer);
         }
         Ok(reply.into())
     }
