@@ -5,6 +5,7 @@
 //! pseudo-terminal, and the desktop channel against a real session bus
 //! (`dbus-daemon` and a listener that owns `org.freedesktop.Notifications`).
 
+use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -268,8 +269,9 @@ fn have(program: &str, args: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-#[test]
-fn the_desktop_channel_reaches_a_real_session_bus() {
+/// Whether the desktop tests can run: they fail under CI, rather than
+/// skip, when a tool is missing.
+fn desktop_tools() -> bool {
     let tools = have("dbus-daemon", &["--version"])
         && have("notify-send", &["--version"])
         && have("/usr/bin/python3", &["-c", "import dbus, dbus.service, gi"]);
@@ -282,11 +284,20 @@ fn the_desktop_channel_reaches_a_real_session_bus() {
         eprintln!(
             "skipped: the desktop test needs dbus-daemon, notify-send, python3-dbus, python3-gi"
         );
-        return;
     }
-    let env = Env::new();
-    let mut daemon = Command::new("dbus-daemon")
-        .args(["--session", "--nofork", "--print-address=1"])
+    tools
+}
+
+/// A private session bus (with `config`, else the system's session
+/// configuration), stopped when the guard drops; its address.
+fn session_bus(config: Option<&Path>) -> (Killed, String) {
+    let mut c = Command::new("dbus-daemon");
+    match config {
+        Some(f) => c.arg(format!("--config-file={}", f.display())),
+        None => c.arg("--session"),
+    };
+    let mut daemon = c
+        .args(["--nofork", "--print-address=1"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -295,9 +306,93 @@ fn the_desktop_channel_reaches_a_real_session_bus() {
     BufReader::new(daemon.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let _daemon = Killed(daemon);
     let addr = line.trim().to_string();
     assert!(addr.starts_with("unix:"), "{addr:?}");
+    (Killed(daemon), addr)
+}
+
+/// `baton doctor`'s `notify.desktop` check, on the bus at `addr`.
+fn desktop_check(env: &Env, addr: &str) -> serde_json::Value {
+    let mut c = env.baton();
+    c.args(["doctor"]).env("DBUS_SESSION_BUS_ADDRESS", addr);
+    let d = Run::from(c.output().unwrap()).json();
+    d["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "notify.desktop")
+        .unwrap()
+        .clone()
+}
+
+/// doctor asks the bus itself (baton's own D-Bus client): a bus where
+/// nothing owns `org.freedesktop.Notifications` and nothing can be started
+/// for it is a problem; one that can start a server is not.
+#[test]
+fn doctor_asks_the_bus_whether_a_notification_server_is_there() {
+    if !desktop_tools() {
+        return;
+    }
+    let env = Env::new();
+    let services = env.tmp.path().join("services");
+    fs::create_dir_all(&services).unwrap();
+    let config = env.tmp.path().join("bus.conf");
+    fs::write(
+        &config,
+        format!(
+            "<busconfig><type>session</type><listen>unix:tmpdir={}</listen>\
+             <auth>EXTERNAL</auth><servicedir>{}</servicedir>\
+             <policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/>\
+             <allow eavesdrop=\"true\"/><allow own=\"*\"/></policy></busconfig>",
+            env.tmp.path().display(),
+            services.display()
+        ),
+    )
+    .unwrap();
+    // Wanted: a problem is a warning (else information).
+    user_file(&env, "[notify]\ndesktop = true\n");
+    let (_daemon, addr) = session_bus(Some(&config));
+    let check = desktop_check(&env, &addr);
+    assert_eq!(check["ok"], false, "{check}");
+    assert_eq!(check["severity"], "warning", "{check}");
+    let m = check["message"].as_str().unwrap();
+    assert!(
+        m.contains("no program owns org.freedesktop.Notifications") && m.contains(&addr),
+        "{check}"
+    );
+    assert!(
+        check["hint"]
+            .as_str()
+            .unwrap()
+            .contains("notification daemon"),
+        "{check}"
+    );
+
+    // A server the bus starts on demand (read when the bus starts).
+    fs::write(
+        services.join("org.freedesktop.Notifications.service"),
+        "[D-BUS Service]\nName=org.freedesktop.Notifications\nExec=/bin/false\n",
+    )
+    .unwrap();
+    let (_daemon, addr) = session_bus(Some(&config));
+    let check = desktop_check(&env, &addr);
+    assert_eq!(check["ok"], true, "{check}");
+    assert!(
+        check["message"]
+            .as_str()
+            .unwrap()
+            .contains("starts a notification server"),
+        "{check}"
+    );
+}
+
+#[test]
+fn the_desktop_channel_reaches_a_real_session_bus() {
+    if !desktop_tools() {
+        return;
+    }
+    let env = Env::new();
+    let (_daemon, addr) = session_bus(None);
     let out = env.tmp.path().join("notifications.jsonl");
     let listener = Command::new("/usr/bin/python3")
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/notify_listener.py"))
@@ -334,20 +429,12 @@ fn the_desktop_channel_reaches_a_real_session_bus() {
         "{body:?}"
     );
     assert!(!body.chars().any(char::is_control), "{body:?}");
-    // doctor finds the helper and the bus.
-    let mut c = env.baton();
-    c.args(["doctor"]).env("DBUS_SESSION_BUS_ADDRESS", &addr);
-    let d = Run::from(c.output().unwrap()).json();
-    let check = d["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["id"] == "notify.desktop")
-        .unwrap()
-        .clone();
+    // doctor finds the helper, the bus, and the server that owns the name.
+    let check = desktop_check(&env, &addr);
     assert_eq!(check["ok"], true, "{check}");
+    let m = check["message"].as_str().unwrap();
     assert!(
-        check["message"].as_str().unwrap().contains(&addr),
+        m.contains(&addr) && m.contains("a notification server owns org.freedesktop.Notifications"),
         "{check}"
     );
 }

@@ -13,6 +13,7 @@
 use std::ffi::OsString;
 use std::time::Duration;
 
+use super::dbus::{NOTIFICATIONS, Server};
 use crate::process::Failed;
 
 /// How long the helper may take (a bus that does not answer).
@@ -70,12 +71,14 @@ pub fn deliver(title: &str, body: &str) -> Result<(), String> {
     super::command::ended(&program, &out)
 }
 
+/// How long `reach` waits for each answer of the session bus.
+const BUS_WAIT: Duration = Duration::from_secs(3);
+
 /// Whether the desktop channel can be reached from here (`baton doctor`):
 /// `Ok(what was found)` or `Err((the problem, its fix))`. Linux: the helper
-/// on PATH and a session bus that accepts a connection (the address from
-/// `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`). Whether a
-/// notification server owns `org.freedesktop.Notifications` would take a
-/// D-Bus conversation; `baton notify test` shows it.
+/// on PATH, a session bus (the address from `DBUS_SESSION_BUS_ADDRESS`,
+/// else `$XDG_RUNTIME_DIR/bus`), and on it a notification server that owns
+/// `org.freedesktop.Notifications` or that the bus can start (`dbus`).
 pub fn reach(env: &dyn Fn(&str) -> Option<String>) -> Result<String, (String, String)> {
     let program = if cfg!(target_os = "macos") {
         "osascript"
@@ -107,12 +110,34 @@ pub fn reach(env: &dyn Fn(&str) -> Option<String>) -> Result<String, (String, St
             }
         },
     };
+    let through = format!(
+        "desktop notifications through {} and the session bus at {addr} (from {from})",
+        found.display()
+    );
     match connect(&addr) {
-        Ok(()) => Ok(format!(
-            "desktop notifications through {} and the session bus at {addr} (from {from}); \
-             `baton notify test` shows whether a notification server answers",
-            found.display()
-        )),
+        Ok(stream) => match super::dbus::notification_server(stream, BUS_WAIT) {
+            Ok(Server::Running) => Ok(format!(
+                "{through}, where a notification server owns {NOTIFICATIONS}"
+            )),
+            Ok(Server::Activatable) => Ok(format!(
+                "{through}, which starts a notification server ({NOTIFICATIONS}) when one is sent"
+            )),
+            Ok(Server::Missing) => Err((
+                format!(
+                    "nothing shows notifications on the session bus at {addr} (from {from}): \
+                     no program owns {NOTIFICATIONS}, and the bus cannot start one"
+                ),
+                "start your desktop's notification daemon (dunst, mako, xfce4-notifyd, or the \
+                 one your desktop ships), or use the terminal, command or url channel"
+                    .into(),
+            )),
+            Err(e) => Err((
+                format!("the session bus at {addr} (from {from}) did not answer as D-Bus: {e}"),
+                "check DBUS_SESSION_BUS_ADDRESS (it should be your desktop session's bus), or \
+                 use another channel"
+                    .into(),
+            )),
+        },
         Err(e) => Err((
             format!("the session bus at {addr} (from {from}) does not accept a connection: {e}"),
             "run baton inside your desktop session (its DBUS_SESSION_BUS_ADDRESS), or use \
@@ -123,7 +148,7 @@ pub fn reach(env: &dyn Fn(&str) -> Option<String>) -> Result<String, (String, St
 }
 
 /// Connect to the first `unix:` address of a D-Bus address list.
-fn connect(addr: &str) -> Result<(), String> {
+fn connect(addr: &str) -> Result<std::os::unix::net::UnixStream, String> {
     for one in addr.split(';') {
         let Some(kv) = one.strip_prefix("unix:") else {
             continue;
@@ -131,9 +156,7 @@ fn connect(addr: &str) -> Result<(), String> {
         for pair in kv.split(',') {
             match pair.split_once('=') {
                 Some(("path", p)) => {
-                    return std::os::unix::net::UnixStream::connect(p)
-                        .map(drop)
-                        .map_err(|e| e.to_string());
+                    return std::os::unix::net::UnixStream::connect(p).map_err(|e| e.to_string());
                 }
                 #[cfg(target_os = "linux")]
                 Some(("abstract", name)) => {
@@ -141,7 +164,6 @@ fn connect(addr: &str) -> Result<(), String> {
                     let a = std::os::unix::net::SocketAddr::from_abstract_name(name)
                         .map_err(|e| e.to_string())?;
                     return std::os::unix::net::UnixStream::connect_addr(&a)
-                        .map(drop)
                         .map_err(|e| e.to_string());
                 }
                 _ => {}
@@ -213,8 +235,12 @@ mod tests {
         let addr = format!("unix:path={}", sock.display());
         let (m, _) = reach(&env(Some(addr.clone()))).unwrap_err();
         assert!(m.contains("does not accept a connection"), "{m}");
-        let _l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-        assert!(reach(&env(Some(addr))).unwrap().contains("session bus"));
+        // A socket that is no bus: it hangs up at once.
+        let l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let t = std::thread::spawn(move || drop(l.accept()));
+        let (m, _) = reach(&env(Some(addr))).unwrap_err();
+        assert!(m.contains("did not answer as D-Bus"), "{m}");
+        t.join().unwrap();
         let (m, _) = reach(&env(None)).unwrap_err();
         assert!(m.contains("no session bus"), "{m}");
         let none = |k: &str| (k == "PATH").then(|| "/nonexistent".to_string());

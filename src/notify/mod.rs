@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 mod clean;
 pub mod command;
+pub mod dbus;
 pub mod desktop;
 pub mod record;
 pub mod settings;
