@@ -232,7 +232,8 @@ pub fn make(user: &Path, base: &str, packs: &Packs) -> Result<Place> {
     ]);
     run(c, "pointing main at the base")?;
     let mut c = g();
-    c.args(["read-tree", "--reset", "-u", &place.root]);
+    c.args(crate::git::PARALLEL_CHECKOUT)
+        .args(["read-tree", "--reset", "-u", &place.root]);
     run(c, "checking the base tree out")?;
     Ok(place)
 }

@@ -250,7 +250,14 @@ fn side(s: &Setup, name: &str, rev: &str, patch: Option<&str>, stop: &Stop) -> R
         .map_err(|e| Error::io(format!("writing {}", alternates.display()), e))?;
     git_ok(
         &dir,
-        &["read-tree", "-u", "--reset", rev],
+        &[
+            crate::git::PARALLEL_CHECKOUT[0],
+            crate::git::PARALLEL_CHECKOUT[1],
+            "read-tree",
+            "-u",
+            "--reset",
+            rev,
+        ],
         "checking the tree out",
     )?;
     git_ok(

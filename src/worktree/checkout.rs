@@ -84,7 +84,8 @@ impl Checkout {
         // call: attributes come from the tree the peer started from.
         let pinned = Pin::record(&path, &git_dir, &common_dir, &s.start_tree)?;
         let mut g = pinned.git();
-        g.args(["read-tree", "-u", "--reset", commit]);
+        g.args(crate::git::PARALLEL_CHECKOUT)
+            .args(["read-tree", "-u", "--reset", commit]);
         git_run(g, "checking the commit out for the test command", None)?;
         Ok(c)
     }

@@ -204,7 +204,8 @@ pub(super) fn create(
     // Files and index = the start tree: the base's, or the user's
     // work-tree state (then the index = their staged state, below).
     let mut g = pin.git();
-    g.args(["read-tree", "-u", "--reset", start_tree]);
+    g.args(crate::git::PARALLEL_CHECKOUT)
+        .args(["read-tree", "-u", "--reset", start_tree]);
     let what = if carried.is_empty() {
         "checking out the base in the worktree"
     } else {
