@@ -182,6 +182,16 @@ impl Bench {
         c
     }
 
+    /// `bench run SET --agents AGENTS` started, its output piped.
+    fn start(&self, agents: &str) -> std::process::Child {
+        let set = self.set.to_str().unwrap();
+        self.cmd(&["bench", "run", set, "--agents", agents])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
     fn run(&self, args: &[&str]) -> Run {
         Run::from(self.cmd(args).output().unwrap())
     }
@@ -536,18 +546,7 @@ fn a_set_kept_in_batons_state_is_named_and_a_broken_task_is_an_error_not_a_trial
 #[test]
 fn ctrl_c_loses_only_the_trial_in_flight_and_resume_runs_it() {
     let b = setup();
-    let child = b
-        .cmd(&[
-            "bench",
-            "run",
-            b.set.to_str().unwrap(),
-            "--agents",
-            "codex:fix,codex:slow",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = b.start("codex:fix,codex:slow");
     let started = b.env.fake_dir.join("started");
     assert!(wait_for(Duration::from_secs(60), || started.exists()));
     let ok = Command::new("kill")
@@ -783,18 +782,7 @@ fn a_bench_run_is_announced_once_never_per_trial() {
 fn a_silent_trial_is_announced_as_the_bench_runs_stall_once() {
     let b = setup();
     let out = crate::notify_wiring::notify_config(&b.env, "stall_after = \"400ms\"\n");
-    let child = b
-        .cmd(&[
-            "bench",
-            "run",
-            b.set.to_str().unwrap(),
-            "--agents",
-            "codex:slow",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = b.start("codex:slow");
     let stalled = || fs::read_to_string(&out).is_ok_and(|t| t.contains("stalled"));
     assert!(wait_for(Duration::from_secs(60), stalled));
     // Still silent well past another threshold: no second stall.
@@ -835,18 +823,7 @@ fn bench_group(b: &Bench) -> Value {
 #[test]
 fn watch_shows_a_running_bench_with_its_trials_done_solved_and_in_flight() {
     let b = setup();
-    let mut child = b
-        .cmd(&[
-            "bench",
-            "run",
-            b.set.to_str().unwrap(),
-            "--agents",
-            "codex:fix,codex:slow",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = b.start("codex:fix,codex:slow");
     let started = b.env.fake_dir.join("started");
     assert!(wait_for(Duration::from_secs(60), || started.exists()));
     // codex:fix's trial is recorded (solved); codex:slow's peer runs now.

@@ -194,6 +194,20 @@ fn a_job_whose_runner_dies_is_announced_lost() {
     assert_eq!(d["status"], "lost", "{d}");
 }
 
+/// The data of the one announcement that comes (none other follows
+/// within a second).
+fn the_one_announcement(c: &mut Client) -> Value {
+    assert!(
+        c.wait_note("notifications/message", LONG),
+        "no announcement: {:?}",
+        c.notes
+    );
+    c.listen(Duration::from_millis(1000));
+    let all = announcements(c);
+    assert_eq!(all.len(), 1, "{all:?}");
+    all[0]["data"].clone()
+}
+
 /// A fan-out a call started (`run` with `agents` and `async`) is announced
 /// once when it ends, as a fan-out, with the id the job tools take.
 #[test]
@@ -216,15 +230,7 @@ fn an_async_fan_out_is_announced_once_when_it_ends() {
     let s = &r["structuredContent"];
     assert_eq!(s["status"], "running", "{r}");
     let id = s["job_id"].as_str().unwrap().to_string();
-    assert!(
-        c.wait_note("notifications/message", LONG),
-        "no announcement: {:?}",
-        c.notes
-    );
-    c.listen(Duration::from_millis(1000));
-    let all = announcements(&c);
-    assert_eq!(all.len(), 1, "{all:?}");
-    let d = &all[0]["data"];
+    let d = &the_one_announcement(&mut c);
     assert_eq!(d["work"], "fanout", "{d}");
     assert_eq!(d["trigger"], "ended", "{d}");
     assert_eq!(d["job_id"], json!(id), "{d}");
@@ -256,15 +262,7 @@ fn an_async_council_is_announced_when_it_ends_or_waits_for_approval() {
         .as_str()
         .unwrap_or_else(|| panic!("{r}"))
         .to_string();
-    assert!(
-        c.wait_note("notifications/message", LONG),
-        "no announcement: {:?}",
-        c.notes
-    );
-    c.listen(Duration::from_millis(1000));
-    let all = announcements(&c);
-    assert_eq!(all.len(), 1, "{all:?}");
-    let d = &all[0]["data"];
+    let d = &the_one_announcement(&mut c);
     assert_eq!(
         (&d["work"], &d["trigger"], &d["status"]),
         (&json!("council"), &json!("ended"), &json!("success")),
